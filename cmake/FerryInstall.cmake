@@ -1,0 +1,20 @@
+# `cmake --install` puts headers, libraries and a package config in the
+# prefix, so `find_package(ferry CONFIG)` + `target_link_libraries(x
+# ferry::core)` works from another project (proved by tests/consumer).
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+install(DIRECTORY core/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS ${FERRY_INSTALL_TARGETS} EXPORT ferryTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT ferryTargets NAMESPACE ferry:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ferry)
+configure_package_config_file(cmake/ferryConfig.cmake.in
+  ${CMAKE_CURRENT_BINARY_DIR}/ferryConfig.cmake
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ferry)
+write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/ferryConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ferryConfig.cmake
+  ${CMAKE_CURRENT_BINARY_DIR}/ferryConfigVersion.cmake
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ferry)

@@ -1,0 +1,75 @@
+// Framing: how request/response records are delimited on a TCP stream.
+//
+// RpcPool is protocol-neutral: it writes framed records and reads records
+// back through a Framing. Two are provided:
+//   - ONC RPC record marking (RFC 5531 section 11): each record is one or
+//     more fragments, each behind a 4-byte header whose top bit marks the
+//     last fragment and whose low 31 bits give the fragment length;
+//   - a 4-byte big-endian length prefix (used with protobuf messages).
+//
+//   std::unique_ptr<ferry::Framing> f = ferry::NewRecordMarkingFraming({});
+//   std::string wire;
+//   f->Append(call_bytes, &wire);                 // header + call
+//   auto reader = f->NewReader();
+//   std::vector<std::string> records;
+//   FERRY_RETURN_IF_ERROR(reader->Consume(received, &records));
+#ifndef FERRY_RPC_FRAMING_H_
+#define FERRY_RPC_FRAMING_H_
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace ferry {
+
+// Turns one connection's byte stream into whole records. One per connection;
+// not thread-safe.
+class RecordReader {
+ public:
+  virtual ~RecordReader() = default;
+  // Consumes `data` (any split of the stream: a byte at a time or many
+  // records at once) and appends every record it completes to `records`.
+  // A malformed stream (a record or fragment over the maximum size, a
+  // zero-length record where none is allowed) is DataLoss naming the
+  // offending size; the connection must then be dropped.
+  virtual absl::Status Consume(std::string_view data, std::vector<std::string>* records) = 0;
+  // Bytes of an incomplete record held so far. Non-zero when the peer closes
+  // means the stream was truncated mid-record.
+  virtual size_t buffered_bytes() const = 0;
+};
+
+// A way of delimiting records. Immutable after construction; thread-safe.
+class Framing {
+ public:
+  virtual ~Framing() = default;
+  // Appends `record`, framed, to `out`.
+  virtual void Append(std::string_view record, std::string* out) const = 0;
+  virtual std::unique_ptr<RecordReader> NewReader() const = 0;
+  // "record-marking" or "length-prefix", for messages and metrics.
+  virtual std::string_view name() const = 0;
+};
+
+struct RecordMarkingOptions {
+  // Largest record accepted from the peer. NFS READ replies carry up to
+  // rtmax (1 MiB on ganesha) plus headers; 64 MiB leaves ample room while
+  // bounding what a hostile peer can make us buffer.
+  size_t max_record_size = size_t{64} << 20;
+  // Largest fragment written. RFC 5531 allows 2^31-1; many servers read
+  // whole fragments, so we keep them well under their buffers.
+  size_t max_fragment_size = size_t{1} << 20;
+};
+
+// ONC RPC record marking.
+std::unique_ptr<Framing> NewRecordMarkingFraming(const RecordMarkingOptions& options);
+
+// A 4-byte big-endian length, then the record. Records longer than
+// `max_record_size` are rejected by the reader as DataLoss.
+std::unique_ptr<Framing> NewLengthPrefixFraming(size_t max_record_size = size_t{64} << 20);
+
+}  // namespace ferry
+
+#endif  // FERRY_RPC_FRAMING_H_

@@ -1,0 +1,69 @@
+// Runtime: the only place ferry's threads come from.
+//
+// A Runtime owns the asio io_context and its I/O threads, a small pool for
+// blocking work (disk, user loaders), and the process's MemoryBudget. Users
+// create one and pass it to every pool, client and transfer; nothing in
+// ferry is global and nothing starts threads on its own.
+//
+//   ferry::Runtime rt({.io_threads = 2, .memory_budget_bytes = 512 << 20});
+//   auto pool = ferry::RpcPool::Create(rt, ...);
+//
+// Completion callbacks run on I/O threads and must not block; hand blocking
+// work to PostBlocking.
+#ifndef FERRY_RUNTIME_RUNTIME_H_
+#define FERRY_RUNTIME_RUNTIME_H_
+
+#include <cstdint>
+#include <memory>
+
+#include "absl/functional/any_invocable.h"
+#include "ferry/runtime/memory_budget.h"
+
+namespace asio {
+class io_context;
+}  // namespace asio
+
+namespace ferry {
+
+struct RuntimeOptions {
+  // Threads running the io_context. Two keep a 2-core client busy without
+  // lock hand-offs dominating; more rarely help below 10 GbE.
+  int io_threads = 2;
+  // Threads for blocking work (file I/O, user-supplied loaders).
+  int blocking_threads = 4;
+  // Bytes all transfers of this Runtime may hold at once.
+  int64_t memory_budget_bytes = int64_t{512} << 20;
+};
+
+// Thread-safe. REQUIRES: everything created with a Runtime (pools, clients,
+// transfers) is destroyed before it.
+class Runtime {
+ public:
+  explicit Runtime(const RuntimeOptions& options = {});
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+  // Stops the I/O threads and joins every thread. Work still queued is
+  // dropped, not run.
+  ~Runtime();
+
+  // The event loop; sockets and timers of ferry's clients live here.
+  asio::io_context& io_context();
+
+  // Runs `fn` on an I/O thread. `fn` must not block.
+  void Post(absl::AnyInvocable<void()> fn);
+  // Runs `fn` on the blocking pool.
+  void PostBlocking(absl::AnyInvocable<void()> fn);
+  // True on one of this Runtime's I/O threads (blocking there would stall I/O).
+  bool InIoThread() const;
+
+  MemoryBudget& memory_budget();
+  const RuntimeOptions& options() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ferry
+
+#endif  // FERRY_RUNTIME_RUNTIME_H_

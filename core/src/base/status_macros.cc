@@ -1,0 +1,18 @@
+#include "ferry/base/status_macros.h"
+
+#include "absl/strings/str_cat.h"
+#include "ferry/base/strings.h"
+
+namespace ferry {
+
+absl::Status Annotate(const absl::Status& status, std::string_view context) {
+  if (status.ok() || context.empty()) return status;
+  absl::Status out(status.code(), absl::StrCat(ToAbsl(context), ": ", status.message()));
+  // Keep payloads (e.g. a server's own error code) attached.
+  status.ForEachPayload([&out](absl::string_view url, const absl::Cord& payload) {
+    out.SetPayload(url, payload);
+  });
+  return out;
+}
+
+}  // namespace ferry

@@ -1,0 +1,63 @@
+// The Runtime runs one io_context on `io_threads` threads (kept alive by a
+// work guard) and a separate asio::thread_pool for blocking work, so a slow
+// disk write or user loader never stalls socket I/O.
+#include "ferry/runtime/runtime.h"
+
+#include <algorithm>
+#include <thread>
+#include <vector>
+
+#include "asio/executor_work_guard.hpp"
+#include "asio/io_context.hpp"
+#include "asio/post.hpp"
+#include "asio/thread_pool.hpp"
+
+namespace ferry {
+
+struct Runtime::Impl {
+  explicit Impl(const RuntimeOptions& o)
+      : options(o),
+        io(std::max(1, o.io_threads)),
+        guard(asio::make_work_guard(io)),
+        blocking(static_cast<size_t>(std::max(1, o.blocking_threads))),
+        budget(o.memory_budget_bytes) {}
+
+  RuntimeOptions options;
+  asio::io_context io;
+  asio::executor_work_guard<asio::io_context::executor_type> guard;
+  asio::thread_pool blocking;
+  MemoryBudget budget;
+  std::vector<std::thread> io_threads;
+};
+
+Runtime::Runtime(const RuntimeOptions& options) : impl_(std::make_unique<Impl>(options)) {
+  const int n = std::max(1, options.io_threads);
+  impl_->io_threads.reserve(n);
+  for (int i = 0; i < n; ++i) {
+    impl_->io_threads.emplace_back([this] { impl_->io.run(); });
+  }
+}
+
+Runtime::~Runtime() {
+  impl_->guard.reset();
+  impl_->io.stop();
+  for (std::thread& t : impl_->io_threads) t.join();
+  impl_->blocking.stop();
+  impl_->blocking.join();
+}
+
+asio::io_context& Runtime::io_context() { return impl_->io; }
+
+void Runtime::Post(absl::AnyInvocable<void()> fn) { asio::post(impl_->io, std::move(fn)); }
+
+void Runtime::PostBlocking(absl::AnyInvocable<void()> fn) {
+  asio::post(impl_->blocking, std::move(fn));
+}
+
+bool Runtime::InIoThread() const { return impl_->io.get_executor().running_in_this_thread(); }
+
+MemoryBudget& Runtime::memory_budget() { return impl_->budget; }
+
+const RuntimeOptions& Runtime::options() const { return impl_->options; }
+
+}  // namespace ferry

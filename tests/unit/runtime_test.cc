@@ -1,0 +1,46 @@
+#include "ferry/runtime/runtime.h"
+
+#include <atomic>
+
+#include "ferry/runtime/future.h"
+#include "gtest/gtest.h"
+
+namespace ferry {
+namespace {
+
+TEST(RuntimeTest, PostRunsOnAnIoThread) {
+  Runtime rt({.io_threads = 2, .blocking_threads = 1});
+  Promise<bool> p;
+  auto f = p.GetFuture();
+  rt.Post([&rt, p = std::move(p)]() mutable { p.Set(rt.InIoThread()); });
+  EXPECT_TRUE(*std::move(f).Get());
+  EXPECT_FALSE(rt.InIoThread());
+}
+
+TEST(RuntimeTest, PostBlockingRunsOffTheIoThreads) {
+  Runtime rt({.io_threads = 1, .blocking_threads = 2});
+  Promise<bool> p;
+  auto f = p.GetFuture();
+  rt.PostBlocking([&rt, p = std::move(p)]() mutable { p.Set(rt.InIoThread()); });
+  EXPECT_FALSE(*std::move(f).Get());
+}
+
+TEST(RuntimeTest, OwnsTheMemoryBudgetItWasGiven) {
+  Runtime rt({.memory_budget_bytes = 4096});
+  EXPECT_EQ(rt.memory_budget().capacity(), 4096);
+}
+
+TEST(RuntimeTest, DestructionWithWorkStillQueuedJoinsCleanly) {
+  std::atomic<int> ran{0};
+  {
+    Runtime rt({.io_threads = 1, .blocking_threads = 1});
+    for (int i = 0; i < 1000; ++i) {
+      rt.Post([&ran] { ran.fetch_add(1); });
+      rt.PostBlocking([&ran] { ran.fetch_add(1); });
+    }
+  }
+  EXPECT_LE(ran.load(), 2000);
+}
+
+}  // namespace
+}  // namespace ferry

@@ -53,8 +53,10 @@ absl::StatusOr<MemoryBudget::Ticket> MemoryBudget::Acquire(int64_t bytes, absl::
   }
   Waiter w{bytes};
   auto it = queue_.insert(queue_.end(), &w);
-  const bool granted = cv_.WaitWithDeadline(&mu_, deadline, [&]() { return w.granted; });
-  if (granted) return Ticket(this, bytes);
+  while (!w.granted) {
+    if (!cv_.WaitWithDeadline(&mu_, deadline)) break;
+  }
+  if (w.granted) return Ticket(this, bytes);
   queue_.erase(it);
   // Our leaving may let the waiters behind us through.
   std::list<std::pair<absl::AnyInvocable<void(absl::StatusOr<Ticket>)>, int64_t>> ready;

@@ -56,8 +56,10 @@ class ABSL_SCOPED_LOCKABLE MutexLock {
 };
 
 // A condition variable used with a held ferry::Mutex. Thread-safe.
-// Waits may wake spuriously: always wait in a loop on the predicate, or use
-// the predicate overloads.
+// Waits may wake spuriously: always wait in a loop on the condition,
+//   while (!ready_) cv_.Wait(&mu_);
+// (There are deliberately no predicate overloads: clang's thread-safety
+// analysis cannot see that a predicate lambda runs under the lock.)
 class CondVar {
  public:
   // REQUIRES: `mu` is held. Releases it while waiting, holds it on return.
@@ -73,20 +75,6 @@ class CondVar {
         cv_.wait_until(l, absl::ToChronoTime(deadline)) == std::cv_status::no_timeout;
     l.release();
     return signalled;
-  }
-  // Waits until `ready()` is true. REQUIRES: `mu` is held.
-  template <typename Pred>
-  void Wait(Mutex* mu, Pred ready) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
-    while (!ready()) Wait(mu);
-  }
-  // Waits until `ready()` is true or `deadline` passes; returns ready().
-  template <typename Pred>
-  bool WaitWithDeadline(Mutex* mu, absl::Time deadline, Pred ready)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
-    while (!ready()) {
-      if (!WaitWithDeadline(mu, deadline)) return ready();
-    }
-    return true;
   }
   void Signal() { cv_.notify_one(); }
   void SignalAll() { cv_.notify_all(); }

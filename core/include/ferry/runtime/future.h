@@ -117,21 +117,21 @@ class Future {
   absl::StatusOr<T> Get() && {
     auto s = std::move(state_);
     MutexLock l(&s->mu);
-    s->cv.Wait(&s->mu, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(s->mu) { return s->completed; });
+    while (!s->completed) s->cv.Wait(&s->mu);
     return std::move(*s->result);
   }
 
   // Blocks until the result is there or `deadline` passes; DeadlineExceeded
   // in the latter case (the future stays valid and may be waited on again).
   absl::StatusOr<T> GetUntil(absl::Time deadline) & {
-    MutexLock l(&state_->mu);
-    auto& st = *state_;
-    if (!st.cv.WaitWithDeadline(&st.mu, deadline, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(st.mu) {
-          return st.completed;
-        })) {
-      return absl::DeadlineExceededError("future: no result before the deadline");
+    internal::FutureState<T>* st = state_.get();
+    MutexLock l(&st->mu);
+    while (!st->completed) {
+      if (!st->cv.WaitWithDeadline(&st->mu, deadline) && !st->completed) {
+        return absl::DeadlineExceededError("future: no result before the deadline");
+      }
     }
-    return std::move(*st.result);
+    return std::move(*st->result);
   }
 
   // Calls `cb` with the result: now, on this thread, if it is there already;

@@ -1,0 +1,843 @@
+#include "ferry/cache/ttl_cache.h"
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "ferry/base/clock.h"
+#include "ferry/base/mutex.h"
+#include "ferry/runtime/runtime.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ferry {
+namespace {
+
+using ::testing::ElementsAre;
+
+using StringCache = TtlCache<std::string, std::string>;
+
+// A one-shot event (absl::Notification uses absl::Mutex, which TSan cannot
+// see in Debian's build).
+class Notification {
+ public:
+  void Notify() {
+    MutexLock l(&mu_);
+    notified_ = true;
+    cv_.SignalAll();
+  }
+  void Wait() {
+    MutexLock l(&mu_);
+    while (!notified_) cv_.Wait(&mu_);
+  }
+
+ private:
+  Mutex mu_;
+  CondVar cv_;
+  bool notified_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+// An executor whose tasks run only when the test says so.
+class ManualExecutor {
+ public:
+  TtlCacheExecutor AsExecutor() {
+    return [this](absl::AnyInvocable<void()> fn) { Add(std::move(fn)); };
+  }
+  void Add(absl::AnyInvocable<void()> fn) {
+    MutexLock l(&mu_);
+    tasks_.push_back(std::move(fn));
+  }
+  size_t pending() {
+    MutexLock l(&mu_);
+    return tasks_.size();
+  }
+  // Runs the queued tasks (not ones they queue) on this thread.
+  void RunAll() {
+    std::vector<absl::AnyInvocable<void()>> tasks;
+    {
+      MutexLock l(&mu_);
+      tasks.swap(tasks_);
+    }
+    for (auto& t : tasks) t();
+  }
+  // Destroys the queued tasks unrun, as a stopping Runtime does.
+  void DropAll() {
+    std::vector<absl::AnyInvocable<void()>> tasks;
+    {
+      MutexLock l(&mu_);
+      tasks.swap(tasks_);
+    }
+  }
+
+ private:
+  Mutex mu_;
+  std::vector<absl::AnyInvocable<void()>> tasks_ ABSL_GUARDED_BY(mu_);
+};
+
+// Yields until `done()`; for waiting on another thread to reach a state the
+// cache counts (e.g. "N callers have joined the load"). No sleeping.
+template <typename Pred>
+void SpinUntil(Pred done) {
+  while (!done()) std::this_thread::yield();
+}
+
+// A loader returning `value` and counting its calls.
+auto CountingLoader(std::atomic<int>* calls, std::string value) {
+  return [calls, value](const std::string&) -> absl::StatusOr<std::string> {
+    calls->fetch_add(1);
+    return value;
+  };
+}
+
+StringCache::Options BasicOptions(const Clock* clock) {
+  StringCache::Options o;
+  o.refresh_time = absl::Seconds(30);
+  o.negative_refresh_time = absl::Seconds(1);
+  o.clock = clock;
+  return o;
+}
+
+// ---- Loading, sharing, expiry ---------------------------------------------
+
+TEST(TtlCacheTest, MissLoadsAndLaterGetsHitWithoutLoading) {
+  ManualClock clock;
+  StringCache cache(BasicOptions(&clock));
+  std::atomic<int> calls{0};
+  auto first = cache.Get("/a", CountingLoader(&calls, "v1"));
+  auto second = cache.Get("/a", CountingLoader(&calls, "v2"));
+  ASSERT_TRUE(first.ok());
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(**first, "v1");
+  EXPECT_EQ(**second, "v1");
+  EXPECT_EQ(calls.load(), 1);
+}
+
+TEST(TtlCacheTest, HitsShareOneValueInsteadOfCopying) {
+  using Listing = std::vector<std::string>;
+  TtlCache<std::string, Listing> cache;
+  auto load = [](const std::string&) -> absl::StatusOr<Listing> {
+    return Listing(10'000, "entry");
+  };
+  auto a = cache.Get("/big", load);
+  auto b = cache.Get("/big", load);
+  ASSERT_TRUE(a.ok());
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(a->get(), b->get());  // the same object, handed out twice
+  EXPECT_EQ((*a)->size(), 10'000u);
+}
+
+TEST(TtlCacheTest, LoaderMayHandOverASharedValue) {
+  TtlCache<int, std::string> cache;
+  auto shared = std::make_shared<const std::string>("shared");
+  auto r = cache.Get(1, [&](int) -> absl::StatusOr<std::shared_ptr<const std::string>> {
+    return shared;
+  });
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->get(), shared.get());
+}
+
+TEST(TtlCacheTest, EntryExpiresAfterTheRefreshTime) {
+  ManualClock clock;
+  StringCache cache(BasicOptions(&clock));
+  std::atomic<int> calls{0};
+  ASSERT_TRUE(cache.Get("/a", CountingLoader(&calls, "v1")).ok());
+  clock.Advance(absl::Seconds(29));
+  EXPECT_EQ(**cache.Get("/a", CountingLoader(&calls, "v2")), "v1");
+  clock.Advance(absl::Seconds(1));
+  EXPECT_EQ(**cache.Get("/a", CountingLoader(&calls, "v2")), "v2");
+  EXPECT_EQ(calls.load(), 2);
+  EXPECT_EQ(cache.stats().expirations, 1);
+}
+
+TEST(TtlCacheTest, PutWithItsOwnRefreshTimeOverridesTheCacheDefault) {
+  ManualClock clock;
+  StringCache cache(BasicOptions(&clock));
+  cache.Put("/short", std::make_shared<const std::string>("s"), absl::Seconds(5));
+  cache.Put("/default", std::string("d"));
+  clock.Advance(absl::Seconds(5));
+  EXPECT_EQ(cache.GetIfPresent("/short"), nullptr);
+  ASSERT_NE(cache.GetIfPresent("/default"), nullptr);
+  EXPECT_EQ(*cache.GetIfPresent("/default"), "d");
+}
+
+TEST(TtlCacheTest, RefreshTimeHookSetsEachEntrysTime) {
+  ManualClock clock;
+  StringCache::Options o = BasicOptions(&clock);
+  o.refresh_time_for = [](const std::string& key, const std::string&) {
+    return key == "/hot" ? absl::Seconds(2) : absl::Seconds(30);
+  };
+  StringCache cache(std::move(o));
+  std::atomic<int> calls{0};
+  ASSERT_TRUE(cache.Get("/hot", CountingLoader(&calls, "h")).ok());
+  ASSERT_TRUE(cache.Get("/cold", CountingLoader(&calls, "c")).ok());
+  clock.Advance(absl::Seconds(2));
+  EXPECT_EQ(cache.GetIfPresent("/hot"), nullptr);
+  EXPECT_NE(cache.GetIfPresent("/cold"), nullptr);
+}
+
+TEST(TtlCacheTest, GetIfPresentNeverLoads) {
+  ManualClock clock;
+  StringCache cache(BasicOptions(&clock));
+  EXPECT_EQ(cache.GetIfPresent("/a"), nullptr);
+  cache.Put("/a", std::string("v"));
+  ASSERT_NE(cache.GetIfPresent("/a"), nullptr);
+  EXPECT_EQ(cache.stats().loads, 0);
+}
+
+// ---- Single-flight and errors ---------------------------------------------
+
+TEST(TtlCacheTest, SixtyFourConcurrentMissesRunTheLoaderOnce) {
+  constexpr int kThreads = 64;
+  StringCache cache;
+  std::atomic<int> calls{0};
+  std::vector<absl::StatusOr<std::shared_ptr<const std::string>>> results(kThreads);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      results[i] = cache.Get("/k", [&](const std::string&) -> absl::StatusOr<std::string> {
+        calls.fetch_add(1);
+        // Hold the load until every caller has missed and joined it.
+        SpinUntil([&] { return cache.stats().misses == kThreads; });
+        return std::string("v");
+      });
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(calls.load(), 1);
+  for (const auto& r : results) {
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->get(), results[0]->get());  // one shared value for all
+  }
+  EXPECT_EQ(cache.stats().loads, 1);
+}
+
+TEST(TtlCacheTest, WaitersReceiveTheSameErrorAsTheLoader) {
+  StringCache cache;
+  Notification release;
+  auto failing = [&](const std::string&) -> absl::StatusOr<std::string> {
+    release.Wait();
+    return absl::UnavailableError("list /k: connection reset");
+  };
+  absl::Status a, b;
+  std::thread t1([&] { a = cache.Get("/k", failing).status(); });
+  SpinUntil([&] { return cache.stats().loads_in_flight == 1; });
+  std::thread t2([&] { b = cache.Get("/k", failing).status(); });
+  SpinUntil([&] { return cache.stats().misses == 2; });
+  release.Notify();
+  t1.join();
+  t2.join();
+  EXPECT_EQ(a, absl::UnavailableError("list /k: connection reset"));
+  EXPECT_EQ(b, a);
+  EXPECT_EQ(cache.stats().loads, 1);
+}
+
+TEST(TtlCacheTest, ErrorsAreNotCached) {
+  StringCache cache;
+  std::atomic<int> calls{0};
+  auto failing = [&](const std::string&) -> absl::StatusOr<std::string> {
+    calls.fetch_add(1);
+    return absl::PermissionDeniedError("stat /k: denied");
+  };
+  EXPECT_EQ(cache.Get("/k", failing).status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(cache.Get("/k", failing).status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(calls.load(), 2);
+  EXPECT_EQ(cache.size(), 0);
+  EXPECT_EQ(cache.stats().load_failures, 2);
+}
+
+TEST(TtlCacheTest, NotFoundIsCachedForItsOwnShorterTime) {
+  ManualClock clock;
+  StringCache cache(BasicOptions(&clock));
+  std::atomic<int> calls{0};
+  auto missing = [&](const std::string&) -> absl::StatusOr<std::string> {
+    calls.fetch_add(1);
+    return absl::NotFoundError("stat /gone: no such path");
+  };
+  EXPECT_EQ(cache.Get("/gone", missing).status(), absl::NotFoundError("stat /gone: no such path"));
+  clock.Advance(absl::Milliseconds(999));
+  EXPECT_EQ(cache.Get("/gone", missing).status(), absl::NotFoundError("stat /gone: no such path"));
+  EXPECT_EQ(calls.load(), 1);
+  EXPECT_EQ(cache.stats().negative_hits, 1);
+  clock.Advance(absl::Milliseconds(1));  // the negative time (1 s) is up
+  EXPECT_EQ(cache.Get("/gone", missing).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(calls.load(), 2);
+  EXPECT_EQ(cache.stats().load_failures, 0);  // NotFound is an answer
+}
+
+TEST(TtlCacheTest, NotFoundIsNotCachedWhenNegativeTimeIsZero) {
+  ManualClock clock;
+  StringCache::Options o = BasicOptions(&clock);
+  o.negative_refresh_time = absl::ZeroDuration();
+  StringCache cache(std::move(o));
+  std::atomic<int> calls{0};
+  auto missing = [&](const std::string&) -> absl::StatusOr<std::string> {
+    calls.fetch_add(1);
+    return absl::NotFoundError("gone");
+  };
+  (void)cache.Get("/gone", missing);
+  (void)cache.Get("/gone", missing);
+  EXPECT_EQ(calls.load(), 2);
+  EXPECT_EQ(cache.stats().negative_hits, 0);
+}
+
+TEST(TtlCacheTest, PutReplacesACachedNotFound) {
+  ManualClock clock;
+  StringCache cache(BasicOptions(&clock));
+  (void)cache.Get("/p", [](const std::string&) -> absl::StatusOr<std::string> {
+    return absl::NotFoundError("gone");
+  });
+  cache.Put("/p", std::string("created"));
+  auto r = cache.Get("/p", [](const std::string&) -> absl::StatusOr<std::string> {
+    return absl::InternalError("must not load");
+  });
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(**r, "created");
+}
+
+TEST(TtlCacheTest, ThrowingLoaderGivesEveryWaiterAnInternalError) {
+  StringCache cache;
+  Notification release;
+  auto throwing = [&](const std::string&) -> absl::StatusOr<std::string> {
+    release.Wait();
+    throw std::runtime_error("jargon blew up");
+  };
+  absl::Status a, b;
+  std::thread t1([&] { a = cache.Get("/k", throwing).status(); });
+  SpinUntil([&] { return cache.stats().loads_in_flight == 1; });
+  std::thread t2([&] { b = cache.Get("/k", throwing).status(); });
+  SpinUntil([&] { return cache.stats().misses == 2; });
+  release.Notify();
+  t1.join();
+  t2.join();
+  EXPECT_EQ(a.code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(std::string(a.message()), ::testing::HasSubstr("jargon blew up"));
+  EXPECT_EQ(b, a);
+  EXPECT_EQ(cache.stats().load_failures, 1);
+  EXPECT_EQ(cache.stats().loads_in_flight, 0);
+}
+
+// ---- Invalidation racing with loads ---------------------------------------
+
+// Starts a Get of `key` on its own thread whose loader blocks on `release`
+// and returns `value`; returns once the load is running.
+class BlockedLoad {
+ public:
+  BlockedLoad(StringCache& cache, std::string key, std::string value, std::atomic<int>* calls)
+      : thread_([this, &cache, key, value, calls] {
+          result_ = cache.Get(key, [this, value, calls](const std::string&)
+                                       -> absl::StatusOr<std::string> {
+            calls->fetch_add(1);
+            started_.Notify();
+            release_.Wait();
+            return value;
+          });
+        }) {
+    started_.Wait();
+  }
+  ~BlockedLoad() {
+    Release();
+    if (thread_.joinable()) thread_.join();
+  }
+  void Release() { release_.Notify(); }
+  absl::StatusOr<std::shared_ptr<const std::string>> Join() {
+    Release();
+    thread_.join();
+    return result_;
+  }
+
+ private:
+  Notification started_;
+  Notification release_;
+  absl::StatusOr<std::shared_ptr<const std::string>> result_;
+  std::thread thread_;  // last: starts after the members it uses exist
+};
+
+TEST(TtlCacheTest, InvalidateDuringLoadGivesWaitersTheResultButDoesNotStoreIt) {
+  StringCache cache;
+  std::atomic<int> calls{0};
+  BlockedLoad load(cache, "/k", "old", &calls);
+  absl::StatusOr<std::shared_ptr<const std::string>> waiter;
+  std::thread t([&] { waiter = cache.Get("/k", CountingLoader(&calls, "unused")); });
+  SpinUntil([&] { return cache.stats().misses == 2; });
+
+  EXPECT_TRUE(cache.Invalidate("/k"));
+  auto loaded = load.Join();
+  t.join();
+
+  ASSERT_TRUE(loaded.ok());
+  ASSERT_TRUE(waiter.ok());
+  EXPECT_EQ(**loaded, "old");
+  EXPECT_EQ(**waiter, "old");
+  EXPECT_EQ(cache.GetIfPresent("/k"), nullptr);  // not stored
+  EXPECT_EQ(**cache.Get("/k", CountingLoader(&calls, "new")), "new");
+  EXPECT_EQ(calls.load(), 2);
+}
+
+TEST(TtlCacheTest, GetAfterInvalidationDuringLoadStartsAFreshLoad) {
+  StringCache cache;
+  std::atomic<int> calls{0};
+  BlockedLoad stale(cache, "/k", "stale", &calls);
+  cache.Invalidate("/k");
+  // Does not join the superseded load (which is still blocked).
+  auto fresh = cache.Get("/k", CountingLoader(&calls, "fresh"));
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_EQ(**fresh, "fresh");
+  EXPECT_EQ(**stale.Join(), "stale");
+  // The superseded load finishing late does not overwrite the fresh value.
+  EXPECT_EQ(*cache.GetIfPresent("/k"), "fresh");
+  EXPECT_EQ(calls.load(), 2);
+}
+
+TEST(TtlCacheTest, PutDuringLoadWinsOverTheLoad) {
+  StringCache cache;
+  std::atomic<int> calls{0};
+  BlockedLoad load(cache, "/k", "loaded", &calls);
+  cache.Put("/k", std::string("put"));
+  EXPECT_EQ(**load.Join(), "loaded");
+  EXPECT_EQ(*cache.GetIfPresent("/k"), "put");
+}
+
+TEST(TtlCacheTest, InvalidatePrefixDuringLoadSupersedesIt) {
+  StringCache cache;
+  std::atomic<int> calls{0};
+  BlockedLoad load(cache, "/a/b/c", "old", &calls);
+  cache.InvalidatePrefix("/a/b");
+  EXPECT_EQ(**load.Join(), "old");
+  EXPECT_EQ(cache.GetIfPresent("/a/b/c"), nullptr);
+}
+
+TEST(TtlCacheTest, InvalidateAllDuringLoadSupersedesIt) {
+  StringCache cache;
+  std::atomic<int> calls{0};
+  BlockedLoad load(cache, "/k", "old", &calls);
+  cache.InvalidateAll();
+  EXPECT_EQ(**load.Join(), "old");
+  EXPECT_EQ(cache.GetIfPresent("/k"), nullptr);
+  EXPECT_EQ(cache.size(), 0);
+}
+
+// ---- Invalidation by key, prefix, predicate --------------------------------
+
+std::vector<std::string> PresentKeys(StringCache& cache, const std::vector<std::string>& keys) {
+  std::vector<std::string> present;
+  for (const auto& k : keys) {
+    if (cache.GetIfPresent(k) != nullptr) present.push_back(k);
+  }
+  return present;
+}
+
+TEST(TtlCacheTest, InvalidateDropsOnlyThatKey) {
+  StringCache cache;
+  cache.Put("/a", std::string("1"));
+  cache.Put("/b", std::string("2"));
+  EXPECT_TRUE(cache.Invalidate("/a"));
+  EXPECT_FALSE(cache.Invalidate("/a"));
+  EXPECT_EQ(cache.GetIfPresent("/a"), nullptr);
+  EXPECT_NE(cache.GetIfPresent("/b"), nullptr);
+}
+
+const std::vector<std::string> kTree = {"/a", "/a/b", "/a/b/c", "/a/b/c/d", "/a/bc", "/a/b2",
+                                        "/ab", "a/b", "/x/a/b"};
+
+TEST(TtlCacheTest, InvalidatePrefixDropsThePathAndEverythingBelowIt) {
+  StringCache cache;
+  for (const auto& k : kTree) cache.Put(k, std::string("v"));
+  EXPECT_EQ(cache.InvalidatePrefix("/a/b"), 3u);
+  EXPECT_THAT(PresentKeys(cache, kTree), ElementsAre("/a", "/a/bc", "/a/b2", "/ab", "a/b", "/x/a/b"));
+}
+
+TEST(TtlCacheTest, InvalidatePrefixIgnoresTrailingSlashes) {
+  StringCache cache;
+  for (const auto& k : kTree) cache.Put(k, std::string("v"));
+  EXPECT_EQ(cache.InvalidatePrefix("/a/b//"), 3u);
+  EXPECT_THAT(PresentKeys(cache, kTree), ElementsAre("/a", "/a/bc", "/a/b2", "/ab", "a/b", "/x/a/b"));
+}
+
+TEST(TtlCacheTest, InvalidatePrefixOfRootDropsEveryAbsolutePath) {
+  StringCache cache;
+  for (const auto& k : kTree) cache.Put(k, std::string("v"));
+  EXPECT_EQ(cache.InvalidatePrefix("/"), kTree.size() - 1);
+  EXPECT_THAT(PresentKeys(cache, kTree), ElementsAre("a/b"));
+}
+
+TEST(TtlCacheTest, InvalidatePrefixWithEmptyPrefixDropsNothing) {
+  StringCache cache;
+  for (const auto& k : kTree) cache.Put(k, std::string("v"));
+  EXPECT_EQ(cache.InvalidatePrefix(""), 0u);
+  EXPECT_EQ(cache.size(), static_cast<int64_t>(kTree.size()));
+}
+
+TEST(TtlCacheTest, InvalidatePrefixMatchesWholeKeysNotTheirTail) {
+  // NFSRODS-style keys "<user>#<path>": the prefix includes the user.
+  StringCache cache;
+  cache.Put("alice#/z/home/d", std::string("v"));
+  cache.Put("alice#/z/home/d/e", std::string("v"));
+  cache.Put("bob#/z/home/d", std::string("v"));
+  EXPECT_EQ(cache.InvalidatePrefix("alice#/z/home/d"), 2u);
+  EXPECT_NE(cache.GetIfPresent("bob#/z/home/d"), nullptr);
+}
+
+TEST(TtlCacheTest, InvalidateIfDropsEveryUsersKeysForAPath) {
+  StringCache cache;
+  cache.Put("alice#/z/d", std::string("v"));
+  cache.Put("bob#/z/d", std::string("v"));
+  cache.Put("bob#/z/other", std::string("v"));
+  EXPECT_EQ(cache.InvalidateIf([](const std::string& k) {
+    return k.ends_with("#/z/d");
+  }), 2u);
+  EXPECT_EQ(cache.size(), 1);
+  EXPECT_EQ(cache.stats().invalidations, 2);
+}
+
+TEST(TtlCacheTest, InvalidateAllDropsEverything) {
+  StringCache cache;
+  for (const auto& k : kTree) cache.Put(k, std::string("v"));
+  EXPECT_EQ(cache.InvalidateAll(), kTree.size());
+  EXPECT_EQ(cache.size(), 0);
+  EXPECT_EQ(cache.weight(), 0);
+}
+
+// ---- Refresh-ahead ---------------------------------------------------------
+
+struct RefreshFixture {
+  explicit RefreshFixture(bool with_executor = true) {
+    StringCache::Options o;
+    o.refresh_time = absl::Seconds(30);
+    o.refresh_after = absl::Seconds(20);
+    o.clock = &clock;
+    if (with_executor) o.executor = executor.AsExecutor();
+    cache = std::make_unique<StringCache>(std::move(o));
+  }
+  ManualClock clock;
+  ManualExecutor executor;
+  std::unique_ptr<StringCache> cache;
+};
+
+TEST(TtlCacheTest, RefreshAheadServesTheStaleValueWhileOneReloadRuns) {
+  RefreshFixture f;
+  std::atomic<int> calls{0};
+  ASSERT_TRUE(f.cache->Get("/k", CountingLoader(&calls, "v1")).ok());
+  f.clock.Advance(absl::Seconds(21));
+  EXPECT_EQ(**f.cache->Get("/k", CountingLoader(&calls, "v2")), "v1");  // at once
+  EXPECT_EQ(**f.cache->Get("/k", CountingLoader(&calls, "v3")), "v1");
+  EXPECT_EQ(f.executor.pending(), 1u);  // one reload, not two
+  EXPECT_EQ(calls.load(), 1);           // nothing loaded in the callers
+  EXPECT_EQ(f.cache->stats().loads_in_flight, 1);
+  f.executor.RunAll();
+  EXPECT_EQ(calls.load(), 2);
+  EXPECT_EQ(**f.cache->Get("/k", CountingLoader(&calls, "v4")), "v2");
+  EXPECT_EQ(f.cache->stats().refreshes, 1);
+  EXPECT_EQ(f.cache->stats().loads_in_flight, 0);
+}
+
+TEST(TtlCacheTest, RefreshedValueGetsAFullRefreshTime) {
+  RefreshFixture f;
+  std::atomic<int> calls{0};
+  ASSERT_TRUE(f.cache->Get("/k", CountingLoader(&calls, "v1")).ok());
+  f.clock.Advance(absl::Seconds(21));
+  (void)f.cache->Get("/k", CountingLoader(&calls, "v2"));
+  f.executor.RunAll();
+  f.clock.Advance(absl::Seconds(29));  // 50 s after the first load, 29 after the reload
+  EXPECT_EQ(*f.cache->GetIfPresent("/k"), "v2");
+}
+
+TEST(TtlCacheTest, FailedRefreshKeepsTheOldValueUntilItExpires) {
+  RefreshFixture f;
+  std::atomic<int> calls{0};
+  ASSERT_TRUE(f.cache->Get("/k", CountingLoader(&calls, "v1")).ok());
+  f.clock.Advance(absl::Seconds(21));
+  (void)f.cache->Get("/k", [&](const std::string&) -> absl::StatusOr<std::string> {
+    calls.fetch_add(1);
+    return absl::UnavailableError("server gone");
+  });
+  f.executor.RunAll();
+  EXPECT_EQ(f.cache->stats().load_failures, 1);
+  f.clock.Advance(absl::Seconds(8));  // 29 s: still within the refresh time
+  EXPECT_EQ(**f.cache->Get("/k", CountingLoader(&calls, "v2")), "v1");
+  EXPECT_EQ(f.executor.pending(), 0u);  // no retry storm against a failing server
+  f.clock.Advance(absl::Seconds(1));    // 30 s: expired
+  EXPECT_EQ(**f.cache->Get("/k", CountingLoader(&calls, "v2")), "v2");
+  EXPECT_EQ(calls.load(), 3);
+}
+
+TEST(TtlCacheTest, WithoutAnExecutorEntriesJustExpire) {
+  RefreshFixture f(/*with_executor=*/false);
+  std::atomic<int> calls{0};
+  ASSERT_TRUE(f.cache->Get("/k", CountingLoader(&calls, "v1")).ok());
+  f.clock.Advance(absl::Seconds(21));
+  EXPECT_EQ(**f.cache->Get("/k", CountingLoader(&calls, "v2")), "v1");
+  EXPECT_EQ(calls.load(), 1);
+  EXPECT_EQ(f.cache->stats().refreshes, 0);
+  f.clock.Advance(absl::Seconds(9));
+  EXPECT_EQ(**f.cache->Get("/k", CountingLoader(&calls, "v2")), "v2");
+  EXPECT_EQ(calls.load(), 2);
+}
+
+TEST(TtlCacheTest, RefreshDroppedByTheExecutorLeavesNothingInFlight) {
+  RefreshFixture f;
+  std::atomic<int> calls{0};
+  ASSERT_TRUE(f.cache->Get("/k", CountingLoader(&calls, "v1")).ok());
+  f.clock.Advance(absl::Seconds(21));
+  (void)f.cache->Get("/k", CountingLoader(&calls, "v2"));
+  f.executor.DropAll();
+  EXPECT_EQ(f.cache->stats().loads_in_flight, 0);
+  EXPECT_EQ(*f.cache->GetIfPresent("/k"), "v1");  // kept until it expires
+  f.clock.Advance(absl::Seconds(9));
+  EXPECT_EQ(**f.cache->Get("/k", CountingLoader(&calls, "v3")), "v3");
+}
+
+TEST(TtlCacheTest, MissWhileARefreshIsQueuedLoadsInTheCallerOnce) {
+  RefreshFixture f;
+  std::atomic<int> calls{0};
+  ASSERT_TRUE(f.cache->Get("/k", CountingLoader(&calls, "v1")).ok());
+  f.clock.Advance(absl::Seconds(21));
+  (void)f.cache->Get("/k", CountingLoader(&calls, "queued"));
+  f.clock.Advance(absl::Seconds(9));  // expired before the executor ran the reload
+  EXPECT_EQ(**f.cache->Get("/k", CountingLoader(&calls, "caller")), "caller");
+  f.executor.RunAll();  // the queued reload finds its work done
+  EXPECT_EQ(calls.load(), 2);
+  EXPECT_EQ(*f.cache->GetIfPresent("/k"), "caller");
+}
+
+TEST(TtlCacheTest, InvalidationDuringRefreshDiscardsTheReload) {
+  RefreshFixture f;
+  std::atomic<int> calls{0};
+  ASSERT_TRUE(f.cache->Get("/k", CountingLoader(&calls, "v1")).ok());
+  f.clock.Advance(absl::Seconds(21));
+  (void)f.cache->Get("/k", CountingLoader(&calls, "reloaded"));
+  f.cache->Invalidate("/k");
+  f.executor.RunAll();
+  EXPECT_EQ(f.cache->GetIfPresent("/k"), nullptr);
+}
+
+TEST(TtlCacheTest, QueuedRefreshDoesNothingAfterTheCacheIsGone) {
+  RefreshFixture f;
+  std::atomic<int> calls{0};
+  ASSERT_TRUE(f.cache->Get("/k", CountingLoader(&calls, "v1")).ok());
+  f.clock.Advance(absl::Seconds(21));
+  (void)f.cache->Get("/k", CountingLoader(&calls, "v2"));
+  f.cache.reset();
+  f.executor.RunAll();
+  EXPECT_EQ(calls.load(), 1);
+}
+
+TEST(TtlCacheTest, RefreshAheadRunsOnARuntimesBlockingPool) {
+  Runtime rt({.io_threads = 1, .blocking_threads = 1});
+  ManualClock clock;
+  StringCache::Options o;
+  o.refresh_time = absl::Seconds(30);
+  o.refresh_after = absl::Seconds(20);
+  o.clock = &clock;
+  o.executor = [&rt](auto fn) { rt.PostBlocking(std::move(fn)); };
+  StringCache cache(std::move(o));
+  ASSERT_TRUE(cache.Get("/k", [](const std::string&) -> absl::StatusOr<std::string> {
+    return std::string("v1");
+  }).ok());
+  clock.Advance(absl::Seconds(21));
+  auto reloaded = std::make_shared<Notification>();
+  EXPECT_EQ(**cache.Get("/k", [reloaded](const std::string&) -> absl::StatusOr<std::string> {
+    reloaded->Notify();
+    return std::string("v2");
+  }), "v1");
+  reloaded->Wait();
+  SpinUntil([&] { return cache.stats().loads_in_flight == 0; });
+  EXPECT_EQ(*cache.GetIfPresent("/k"), "v2");
+}
+
+// ---- Bounds and eviction ---------------------------------------------------
+
+TEST(TtlCacheTest, CountBoundEvictsTheLeastRecentlyUsedEntry) {
+  StringCache::Options o;
+  o.max_entries = 3;
+  StringCache cache(std::move(o));
+  cache.Put("a", std::string("1"));
+  cache.Put("b", std::string("2"));
+  cache.Put("c", std::string("3"));
+  ASSERT_NE(cache.GetIfPresent("a"), nullptr);  // a is now the most recent
+  cache.Put("d", std::string("4"));
+  EXPECT_EQ(cache.GetIfPresent("b"), nullptr);
+  cache.Put("e", std::string("5"));
+  EXPECT_EQ(cache.GetIfPresent("c"), nullptr);
+  EXPECT_EQ(PresentKeys(cache, {"a", "b", "c", "d", "e"}), (std::vector<std::string>{"a", "d", "e"}));
+  EXPECT_EQ(cache.stats().evictions, 2);
+}
+
+TEST(TtlCacheTest, WeightBoundEvictsLeastRecentlyUsedUntilTheNewEntryFits) {
+  StringCache::Options o;
+  o.max_weight = 10;
+  o.weigher = [](const std::string&, const std::string& v) { return static_cast<int64_t>(v.size()); };
+  StringCache cache(std::move(o));
+  cache.Put("a", std::string(4, 'x'));
+  cache.Put("b", std::string(3, 'x'));
+  cache.Put("c", std::string(3, 'x'));
+  EXPECT_EQ(cache.weight(), 10);
+  ASSERT_NE(cache.GetIfPresent("a"), nullptr);
+  cache.Put("d", std::string(5, 'x'));  // b and c (least recent) must go
+  EXPECT_EQ(PresentKeys(cache, {"a", "b", "c", "d"}), (std::vector<std::string>{"a", "d"}));
+  EXPECT_EQ(cache.weight(), 9);
+  EXPECT_EQ(cache.stats().evictions, 2);
+}
+
+TEST(TtlCacheTest, ValueHeavierThanTheBoundIsReturnedButNotStored) {
+  StringCache::Options o;
+  o.max_weight = 10;
+  o.weigher = [](const std::string&, const std::string& v) { return static_cast<int64_t>(v.size()); };
+  StringCache cache(std::move(o));
+  cache.Put("small", std::string(2, 'x'));
+  auto r = cache.Get("huge", [](const std::string&) -> absl::StatusOr<std::string> {
+    return std::string(11, 'x');
+  });
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ((*r)->size(), 11u);
+  EXPECT_EQ(cache.GetIfPresent("huge"), nullptr);
+  EXPECT_NE(cache.GetIfPresent("small"), nullptr);  // nothing evicted for it
+}
+
+TEST(TtlCacheTest, ReplacingAnEntryUpdatesTheWeight) {
+  StringCache::Options o;
+  o.weigher = [](const std::string&, const std::string& v) { return static_cast<int64_t>(v.size()); };
+  StringCache cache(std::move(o));
+  cache.Put("a", std::string(4, 'x'));
+  cache.Put("a", std::string(7, 'x'));
+  EXPECT_EQ(cache.weight(), 7);
+  EXPECT_EQ(cache.size(), 1);
+}
+
+TEST(TtlCacheTest, SmallBoundsUseOneExactShard) {
+  StringCache::Options o;
+  o.max_entries = 100;
+  StringCache cache(std::move(o));
+  EXPECT_EQ(cache.shard_count(), 1);
+}
+
+TEST(TtlCacheTest, ShardedCacheNeverExceedsItsBound) {
+  TtlCache<uint64_t, uint64_t>::Options o;
+  o.max_entries = 8192;
+  TtlCache<uint64_t, uint64_t> cache(std::move(o));
+  EXPECT_GT(cache.shard_count(), 1);
+  for (uint64_t k = 0; k < 50'000; ++k) cache.Put(k, k);
+  EXPECT_LE(cache.size(), 8192);
+  EXPECT_GT(cache.size(), 8192 * 9 / 10);  // and is not far below it
+}
+
+TEST(TtlCacheTest, EvictingAnExpiredEntryCountsAsExpiration) {
+  ManualClock clock;
+  StringCache::Options o = BasicOptions(&clock);
+  o.max_entries = 1;
+  StringCache cache(std::move(o));
+  cache.Put("a", std::string("1"));
+  clock.Advance(absl::Seconds(31));
+  cache.Put("b", std::string("2"));
+  EXPECT_EQ(cache.stats().expirations, 1);
+  EXPECT_EQ(cache.stats().evictions, 0);
+}
+
+TEST(TtlCacheTest, PurgeExpiredDropsOnlyExpiredEntries) {
+  ManualClock clock;
+  StringCache cache(BasicOptions(&clock));
+  cache.Put("old", std::string("1"));
+  clock.Advance(absl::Seconds(20));
+  cache.Put("new", std::string("2"));
+  clock.Advance(absl::Seconds(10));
+  EXPECT_EQ(cache.PurgeExpired(), 1u);
+  EXPECT_EQ(cache.size(), 1);
+  EXPECT_NE(cache.GetIfPresent("new"), nullptr);
+}
+
+// ---- Stats -----------------------------------------------------------------
+
+TEST(TtlCacheTest, StatsCountEveryKindOfEvent) {
+  ManualClock clock;
+  StringCache::Options o = BasicOptions(&clock);
+  o.max_entries = 2;
+  StringCache cache(std::move(o));
+  std::atomic<int> calls{0};
+  auto fail = [](const std::string&) -> absl::StatusOr<std::string> {
+    return absl::UnavailableError("down");
+  };
+  auto missing = [](const std::string&) -> absl::StatusOr<std::string> {
+    return absl::NotFoundError("gone");
+  };
+  (void)cache.Get("a", CountingLoader(&calls, "1"));  // miss, load
+  (void)cache.Get("a", CountingLoader(&calls, "1"));  // hit
+  (void)cache.Get("x", fail);                          // miss, load, failure
+  (void)cache.Get("n", missing);                       // miss, load (negative entry)
+  (void)cache.Get("n", missing);                       // negative hit
+  (void)cache.Get("b", CountingLoader(&calls, "2"));  // miss, load, evicts a
+  clock.Advance(absl::Seconds(30));
+  (void)cache.Get("b", CountingLoader(&calls, "2"));  // expired: miss, load
+  cache.Invalidate("b");                               // invalidation
+
+  TtlCacheStats s = cache.stats();
+  EXPECT_EQ(s.hits, 1);
+  EXPECT_EQ(s.negative_hits, 1);
+  EXPECT_EQ(s.misses, 5);
+  EXPECT_EQ(s.loads, 5);
+  EXPECT_EQ(s.load_failures, 1);
+  EXPECT_EQ(s.evictions, 1);
+  EXPECT_EQ(s.expirations, 1);  // "b", found expired by the second Get
+  EXPECT_EQ(s.invalidations, 1);
+  EXPECT_EQ(s.loads_in_flight, 0);
+  EXPECT_EQ(s.refreshes, 0);
+}
+
+TEST(TtlCacheTest, LoadsInFlightCountsRunningLoads) {
+  StringCache cache;
+  std::atomic<int> calls{0};
+  BlockedLoad a(cache, "/a", "1", &calls);
+  BlockedLoad b(cache, "/b", "2", &calls);
+  EXPECT_EQ(cache.stats().loads_in_flight, 2);
+  (void)a.Join();
+  (void)b.Join();
+  EXPECT_EQ(cache.stats().loads_in_flight, 0);
+}
+
+// ---- Concurrency soak (for the sanitizers) ---------------------------------
+
+TEST(TtlCacheTest, ConcurrentGetsPutsAndInvalidationsStayConsistent) {
+  ManualClock clock;
+  TtlCache<std::string, std::string>::Options o;
+  o.max_entries = 16;
+  o.clock = &clock;
+  StringCache cache(std::move(o));
+  constexpr int kThreads = 4;
+  constexpr int kOps = 2000;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kOps; ++i) {
+        const std::string key = "/d/" + std::to_string((i * 7 + t) % 24);
+        switch (i % 6) {
+          case 0: cache.Invalidate(key); break;
+          case 1: cache.Put(key, std::string("p")); break;
+          case 2: cache.InvalidatePrefix("/d/1"); break;
+          case 3: clock.Advance(absl::Seconds(1)); break;
+          default: {
+            auto r = cache.Get(key, [](const std::string& k) -> absl::StatusOr<std::string> {
+              if (k.ends_with("3")) return absl::NotFoundError("gone");
+              return k;
+            });
+            if (r.ok()) {
+              EXPECT_TRUE(**r == key || **r == "p");
+            }
+          }
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_LE(cache.size(), 16);
+  EXPECT_EQ(cache.stats().loads_in_flight, 0);
+}
+
+}  // namespace
+}  // namespace ferry

@@ -33,12 +33,16 @@ class RecordReader {
   virtual ~RecordReader() = default;
   // Consumes `data` (any split of the stream: a byte at a time or many
   // records at once) and appends every record it completes to `records`.
+  // The cost is linear in the bytes consumed however the stream is split.
   // A malformed stream (a record or fragment over the maximum size, a
   // zero-length record where none is allowed) is DataLoss naming the
-  // offending size; the connection must then be dropped.
+  // offending size; the connection must then be dropped. Records completed
+  // before the error are still appended. Errors are sticky: every later
+  // call returns the same error.
   virtual absl::Status Consume(std::string_view data, std::vector<std::string>* records) = 0;
-  // Bytes of an incomplete record held so far. Non-zero when the peer closes
-  // means the stream was truncated mid-record.
+  // Stream bytes consumed since the last complete record (framing headers
+  // included), i.e. the bytes of an incomplete record. Non-zero when the
+  // peer closes means the stream was truncated mid-record.
   virtual size_t buffered_bytes() const = 0;
 };
 
@@ -46,8 +50,11 @@ class RecordReader {
 class Framing {
  public:
   virtual ~Framing() = default;
-  // Appends `record`, framed, to `out`.
+  // Appends `record`, framed, to `out` (existing contents are kept, so many
+  // records can be batched into one write). REQUIRES: record.size() < 2^32.
   virtual void Append(std::string_view record, std::string* out) const = 0;
+  // A reader for one connection's stream. It does not refer to this Framing
+  // and may outlive it.
   virtual std::unique_ptr<RecordReader> NewReader() const = 0;
   // "record-marking" or "length-prefix", for messages and metrics.
   virtual std::string_view name() const = 0;
@@ -59,15 +66,23 @@ struct RecordMarkingOptions {
   // bounding what a hostile peer can make us buffer.
   size_t max_record_size = size_t{64} << 20;
   // Largest fragment written. RFC 5531 allows 2^31-1; many servers read
-  // whole fragments, so we keep them well under their buffers.
+  // whole fragments, so we keep them well under their buffers. Values
+  // outside [1, 2^31-1] are clamped into it.
   size_t max_fragment_size = size_t{1} << 20;
 };
 
-// ONC RPC record marking.
+// ONC RPC record marking. The writer splits a record into fragments of at
+// most max_fragment_size bytes (an empty record becomes one empty last
+// fragment). The reader reassembles multi-fragment records, accepts
+// zero-length fragments (including an empty last fragment that ends a
+// record), and rejects as DataLoss a record over max_record_size (checked
+// as each fragment header arrives, before its bytes are buffered) and an
+// empty record (ONC RPC has none: every message starts with an xid).
 std::unique_ptr<Framing> NewRecordMarkingFraming(const RecordMarkingOptions& options);
 
 // A 4-byte big-endian length, then the record. Records longer than
-// `max_record_size` are rejected by the reader as DataLoss.
+// `max_record_size` are rejected by the reader as DataLoss (checked on the
+// prefix, before the body is buffered). Empty records are valid.
 std::unique_ptr<Framing> NewLengthPrefixFraming(size_t max_record_size = size_t{64} << 20);
 
 }  // namespace ferry

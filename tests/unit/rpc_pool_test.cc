@@ -1,0 +1,740 @@
+// RpcPool against in-process TCP servers on 127.0.0.1 (tests/testing/
+// test_tcp_server.h). Records are [4-byte id][payload] with the 4-byte
+// length-prefix framing; servers that hold requests let each test decide
+// when, in what order and how badly they are answered.
+#include "ferry/rpc/rpc_pool.h"
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "asio/io_context.hpp"
+#include "asio/ip/tcp.hpp"
+#include "ferry/base/mutex.h"
+#include "ferry/base/strings.h"
+#include "ferry/rpc/framing.h"
+#include "ferry/runtime/future.h"
+#include "ferry/runtime/runtime.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testing/test_tcp_server.h"
+
+namespace ferry {
+namespace {
+
+using ::ferry::testing::RecordLog;
+using ::ferry::testing::TestTcpServer;
+using ::ferry::testing::WaitUntil;
+using ::testing::HasSubstr;
+
+std::shared_ptr<const Framing> Framing4() { return NewLengthPrefixFraming(); }
+
+// A request record: room for the id the pool stamps, then the payload.
+std::string Req(std::string_view payload) { return absl::StrCat(std::string(4, '\0'), ToAbsl(payload)); }
+std::string Payload(const std::string& record) { return record.substr(4); }
+
+TestTcpServer::Handler Echo() {
+  return [](const TestTcpServer::ConnPtr& conn, std::string record) { conn->Send(std::move(record)); };
+}
+
+RpcPoolOptions Options(uint16_t port) {
+  RpcPoolOptions o;
+  o.host = "127.0.0.1";
+  o.port = port;
+  o.framing = Framing4();
+  o.connections = 1;
+  o.max_in_flight_per_connection = 8;
+  o.default_timeout = absl::Seconds(20);
+  o.initial_backoff = absl::Milliseconds(2);
+  o.max_backoff = absl::Milliseconds(20);
+  o.max_connect_attempts = 1000;
+  return o;
+}
+
+std::unique_ptr<RpcPool> MakePool(Runtime& rt, RpcPoolOptions o, bool wait_ready = true) {
+  const int n = o.connections;
+  auto pool = RpcPool::Create(rt, std::move(o));
+  EXPECT_TRUE(pool.ok()) << pool.status();
+  if (wait_ready) {
+    EXPECT_TRUE((*pool)->WaitUntilReady(n, absl::Now() + absl::Seconds(10)).ok());
+  }
+  return *std::move(pool);
+}
+
+// A port nobody listens on: bound, then released.
+uint16_t RefusedPort() {
+  asio::io_context io;
+  asio::ip::tcp::acceptor a(io, asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  const uint16_t port = a.local_endpoint().port();
+  a.close();
+  return port;
+}
+
+// Collects async results by call number. Thread-safe.
+class Results {
+ public:
+  Callback<std::string> For(int i) {
+    return [this, i](absl::StatusOr<std::string> r) {
+      MutexLock l(&mu_);
+      EXPECT_EQ(results_.count(i), 0u) << "call " << i << " completed twice";
+      results_.emplace(i, std::move(r));
+      cv_.SignalAll();
+    };
+  }
+  bool WaitFor(size_t n, absl::Duration timeout = absl::Seconds(10)) {
+    const absl::Time deadline = absl::Now() + timeout;
+    MutexLock l(&mu_);
+    while (results_.size() < n) {
+      if (!cv_.WaitWithDeadline(&mu_, deadline) && absl::Now() >= deadline) return results_.size() >= n;
+    }
+    return true;
+  }
+  size_t size() const {
+    MutexLock l(&mu_);
+    return results_.size();
+  }
+  absl::StatusOr<std::string> Get(int i) const {
+    MutexLock l(&mu_);
+    auto it = results_.find(i);
+    if (it == results_.end()) return absl::NotFoundError("no result");
+    return it->second;
+  }
+
+ private:
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::map<int, absl::StatusOr<std::string>> results_ ABSL_GUARDED_BY(mu_);
+};
+
+TEST(RpcPoolTest, RepliesOutOfOrderAreMatchedToTheirCalls) {
+  RecordLog log;
+  TestTcpServer server(Framing4(), log.Handler());
+  Runtime rt;
+  auto pool = MakePool(rt, Options(server.port()));
+  std::vector<Future<std::string>> calls;
+  for (int i = 0; i < 5; ++i) calls.push_back(pool->Call(Req(absl::StrCat("call-", i))));
+  ASSERT_TRUE(log.WaitForTotal(5));
+  std::vector<RecordLog::Entry> held = log.Take();
+  std::reverse(held.begin(), held.end());
+  std::swap(held[1], held[3]);
+  for (auto& e : held) e.conn->Send(absl::StrCat(e.record.substr(0, 4), "reply-to-", Payload(e.record)));
+  for (int i = 0; i < 5; ++i) {
+    absl::StatusOr<std::string> r = std::move(calls[i]).Get();
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(Payload(*r), absl::StrCat("reply-to-call-", i));
+  }
+}
+
+TEST(RpcPoolTest, PoolStampsDistinctIdsIntoBytesZeroToThree) {
+  RecordLog log;
+  TestTcpServer server(Framing4(), log.Handler());
+  Runtime rt;
+  auto pool = MakePool(rt, Options(server.port()));
+  std::vector<Future<std::string>> calls;
+  for (int i = 0; i < 8; ++i) calls.push_back(pool->Call(Req("x")));
+  ASSERT_TRUE(log.WaitForTotal(8));
+  std::set<std::string> ids;
+  for (auto& e : log.Take()) {
+    ids.insert(e.record.substr(0, 4));
+    e.conn->Send(e.record);
+  }
+  EXPECT_EQ(ids.size(), 8u);
+  for (auto& f : calls) EXPECT_TRUE(std::move(f).Get().ok());
+}
+
+TEST(RpcPoolTest, KeepsManyCallsInFlightOnOneConnection) {
+  Results results;  // outlives the pool, whose destructor may complete calls
+  RecordLog log;
+  TestTcpServer server(Framing4(), log.Handler());
+  Runtime rt;
+  RpcPoolOptions o = Options(server.port());
+  o.max_in_flight_per_connection = 32;
+  auto pool = MakePool(rt, o);
+  constexpr int kCalls = 100;
+  for (int i = 0; i < kCalls; ++i) pool->CallAsync(Req(absl::StrCat(i)), results.For(i));
+  // The server answers nothing until 32 requests are outstanding at once.
+  ASSERT_TRUE(log.WaitForTotal(32));
+  EXPECT_EQ(pool->metrics().in_flight, 32u);
+  EXPECT_EQ(pool->metrics().queued, static_cast<uint64_t>(kCalls - 32));
+  size_t max_outstanding = 0;
+  size_t answered = 0;
+  while (answered < kCalls) {
+    ASSERT_TRUE(log.WaitForTotal(answered + 1));
+    std::vector<RecordLog::Entry> held = log.Take();
+    max_outstanding = std::max(max_outstanding, log.total() - answered);
+    for (auto& e : held) {
+      e.conn->Send(e.record);
+      ++answered;
+    }
+  }
+  ASSERT_TRUE(results.WaitFor(kCalls));
+  EXPECT_EQ(max_outstanding, 32u);
+  for (int i = 0; i < kCalls; ++i) EXPECT_EQ(Payload(*results.Get(i)), absl::StrCat(i));
+}
+
+TEST(RpcPoolTest, DispatchesToTheLeastLoadedOfFourConnections) {
+  RecordLog log;
+  TestTcpServer server(Framing4(), log.Handler());
+  Runtime rt;
+  RpcPoolOptions o = Options(server.port());
+  o.connections = 4;
+  auto pool = MakePool(rt, o);
+  std::vector<Future<std::string>> calls;
+  for (int i = 0; i < 8; ++i) calls.push_back(pool->Call(Req("x")));
+  ASSERT_TRUE(log.WaitForTotal(8));
+  std::vector<RecordLog::Entry> held = log.Take();
+  std::map<int, int> per_connection;
+  for (const auto& e : held) ++per_connection[e.conn->index()];
+  EXPECT_EQ(per_connection.size(), 4u);
+  for (const auto& [conn, n] : per_connection) EXPECT_EQ(n, 2) << "server connection " << conn;
+  for (auto& e : held) e.conn->Send(e.record);
+  for (auto& f : calls) EXPECT_TRUE(std::move(f).Get().ok());
+}
+
+TEST(RpcPoolTest, FullQueueGivesResourceExhaustedToCallersThatWillNotWait) {
+  Results results;  // outlives the pool, whose destructor may complete calls
+  RecordLog log;  // never answers
+  TestTcpServer server(Framing4(), log.Handler());
+  Runtime rt;
+  RpcPoolOptions o = Options(server.port());
+  o.max_in_flight_per_connection = 2;
+  o.max_queued_calls = 2;
+  auto pool = MakePool(rt, o);
+  for (int i = 0; i < 4; ++i) pool->CallAsync(Req("held"), results.For(i));  // 2 in flight, 2 queued
+  pool->CallAsync(Req("over"), results.For(4));
+  pool->CallAsync(Req("shed"), results.For(5), {.when_busy = RpcWhenBusy::kFail});
+  ASSERT_TRUE(results.WaitFor(2));
+  EXPECT_EQ(results.Get(4).status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(results.Get(4).status().message(), HasSubstr("queue is full"));
+  EXPECT_EQ(results.Get(5).status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(results.Get(5).status().message(), HasSubstr("asked not to wait"));
+  RpcPoolMetrics m = pool->metrics();
+  EXPECT_EQ(m.calls_rejected, 2u);
+  EXPECT_EQ(m.in_flight, 2u);
+  EXPECT_EQ(m.queued, 2u);
+}
+
+TEST(RpcPoolTest, QueueIsBoundedByBytesToo) {
+  Results results;  // outlives the pool, whose destructor may complete calls
+  RecordLog log;
+  TestTcpServer server(Framing4(), log.Handler());
+  Runtime rt;
+  RpcPoolOptions o = Options(server.port());
+  o.max_in_flight_per_connection = 1;
+  o.max_queued_bytes = 100;
+  auto pool = MakePool(rt, o);
+  pool->CallAsync(Req(std::string(60, 'a')), results.For(0));  // in flight
+  pool->CallAsync(Req(std::string(60, 'b')), results.For(1));  // queued: 64 bytes
+  pool->CallAsync(Req(std::string(60, 'c')), results.For(2));  // 128 > 100
+  ASSERT_TRUE(results.WaitFor(1));
+  EXPECT_EQ(results.Get(2).status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(pool->metrics().queued_bytes, 64u);
+}
+
+TEST(RpcPoolTest, BlockingCallWaitsForRoomInAFullQueueUntilItsDeadline) {
+  Results results;  // outlives the pool, whose destructor may complete calls
+  RecordLog log;
+  TestTcpServer server(Framing4(), log.Handler());
+  Runtime rt;
+  RpcPoolOptions o = Options(server.port());
+  o.max_in_flight_per_connection = 1;
+  o.max_queued_calls = 1;
+  auto pool = MakePool(rt, o);
+  pool->CallAsync(Req("a"), results.For(0));
+  pool->CallAsync(Req("b"), results.For(1));
+  absl::StatusOr<std::string> r = pool->CallBlocking(Req("c"), {.timeout = absl::Milliseconds(30)});
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(r.status().message(), HasSubstr("room in the call queue"));
+}
+
+TEST(RpcPoolTest, BlockingCallWaitingForRoomProceedsWhenACallCompletes) {
+  Results results;  // outlives the pool, whose destructor may complete calls
+  RecordLog log;
+  TestTcpServer server(Framing4(), log.Handler());
+  Runtime rt;
+  RpcPoolOptions o = Options(server.port());
+  o.max_in_flight_per_connection = 1;
+  o.max_queued_calls = 1;
+  auto pool = MakePool(rt, o);
+  pool->CallAsync(Req("a"), results.For(0));
+  pool->CallAsync(Req("b"), results.For(1));
+  std::thread answerer([&] {
+    for (size_t answered = 0; answered < 3; ++answered) {
+      ASSERT_TRUE(log.WaitForTotal(answered + 1));
+      for (auto& e : log.Take()) e.conn->Send(e.record);
+    }
+  });
+  absl::StatusOr<std::string> r = pool->CallBlocking(Req("c"));
+  answerer.join();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(Payload(*r), "c");
+}
+
+TEST(RpcPoolTest, DeadlineFiresOnASilentServer) {
+  RecordLog log;
+  TestTcpServer server(Framing4(), log.Handler());
+  Runtime rt;
+  auto pool = MakePool(rt, Options(server.port()));
+  absl::StatusOr<std::string> r = pool->CallBlocking(Req("hello?"), {.timeout = absl::Milliseconds(50)});
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(r.status().message(), HasSubstr("in flight"));
+  EXPECT_THAT(r.status().message(), HasSubstr(absl::StrCat("127.0.0.1:", server.port())));
+  EXPECT_EQ(pool->metrics().calls_timed_out, 1u);
+}
+
+TEST(RpcPoolTest, DeadlineFiresForACallStillQueued) {
+  Results results;  // outlives the pool, whose destructor may complete calls
+  RecordLog log;
+  TestTcpServer server(Framing4(), log.Handler());
+  Runtime rt;
+  RpcPoolOptions o = Options(server.port());
+  o.max_in_flight_per_connection = 1;
+  auto pool = MakePool(rt, o);
+  pool->CallAsync(Req("first"), results.For(0));
+  pool->CallAsync(Req("second"), results.For(1), {.timeout = absl::Milliseconds(20)});
+  ASSERT_TRUE(results.WaitFor(1));
+  EXPECT_EQ(results.Get(1).status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(results.Get(1).status().message(), HasSubstr("queued"));
+}
+
+TEST(RpcPoolTest, ConnectionLeftWithTooManyUnansweredCallsIsRecycled) {
+  RecordLog log;
+  TestTcpServer server(Framing4(), log.Handler());
+  Runtime rt;
+  RpcPoolOptions o = Options(server.port());
+  o.max_in_flight_per_connection = 2;
+  auto pool = MakePool(rt, o);
+  // Three calls abandoned in flight: more than the connection's cap.
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(pool->CallBlocking(Req("lost"), {.timeout = absl::Milliseconds(10)}).status().code(),
+              absl::StatusCode::kDeadlineExceeded);
+  }
+  Future<std::string> next = pool->Call(Req("next"));
+  ASSERT_TRUE(log.WaitForTotal(4));
+  std::vector<RecordLog::Entry> held = log.Take();
+  EXPECT_EQ(held[2].conn->index(), 0);
+  EXPECT_EQ(held[3].conn->index(), 1);  // a fresh connection
+  held[3].conn->Send(held[3].record);
+  EXPECT_TRUE(std::move(next).Get().ok());
+}
+
+TEST(RpcPoolTest, ConnectsToAHostName) {
+  TestTcpServer server(Framing4(), Echo());
+  Runtime rt;
+  RpcPoolOptions o = Options(server.port());
+  o.host = "localhost";
+  auto pool = MakePool(rt, o);
+  absl::StatusOr<std::string> r = pool->CallBlocking(Req("named"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(Payload(*r), "named");
+}
+
+TEST(RpcPoolTest, CancelEndsTheCallOnceAndALateReplyIsDiscarded) {
+  RecordLog log;
+  TestTcpServer server(Framing4(), log.Handler());
+  Runtime rt;
+  std::atomic<int> completions{0};
+  auto pool = MakePool(rt, Options(server.port()));
+  Promise<std::string> p;
+  Future<std::string> cancelled = p.GetFuture();
+  const RpcCallId id = pool->CallAsync(Req("slow"), [&, p = std::move(p)](absl::StatusOr<std::string> r) mutable {
+    completions.fetch_add(1);
+    p.Set(std::move(r));
+  });
+  ASSERT_NE(id, 0u);
+  ASSERT_TRUE(log.WaitForTotal(1));
+  EXPECT_TRUE(pool->Cancel(id));
+  EXPECT_FALSE(pool->Cancel(id));
+  EXPECT_EQ(std::move(cancelled).Get().status().code(), absl::StatusCode::kCancelled);
+  // The late reply, then a live call on the same connection.
+  Future<std::string> next = pool->Call(Req("next"));
+  ASSERT_TRUE(log.WaitForTotal(2));
+  for (auto& e : log.Take()) e.conn->Send(e.record);
+  absl::StatusOr<std::string> r = std::move(next).Get();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(Payload(*r), "next");
+  EXPECT_EQ(completions.load(), 1);
+  RpcPoolMetrics m = pool->metrics();
+  EXPECT_EQ(m.calls_cancelled, 1u);
+  EXPECT_EQ(m.connection_failures, 0u);
+}
+
+TEST(RpcPoolTest, CancelOfAQueuedCallLeavesOthersRunning) {
+  RecordLog log;
+  TestTcpServer server(Framing4(), log.Handler());
+  Runtime rt;
+  RpcPoolOptions o = Options(server.port());
+  o.max_in_flight_per_connection = 1;
+  auto pool = MakePool(rt, o);
+  Future<std::string> first = pool->Call(Req("first"));
+  RpcCallId queued_id = 0;
+  Future<std::string> queued = pool->Call(Req("queued"), {}, &queued_id);
+  EXPECT_TRUE(pool->Cancel(queued_id));
+  EXPECT_EQ(std::move(queued).Get().status().code(), absl::StatusCode::kCancelled);
+  ASSERT_TRUE(log.WaitForTotal(1));
+  for (auto& e : log.Take()) e.conn->Send(e.record);
+  EXPECT_TRUE(std::move(first).Get().ok());
+  EXPECT_EQ(log.total(), 1u);
+}
+
+TEST(RpcPoolTest, ServerClosingMidRecordFailsTheCallWithUnavailableMentioningTruncation) {
+  TestTcpServer server(Framing4(), [](const TestTcpServer::ConnPtr& conn, std::string record) {
+    // A prefix announcing 100 bytes, then 8 of them, then the end.
+    conn->SendRaw(absl::StrCat(std::string("\0\0\0\x64", 4), record.substr(0, 4), "abcd"));
+    conn->Close();
+  });
+  Runtime rt;
+  auto pool = MakePool(rt, Options(server.port()));
+  absl::StatusOr<std::string> r = pool->CallBlocking(Req("x"));
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(r.status().message(), HasSubstr("connection lost"));
+  EXPECT_THAT(r.status().message(), HasSubstr("truncated"));
+}
+
+TEST(RpcPoolTest, ReconnectsAfterAServerRestartAndDeliversQueuedCalls) {
+  TestTcpServer server(Framing4(), Echo());
+  Runtime rt;
+  auto pool = MakePool(rt, Options(server.port()));
+  ASSERT_TRUE(pool->CallBlocking(Req("before")).ok());
+  server.Stop();
+  ASSERT_TRUE(WaitUntil([&] { return pool->metrics().connections[0].state != "ready"; }));
+  std::vector<Future<std::string>> calls;
+  for (int i = 0; i < 3; ++i) calls.push_back(pool->Call(Req(absl::StrCat("queued-", i))));
+  server.Start();
+  for (int i = 0; i < 3; ++i) {
+    absl::StatusOr<std::string> r = std::move(calls[i]).Get();
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(Payload(*r), absl::StrCat("queued-", i));
+  }
+  EXPECT_GE(pool->metrics().reconnects, 1u);
+}
+
+// Closes the first connection it accepts on its first request; echoes on
+// every later connection.
+TestTcpServer::Handler ResetFirstConnection() {
+  return [](const TestTcpServer::ConnPtr& conn, std::string record) {
+    if (conn->index() == 0) {
+      conn->Close();
+    } else {
+      conn->Send(std::move(record));
+    }
+  };
+}
+
+TEST(RpcPoolTest, IdempotentCallIsRetriedAfterAConnectionReset) {
+  TestTcpServer server(Framing4(), ResetFirstConnection());
+  Runtime rt;
+  auto pool = MakePool(rt, Options(server.port()));
+  absl::StatusOr<std::string> r = pool->CallBlocking(Req("again"), {.idempotent = true});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(Payload(*r), "again");
+  RpcPoolMetrics m = pool->metrics();
+  EXPECT_EQ(m.retries, 1u);
+  EXPECT_EQ(m.reconnects, 1u);
+}
+
+TEST(RpcPoolTest, IdempotentCallGivesUpAfterItsMaxAttempts) {
+  TestTcpServer server(Framing4(), [](const TestTcpServer::ConnPtr& conn, std::string) { conn->Close(); });
+  Runtime rt;
+  auto pool = MakePool(rt, Options(server.port()));
+  absl::StatusOr<std::string> r = pool->CallBlocking(Req("x"), {.idempotent = true, .max_attempts = 3});
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(pool->metrics().retries, 2u);
+}
+
+TEST(RpcPoolTest, RetryBudgetLimitsRetriesAcrossThePool) {
+  TestTcpServer server(Framing4(), [](const TestTcpServer::ConnPtr& conn, std::string) { conn->Close(); });
+  Runtime rt;
+  RpcPoolOptions o = Options(server.port());
+  o.retry_budget_tokens = 1;
+  auto pool = MakePool(rt, o);
+  absl::StatusOr<std::string> r = pool->CallBlocking(Req("x"), {.idempotent = true, .max_attempts = 5});
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(pool->metrics().retries, 1u);
+}
+
+TEST(RpcPoolTest, NonIdempotentCallInFlightFailsUnavailableWhenTheConnectionIsLost) {
+  TestTcpServer server(Framing4(), ResetFirstConnection());
+  Runtime rt;
+  auto pool = MakePool(rt, Options(server.port()));
+  absl::StatusOr<std::string> r = pool->CallBlocking(Req("once"));
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(r.status().message(), HasSubstr("connection lost with the call in flight"));
+  EXPECT_THAT(r.status().message(), HasSubstr("no partial record"));
+  // The pool reconnects for the next call.
+  absl::StatusOr<std::string> next = pool->CallBlocking(Req("next"));
+  ASSERT_TRUE(next.ok()) << next.status();
+  EXPECT_EQ(pool->metrics().retries, 0u);
+}
+
+// Answers every request with `reply(record)` sent raw (no framing added).
+TestTcpServer::Handler RawReply(std::function<std::string(const std::string&)> reply) {
+  return [reply = std::move(reply)](const TestTcpServer::ConnPtr& conn, std::string record) {
+    conn->SendRaw(reply(record));
+  };
+}
+
+std::string Framed(const std::string& record) {
+  std::string out;
+  NewLengthPrefixFraming()->Append(record, &out);
+  return out;
+}
+
+TEST(RpcPoolTest, MalformedFrameDropsTheConnectionWithDataLoss) {
+  TestTcpServer server(Framing4(), RawReply([](const std::string&) { return std::string("\xff\xff\xff\xff", 4); }));
+  Runtime rt;
+  auto pool = MakePool(rt, Options(server.port()));
+  absl::StatusOr<std::string> r = pool->CallBlocking(Req("x"), {.idempotent = true});
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(r.status().message(), HasSubstr("malformed data from the server"));
+  EXPECT_THAT(r.status().message(), HasSubstr("exceeds the maximum record size"));
+  EXPECT_GE(pool->metrics().connection_failures, 1u);
+}
+
+TEST(RpcPoolTest, ReplyWithAnUnknownIdDropsTheConnectionWithDataLoss) {
+  TestTcpServer server(Framing4(), RawReply([](const std::string& record) {
+    std::string reply = record;
+    reply[3] ^= 0x5a;
+    return Framed(reply);
+  }));
+  Runtime rt;
+  auto pool = MakePool(rt, Options(server.port()));
+  absl::StatusOr<std::string> r = pool->CallBlocking(Req("x"));
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(r.status().message(), HasSubstr("matches no call"));
+}
+
+TEST(RpcPoolTest, ReplyTooShortForAnIdDropsTheConnectionWithDataLoss) {
+  TestTcpServer server(Framing4(), RawReply([](const std::string&) { return Framed("ab"); }));
+  Runtime rt;
+  auto pool = MakePool(rt, Options(server.port()));
+  absl::StatusOr<std::string> r = pool->CallBlocking(Req("x"));
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(r.status().message(), HasSubstr("too short"));
+}
+
+TEST(RpcPoolTest, DestroyingThePoolCancelsEveryPendingCall) {
+  Results results;  // outlives the pool, whose destructor may complete calls
+  RecordLog log;
+  TestTcpServer server(Framing4(), log.Handler());
+  Runtime rt;
+  RpcPoolOptions o = Options(server.port());
+  o.max_in_flight_per_connection = 2;
+  auto pool = MakePool(rt, o);
+  for (int i = 0; i < 5; ++i) pool->CallAsync(Req("x"), results.For(i));  // 2 in flight, 3 queued
+  ASSERT_TRUE(log.WaitForTotal(2));
+  pool.reset();
+  ASSERT_EQ(results.size(), 5u);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(results.Get(i).status().code(), absl::StatusCode::kCancelled);
+}
+
+TEST(RpcPoolTest, DestroyingThePoolWhileItConnectsIsClean) {
+  Runtime rt;
+  RpcPoolOptions o = Options(RefusedPort());
+  o.connections = 4;
+  auto pool = MakePool(rt, o, /*wait_ready=*/false);
+  Future<std::string> f = pool->Call(Req("x"));
+  pool.reset();
+  EXPECT_FALSE(std::move(f).Get().ok());
+}
+
+TEST(RpcPoolTest, InOrderModeKeepsOneCallInFlightPerConnection) {
+  RecordLog log;
+  TestTcpServer server(Framing4(), log.Handler());
+  Runtime rt;
+  RpcPoolOptions o = Options(server.port());
+  o.matching = RpcReplyMatching::kInOrder;
+  o.max_in_flight_per_connection = 8;  // ignored in order
+  auto pool = MakePool(rt, o);
+  std::vector<Future<std::string>> calls;
+  for (int i = 0; i < 5; ++i) calls.push_back(pool->Call(absl::StrCat("no-id-", i)));
+  ASSERT_TRUE(log.WaitForTotal(1));
+  RpcPoolMetrics m = pool->metrics();
+  EXPECT_EQ(m.in_flight, 1u);
+  EXPECT_EQ(m.queued, 4u);
+  for (size_t answered = 0; answered < 5; ++answered) {
+    ASSERT_TRUE(log.WaitForTotal(answered + 1));
+    std::vector<RecordLog::Entry> held = log.Take();
+    ASSERT_EQ(held.size(), 1u) << "more than one call in flight";
+    EXPECT_EQ(held[0].record, absl::StrCat("no-id-", answered));  // not stamped
+    held[0].conn->Send(absl::StrCat("re:", held[0].record));
+  }
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(*std::move(calls[i]).Get(), absl::StrCat("re:no-id-", i));
+}
+
+TEST(RpcPoolTest, InOrderModeRecyclesTheConnectionWhenItsCallTimesOut) {
+  RecordLog log;
+  TestTcpServer server(Framing4(), log.Handler());
+  Runtime rt;
+  RpcPoolOptions o = Options(server.port());
+  o.matching = RpcReplyMatching::kInOrder;
+  auto pool = MakePool(rt, o);
+  absl::StatusOr<std::string> r = pool->CallBlocking("stalls", {.timeout = absl::Milliseconds(20)});
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded);
+  // The next call goes out on a fresh connection, so a late reply to the
+  // first cannot be taken for its own.
+  Future<std::string> next = pool->Call("next");
+  ASSERT_TRUE(log.WaitForTotal(2));
+  std::vector<RecordLog::Entry> held = log.Take();
+  ASSERT_EQ(held.size(), 2u);
+  EXPECT_NE(held[0].conn->index(), held[1].conn->index());
+  held[1].conn->Send("re:next");
+  EXPECT_EQ(*std::move(next).Get(), "re:next");
+}
+
+TEST(RpcPoolTest, HandshakeRunsOncePerConnectionBeforeItCarriesCalls) {
+  Mutex mu;
+  std::set<int> logged_in;
+  TestTcpServer server(Framing4(), [&](const TestTcpServer::ConnPtr& conn, std::string record) {
+    MutexLock l(&mu);
+    if (record == "HELLO") {
+      logged_in.insert(conn->index());
+      conn->Send("WELCOME");
+    } else if (logged_in.count(conn->index()) == 0) {
+      conn->Close();  // a call before the login
+    } else {
+      conn->Send(std::move(record));
+    }
+  });
+  Runtime rt;
+  RpcPoolOptions o = Options(server.port());
+  o.connections = 2;
+  std::atomic<int> handshakes{0};
+  o.on_connect = [&](RpcHandshakeChannel& channel, absl::AnyInvocable<void(absl::Status)> done) {
+    handshakes.fetch_add(1);
+    channel.Exchange("HELLO", [done = std::move(done)](absl::StatusOr<std::string> r) mutable {
+      if (!r.ok()) return done(r.status());
+      done(*r == "WELCOME" ? absl::OkStatus() : absl::UnauthenticatedError("no welcome"));
+    });
+  };
+  auto pool = MakePool(rt, o);
+  std::vector<Future<std::string>> calls;
+  for (int i = 0; i < 20; ++i) calls.push_back(pool->Call(Req(absl::StrCat(i))));
+  for (auto& f : calls) {
+    absl::StatusOr<std::string> r = std::move(f).Get();
+    EXPECT_TRUE(r.ok()) << r.status();
+  }
+  EXPECT_EQ(handshakes.load(), 2);
+}
+
+TEST(RpcPoolTest, FailedHandshakeFailsQueuedCallsWithItsError) {
+  TestTcpServer server(Framing4(), Echo());
+  Runtime rt;
+  RpcPoolOptions o = Options(server.port());
+  o.max_connect_attempts = 2;
+  o.on_connect = [](RpcHandshakeChannel&, absl::AnyInvocable<void(absl::Status)> done) {
+    done(absl::UnauthenticatedError("bad password"));
+  };
+  auto pool = MakePool(rt, o, /*wait_ready=*/false);
+  absl::StatusOr<std::string> r = pool->CallBlocking(Req("x"));
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_THAT(r.status().message(), HasSubstr("bad password"));
+  EXPECT_THAT(r.status().message(), HasSubstr(absl::StrCat("127.0.0.1:", server.port())));
+}
+
+TEST(RpcPoolTest, RefusedConnectionsFailQueuedCallsWithUnavailableNamingHostAndPort) {
+  Runtime rt;
+  const uint16_t port = RefusedPort();
+  RpcPoolOptions o = Options(port);
+  o.connections = 2;
+  o.max_connect_attempts = 3;
+  auto pool = MakePool(rt, o, /*wait_ready=*/false);
+  absl::StatusOr<std::string> r = pool->CallBlocking(Req("x"));
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(r.status().message(), HasSubstr(absl::StrCat("127.0.0.1:", port)));
+  EXPECT_THAT(r.status().message(), HasSubstr("3 attempts"));
+  // Until a connection comes up again, new calls fail at once.
+  EXPECT_EQ(pool->CallBlocking(Req("y")).status().code(), absl::StatusCode::kUnavailable);
+}
+
+TEST(RpcPoolTest, ShortRequestIsInvalidArgumentWhenMatchingById) {
+  TestTcpServer server(Framing4(), Echo());
+  Runtime rt;
+  auto pool = MakePool(rt, Options(server.port()));
+  EXPECT_EQ(pool->CallBlocking("abc").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(RpcPoolTest, CreateRejectsOptionsWithoutFraming) {
+  Runtime rt;
+  RpcPoolOptions o = Options(1234);
+  o.framing = nullptr;
+  EXPECT_EQ(RpcPool::Create(rt, o).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(RpcPoolTest, MetricsCountCallsBytesAndRoundTrips) {
+  TestTcpServer server(Framing4(), Echo());
+  Runtime rt;
+  RpcPoolOptions o = Options(server.port());
+  o.connections = 2;
+  auto pool = MakePool(rt, o);
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(pool->CallBlocking(Req("0123456789")).ok());
+  RpcPoolMetrics m = pool->metrics();
+  EXPECT_EQ(m.calls_started, 10u);
+  EXPECT_EQ(m.calls_succeeded, 10u);
+  EXPECT_EQ(m.calls_failed, 0u);
+  EXPECT_EQ(m.round_trip.count, 10u);
+  EXPECT_EQ(m.queue_time.count, 10u);
+  EXPECT_EQ(m.bytes_received, 10u * 18);  // 4-byte prefix + 4-byte id + 10
+  EXPECT_TRUE(WaitUntil([&] { return pool->metrics().bytes_sent == 10u * 18; }));
+  EXPECT_GT(m.round_trip.p99(), absl::ZeroDuration());
+  ASSERT_EQ(m.connections.size(), 2u);
+  EXPECT_EQ(m.connections[0].state, "ready");
+  EXPECT_EQ(m.connections[0].replies + m.connections[1].replies, 10u);
+}
+
+TEST(RpcPoolTest, ManyCallersOnManyThreadsAllGetTheirOwnReplies) {
+  TestTcpServer server(Framing4(), Echo());
+  Runtime rt({.io_threads = 2});
+  RpcPoolOptions o = Options(server.port());
+  o.connections = 4;
+  o.max_in_flight_per_connection = 16;
+  o.max_queued_calls = 100000;
+  auto pool = MakePool(rt, o);
+  constexpr int kThreads = 4;
+  constexpr int kCallsPerThread = 1000;
+  std::atomic<int> wrong{0};
+  Results done;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kCallsPerThread; ++i) {
+        const int n = t * kCallsPerThread + i;
+        Callback<std::string> record = done.For(n);
+        pool->CallAsync(Req(absl::StrCat(n)),
+                        [&wrong, n, record = std::move(record)](absl::StatusOr<std::string> r) mutable {
+                          if (!r.ok() || Payload(*r) != absl::StrCat(n)) wrong.fetch_add(1);
+                          record(std::move(r));
+                        });
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  ASSERT_TRUE(done.WaitFor(kThreads * kCallsPerThread, absl::Seconds(30)));
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(pool->metrics().calls_succeeded, static_cast<uint64_t>(kThreads * kCallsPerThread));
+}
+
+TEST(RpcHistogramTest, PercentilesAreUpperBucketEdges) {
+  RpcHistogram h;
+  for (int i = 0; i < 99; ++i) h.Record(absl::Microseconds(100));  // bucket [64, 128)
+  h.Record(absl::Milliseconds(5));                                  // bucket [4096, 8192)
+  EXPECT_EQ(h.p50(), absl::Microseconds(128));
+  EXPECT_EQ(h.p99(), absl::Microseconds(128));
+  EXPECT_EQ(h.Percentile(1.0), absl::Microseconds(8192));
+  EXPECT_EQ(h.count, 100u);
+  RpcHistogram other;
+  other.Merge(h);
+  EXPECT_EQ(other.count, 100u);
+  EXPECT_EQ(RpcHistogram().p50(), absl::ZeroDuration());
+}
+
+}  // namespace
+}  // namespace ferry

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# scripts/bench rpc: RpcPool NULL calls per second to nfs-ganesha (NFS v3
+# NULL) against in-flight depth (1, 8, 64, 256) and connections (1, 4),
+# directly and through toxiproxy with +1 ms each way; client and server CPU
+# per call. Starts its own ganesha (+ rpcbind) and toxiproxy, runs
+# build/release/tests/ferry_rpc_bench, and stops them by PID on exit.
+# Extra arguments go to ferry_rpc_bench (e.g. --runs=3 --seconds=0.5).
+# Takes about 90 s with the defaults (5 runs x 16 points x 0.8 s + set-up).
+# Ends with one line `RESULT {json}`.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+PEERS="$ROOT/tests/peers"
+BUILD=${FERRY_BUILD_DIR:-$ROOT/build/release}   # another build tree, e.g. while developing
+BENCH="$BUILD/tests/ferry_rpc_bench"
+STATE="$BUILD/bench/rpc-peers"
+# Not the tests' 18474: the bench can run while a test tree's toxiproxy is up.
+export TOXIPROXY_PORT=${TOXIPROXY_PORT:-18475}
+API="http://127.0.0.1:$TOXIPROXY_PORT"
+DELAY_MS=1
+
+[ -x "$BENCH" ] || { echo "rpc.sh: $BENCH is missing (scripts/build release)" >&2; exit 1; }
+mkdir -p "$STATE"
+cleanup() {
+  "$PEERS/toxiproxy" stop "$STATE/toxiproxy" || true
+  "$PEERS/ganesha" stop "$STATE/ganesha" || true
+}
+trap cleanup EXIT
+
+"$PEERS/ganesha" start "$STATE/export" "$STATE/ganesha"
+"$PEERS/toxiproxy" start "$STATE/toxiproxy"
+
+# A proxy to ganesha's NFS port with +DELAY_MS on requests and on replies.
+api() { curl -sS -f --max-time 5 -X "$1" "$API$2" ${3:+-d "$3"}; }
+api DELETE /proxies/bench_nfs >/dev/null 2>&1 || true
+listen=$(api POST /proxies '{"name":"bench_nfs","listen":"127.0.0.1:0","upstream":"127.0.0.1:2049","enabled":true}' |
+         jq -r .listen)
+for stream in upstream downstream; do
+  api POST /proxies/bench_nfs/toxics \
+    "{\"name\":\"delay_$stream\",\"type\":\"latency\",\"stream\":\"$stream\",\"attributes\":{\"latency\":$DELAY_MS}}" >/dev/null
+done
+
+"$BENCH" --host=127.0.0.1 --port=2049 --delayed_port="${listen##*:}" --delay_ms="$DELAY_MS" \
+  --server_pid="$(cat "$STATE/ganesha/ganesha.pid")" "$@"

@@ -1,0 +1,78 @@
+# ctest fixtures for the real peers, and the C++ helpers tests use to reach
+# them. Included by every tests/integration/<area>/CMakeLists.txt that needs a
+# peer; defines everything once per build tree, however many include it.
+#
+#   include(${CMAKE_SOURCE_DIR}/tests/peers/FerryPeers.cmake)
+#   ferry_add_gtest(rpc_faults_integration_test SOURCES faults_test.cc
+#                   LIBS ferry_testing_peers LABELS integration)
+#   ferry_require_peers(rpc_faults_integration_test peer_ganesha peer_toxiproxy)
+#
+# Fixtures (ctest FIXTURES_SETUP / FIXTURES_CLEANUP):
+#   peer_ganesha    rpcbind (if no portmapper answers) + nfs-ganesha serving
+#                   FERRY_PEER_EXPORT_DIR as nfs://127.0.0.1/export
+#                   (NFS 2049, MOUNT 20048, portmapper 111)
+#   peer_toxiproxy  toxiproxy-server, HTTP API on 127.0.0.1:18474
+# A test that lists a fixture finds its peer started by a setup test before
+# it runs; a cleanup test stops the peer, by PID, after the last such test of
+# the ctest run. The ports are fixed, so each fixture is also a
+# RESOURCE_LOCK of the same name (ferry_require_peers adds it to the tests):
+# tests sharing a peer never run at once, and build trees (release, asan)
+# must run their integration tests one after another.
+include_guard(GLOBAL)
+
+set(FERRY_PEERS_SCRIPTS ${CMAKE_SOURCE_DIR}/tests/peers)
+set(FERRY_PEERS_STATE_DIR ${CMAKE_BINARY_DIR}/tests/peers)
+set(FERRY_PEER_EXPORT_DIR ${FERRY_PEERS_STATE_DIR}/export)
+
+# A small export tree, made at configure time: a few files and a subdirectory,
+# enough for MOUNT and a listing; tests that need more create it themselves.
+file(MAKE_DIRECTORY ${FERRY_PEER_EXPORT_DIR}/dir)
+file(WRITE ${FERRY_PEER_EXPORT_DIR}/hello.txt "hello from ferry\n")
+foreach(i RANGE 1 10)
+  file(WRITE ${FERRY_PEER_EXPORT_DIR}/dir/file${i}.txt "file ${i}\n")
+endforeach()
+
+# ferry_peer_fixture(NAME START_COMMAND STOP_COMMAND): setup and cleanup
+# tests for fixture peer_NAME, holding RESOURCE_LOCK peer_NAME.
+function(ferry_peer_fixture name start_cmd stop_cmd)
+  add_test(NAME peer_${name}_start COMMAND ${start_cmd})
+  add_test(NAME peer_${name}_stop COMMAND ${stop_cmd})
+  set_tests_properties(peer_${name}_start PROPERTIES
+    FIXTURES_SETUP peer_${name} RESOURCE_LOCK peer_${name} LABELS integration TIMEOUT 60)
+  set_tests_properties(peer_${name}_stop PROPERTIES
+    FIXTURES_CLEANUP peer_${name} RESOURCE_LOCK peer_${name} LABELS integration TIMEOUT 60)
+endfunction()
+
+ferry_peer_fixture(ganesha
+  "${FERRY_PEERS_SCRIPTS}/ganesha;start;${FERRY_PEER_EXPORT_DIR};${FERRY_PEERS_STATE_DIR}/ganesha"
+  "${FERRY_PEERS_SCRIPTS}/ganesha;stop;${FERRY_PEERS_STATE_DIR}/ganesha")
+ferry_peer_fixture(toxiproxy
+  "${FERRY_PEERS_SCRIPTS}/toxiproxy;start;${FERRY_PEERS_STATE_DIR}/toxiproxy"
+  "${FERRY_PEERS_SCRIPTS}/toxiproxy;stop;${FERRY_PEERS_STATE_DIR}/toxiproxy")
+
+# ferry_require_peers(TARGET FIXTURE...): every test gtest_discover_tests
+# finds in TARGET requires FIXTURE... and holds their RESOURCE_LOCKs.
+# (ferry_add_gtest's own FIXTURES argument takes only one fixture:
+# gtest_discover_tests flattens list-valued PROPERTIES. The discovered tests
+# are named only when ctest runs, so the properties are set by a script
+# ctest includes after the one that declares them.)
+function(ferry_require_peers target)
+  set(fixtures "${ARGN}")
+  set(script ${CMAKE_CURRENT_BINARY_DIR}/${target}_peers.cmake)
+  file(WRITE ${script}
+    "if(${target}_TESTS)\n"
+    "  set_tests_properties(\${${target}_TESTS} PROPERTIES\n"
+    "    FIXTURES_REQUIRED \"${fixtures}\" RESOURCE_LOCK \"${fixtures}\")\n"
+    "endif()\n")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${script})
+endfunction()
+
+# Helpers for tests: the peers' fixed addresses, a toxiproxy API client.
+find_package(CURL REQUIRED)
+add_library(ferry_testing_peers STATIC ${CMAKE_SOURCE_DIR}/tests/testing/peers.cc)
+target_include_directories(ferry_testing_peers PUBLIC ${CMAKE_SOURCE_DIR}/tests)
+target_link_libraries(ferry_testing_peers
+  PUBLIC ferry::core absl::status absl::statusor absl::strings
+  PRIVATE CURL::libcurl ferry_compile_options)
+target_compile_definitions(ferry_testing_peers
+  PRIVATE FERRY_PEERS_STATE_DIR="${FERRY_PEERS_STATE_DIR}")

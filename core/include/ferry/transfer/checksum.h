@@ -1,0 +1,51 @@
+// Per-part checksums for uploads: CRC32C and MD5.
+//
+// S3 verifies a part against Content-MD5 or x-amz-checksum-crc32c; which
+// one a third-party store accepts differs, so MultipartUploader takes the
+// algorithm as an option. ferry computes both itself: Debian's abseil
+// 20220623 has no absl/crc, and linking libcrypto into the protocol-free
+// core just for MD5 would add a dependency for 150 lines of code.
+//
+//   ferry::Checksum c = ferry::ComputeChecksum(ferry::ChecksumAlgorithm::kCrc32c, bytes);
+//   // c.value holds the 4 big-endian CRC bytes; an S3 adapter base64-encodes it.
+#ifndef FERRY_TRANSFER_CHECKSUM_H_
+#define FERRY_TRANSFER_CHECKSUM_H_
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace ferry {
+
+enum class ChecksumAlgorithm {
+  kNone,
+  kMd5,     // RFC 1321; S3 Content-MD5
+  kCrc32c,  // Castagnoli; S3 x-amz-checksum-crc32c
+};
+
+// A digest and the algorithm that made it. `value` holds the raw digest
+// bytes (16 for MD5, 4 big-endian for CRC32C, empty for kNone); encoding it
+// for the wire (base64, hex) is the adapter's job.
+struct Checksum {
+  ChecksumAlgorithm algorithm = ChecksumAlgorithm::kNone;
+  std::string value;
+
+  bool operator==(const Checksum&) const = default;
+};
+
+// CRC32C (polynomial 0x1EDC6F41, reflected) of `bytes`, continuing from
+// `crc` (the result of a previous call, or 0 to start).
+uint32_t Crc32c(std::span<const char> bytes, uint32_t crc = 0);
+
+// The 16-byte MD5 digest of `bytes`.
+std::string Md5(std::span<const char> bytes);
+
+// `bytes` digested with `algorithm`. Thread-safe (pure).
+Checksum ComputeChecksum(ChecksumAlgorithm algorithm, std::span<const char> bytes);
+
+// "none", "md5" or "crc32c".
+const char* ChecksumAlgorithmName(ChecksumAlgorithm algorithm);
+
+}  // namespace ferry
+
+#endif  // FERRY_TRANSFER_CHECKSUM_H_

@@ -1,0 +1,626 @@
+// Design. Each open object has one DownloadState, shared (shared_ptr) by the
+// MultipartDownloader handle and by every request in flight, so completions
+// that arrive after the handle is gone find live memory and drop their
+// bytes. One ferry::Mutex guards the state: a table of the chunks that are
+// wanted, being fetched or landed (chunks nobody holds are absent), the
+// readers waiting on each, and a FIFO of wanted chunks.
+//
+// A read no larger than one chunk, before any multipart download started,
+// is one exact ranged GET ("direct read"). Every other read registers on the
+// chunks it spans: bytes of landed chunks are copied at once; each missing
+// chunk becomes "wanted" (queued first) and keeps the read as a waiter. When
+// a chunk lands it is copied into all its waiters and each waiter whose
+// last chunk this was completes, so readers wake chunk by chunk.
+//
+// Pump() keeps up to `concurrency` fetches going: wanted chunks first, then
+// (only once the download started) read-ahead just past where recent reads
+// ended (one cursor per reading stream, served round robin), then the rest
+// of the object in order. Every fetch first takes a chunk-sized ticket from
+// the shared MemoryBudget: TryAcquire, or else one AcquireAsync per
+// download whose grant picks whatever chunk is most urgent by then. If a
+// reader waits and the budget is spent, a landed chunk is dropped to make
+// room (progress over read-ahead).
+//
+// Locking rule: store calls, reader callbacks and ticket releases never run
+// under the mutex. Releasing a ticket can run another waiter's grant
+// callback inline, which may be this download's own; store fakes and
+// callbacks may re-enter. So work found under the lock is gathered in a
+// Deferred and done after the lock is dropped.
+#include "ferry/transfer/multipart_downloader.h"
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <optional>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "ferry/base/mutex.h"
+#include "ferry/base/status_macros.h"
+#include "ferry/base/strings.h"
+#include "ferry/runtime/runtime.h"
+#include "transfer/interval_set.h"
+
+namespace ferry {
+namespace {
+
+// Read-ahead cursors remembered per download: one per reading stream. 32
+// covers iRODS parallel gets (16 threads at most by default) with room.
+constexpr size_t kMaxCursors = 32;
+
+using internal::IntervalSet;
+
+// Work found under the lock, done after it is dropped (see the file comment).
+struct Deferred {
+  std::vector<MemoryBudget::Ticket> tickets;
+  std::vector<absl::AnyInvocable<void()>> calls;
+  ~Deferred() {
+    tickets.clear();
+    for (auto& c : calls) c();
+  }
+};
+
+// One read waiting for chunks.
+struct PendingRead {
+  int64_t offset = 0;
+  std::span<char> dst;  // already clipped to the object
+  int missing = 0;      // chunks still to copy
+  bool finished = false;
+  Callback<size_t> done;
+};
+
+struct Chunk {
+  enum class State { kWanted, kFetching, kLanded };
+  State state = State::kWanted;
+  uint64_t fetch_id = 0;
+  std::string data;
+  MemoryBudget::Ticket ticket;
+  IntervalSet copied;  // bytes handed to readers since it landed
+  bool one_shot = false;  // fetched again: dropped once its waiters are served
+  std::vector<std::shared_ptr<PendingRead>> waiters;
+};
+
+// What a chunk has been through, for read-ahead and completion.
+enum class Visit : uint8_t { kNever, kLanded, kFailed };
+
+class DownloadState : public std::enable_shared_from_this<DownloadState> {
+ public:
+  DownloadState(ObjectStore& store, MemoryBudget& budget, std::shared_ptr<DelayScheduler> scheduler,
+                const MultipartDownloaderOptions& options, std::string key, ObjectInfo info)
+      : store_(store),
+        budget_(budget),
+        scheduler_(std::move(scheduler)),
+        options_(options),
+        key_(std::move(key)),
+        info_(std::move(info)),
+        num_chunks_((info_.size + options.chunk_bytes - 1) / options.chunk_bytes),
+        read_ahead_chunks_(std::max<int64_t>(
+            1, (options.read_ahead_bytes > 0 ? options.read_ahead_bytes
+                                             : 2 * options.concurrency * options.chunk_bytes) /
+                   options.chunk_bytes)) {
+    MutexLock l(&mu_);
+    visited_.assign(static_cast<size_t>(num_chunks_), Visit::kNever);
+  }
+
+  const std::string& key() const { return key_; }
+  const ObjectInfo& info() const { return info_; }
+
+  void ReadAsync(int64_t offset, std::span<char> dst, Callback<size_t> done) {
+    if (offset < 0) {
+      done(absl::InvalidArgumentError(
+          absl::StrCat("read ", ToAbsl(key_), ": negative offset ", offset)));
+      return;
+    }
+    Deferred d;
+    MutexLock l(&mu_);
+    if (!poison_.ok()) {
+      d.calls.push_back([done = std::move(done), s = poison_]() mutable { done(s); });
+      return;
+    }
+    if (cancelled_) {
+      d.calls.push_back([done = std::move(done), s = CancelledStatus()]() mutable { done(s); });
+      return;
+    }
+    if (offset >= info_.size || dst.empty()) {
+      d.calls.push_back([done = std::move(done)]() mutable { done(size_t{0}); });
+      return;
+    }
+    const int64_t len = std::min<int64_t>(static_cast<int64_t>(dst.size()), info_.size - offset);
+    dst = dst.first(static_cast<size_t>(len));
+    if (!download_started_ && offset == 0 && len == info_.size) StartLocked(d);
+    if (!download_started_ && len <= options_.chunk_bytes) {
+      d.calls.push_back([self = shared_from_this(), offset, dst, done = std::move(done)]() mutable {
+        self->DirectRead(offset, dst, std::move(done));
+      });
+      return;
+    }
+    ReadFromChunksLocked(offset, dst, std::move(done), d);
+  }
+
+  // Starts the download; with `readers` > 1, read-ahead begins at the
+  // start of each of `readers` equal stripes, where iRODS parallel-get
+  // threads start reading (thread i from i * size / readers).
+  void StartDownload(int readers) {
+    Deferred d;
+    MutexLock l(&mu_);
+    if (download_started_) return;
+    if (readers > 1 && cursors_.empty()) {
+      const int64_t stripe = (info_.size + readers - 1) / readers;
+      for (int i = 0; i < readers && i < static_cast<int>(kMaxCursors); ++i) {
+        const int64_t c = i * stripe / options_.chunk_bytes;
+        if (c < num_chunks_ && (cursors_.empty() || cursors_.back() != c)) cursors_.push_back(c);
+      }
+    }
+    StartLocked(d);
+  }
+
+  void Cancel() {
+    Deferred d;
+    MutexLock l(&mu_);
+    cancelled_ = true;
+    DropAllLocked(CancelledStatus(), d);
+  }
+
+  DownloadStats stats() const {
+    MutexLock l(&mu_);
+    DownloadStats s = stats_;
+    s.download_started = download_started_;
+    s.download_complete = visited_count_ == num_chunks_;
+    return s;
+  }
+
+ private:
+  absl::Status CancelledStatus() const {
+    return absl::CancelledError(absl::StrCat("download ", ToAbsl(key_), ": downloader closed"));
+  }
+
+  int64_t ChunkBegin(int64_t c) const { return c * options_.chunk_bytes; }
+  int64_t ChunkLength(int64_t c) const {
+    return std::min(options_.chunk_bytes, info_.size - ChunkBegin(c));
+  }
+
+  void StartLocked(Deferred& d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (download_started_ || cancelled_ || !poison_.ok() || info_.size == 0) return;
+    download_started_ = true;
+    PumpLocked(d);
+  }
+
+  // Exact ranged GET for a small read before any multipart download.
+  void DirectRead(int64_t offset, std::span<char> dst, Callback<size_t> done) {
+    auto self = shared_from_this();
+    budget_.AcquireAsync(
+        static_cast<int64_t>(dst.size()),
+        [self, offset, dst, done = std::move(done)](absl::StatusOr<MemoryBudget::Ticket> t) mutable {
+          if (!t.ok()) {
+            done(Annotate(t.status(), absl::StrCat("read ", ToAbsl(self->key_))));
+            return;
+          }
+          const int64_t len = static_cast<int64_t>(dst.size());
+          self->FetchWithRetry(
+              offset, len,
+              [self, offset, len, dst, done = std::move(done),
+               ticket = std::move(*t)](absl::StatusOr<std::string> r) mutable {
+                if (r.ok()) {
+                  std::memcpy(dst.data(), r->data(), dst.size());
+                  {
+                    MutexLock l(&self->mu_);
+                    self->stats_.bytes_fetched += static_cast<int64_t>(r->size());
+                    ++self->stats_.requests;
+                  }
+                  r->clear();
+                  ticket.Release();
+                  done(dst.size());
+                  return;
+                }
+                ticket.Release();
+                absl::Status s = Annotate(r.status(), absl::StrCat("read ", ToAbsl(self->key_), " [",
+                                                                   offset, ", ", offset + len, ")"));
+                if (s.code() == absl::StatusCode::kFailedPrecondition) {
+                  Deferred d;
+                  MutexLock l(&self->mu_);
+                  self->PoisonLocked(s, d);
+                }
+                done(std::move(s));
+              });
+        });
+  }
+
+  // GetRange pinned to the open ETag, retried per the policy. A reply of the
+  // wrong length is DataLoss (retried); once the downloader is closed, errors
+  // turn into Cancelled so nothing is retried for nobody.
+  void FetchWithRetry(int64_t offset, int64_t len, Callback<std::string> done) {
+    auto self = shared_from_this();
+    CallWithRetry<std::string>(
+        options_.retry, *scheduler_,
+        [self, offset, len](int attempt, Callback<std::string> cb) {
+          if (attempt > 1) {
+            MutexLock l(&self->mu_);
+            ++self->stats_.retries;
+          }
+          self->store_.GetRange(
+              self->key_, offset, len, self->info_.etag,
+              [self, offset, len, cb = std::move(cb)](absl::StatusOr<std::string> r) mutable {
+                if (r.ok() && static_cast<int64_t>(r->size()) != len) {
+                  r = absl::DataLossError(absl::StrCat("short reply: ", r->size(), " of ", len,
+                                                       " bytes at offset ", offset));
+                }
+                if (!r.ok() && self->IsClosed()) r = self->CancelledStatus();
+                cb(std::move(r));
+              });
+        },
+        std::move(done));
+  }
+
+  bool IsClosed() const {
+    MutexLock l(&mu_);
+    return cancelled_ || !poison_.ok();
+  }
+
+  void ReadFromChunksLocked(int64_t offset, std::span<char> dst, Callback<size_t> done,
+                            Deferred& d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    auto r = std::make_shared<PendingRead>();
+    r->offset = offset;
+    r->dst = dst;
+    r->done = std::move(done);
+    const int64_t end = offset + static_cast<int64_t>(dst.size());
+    const int64_t first = offset / options_.chunk_bytes;
+    const int64_t last = (end - 1) / options_.chunk_bytes;
+    NoteCursorLocked(first, last + 1);
+    for (int64_t c = first; c <= last; ++c) {
+      auto it = chunks_.find(c);
+      if (it != chunks_.end() && it->second.state == Chunk::State::kLanded) {
+        CopyLocked(c, it->second, *r);
+        MaybeDropLocked(it, d);
+        continue;
+      }
+      ++r->missing;
+      if (it == chunks_.end()) {
+        it = chunks_.emplace(c, Chunk()).first;
+        wanted_.push_back(c);
+      }
+      it->second.waiters.push_back(r);
+    }
+    if (r->missing == 0) {
+      r->finished = true;
+      d.calls.push_back([r] { r->done(r->dst.size()); });
+    }
+    PumpLocked(d);
+  }
+
+  // Remembers that a stream read up to chunk `next`; read-ahead goes there.
+  void NoteCursorLocked(int64_t first, int64_t next) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    for (int64_t& cur : cursors_) {
+      if (cur >= first && cur <= next) {
+        cur = next;
+        return;
+      }
+    }
+    cursors_.push_back(next);
+    if (cursors_.size() > kMaxCursors) cursors_.pop_front();
+  }
+
+  void CopyLocked(int64_t c, Chunk& chunk, PendingRead& r) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (r.finished) return;
+    const int64_t cb = ChunkBegin(c);
+    const int64_t b = std::max(cb, r.offset);
+    const int64_t e = std::min(cb + ChunkLength(c), r.offset + static_cast<int64_t>(r.dst.size()));
+    if (b >= e) return;
+    std::memcpy(r.dst.data() + (b - r.offset), chunk.data.data() + (b - cb),
+                static_cast<size_t>(e - b));
+    chunk.copied.Add(b - cb, e - cb);
+  }
+
+  // Forgets a chunk, returning its ticket after the lock is dropped.
+  void EraseChunkLocked(std::unordered_map<int64_t, Chunk>::iterator it, Deferred& d)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (it->second.state != Chunk::State::kWanted) --held_;
+    d.tickets.push_back(std::move(it->second.ticket));
+    chunks_.erase(it);
+  }
+
+  // Drops a landed chunk once all of it has been copied to readers.
+  void MaybeDropLocked(std::unordered_map<int64_t, Chunk>::iterator it, Deferred& d)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    Chunk& ch = it->second;
+    if (ch.state != Chunk::State::kLanded || !ch.waiters.empty()) return;
+    if (!ch.copied.Covers(0, ChunkLength(it->first))) return;
+    EraseChunkLocked(it, d);
+  }
+
+  // The chunk to fetch next, if any: wanted first, then read-ahead.
+  std::optional<int64_t> PickChunkLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    while (!wanted_.empty()) {
+      auto it = chunks_.find(wanted_.front());
+      if (it != chunks_.end() && it->second.state == Chunk::State::kWanted) return it->first;
+      wanted_.pop_front();
+    }
+    if (!download_started_ || held_ >= read_ahead_chunks_) return std::nullopt;
+    auto free_chunk = [&](int64_t c) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return visited_[static_cast<size_t>(c)] == Visit::kNever && !chunks_.contains(c);
+    };
+    // Read-ahead: just past each stream's last read, a window of one
+    // round of requests deep, streams in turn.
+    for (size_t k = 0; k < cursors_.size(); ++k) {
+      const size_t i = (next_cursor_ + k) % cursors_.size();
+      const int64_t end = std::min(num_chunks_, cursors_[i] + options_.concurrency);
+      for (int64_t c = cursors_[i]; c < end; ++c) {
+        if (free_chunk(c)) {
+          next_cursor_ = i + 1;
+          return c;
+        }
+      }
+    }
+    while (scan_ < num_chunks_ && !free_chunk(scan_)) ++scan_;
+    if (scan_ < num_chunks_) return scan_;
+    return std::nullopt;
+  }
+
+  void PumpLocked(Deferred& d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (cancelled_ || !poison_.ok()) return;
+    while (in_flight_ < options_.concurrency && !budget_wait_) {
+      std::optional<int64_t> c = PickChunkLocked();
+      if (!c) return;
+      std::optional<MemoryBudget::Ticket> t = budget_.TryAcquire(options_.chunk_bytes);
+      if (!t) {
+        auto it = chunks_.find(*c);
+        if (it != chunks_.end() && !it->second.waiters.empty()) EvictForLocked(*c, d);
+        budget_wait_ = true;
+        d.calls.push_back([self = shared_from_this()] {
+          self->budget_.AcquireAsync(self->options_.chunk_bytes,
+                                     [self](absl::StatusOr<MemoryBudget::Ticket> granted) {
+                                       self->OnBudget(std::move(granted));
+                                     });
+        });
+        return;
+      }
+      StartFetchLocked(*c, std::move(*t), d);
+    }
+  }
+
+  // Budget is spent and a reader waits on chunk `needed`: drop the landed
+  // chunk farthest ahead (least likely to be read soon), if there is one.
+  void EvictForLocked(int64_t needed, Deferred& d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    auto victim = chunks_.end();
+    for (auto it = chunks_.begin(); it != chunks_.end(); ++it) {
+      if (it->first == needed || it->second.state != Chunk::State::kLanded) continue;
+      if (victim == chunks_.end() || it->first > victim->first) victim = it;
+    }
+    if (victim == chunks_.end()) return;
+    ++stats_.chunks_evicted;
+    EraseChunkLocked(victim, d);
+  }
+
+  void OnBudget(absl::StatusOr<MemoryBudget::Ticket> t) {
+    Deferred d;
+    MutexLock l(&mu_);
+    budget_wait_ = false;
+    if (!t.ok()) return;  // chunk_bytes <= capacity was checked at open
+    std::optional<int64_t> c;
+    if (!cancelled_ && poison_.ok()) c = PickChunkLocked();
+    if (!c) {
+      d.tickets.push_back(std::move(*t));
+      return;
+    }
+    StartFetchLocked(*c, std::move(*t), d);
+    PumpLocked(d);
+  }
+
+  void StartFetchLocked(int64_t c, MemoryBudget::Ticket ticket, Deferred& d)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    Chunk& ch = chunks_[c];
+    if (ch.state == Chunk::State::kWanted) ++held_;
+    if (visited_[static_cast<size_t>(c)] != Visit::kNever) {
+      ++stats_.chunks_refetched;
+      ch.one_shot = true;
+    }
+    ch.state = Chunk::State::kFetching;
+    ch.ticket = std::move(ticket);
+    ch.fetch_id = ++next_fetch_id_;
+    ++in_flight_;
+    const uint64_t id = ch.fetch_id;
+    const int64_t begin = ChunkBegin(c), len = ChunkLength(c);
+    d.calls.push_back([self = shared_from_this(), c, id, begin, len] {
+      self->FetchWithRetry(begin, len, [self, c, id](absl::StatusOr<std::string> r) {
+        self->OnFetched(c, id, std::move(r));
+      });
+    });
+  }
+
+  void OnFetched(int64_t c, uint64_t id, absl::StatusOr<std::string> r) {
+    Deferred d;
+    MutexLock l(&mu_);
+    --in_flight_;
+    auto it = chunks_.find(c);
+    if (it == chunks_.end() || it->second.fetch_id != id ||
+        it->second.state != Chunk::State::kFetching) {
+      PumpLocked(d);  // dropped meanwhile (closed or object changed)
+      return;
+    }
+    Chunk& ch = it->second;
+    if (!r.ok()) {
+      absl::Status s =
+          Annotate(r.status(), absl::StrCat("download ", ToAbsl(key_), " chunk ", c, " [",
+                                            ChunkBegin(c), ", ", ChunkBegin(c) + ChunkLength(c),
+                                            ") etag ", info_.etag));
+      if (s.code() == absl::StatusCode::kFailedPrecondition) {
+        PoisonLocked(s, d);
+        return;
+      }
+      // This chunk only: its readers fail, read-ahead skips it, a later
+      // read of it tries again.
+      for (auto& w : ch.waiters) FailLocked(*w, s, d);
+      MarkVisitedLocked(c, Visit::kFailed);
+      EraseChunkLocked(it, d);
+      PumpLocked(d);
+      return;
+    }
+    stats_.bytes_fetched += static_cast<int64_t>(r->size());
+    ++stats_.requests;
+    ch.data = std::move(*r);
+    ch.state = Chunk::State::kLanded;
+    MarkVisitedLocked(c, Visit::kLanded);
+    for (auto& w : ch.waiters) {
+      if (w->finished) continue;
+      CopyLocked(c, ch, *w);
+      if (--w->missing == 0) {
+        w->finished = true;
+        d.calls.push_back([w] { w->done(w->dst.size()); });
+      }
+    }
+    ch.waiters.clear();
+    if (ch.one_shot) {
+      EraseChunkLocked(it, d);
+    } else {
+      MaybeDropLocked(it, d);
+    }
+    PumpLocked(d);
+  }
+
+  void MarkVisitedLocked(int64_t c, Visit v) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    Visit& slot = visited_[static_cast<size_t>(c)];
+    if (slot == Visit::kNever) ++visited_count_;
+    if (slot != Visit::kLanded) slot = v;
+  }
+
+  void FailLocked(PendingRead& r, const absl::Status& s, Deferred& d)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (r.finished) return;
+    r.finished = true;
+    d.calls.push_back([done = std::move(r.done), s]() mutable { done(s); });
+  }
+
+  // The object changed under us: every read, now and later, fails.
+  void PoisonLocked(const absl::Status& s, Deferred& d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (!poison_.ok()) return;
+    poison_ = absl::FailedPreconditionError(absl::StrCat(
+        "download ", ToAbsl(key_), ": object changed since it was opened (etag ", info_.etag,
+        "); reopen it to read the new version: ", s.message()));
+    DropAllLocked(poison_, d);
+  }
+
+  void DropAllLocked(const absl::Status& s, Deferred& d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    for (auto& [c, ch] : chunks_) {
+      for (auto& w : ch.waiters) FailLocked(*w, s, d);
+      d.tickets.push_back(std::move(ch.ticket));
+    }
+    chunks_.clear();
+    wanted_.clear();
+    held_ = 0;
+  }
+
+  ObjectStore& store_;
+  MemoryBudget& budget_;
+  const std::shared_ptr<DelayScheduler> scheduler_;
+  const MultipartDownloaderOptions options_;
+  const std::string key_;
+  const ObjectInfo info_;
+  const int64_t num_chunks_;
+  const int64_t read_ahead_chunks_;
+
+  mutable Mutex mu_;
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Status poison_ ABSL_GUARDED_BY(mu_);  // FailedPrecondition once the object changed
+  bool download_started_ ABSL_GUARDED_BY(mu_) = false;
+  std::unordered_map<int64_t, Chunk> chunks_ ABSL_GUARDED_BY(mu_);  // node-based: stable refs
+  std::deque<int64_t> wanted_ ABSL_GUARDED_BY(mu_);  // chunks readers wait on, oldest first
+  std::vector<Visit> visited_ ABSL_GUARDED_BY(mu_);
+  int64_t visited_count_ ABSL_GUARDED_BY(mu_) = 0;
+  std::deque<int64_t> cursors_ ABSL_GUARDED_BY(mu_);  // next chunk of each reading stream
+  size_t next_cursor_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t scan_ ABSL_GUARDED_BY(mu_) = 0;  // no free chunk below this
+  int in_flight_ ABSL_GUARDED_BY(mu_) = 0;  // chunk fetches, retry waits included
+  int64_t held_ ABSL_GUARDED_BY(mu_) = 0;   // chunks fetching or landed
+  bool budget_wait_ ABSL_GUARDED_BY(mu_) = false;  // an AcquireAsync is queued
+  uint64_t next_fetch_id_ ABSL_GUARDED_BY(mu_) = 0;
+  DownloadStats stats_ ABSL_GUARDED_BY(mu_);
+};
+
+class MultipartDownloaderImpl final : public MultipartDownloader {
+ public:
+  explicit MultipartDownloaderImpl(std::shared_ptr<DownloadState> state) : state_(std::move(state)) {}
+  ~MultipartDownloaderImpl() override { state_->Cancel(); }
+
+  absl::StatusOr<size_t> Read(int64_t offset, std::span<char> dst) override {
+    Promise<size_t> p;
+    Future<size_t> f = p.GetFuture();
+    state_->ReadAsync(offset, dst, [p = std::move(p)](absl::StatusOr<size_t> r) mutable {
+      p.Set(std::move(r));
+    });
+    return std::move(f).Get();
+  }
+  void ReadAsync(int64_t offset, std::span<char> dst, Callback<size_t> done) override {
+    state_->ReadAsync(offset, dst, std::move(done));
+  }
+  void OnReaderCountChanged(int readers) override {
+    if (readers >= 2) state_->StartDownload(readers);
+  }
+  void StartDownload() override { state_->StartDownload(1); }
+  const std::string& key() const override { return state_->key(); }
+  const ObjectInfo& info() const override { return state_->info(); }
+  DownloadStats stats() const override { return state_->stats(); }
+
+ private:
+  std::shared_ptr<DownloadState> state_;
+};
+
+}  // namespace
+
+MultipartDownloadManager::MultipartDownloadManager(ObjectStore& store, Runtime& runtime,
+                                                   const MultipartDownloaderOptions& options)
+    : store_(store),
+      options_(options),
+      budget_(options.memory_budget != nullptr ? options.memory_budget : &runtime.memory_budget()) {
+  if (options.scheduler != nullptr) {
+    scheduler_ = std::shared_ptr<DelayScheduler>(options.scheduler, [](DelayScheduler*) {});
+  } else {
+    scheduler_ = std::make_shared<RuntimeDelayScheduler>(runtime);
+  }
+}
+
+MultipartDownloadManager::~MultipartDownloadManager() = default;
+
+absl::StatusOr<std::unique_ptr<MultipartDownloader>> MultipartDownloadManager::Open(
+    std::string_view key) {
+  Promise<std::unique_ptr<MultipartDownloader>> p;
+  auto f = p.GetFuture();
+  OpenAsync(key, [p = std::move(p)](absl::StatusOr<std::unique_ptr<MultipartDownloader>> r) mutable {
+    p.Set(std::move(r));
+  });
+  return std::move(f).Get();
+}
+
+void MultipartDownloadManager::OpenAsync(std::string_view key,
+                                         Callback<std::unique_ptr<MultipartDownloader>> done) {
+  store_.Head(key, [this, key = std::string(key),
+                    done = std::move(done)](absl::StatusOr<ObjectInfo> info) mutable {
+    if (!info.ok()) {
+      done(Annotate(info.status(), absl::StrCat("open ", key)));
+      return;
+    }
+    done(OpenWithInfo(key, *info));
+  });
+}
+
+absl::StatusOr<std::unique_ptr<MultipartDownloader>> MultipartDownloadManager::OpenWithInfo(
+    std::string_view key, const ObjectInfo& info) {
+  if (options_.chunk_bytes < 1 || options_.chunk_bytes > budget_->capacity()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "open ", ToAbsl(key), ": chunk_bytes ", options_.chunk_bytes,
+        " must be between 1 and the memory budget (", budget_->capacity(), " bytes)"));
+  }
+  if (options_.concurrency < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("open ", ToAbsl(key), ": concurrency ", options_.concurrency, " below 1"));
+  }
+  if (info.size < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("open ", ToAbsl(key), ": negative object size ", info.size));
+  }
+  auto state = std::make_shared<DownloadState>(store_, *budget_, scheduler_, options_,
+                                               std::string(key), info);
+  return std::unique_ptr<MultipartDownloader>(new MultipartDownloaderImpl(std::move(state)));
+}
+
+}  // namespace ferry

@@ -1,0 +1,59 @@
+#include "ferry/transfer/checksum.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace ferry {
+namespace {
+
+std::string Hex(const std::string& bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) {
+    out += kDigits[c >> 4];
+    out += kDigits[c & 15];
+  }
+  return out;
+}
+
+std::span<const char> Span(const std::string& s) { return std::span<const char>(s.data(), s.size()); }
+
+TEST(ChecksumTest, Crc32cMatchesTheStandardCheckValue) {
+  EXPECT_EQ(Crc32c(Span("123456789")), 0xE3069283u);
+  EXPECT_EQ(Crc32c(Span("")), 0u);
+}
+
+TEST(ChecksumTest, Crc32cMatchesRfc3720Vectors) {
+  EXPECT_EQ(Crc32c(Span(std::string(32, '\0'))), 0x8A9136AAu);
+  EXPECT_EQ(Crc32c(Span(std::string(32, '\xff'))), 0x62A8AB43u);
+  std::string inc(32, '\0');
+  for (int i = 0; i < 32; ++i) inc[i] = static_cast<char>(i);
+  EXPECT_EQ(Crc32c(Span(inc)), 0x46DD794Eu);
+}
+
+TEST(ChecksumTest, Crc32cContinuesAcrossCalls) {
+  const std::string s = "The quick brown fox jumps over the lazy dog, twice over";
+  const uint32_t whole = Crc32c(Span(s));
+  for (size_t cut = 0; cut <= s.size(); cut += 5) {
+    EXPECT_EQ(Crc32c(Span(s.substr(cut)), Crc32c(Span(s.substr(0, cut)))), whole) << cut;
+  }
+}
+
+TEST(ChecksumTest, Md5MatchesRfc1321Vectors) {
+  EXPECT_EQ(Hex(Md5(Span(""))), "d41d8cd98f00b204e9800998ecf8427e");
+  EXPECT_EQ(Hex(Md5(Span("abc"))), "900150983cd24fb0d6963f7d28e17f72");
+  EXPECT_EQ(Hex(Md5(Span("12345678901234567890123456789012345678901234567890123456789012345678901234567890"))),
+            "57edf4a22be3c955ac49da2e2107b67a");
+  EXPECT_EQ(Hex(Md5(Span(std::string(1000000, 'a')))), "7707d6ae4e027c70eea2a935c2296f21");
+}
+
+TEST(ChecksumTest, ComputeChecksumEncodesCrc32cBigEndian) {
+  const Checksum c = ComputeChecksum(ChecksumAlgorithm::kCrc32c, Span("123456789"));
+  EXPECT_EQ(Hex(c.value), "e3069283");
+  EXPECT_TRUE(ComputeChecksum(ChecksumAlgorithm::kNone, Span("x")).value.empty());
+  EXPECT_EQ(ComputeChecksum(ChecksumAlgorithm::kMd5, Span("abc")).value.size(), 16u);
+}
+
+}  // namespace
+}  // namespace ferry

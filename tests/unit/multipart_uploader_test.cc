@@ -1,0 +1,389 @@
+#include "ferry/transfer/multipart_uploader.h"
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ferry/runtime/runtime.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testing/in_memory_object_store.h"
+
+namespace ferry {
+namespace {
+
+using ::ferry::testing::ImmediateDelayScheduler;
+using ::ferry::testing::InMemoryObjectStore;
+using ::testing::Each;
+using ::testing::HasSubstr;
+
+constexpr int64_t kPart = 4096;
+constexpr char kKey[] = "bucket/upload";
+
+std::string Pattern(size_t n, int seed = 1) {
+  std::string s(n, '\0');
+  for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>((i * 131 + seed * 7 + i / 251) & 0xFF);
+  return s;
+}
+
+std::span<const char> Slice(const std::string& s, size_t at, size_t n) {
+  return std::span<const char>(s.data() + at, std::min(n, s.size() - at));
+}
+
+// PartLayout arithmetic, with S3's real limits.
+TEST(PartLayoutTest, UnknownLengthPartsDoubleEveryThousandPartsAndFitFiveTebibytes) {
+  auto l = PartLayout::ForUnknownSize(int64_t{8} << 20, MultipartLimits());
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(l->PartBytes(1), int64_t{8} << 20);
+  EXPECT_EQ(l->PartBytes(1000), int64_t{8} << 20);
+  EXPECT_EQ(l->PartBytes(1001), int64_t{16} << 20);
+  EXPECT_EQ(l->PartBytes(10000), int64_t{4} << 30);  // 8 MiB * 2^9, under S3's 5 GiB
+  EXPECT_EQ(l->PartStart(1001), int64_t{8000} << 20);
+  EXPECT_GE(l->capacity(), int64_t{5} << 40);         // S3's largest object
+  EXPECT_EQ(l->PartAt(l->capacity() - 1), 10000);
+  EXPECT_EQ(l->PartAt(l->capacity()), 0);
+  for (int n = 1; n < 10000; n += 37) {
+    EXPECT_EQ(l->PartStart(n + 1), l->PartStart(n) + l->PartBytes(n)) << n;
+    EXPECT_EQ(l->PartAt(l->PartStart(n)), n);
+    EXPECT_EQ(l->PartAt(l->PartStart(n + 1) - 1), n);
+    EXPECT_LE(l->PartBytes(n), l->PartBytes(n + 1));
+  }
+}
+
+TEST(PartLayoutTest, TinyBasePartIsRaisedToTheStoreMinimum) {
+  auto l = PartLayout::ForUnknownSize(1, MultipartLimits());
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(l->PartBytes(1), int64_t{5} << 20);
+}
+
+TEST(PartLayoutTest, KnownSizeGrowsThePartSoTenThousandPartsHoldTheObject) {
+  const int64_t size = int64_t{1} << 40;  // 1 TiB at an 8 MiB base would need 131072 parts
+  auto l = PartLayout::ForKnownSize(size, int64_t{8} << 20, MultipartLimits());
+  ASSERT_TRUE(l.ok());
+  EXPECT_LE(l->max_parts(), 10000);
+  EXPECT_EQ(l->PartAt(size - 1), l->max_parts());
+  EXPECT_EQ(l->PartStart(l->max_parts()) + l->PartBytes(l->max_parts()), size);
+  EXPECT_EQ(l->PartAt(size), 0);
+  // Beyond what 10,000 parts of 5 GiB hold: refused.
+  EXPECT_EQ(PartLayout::ForKnownSize(int64_t{60} << 40, int64_t{8} << 20, MultipartLimits())
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+// Requests complete on the Runtime's I/O threads (no latency); back-off
+// waits are recorded and skipped.
+class MultipartUploaderTest : public ::testing::Test {
+ protected:
+  MultipartUploaderOptions DefaultOptions() {
+    MultipartUploaderOptions o;
+    o.part_bytes = kPart;
+    o.concurrency = 3;
+    o.memory_budget = &budget_;
+    o.scheduler = &timers_;
+    return o;
+  }
+
+  std::unique_ptr<MultipartUploader> Create(const MultipartUploaderOptions& o) {
+    auto up = MultipartUploader::Create(store_, runtime_, kKey, o);
+    EXPECT_TRUE(up.ok()) << up.status();
+    return up.ok() ? std::move(*up) : nullptr;
+  }
+
+  static InMemoryObjectStore::Options StoreOptions(DelayScheduler* timers, int max_parts = 10000) {
+    InMemoryObjectStore::Options o;
+    o.scheduler = timers;
+    o.limits.min_part_bytes = 1024;  // small parts keep the tests small
+    o.limits.max_parts = max_parts;
+    return o;
+  }
+
+  MemoryBudget budget_{64 * kPart};
+  Runtime runtime_{{.io_threads = 2, .blocking_threads = 1}};
+  RuntimeDelayScheduler store_timers_{runtime_};
+  ImmediateDelayScheduler timers_{runtime_};
+  InMemoryObjectStore store_{StoreOptions(&store_timers_)};
+};
+
+TEST_F(MultipartUploaderTest, ObjectSmallerThanOnePartGoesUpAsOnePut) {
+  auto up = Create(DefaultOptions());
+  const std::string data = Pattern(3000);
+  ASSERT_TRUE(up->Write(0, data).ok());
+  auto etag = up->Finish();
+  ASSERT_TRUE(etag.ok()) << etag.status();
+  EXPECT_EQ(store_.ObjectData(kKey), data);
+  EXPECT_EQ(store_.requests(InMemoryObjectStore::Op::kPut), 1);
+  EXPECT_EQ(store_.requests(InMemoryObjectStore::Op::kCreateMultipart), 0);
+  EXPECT_TRUE(up->stats().single_put);
+}
+
+TEST_F(MultipartUploaderTest, EmptyObjectIsOneEmptyPut) {
+  auto up = Create(DefaultOptions());
+  ASSERT_TRUE(up->Finish().ok());
+  EXPECT_EQ(store_.ObjectData(kKey), "");
+}
+
+TEST_F(MultipartUploaderTest, SequentialWritesOfUnknownLengthStreamAsParts) {
+  auto up = Create(DefaultOptions());
+  const std::string data = Pattern(10 * kPart + 100);
+  for (size_t at = 0; at < data.size(); at += 1000) ASSERT_TRUE(up->Write(at, Slice(data, at, 1000)).ok());
+  auto etag = up->Finish();
+  ASSERT_TRUE(etag.ok()) << etag.status();
+  EXPECT_EQ(store_.ObjectData(kKey), data);
+  const auto parts = store_.last_completed_parts();
+  ASSERT_EQ(parts.size(), 11u);
+  for (size_t i = 0; i < 10; ++i) EXPECT_EQ(parts[i].second, kPart);
+  EXPECT_EQ(parts[10].second, 100);
+  EXPECT_EQ(up->stats().parts_spilled, 0);
+  EXPECT_EQ(store_.open_uploads(), 0);
+  EXPECT_EQ(budget_.in_use(), 0);
+}
+
+TEST_F(MultipartUploaderTest, OutOfOrderParallelWritersProduceTheRightObject) {
+  const std::string data = Pattern(25 * kPart + 7, 3);
+  MultipartUploaderOptions o = DefaultOptions();
+  o.total_bytes = static_cast<int64_t>(data.size());
+  auto up = Create(o);
+  // iRODS parallel put: thread i owns stripe i, its buffers arrive in reverse.
+  constexpr int kThreads = 4;
+  const size_t stripe = (data.size() + kThreads - 1) / kThreads;
+  std::vector<std::thread> threads;
+  std::vector<int> ok(kThreads, 1);
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      const size_t begin = i * stripe, end = std::min(data.size(), begin + stripe);
+      std::vector<size_t> offsets;
+      for (size_t at = begin; at < end; at += 1500) offsets.push_back(at);
+      std::reverse(offsets.begin(), offsets.end());
+      for (size_t at : offsets) {
+        if (!up->Write(at, Slice(data, at, std::min<size_t>(1500, end - at))).ok()) ok[i] = 0;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_THAT(ok, Each(1));
+  auto etag = up->Finish();
+  ASSERT_TRUE(etag.ok()) << etag.status();
+  EXPECT_EQ(store_.ObjectData(kKey), data);
+  EXPECT_EQ(up->stats().parts_spilled, 0);
+  EXPECT_EQ(store_.last_completed_parts().size(), 26u);
+}
+
+TEST_F(MultipartUploaderTest, PartThatFailsTwiceThenSucceedsIsRetried) {
+  int failures = 0;
+  store_.SetFault([&](const InMemoryObjectStore::Request& r) {
+    if (r.op == InMemoryObjectStore::Op::kUploadPart && r.part_number == 2 && failures < 2) {
+      ++failures;
+      return absl::UnavailableError("connection reset");
+    }
+    return absl::OkStatus();
+  });
+  auto up = Create(DefaultOptions());
+  const std::string data = Pattern(4 * kPart);
+  ASSERT_TRUE(up->Write(0, data).ok());
+  ASSERT_TRUE(up->Finish().ok());
+  EXPECT_EQ(store_.ObjectData(kKey), data);
+  EXPECT_EQ(up->stats().retries, 2);
+  EXPECT_EQ(timers_.delays().size(), 2u);
+}
+
+TEST_F(MultipartUploaderTest, PartThatKeepsFailingAbortsTheUploadAndFinishReturnsTheError) {
+  store_.SetFault([](const InMemoryObjectStore::Request& r) {
+    return r.op == InMemoryObjectStore::Op::kUploadPart && r.part_number == 3
+               ? absl::UnavailableError("503 SlowDown")
+               : absl::OkStatus();
+  });
+  auto up = Create(DefaultOptions());
+  const std::string data = Pattern(8 * kPart);
+  for (size_t at = 0; at < data.size(); at += kPart) (void)up->Write(at, Slice(data, at, kPart));
+  auto etag = up->Finish();
+  EXPECT_EQ(etag.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(etag.status().message(), HasSubstr("part 3"));
+  EXPECT_THAT(etag.status().message(), HasSubstr("503 SlowDown"));
+  EXPECT_EQ(store_.open_uploads(), 0);  // no orphan parts
+  EXPECT_EQ(store_.aborted_uploads(), 1);
+  EXPECT_TRUE(up->stats().aborted);
+  EXPECT_FALSE(store_.ObjectData(kKey).has_value());
+  EXPECT_EQ(budget_.in_use(), 0);
+}
+
+TEST_F(MultipartUploaderTest, LastCloseReturnsTheCompleteErrorAndAborts) {
+  store_.SetFault([](const InMemoryObjectStore::Request& r) {
+    return r.op == InMemoryObjectStore::Op::kComplete ? absl::PermissionDeniedError("AccessDenied")
+                                                      : absl::OkStatus();
+  });
+  auto up = Create(DefaultOptions());
+  ASSERT_TRUE(up->Write(0, Pattern(3 * kPart)).ok());
+  auto etag = up->Finish();
+  EXPECT_EQ(etag.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(etag.status().message(), HasSubstr("complete multipart upload bucket/upload"));
+  EXPECT_EQ(store_.open_uploads(), 0);
+  EXPECT_EQ(up->Finish().status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_F(MultipartUploaderTest, UnknownLengthUploadGrowsPartsToStayWithinThePartLimit) {
+  InMemoryObjectStore store(StoreOptions(&store_timers_, /*max_parts=*/20));
+  MultipartUploaderOptions o = DefaultOptions();
+  o.part_bytes = 1024;
+  auto up = MultipartUploader::Create(store, runtime_, kKey, o);
+  ASSERT_TRUE(up.ok());
+  // 20 parts doubling every 2: 2 x 1 KiB, 2 x 2 KiB, ... hold ~2 MiB.
+  EXPECT_EQ((*up)->layout().PartBytes(3), 2048);
+  const std::string data = Pattern(300 << 10, 5);
+  for (size_t at = 0; at < data.size(); at += 7000) {
+    ASSERT_TRUE((*up)->Write(at, Slice(data, at, 7000)).ok());
+  }
+  ASSERT_TRUE((*up)->Finish().ok());
+  EXPECT_EQ(store.ObjectData(kKey), data);
+  const auto parts = store.last_completed_parts();
+  EXPECT_LE(parts.size(), 20u);
+  for (size_t i = 1; i + 1 < parts.size(); ++i) EXPECT_LE(parts[i - 1].second, parts[i].second);
+  // Past what 20 parts hold: refused up front.
+  auto again = MultipartUploader::Create(store, runtime_, "bucket/big", o);
+  ASSERT_TRUE(again.ok());
+  const int64_t cap = (*again)->layout().capacity();
+  EXPECT_EQ((*again)->Write(cap, Slice(data, 0, 10)).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE((*again)->Abort().ok());
+}
+
+TEST_F(MultipartUploaderTest, KnownSizeWithUnwrittenBytesFailsWithDataLoss) {
+  MultipartUploaderOptions o = DefaultOptions();
+  o.total_bytes = 3 * kPart;
+  auto up = Create(o);
+  const std::string data = Pattern(3 * kPart);
+  ASSERT_TRUE(up->Write(0, Slice(data, 0, 5000)).ok());
+  ASSERT_TRUE(up->Write(6000, Slice(data, 6000, data.size())).ok());
+  auto etag = up->Finish();
+  EXPECT_EQ(etag.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(etag.status().message(), HasSubstr("[5000, 6000)"));
+  EXPECT_EQ(store_.open_uploads(), 0);
+}
+
+TEST_F(MultipartUploaderTest, UnknownLengthHolesReadAsZeros) {
+  auto up = Create(DefaultOptions());
+  const std::string data = Pattern(100);
+  ASSERT_TRUE(up->Write(3 * kPart, data).ok());  // parts 1-3 never written
+  ASSERT_TRUE(up->Finish().ok());
+  std::string want(3 * kPart, '\0');
+  want += data;
+  EXPECT_EQ(store_.ObjectData(kKey), want);
+}
+
+TEST_F(MultipartUploaderTest, WriteBeyondAKnownSizeIsInvalidArgument) {
+  MultipartUploaderOptions o = DefaultOptions();
+  o.total_bytes = 100;
+  auto up = Create(o);
+  EXPECT_EQ(up->Write(90, Pattern(20)).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(up->Abort().ok());
+}
+
+TEST_F(MultipartUploaderTest, RewriteOfASealedPartIsInvalidArgument) {
+  auto up = Create(DefaultOptions());
+  const std::string data = Pattern(2 * kPart);
+  ASSERT_TRUE(up->Write(0, data).ok());
+  const absl::Status s = up->Write(10, Slice(data, 0, 10));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("rewrites part 1"));
+  ASSERT_TRUE(up->Finish().ok());
+  EXPECT_EQ(store_.ObjectData(kKey), data);
+}
+
+TEST_F(MultipartUploaderTest, PartsBeyondTheBufferedLimitSpillToScratchAndStillLand) {
+  MultipartUploaderOptions o = DefaultOptions();
+  o.max_buffered_parts = 1;
+  o.total_bytes = 4 * kPart;
+  o.scratch_dir = ::testing::TempDir();
+  auto up = Create(o);
+  const std::string data = Pattern(4 * kPart, 9);
+  // First halves of every part, then second halves: four parts open at once.
+  for (int64_t p = 0; p < 4; ++p) ASSERT_TRUE(up->Write(p * kPart, Slice(data, p * kPart, kPart / 2)).ok());
+  for (int64_t p = 0; p < 4; ++p) {
+    const size_t at = p * kPart + kPart / 2;
+    ASSERT_TRUE(up->Write(at, Slice(data, at, kPart / 2)).ok());
+  }
+  ASSERT_TRUE(up->Finish().ok());
+  EXPECT_EQ(store_.ObjectData(kKey), data);
+  EXPECT_EQ(up->stats().parts_spilled, 3);
+  EXPECT_EQ(budget_.in_use(), 0);
+}
+
+TEST_F(MultipartUploaderTest, ScratchOnlyUploadAcceptsRewrites) {
+  MultipartUploaderOptions o = DefaultOptions();
+  o.scratch_only = true;
+  o.scratch_dir = ::testing::TempDir();
+  auto up = Create(o);
+  std::string data = Pattern(3 * kPart);
+  ASSERT_TRUE(up->Write(0, data).ok());
+  const std::string patch(50, 'x');
+  ASSERT_TRUE(up->Write(kPart + 10, patch).ok());
+  data.replace(kPart + 10, patch.size(), patch);
+  ASSERT_TRUE(up->Finish().ok());
+  EXPECT_EQ(store_.ObjectData(kKey), data);
+}
+
+TEST_F(MultipartUploaderTest, ScratchUploadLargerThanTheBudgetStreamsBackPartByPart) {
+  MemoryBudget small(3 * kPart);
+  MultipartUploaderOptions o = DefaultOptions();
+  o.memory_budget = &small;
+  o.scratch_only = true;
+  o.scratch_dir = ::testing::TempDir();
+  auto up = Create(o);
+  const std::string data = Pattern(12 * kPart + 11);
+  ASSERT_TRUE(up->Write(0, data).ok());
+  ASSERT_TRUE(up->Finish().ok());
+  EXPECT_EQ(store_.ObjectData(kKey), data);
+  EXPECT_LE(small.peak(), small.capacity());
+}
+
+TEST_F(MultipartUploaderTest, PartsCarryTheConfiguredChecksum) {
+  for (ChecksumAlgorithm a : {ChecksumAlgorithm::kCrc32c, ChecksumAlgorithm::kMd5}) {
+    InMemoryObjectStore store(StoreOptions(&store_timers_));
+    MultipartUploaderOptions o = DefaultOptions();
+    o.checksum = a;
+    auto up = MultipartUploader::Create(store, runtime_, kKey, o);
+    ASSERT_TRUE(up.ok());
+    const std::string data = Pattern(3 * kPart + 5);
+    ASSERT_TRUE((*up)->Write(0, data).ok());
+    ASSERT_TRUE((*up)->Finish().ok()) << ChecksumAlgorithmName(a);  // the fake verifies each
+    EXPECT_EQ(store.ObjectData(kKey), data);
+    EXPECT_THAT(store.checksums_seen(), Each(a));
+  }
+}
+
+TEST_F(MultipartUploaderTest, UploadWaitsForBudgetInsteadOfExceedingIt) {
+  MemoryBudget small(3 * kPart);
+  MultipartUploaderOptions o = DefaultOptions();
+  o.memory_budget = &small;
+  auto up = Create(o);
+  const std::string data = Pattern(40 * kPart);
+  for (size_t at = 0; at < data.size(); at += 3000) ASSERT_TRUE(up->Write(at, Slice(data, at, 3000)).ok());
+  ASSERT_TRUE(up->Finish().ok());
+  EXPECT_EQ(store_.ObjectData(kKey), data);
+  EXPECT_LE(small.peak(), small.capacity());
+  EXPECT_EQ(up->stats().parts_spilled, 0);
+}
+
+TEST_F(MultipartUploaderTest, AbortDiscardsTheMultipartUpload) {
+  auto up = Create(DefaultOptions());
+  ASSERT_TRUE(up->Write(0, Pattern(3 * kPart)).ok());
+  EXPECT_TRUE(up->Abort().ok());
+  EXPECT_EQ(store_.open_uploads(), 0);
+  EXPECT_FALSE(store_.ObjectData(kKey).has_value());
+  EXPECT_EQ(up->Write(3 * kPart, Pattern(10)).code(), absl::StatusCode::kCancelled);
+}
+
+TEST_F(MultipartUploaderTest, FinishAsyncCompletesThroughTheCallback) {
+  auto up = Create(DefaultOptions());
+  const std::string data = Pattern(2 * kPart + 1);
+  ASSERT_TRUE(up->Write(0, data).ok());
+  Promise<std::string> p;
+  auto f = p.GetFuture();
+  up->FinishAsync([p = std::move(p)](absl::StatusOr<std::string> r) mutable { p.Set(std::move(r)); });
+  ASSERT_TRUE(std::move(f).Get().ok());
+  EXPECT_EQ(store_.ObjectData(kKey), data);
+}
+
+}  // namespace
+}  // namespace ferry

@@ -42,5 +42,25 @@ TEST(RuntimeTest, DestructionWithWorkStillQueuedJoinsCleanly) {
   EXPECT_LE(ran.load(), 2000);
 }
 
+TEST(RuntimeTest, TicketsHeldByWorkDroppedAtShutdownReturnToALiveBudget) {
+  auto rt = std::make_unique<Runtime>(RuntimeOptions{.io_threads = 1, .blocking_threads = 1,
+                                                     .memory_budget_bytes = 1024});
+  Promise<int> never_set;
+  Future<int> gate = never_set.GetFuture();
+  Promise<int> started;
+  Future<int> running = started.GetFuture();
+  // Keep the only I/O thread busy past the Runtime's destruction, so the
+  // next handler is still queued when the io_context goes away.
+  rt->Post([&gate, s = std::move(started)]() mutable {
+    s.Set(1);
+    (void)gate.GetUntil(absl::Now() + absl::Milliseconds(100));
+  });
+  ASSERT_TRUE(std::move(running).Get().ok());
+  auto ticket = rt->memory_budget().Acquire(512);
+  ASSERT_TRUE(ticket.ok());
+  rt->Post([t = std::move(*ticket)]() {});
+  rt.reset();  // destroys the queued handler, and with it the ticket (ASan checks)
+}
+
 }  // namespace
 }  // namespace ferry

@@ -5,6 +5,7 @@
 #include "ferry/runtime/memory_budget.h"
 
 #include <algorithm>
+#include <cassert>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -32,7 +33,13 @@ void MemoryBudget::Ticket::Release() {
 
 MemoryBudget::MemoryBudget(int64_t capacity_bytes) : capacity_(std::max<int64_t>(capacity_bytes, 0)) {}
 
-MemoryBudget::~MemoryBudget() = default;
+MemoryBudget::~MemoryBudget() {
+  // A Ticket outliving its budget would later release into freed memory;
+  // catch the broken REQUIRES here, in debug and sanitizer builds.
+  MutexLock l(&mu_);
+  assert(in_use_ == 0 && "MemoryBudget destroyed while Tickets are outstanding");
+  assert(queue_.empty() && "MemoryBudget destroyed with waiters queued");
+}
 
 absl::Status MemoryBudget::Check(int64_t bytes) const {
   if (bytes < 0 || bytes > capacity_) {

@@ -17,16 +17,19 @@ namespace ferry {
 struct Runtime::Impl {
   explicit Impl(const RuntimeOptions& o)
       : options(o),
+        budget(o.memory_budget_bytes),
         io(std::max(1, o.io_threads)),
         guard(asio::make_work_guard(io)),
-        blocking(static_cast<size_t>(std::max(1, o.blocking_threads))),
-        budget(o.memory_budget_bytes) {}
+        blocking(static_cast<size_t>(std::max(1, o.blocking_threads))) {}
 
   RuntimeOptions options;
+  // Declared before the executors so it is destroyed after them: handlers
+  // still queued at shutdown may hold Tickets, and destroying those
+  // handlers releases the Tickets into this budget.
+  MemoryBudget budget;
   asio::io_context io;
   asio::executor_work_guard<asio::io_context::executor_type> guard;
   asio::thread_pool blocking;
-  MemoryBudget budget;
   std::vector<std::thread> io_threads;
 };
 

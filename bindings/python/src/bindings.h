@@ -1,0 +1,17 @@
+// The registration functions module.cc calls, one per bound concept (one
+// .cc file each).
+#ifndef FERRY_BINDINGS_PYTHON_BINDINGS_H_
+#define FERRY_BINDINGS_PYTHON_BINDINGS_H_
+
+#include <pybind11/pybind11.h>
+
+namespace ferry::python {
+
+void RegisterExceptions(pybind11::module_& m);  // status_exceptions.cc
+void RegisterManualClock(pybind11::module_& m);  // manual_clock.cc
+void RegisterRuntime(pybind11::module_& m);      // runtime.cc
+void RegisterTtlCache(pybind11::module_& m);     // ttl_cache.cc
+
+}  // namespace ferry::python
+
+#endif  // FERRY_BINDINGS_PYTHON_BINDINGS_H_

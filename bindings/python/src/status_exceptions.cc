@@ -1,0 +1,173 @@
+// The exception classes are created once, in ferry._core, with
+// PyErr_NewExceptionWithDoc and two bases where a builtin applies, so
+// `except FileNotFoundError` and `except ferry.Error` both catch a NotFound.
+// ThrowStatus finds them again through sys.modules["ferry._core"] instead of
+// a static cache of class pointers: raising is the slow path anyway, and the
+// module stays free of static mutable state.
+#include "status_exceptions.h"
+
+#include <array>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "ferry/base/strings.h"
+
+namespace py = pybind11;
+
+namespace ferry::python {
+namespace {
+
+struct CodeName {
+  absl::StatusCode code;
+  const char* name;
+};
+
+// The canonical codes, named as absl's enumerators without the `k`.
+constexpr std::array<CodeName, 17> kCodeNames = {{
+    {absl::StatusCode::kOk, "Ok"},
+    {absl::StatusCode::kCancelled, "Cancelled"},
+    {absl::StatusCode::kUnknown, "Unknown"},
+    {absl::StatusCode::kInvalidArgument, "InvalidArgument"},
+    {absl::StatusCode::kDeadlineExceeded, "DeadlineExceeded"},
+    {absl::StatusCode::kNotFound, "NotFound"},
+    {absl::StatusCode::kAlreadyExists, "AlreadyExists"},
+    {absl::StatusCode::kPermissionDenied, "PermissionDenied"},
+    {absl::StatusCode::kResourceExhausted, "ResourceExhausted"},
+    {absl::StatusCode::kFailedPrecondition, "FailedPrecondition"},
+    {absl::StatusCode::kAborted, "Aborted"},
+    {absl::StatusCode::kOutOfRange, "OutOfRange"},
+    {absl::StatusCode::kUnimplemented, "Unimplemented"},
+    {absl::StatusCode::kInternal, "Internal"},
+    {absl::StatusCode::kUnavailable, "Unavailable"},
+    {absl::StatusCode::kDataLoss, "DataLoss"},
+    {absl::StatusCode::kUnauthenticated, "Unauthenticated"},
+}};
+
+// The ferry._core class raised for `code`.
+const char* ExceptionClassFor(absl::StatusCode code) {
+  switch (code) {
+    case absl::StatusCode::kNotFound: return "NotFoundError";
+    case absl::StatusCode::kPermissionDenied: return "PermissionDeniedError";
+    case absl::StatusCode::kUnauthenticated: return "UnauthenticatedError";
+    case absl::StatusCode::kDeadlineExceeded: return "DeadlineExceededError";
+    case absl::StatusCode::kUnavailable: return "UnavailableError";
+    case absl::StatusCode::kInvalidArgument: return "InvalidArgumentError";
+    case absl::StatusCode::kDataLoss: return "ProtocolError";
+    default: return "Error";
+  }
+}
+
+// Adds class `name` to `m` with `bases` and a class attribute `code`.
+py::object AddException(py::module_& m, const char* name, const char* doc, py::handle bases,
+                        const char* code) {
+  py::dict attrs;
+  attrs["code"] = code;
+  const std::string qualified = absl::StrCat("ferry.", name);
+  PyObject* cls = PyErr_NewExceptionWithDoc(qualified.c_str(), doc, bases.ptr(), attrs.ptr());
+  if (cls == nullptr) throw py::error_already_set();
+  py::object owned = py::reinterpret_steal<py::object>(cls);
+  m.attr(name) = owned;
+  return owned;
+}
+
+std::string SafeStr(const py::handle& h) {
+  try {
+    return py::str(h).cast<std::string>();
+  } catch (const py::error_already_set&) {
+    return "<unprintable>";
+  }
+}
+
+}  // namespace
+
+std::string StatusCodeName(absl::StatusCode code) {
+  for (const CodeName& c : kCodeNames) {
+    if (c.code == code) return c.name;
+  }
+  return absl::StrCat("Code(", static_cast<int>(code), ")");
+}
+
+std::optional<absl::StatusCode> StatusCodeFromName(std::string_view name) {
+  for (const CodeName& c : kCodeNames) {
+    if (name == c.name) return c.code;
+  }
+  return std::nullopt;
+}
+
+void ThrowStatus(const absl::Status& status) {
+  py::module_ core = py::module_::import("ferry._core");
+  py::object cls = core.attr(ExceptionClassFor(status.code()));
+  py::object exc = cls(std::string(status.message().data(), status.message().size()));
+  exc.attr("code") = StatusCodeName(status.code());
+  PyErr_SetObject(cls.ptr(), exc.ptr());
+  throw py::error_already_set();
+}
+
+absl::Status StatusFromPython(const py::error_already_set& e, std::string_view context) {
+  py::module_ core = py::module_::import("ferry._core");
+  const py::object& value = e.value();
+  if (e.matches(core.attr("Error"))) {
+    absl::StatusCode code = absl::StatusCode::kUnknown;
+    if (py::hasattr(value, "code")) {
+      const std::string name = SafeStr(value.attr("code"));
+      code = StatusCodeFromName(name).value_or(absl::StatusCode::kUnknown);
+    }
+    if (code == absl::StatusCode::kOk) code = absl::StatusCode::kUnknown;
+    return absl::Status(code, SafeStr(value));
+  }
+  absl::StatusCode code = absl::StatusCode::kUnknown;
+  if (e.matches(PyExc_FileNotFoundError)) {
+    code = absl::StatusCode::kNotFound;
+  } else if (e.matches(PyExc_PermissionError)) {
+    code = absl::StatusCode::kPermissionDenied;
+  } else if (e.matches(PyExc_TimeoutError)) {
+    code = absl::StatusCode::kDeadlineExceeded;
+  } else if (e.matches(PyExc_ConnectionError)) {
+    code = absl::StatusCode::kUnavailable;
+  } else if (e.matches(PyExc_ValueError)) {
+    code = absl::StatusCode::kInvalidArgument;
+  }
+  const std::string type_name = SafeStr(py::type::handle_of(value).attr("__name__"));
+  return absl::Status(code, absl::StrCat(ToAbsl(context), ": ", type_name, ": ", SafeStr(value)));
+}
+
+void RegisterExceptions(py::module_& m) {
+  py::object error = AddException(
+      m, "Error",
+      "Base of every error ferry raises. `code` is the absl status code's name "
+      "(\"NotFound\", \"Unavailable\", ...); str(e) is the C++ status message.",
+      PyExc_Exception, "Unknown");
+  auto both = [&](PyObject* builtin) { return py::make_tuple(error, py::handle(builtin)); };
+  AddException(m, "NotFoundError", "NotFound: no such file, object, key or entry.",
+               both(PyExc_FileNotFoundError), "NotFound");
+  AddException(m, "PermissionDeniedError", "PermissionDenied: the server refused access.",
+               both(PyExc_PermissionError), "PermissionDenied");
+  AddException(m, "UnauthenticatedError",
+               "Unauthenticated: bad credentials (password, signature, access key).",
+               both(PyExc_PermissionError), "Unauthenticated");
+  AddException(m, "DeadlineExceededError", "DeadlineExceeded: a deadline passed.",
+               both(PyExc_TimeoutError), "DeadlineExceeded");
+  AddException(m, "UnavailableError",
+               "Unavailable: connection refused or reset, server gone.",
+               both(PyExc_ConnectionError), "Unavailable");
+  AddException(m, "InvalidArgumentError", "InvalidArgument: a bad URL, option or argument.",
+               both(PyExc_ValueError), "InvalidArgument");
+  AddException(m, "ProtocolError", "DataLoss: a malformed or truncated reply from a peer.",
+               py::make_tuple(error), "DataLoss");
+
+  m.def(
+      "_raise_status",
+      [](const std::string& code_name, const std::string& message) {
+        std::optional<absl::StatusCode> code = StatusCodeFromName(code_name);
+        if (!code || *code == absl::StatusCode::kOk) {
+          ThrowStatus(absl::InvalidArgumentError(
+              absl::StrCat("_raise_status: no error code named \"", code_name, "\"")));
+        }
+        ThrowStatus(absl::Status(*code, message));
+      },
+      py::arg("code"), py::arg("message"),
+      "Raises the exception ferry raises for a C++ status (code name, message). For tests "
+      "and for Python code that wants to raise ferry's errors.");
+}
+
+}  // namespace ferry::python

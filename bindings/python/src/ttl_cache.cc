@@ -1,0 +1,365 @@
+// ferry.TtlCache: ferry::TtlCache<std::string, CachedValue> holding Python
+// objects, with Python callables as loaders.
+//
+// GIL discipline (the one rule that keeps this deadlock-free): every call
+// into the C++ cache is made with the GIL released. The cache may drop the
+// last reference to a value while it holds a shard lock, and dropping a
+// Python object needs the GIL; so no thread may wait for a shard lock while
+// holding the GIL. Loaders, the weigher and the refresh-time hook take the
+// GIL themselves, on whichever thread the cache runs them (the caller that
+// missed, or a Runtime blocking thread for refresh-ahead). Waiters of a
+// single-flight load therefore wait without the GIL and the loading thread
+// can take it.
+//
+// Values are CachedValue records made under the GIL by the loader wrapper,
+// which also runs the Python weigher and refresh_time_for there: the C++
+// hooks just read the stored numbers, so a Python exception in either
+// propagates like one from the loader, and the cache never needs the GIL
+// for them.
+//
+// Errors: the caller whose loader raised gets the original exception back
+// (traceback included); callers that waited on that load get the exception
+// ferry maps its status to (FileNotFoundError -> NotFound, which is cached
+// negatively, and so on; see status_exceptions.h).
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include <pybind11/pybind11.h>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "bindings.h"
+#include "ferry/base/clock.h"
+#include "ferry/cache/ttl_cache.h"
+#include "python_object.h"
+#include "runtime_handle.h"
+#include "status_exceptions.h"
+
+namespace py = pybind11;
+
+namespace ferry::python {
+namespace {
+
+// One cached Python value and what the Python hooks said about it.
+struct CachedValue {
+  py::object object;
+  int64_t weight = 1;
+  absl::Duration refresh_time;  // only read when refresh_time_for was given
+};
+using ValuePtr = std::shared_ptr<const CachedValue>;
+using Cache = TtlCache<std::string, CachedValue>;
+
+// The Python hooks a cache was made with; shared with background reloads.
+struct Hooks {
+  SharedObject weigher;           // null: every entry weighs 1
+  SharedObject refresh_time_for;  // null: the cache's refresh_time
+};
+
+// Makes the record for `value`, running the hooks. REQUIRES: GIL held.
+// Throws py::error_already_set when a hook raises.
+ValuePtr MakeValue(const Hooks& hooks, const std::string& key, py::object value) {
+  auto v = std::unique_ptr<CachedValue>(new CachedValue{std::move(value)});
+  if (hooks.weigher != nullptr) {
+    const int64_t w = (*hooks.weigher)(key, v->object).cast<int64_t>();
+    if (w < 0) {
+      ThrowStatus(absl::InvalidArgumentError(
+          absl::StrCat("TtlCache weigher for \"", key, "\" returned ", w, " (must be >= 0)")));
+    }
+    v->weight = w;
+  }
+  if (hooks.refresh_time_for != nullptr) {
+    v->refresh_time = DurationFromPython((*hooks.refresh_time_for)(key, v->object),
+                                         "TtlCache refresh_time_for");
+  }
+  return ValuePtr(v.release(), &DeleteWithGil<const CachedValue>);
+}
+
+// The loader handed to the C++ cache: calls a Python callable with the GIL.
+//
+// `raised` points at the calling frame's slot for the original exception.
+// A copy (what the cache hands to the executor for refresh-ahead) has no
+// caller to raise to, so copies do not record.
+class PyLoader {
+ public:
+  PyLoader(SharedObject fn, std::shared_ptr<const Hooks> hooks,
+           std::optional<py::error_already_set>* raised)
+      : fn_(std::move(fn)), hooks_(std::move(hooks)), raised_(raised) {}
+  PyLoader(const PyLoader& other) : fn_(other.fn_), hooks_(other.hooks_), raised_(nullptr) {}
+  PyLoader& operator=(const PyLoader&) = delete;
+
+  absl::StatusOr<ValuePtr> operator()(const std::string& key) const {
+    if (PyGILState_Check() == 0 && InterpreterFinalizing()) {
+      return absl::CancelledError(
+          absl::StrCat("TtlCache loader for \"", key, "\": the interpreter is shutting down"));
+    }
+    py::gil_scoped_acquire gil;
+    try {
+      return MakeValue(*hooks_, key, (*fn_)(key));
+    } catch (py::error_already_set& e) {
+      absl::Status status = StatusFromPython(e, absl::StrCat("TtlCache loader for \"", key, "\""));
+      if (raised_ != nullptr) raised_->emplace(e);
+      return status;
+    }
+  }
+
+ private:
+  SharedObject fn_;
+  std::shared_ptr<const Hooks> hooks_;
+  std::optional<py::error_already_set>* raised_;
+};
+
+// The Python object ferry.TtlCache.
+class PyTtlCache {
+ public:
+  PyTtlCache(Cache::Options options, SharedObject default_loader, std::shared_ptr<const Hooks> hooks,
+             std::shared_ptr<ManualClock> clock)
+      : default_loader_(std::move(default_loader)),
+        hooks_(std::move(hooks)),
+        clock_(std::move(clock)),
+        cache_(std::make_unique<Cache>(std::move(options))) {}
+  PyTtlCache(const PyTtlCache&) = delete;
+  PyTtlCache& operator=(const PyTtlCache&) = delete;
+  ~PyTtlCache() {
+    // Waits for background reloads, which need the GIL to finish.
+    py::gil_scoped_release nogil;
+    cache_.reset();
+  }
+
+  py::object Get(const std::string& key, const py::object& loader) {
+    SharedObject fn = loader.is_none() ? default_loader_ : Share(loader);
+    if (fn == nullptr) {
+      throw py::type_error("TtlCache.get: no loader; pass one, or make the cache with loader=");
+    }
+    std::optional<py::error_already_set> raised;
+    absl::StatusOr<ValuePtr> r;
+    {
+      const PyLoader l(std::move(fn), hooks_, &raised);
+      py::gil_scoped_release nogil;
+      r = cache_->Get(key, l);
+    }
+    if (!r.ok()) {
+      if (raised.has_value()) throw *raised;  // this call ran the loader: its own exception
+      ThrowStatus(r.status());
+    }
+    return (*r)->object;
+  }
+
+  py::object GetIfPresent(const std::string& key, const py::object& default_value) {
+    ValuePtr v;
+    {
+      py::gil_scoped_release nogil;
+      v = cache_->GetIfPresent(key);
+    }
+    return v == nullptr ? default_value : v->object;
+  }
+
+  void Put(const std::string& key, py::object value, const py::object& refresh_time) {
+    ValuePtr v = MakeValue(*hooks_, key, std::move(value));
+    std::optional<absl::Duration> ttl;
+    if (!refresh_time.is_none()) ttl = DurationFromPython(refresh_time, "TtlCache.put refresh_time");
+    py::gil_scoped_release nogil;
+    if (ttl) {
+      cache_->Put(key, std::move(v), *ttl);
+    } else {
+      cache_->Put(key, std::move(v));
+    }
+  }
+
+  size_t InvalidateIf(const py::object& pred) {
+    std::optional<py::error_already_set> raised;
+    size_t n;
+    {
+      py::gil_scoped_release nogil;
+      n = cache_->InvalidateIf([&](const std::string& key) {
+        py::gil_scoped_acquire gil;
+        if (raised.has_value()) return false;  // stop matching after an error
+        try {
+          return pred(key).cast<bool>();
+        } catch (py::error_already_set& e) {
+          raised.emplace(e);
+          return false;
+        }
+      });
+    }
+    if (raised.has_value()) throw *raised;
+    return n;
+  }
+
+  // Runs `fn(cache)` with the GIL released.
+  template <typename Fn>
+  auto Call(Fn fn) {
+    py::gil_scoped_release nogil;
+    return fn(*cache_);
+  }
+
+ private:
+  const SharedObject default_loader_;
+  const std::shared_ptr<const Hooks> hooks_;
+  const std::shared_ptr<ManualClock> clock_;  // read by cache_: outlives it
+  std::unique_ptr<Cache> cache_;
+};
+
+std::unique_ptr<PyTtlCache> MakeCache(const py::object& loader, const py::object& refresh_time,
+                                      const py::object& refresh_after,
+                                      const py::object& negative_refresh_time,
+                                      int64_t max_entries, const py::object& max_weight,
+                                      const py::object& weigher, const py::object& refresh_time_for,
+                                      const py::object& runtime,
+                                      std::shared_ptr<ManualClock> clock, int shards) {
+  Cache::Options o;
+  o.refresh_time = DurationFromPython(refresh_time, "TtlCache refresh_time");
+  o.refresh_after = DurationFromPython(refresh_after, "TtlCache refresh_after");
+  o.negative_refresh_time =
+      DurationFromPython(negative_refresh_time, "TtlCache negative_refresh_time");
+  o.max_entries = max_entries;
+  o.max_weight = max_weight.is_none() ? Cache::kUnbounded : max_weight.cast<int64_t>();
+  o.shards = shards;
+  o.clock = clock.get();
+  auto hooks = std::make_shared<Hooks>();
+  if (!weigher.is_none()) {
+    hooks->weigher = Share(weigher);
+    o.weigher = [](const std::string&, const CachedValue& v) { return v.weight; };
+  }
+  if (!refresh_time_for.is_none()) {
+    hooks->refresh_time_for = Share(refresh_time_for);
+    o.refresh_time_for = [](const std::string&, const CachedValue& v) { return v.refresh_time; };
+  }
+  if (!runtime.is_none()) {
+    // The Runtime's blocking pool runs refresh-ahead reloads; once the
+    // Runtime is closed they are dropped and entries simply expire.
+    std::shared_ptr<RuntimeHandle> h = HandleOf(runtime);
+    o.executor = [h](absl::AnyInvocable<void()> fn) { h->PostBlocking(std::move(fn)); };
+  }
+  return std::make_unique<PyTtlCache>(std::move(o), loader.is_none() ? nullptr : Share(loader),
+                                      std::move(hooks), std::move(clock));
+}
+
+}  // namespace
+
+void RegisterTtlCache(py::module_& m) {
+  py::class_<TtlCacheStats>(m, "TtlCacheStats", "What a TtlCache counted since it was made.")
+      .def_readonly("hits", &TtlCacheStats::hits)
+      .def_readonly("negative_hits", &TtlCacheStats::negative_hits)
+      .def_readonly("misses", &TtlCacheStats::misses)
+      .def_readonly("loads", &TtlCacheStats::loads)
+      .def_readonly("load_failures", &TtlCacheStats::load_failures)
+      .def_readonly("refreshes", &TtlCacheStats::refreshes)
+      .def_readonly("evictions", &TtlCacheStats::evictions)
+      .def_readonly("expirations", &TtlCacheStats::expirations)
+      .def_readonly("invalidations", &TtlCacheStats::invalidations)
+      .def_readonly("loads_in_flight", &TtlCacheStats::loads_in_flight)
+      .def("_asdict",
+           [](const TtlCacheStats& s) {
+             py::dict d;
+             d["hits"] = s.hits;
+             d["negative_hits"] = s.negative_hits;
+             d["misses"] = s.misses;
+             d["loads"] = s.loads;
+             d["load_failures"] = s.load_failures;
+             d["refreshes"] = s.refreshes;
+             d["evictions"] = s.evictions;
+             d["expirations"] = s.expirations;
+             d["invalidations"] = s.invalidations;
+             d["loads_in_flight"] = s.loads_in_flight;
+             return d;
+           })
+      .def("__eq__",
+           [](const TtlCacheStats& a, const py::object& b) {
+             return py::isinstance<TtlCacheStats>(b) &&
+                    py::cast(a).attr("_asdict")().equal(b.attr("_asdict")());
+           })
+      .def("__repr__", [](const TtlCacheStats& s) {
+        return absl::StrCat("TtlCacheStats(hits=", s.hits, ", negative_hits=", s.negative_hits,
+                            ", misses=", s.misses, ", loads=", s.loads,
+                            ", load_failures=", s.load_failures, ", refreshes=", s.refreshes,
+                            ", evictions=", s.evictions, ", expirations=", s.expirations,
+                            ", invalidations=", s.invalidations,
+                            ", loads_in_flight=", s.loads_in_flight, ")");
+      });
+
+  const Cache::Options defaults;
+  py::class_<PyTtlCache>(m, "TtlCache", R"doc(
+A thread-safe, bounded TTL cache of Python objects keyed by str (paths),
+with single-flight loading: concurrent misses on one key run the loader
+once, in one thread, and the others wait (without the GIL) for its value
+or its error.
+
+    cache = ferry.TtlCache(lambda path: stat_from_server(path), refresh_time=30)
+    st = cache.get("/zone/home/alice/file")
+    cache.invalidate_prefix("/zone/home/alice")
+
+Loaders are called as loader(key) with the GIL held. A loader that raises
+FileNotFoundError (or ferry.NotFoundError) caches the miss for
+`negative_refresh_time`; other exceptions are not cached. The call that ran
+the loader gets its exception back unchanged; calls that waited for it get
+ferry's exception for the same status (ferry.Error subclasses; the message
+names the key and the exception).
+
+Times are seconds (int/float) or datetime.timedelta; None means never.
+Refresh-ahead (`refresh_after`) needs `runtime`: reloads then run on its
+blocking threads. max_weight bounds the sum of `weigher(key, value)`.
+)doc")
+      .def(py::init(&MakeCache), py::arg("loader") = py::none(), py::kw_only(),
+           py::arg("refresh_time") = DurationToSeconds(defaults.refresh_time),
+           py::arg("refresh_after") = py::none(),
+           py::arg("negative_refresh_time") = DurationToSeconds(defaults.negative_refresh_time),
+           py::arg("max_entries") = defaults.max_entries, py::arg("max_weight") = py::none(),
+           py::arg("weigher") = py::none(), py::arg("refresh_time_for") = py::none(),
+           py::arg("runtime") = py::none(), py::arg("clock") = nullptr,
+           py::arg("shards") = defaults.shards)
+      .def("get", &PyTtlCache::Get, py::arg("key"), py::arg("loader") = py::none(), R"doc(
+The value for `key`, loading it with `loader` (or the cache's loader) on a
+miss. Raises what the load raised (see the class docs).)doc")
+      .def("get_if_present", &PyTtlCache::GetIfPresent, py::arg("key"),
+           py::arg("default") = py::none(),
+           "The cached value for `key`, or `default` when absent, expired or cached as not found. "
+           "Never loads.")
+      .def("put", &PyTtlCache::Put, py::arg("key"), py::arg("value"),
+           py::arg("refresh_time") = py::none(), R"doc(
+Stores `value` for `key`, replacing any entry and superseding a load in
+flight. `refresh_time`: this entry's own time (math.inf: until evicted);
+None: the cache's (or refresh_time_for's).)doc")
+      .def(
+          "invalidate",
+          [](PyTtlCache& c, const std::string& key) {
+            return c.Call([&](Cache& cache) { return cache.Invalidate(key); });
+          },
+          py::arg("key"), "Drops `key`'s entry and any load of it in flight. True if there was one.")
+      .def(
+          "invalidate_prefix",
+          [](PyTtlCache& c, const std::string& prefix) {
+            return c.Call([&](Cache& cache) { return cache.InvalidatePrefix(prefix); });
+          },
+          py::arg("prefix"), R"doc(
+Drops the entry for the path `prefix` and every entry below it ("/a/b"
+drops "/a/b" and "/a/b/c", not "/a/bc"). Returns how many.)doc")
+      .def("invalidate_if", &PyTtlCache::InvalidateIf, py::arg("predicate"), R"doc(
+Drops every entry whose key satisfies predicate(key). The predicate runs
+under a cache lock: it must be quick and must not use this cache.)doc")
+      .def(
+          "invalidate_all",
+          [](PyTtlCache& c) { return c.Call([](Cache& cache) { return cache.InvalidateAll(); }); },
+          "Drops every entry and supersedes every load in flight. Returns how many.")
+      .def(
+          "purge_expired",
+          [](PyTtlCache& c) { return c.Call([](Cache& cache) { return cache.PurgeExpired(); }); },
+          "Drops the entries whose time is up. Returns how many.")
+      .def("stats",
+           [](PyTtlCache& c) { return c.Call([](Cache& cache) { return cache.stats(); }); })
+      .def("__len__",
+           [](PyTtlCache& c) {
+             return c.Call([](Cache& cache) { return static_cast<size_t>(cache.size()); });
+           })
+      .def_property_readonly(
+          "weight", [](PyTtlCache& c) { return c.Call([](Cache& cache) { return cache.weight(); }); })
+      .def_property_readonly("shard_count", [](PyTtlCache& c) {
+        return c.Call([](Cache& cache) { return cache.shard_count(); });
+      });
+}
+
+}  // namespace ferry::python

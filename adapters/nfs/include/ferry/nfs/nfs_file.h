@@ -1,0 +1,81 @@
+// NfsFile: an open NFS file as a ferry::FdTable handle (ReadAt, WriteAt,
+// Size), plus the UNSTABLE-write / COMMIT protocol with write-verifier
+// checks.
+//
+//   FERRY_ASSIGN_OR_RETURN(std::shared_ptr<ferry::nfs::NfsFile> f,
+//                          ferry::nfs::NfsFile::Open(*client, "dir/big.bin"));
+//   ferry::FdTable<ferry::nfs::NfsFile> table;
+//   FERRY_ASSIGN_OR_RETURN(auto opened, table.Open("dir/big.bin", f, ferry::OpenMode::kRead));
+//   FERRY_ASSIGN_OR_RETURN(size_t n, table.PRead(opened.fd, offset, absl::MakeSpan(buf)));
+//
+// Reads and writes are split into calls of at most FSINFO's rtmax / wtmax
+// bytes. Writes go out UNSTABLE (the server may cache them) and remember
+// the server's write verifier; Commit() makes them durable and fails with
+// DataLoss if the verifier changed (the server restarted and may have lost
+// unstable data: the caller must write it again).
+//
+// Thread-safety: thread-safe; concurrent ReadAt/WriteAt on disjoint ranges
+// run in parallel (they are independent RPCs). Blocking: REQUIRES not on an
+// I/O thread of the client's Runtime. REQUIRES: the client outlives the file.
+#ifndef FERRY_NFS_NFS_FILE_H_
+#define FERRY_NFS_NFS_FILE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "ferry/base/mutex.h"
+#include "ferry/nfs/nfs_client.h"
+
+namespace ferry::nfs {
+
+class NfsFile {
+ public:
+  // Opens an existing regular file (LOOKUP). FailedPrecondition if it is not
+  // a regular file.
+  static absl::StatusOr<std::shared_ptr<NfsFile>> Open(NfsClient& client,
+                                                       std::string_view relative_path);
+  // Creates the file (or truncates an existing one to 0 bytes) with
+  // permission bits `mode`. The parent directory must exist.
+  static absl::StatusOr<std::shared_ptr<NfsFile>> Create(NfsClient& client,
+                                                         std::string_view relative_path,
+                                                         uint32_t mode = 0644);
+
+  NfsFile(NfsClient& client, FileHandle handle, std::string path, uint64_t size);
+
+  // FdHandle: up to buf.size() bytes at `offset`; fewer only at the end.
+  absl::StatusOr<size_t> ReadAt(int64_t offset, absl::Span<char> buf);
+  // FdHandle: writes all of `data` at `offset` (UNSTABLE) and returns its size.
+  absl::StatusOr<size_t> WriteAt(int64_t offset, absl::Span<const char> data);
+  // FdHandle: the size (GETATTR; includes this handle's writes).
+  absl::StatusOr<int64_t> Size();
+
+  // COMMITs every write made through this handle; DataLoss if the server's
+  // write verifier changed since a write (data must be written again).
+  absl::Status Commit();
+
+  const FileHandle& handle() const { return handle_; }
+  const std::string& path() const { return path_; }
+  // The size when opened (from LOOKUP's attributes).
+  uint64_t size_at_open() const { return size_at_open_; }
+
+ private:
+  NfsClient& client_;
+  const FileHandle handle_;
+  const std::string path_;
+  const uint64_t size_at_open_;
+
+  Mutex mu_;
+  std::optional<uint64_t> write_verifier_ ABSL_GUARDED_BY(mu_);
+  bool verifier_changed_ ABSL_GUARDED_BY(mu_) = false;
+  bool dirty_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace ferry::nfs
+
+#endif  // FERRY_NFS_NFS_FILE_H_

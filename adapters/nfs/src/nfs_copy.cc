@@ -1,0 +1,214 @@
+// Parallel copy design: a chunk counter shared by `parallelism` workers on
+// the Runtime's blocking pool. A worker takes a MemoryBudget ticket and a
+// buffer for one chunk once, then loops: take the next chunk index, move
+// the chunk (NFS PRead/PWrite through the FdTable, local pread/pwrite).
+// The first error stops every worker at its next chunk. The caller waits on
+// a condition variable for the last worker. No thread of our own: the
+// Runtime's blocking pool runs the workers and bounds the parallelism.
+#include "ferry/nfs/nfs_copy.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <functional>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "ferry/base/clock.h"
+#include "ferry/base/mutex.h"
+#include "ferry/base/status_macros.h"
+#include "ferry/base/strings.h"
+#include "ferry/io/fd_table.h"
+#include "ferry/nfs/nfs_file.h"
+
+namespace ferry::nfs {
+namespace {
+
+// Default chunk cap: servers advertise up to 64 MiB rtmax/wtmax (ganesha),
+// but 1 MiB calls already amortise the per-call cost, and smaller chunks
+// keep many calls in flight and memory low.
+constexpr uint32_t kMaxDefaultChunk = 1 << 20;
+
+uint32_t ChunkSize(const CopyOptions& o, uint32_t server_max) {
+  if (o.chunk_bytes != 0) return std::min(o.chunk_bytes, server_max);
+  return std::min(server_max, kMaxDefaultChunk);
+}
+
+absl::Status LocalError(std::string_view op, const std::string& path, int err) {
+  return absl::ErrnoToStatus(err, absl::StrCat(ToAbsl(op), " ", path));
+}
+
+// Closes a local descriptor on scope exit.
+struct LocalFd {
+  int fd = -1;
+  ~LocalFd() {
+    if (fd >= 0) close(fd);
+  }
+};
+
+// Moves chunk [offset, offset + buf.size()) using `buf` as scratch.
+using MoveChunk = std::function<absl::Status(int64_t offset, absl::Span<char> buf)>;
+
+// Runs MoveChunk over every chunk of [0, size) on `parallelism` blocking
+// workers; returns the first error.
+absl::Status RunChunks(Runtime& runtime, int parallelism, int64_t size, uint32_t chunk,
+                       MoveChunk move) {
+  if (size == 0) return absl::OkStatus();
+  struct Shared {
+    Mutex mu;
+    CondVar cv;
+    int64_t next ABSL_GUARDED_BY(mu) = 0;
+    int running ABSL_GUARDED_BY(mu) = 0;
+    absl::Status error ABSL_GUARDED_BY(mu);
+  };
+  auto shared = std::make_shared<Shared>();
+  const int64_t chunks = (size + chunk - 1) / chunk;
+  const int workers = static_cast<int>(std::min<int64_t>(std::max(parallelism, 1), chunks));
+  {
+    MutexLock l(&shared->mu);
+    shared->running = workers;
+  }
+  auto fail = [shared](absl::Status s) {
+    MutexLock l(&shared->mu);
+    if (shared->error.ok()) shared->error = std::move(s);
+  };
+  for (int w = 0; w < workers; ++w) {
+    runtime.PostBlocking([&runtime, shared, fail, move, size, chunk, chunks] {
+      absl::StatusOr<MemoryBudget::Ticket> ticket = runtime.memory_budget().Acquire(chunk);
+      if (!ticket.ok()) fail(ticket.status());
+      std::string buf(ticket.ok() ? chunk : 0, '\0');
+      while (ticket.ok()) {
+        int64_t index;
+        {
+          MutexLock l(&shared->mu);
+          if (!shared->error.ok() || shared->next >= chunks) break;
+          index = shared->next++;
+        }
+        const int64_t offset = index * chunk;
+        const size_t len = static_cast<size_t>(std::min<int64_t>(chunk, size - offset));
+        absl::Status s = move(offset, absl::MakeSpan(buf.data(), len));
+        if (!s.ok()) {
+          fail(std::move(s));
+          break;
+        }
+      }
+      MutexLock l(&shared->mu);
+      if (--shared->running == 0) shared->cv.SignalAll();
+    });
+  }
+  MutexLock l(&shared->mu);
+  while (shared->running > 0) shared->cv.Wait(&shared->mu);
+  return shared->error;
+}
+
+}  // namespace
+
+absl::StatusOr<CopyStats> CopyNfsToLocal(Runtime& runtime, NfsClient& client,
+                                         std::string_view nfs_path, const std::string& local_path,
+                                         const CopyOptions& options) {
+  const absl::Time start = MonotonicNow();
+  FERRY_ASSIGN_OR_RETURN(std::shared_ptr<NfsFile> file, NfsFile::Open(client, nfs_path));
+  const int64_t size = static_cast<int64_t>(file->size_at_open());
+  const uint32_t chunk = ChunkSize(options, client.fsinfo().rtmax);
+
+  FdTable<NfsFile> table;
+  FERRY_ASSIGN_OR_RETURN(auto opened, table.Open(std::string(nfs_path), file, OpenMode::kRead));
+  LocalFd out{open(local_path.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC,
+                   static_cast<mode_t>(options.mode))};
+  if (out.fd < 0) return LocalError("create", local_path, errno);
+
+  const int fd = opened.fd;
+  const std::string display = client.DisplayPath(nfs_path);
+  absl::Status s = RunChunks(
+      runtime, options.parallelism, size, chunk,
+      [&table, fd, &out, &local_path, &display](int64_t offset, absl::Span<char> buf) -> absl::Status {
+        FERRY_ASSIGN_OR_RETURN(size_t n, table.PRead(fd, offset, buf));
+        if (n != buf.size()) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              "copy ", display, ": the file shrank while being read (", n, " of ", buf.size(),
+              " bytes at offset ", offset, ")"));
+        }
+        for (size_t done = 0; done < n;) {
+          ssize_t w = pwrite(out.fd, buf.data() + done, n - done, offset + done);
+          if (w < 0) {
+            if (errno == EINTR) continue;
+            return LocalError("write", local_path, errno);
+          }
+          done += static_cast<size_t>(w);
+        }
+        return absl::OkStatus();
+      });
+  (void)table.Close(fd);
+  FERRY_RETURN_IF_ERROR(s);
+  if (close(out.fd) != 0) {
+    out.fd = -1;
+    return LocalError("close", local_path, errno);
+  }
+  out.fd = -1;
+  return CopyStats{static_cast<uint64_t>(size), static_cast<uint64_t>((size + chunk - 1) / chunk),
+                   0, MonotonicNow() - start};
+}
+
+absl::StatusOr<CopyStats> CopyLocalToNfs(Runtime& runtime, NfsClient& client,
+                                         const std::string& local_path, std::string_view nfs_path,
+                                         const CopyOptions& options) {
+  const absl::Time start = MonotonicNow();
+  LocalFd in{open(local_path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (in.fd < 0) return LocalError("open", local_path, errno);
+  struct stat st;
+  if (fstat(in.fd, &st) != 0) return LocalError("stat", local_path, errno);
+  if (!S_ISREG(st.st_mode)) {
+    return absl::FailedPreconditionError(absl::StrCat("copy ", local_path, ": not a regular file"));
+  }
+  const int64_t size = st.st_size;
+  const uint32_t chunk = ChunkSize(options, client.fsinfo().wtmax);
+
+  CopyStats stats;
+  // A changed write verifier means the server may have dropped unstable
+  // data: send everything again, once.
+  for (int attempt = 0;; ++attempt) {
+    FERRY_ASSIGN_OR_RETURN(std::shared_ptr<NfsFile> file,
+                           NfsFile::Create(client, nfs_path, options.mode));
+    FdTable<NfsFile> table;
+    FERRY_ASSIGN_OR_RETURN(auto opened, table.Open(std::string(nfs_path), file, OpenMode::kWrite));
+    const int fd = opened.fd;
+    absl::Status s = RunChunks(
+        runtime, options.parallelism, size, chunk,
+        [&table, fd, &in, &local_path](int64_t offset, absl::Span<char> buf) -> absl::Status {
+          for (size_t done = 0; done < buf.size();) {
+            ssize_t r = pread(in.fd, buf.data() + done, buf.size() - done, offset + done);
+            if (r < 0) {
+              if (errno == EINTR) continue;
+              return LocalError("read", local_path, errno);
+            }
+            if (r == 0) {
+              return absl::FailedPreconditionError(
+                  absl::StrCat("copy ", local_path, ": the file shrank while being read"));
+            }
+            done += static_cast<size_t>(r);
+          }
+          FERRY_ASSIGN_OR_RETURN(size_t n, table.PWrite(fd, offset, buf));
+          (void)n;  // NfsFile::WriteAt writes everything or fails
+          return absl::OkStatus();
+        });
+    absl::StatusOr<FdTable<NfsFile>::CloseResult> closed = table.Close(fd);
+    FERRY_RETURN_IF_ERROR(s);
+    FERRY_RETURN_IF_ERROR(closed.status());
+    absl::Status committed = closed->handle->Commit();
+    if (committed.code() == absl::StatusCode::kDataLoss && attempt == 0) {
+      ++stats.rewrites;
+      continue;
+    }
+    FERRY_RETURN_IF_ERROR(committed);
+    break;
+  }
+  stats.bytes = static_cast<uint64_t>(size);
+  stats.chunks = static_cast<uint64_t>((size + chunk - 1) / chunk);
+  stats.elapsed = MonotonicNow() - start;
+  return stats;
+}
+
+}  // namespace ferry::nfs

@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# scripts/bench nfs-walk: ferry-walk against libnfs's `nfs-ls -R` on the
+# same trees, served by the same nfs-ganesha, in the same run:
+#   - 20,000 files in 210 dirs, then 100,000 files in 1,000 dirs (smaller
+#     tree first: ganesha's metadata cache favours the tree walked last);
+#   - directly, and through toxiproxy with +1 ms on requests and on replies
+#     (both the NFS and the MOUNT port);
+#   - parallel copy throughput: ferry-cp against nfs-cp, NFS -> local and
+#     local -> NFS, on one 256 MiB file.
+# Medians of RUNS (5) wall-clock times of the whole command (connect, mount
+# and walk), after one untimed warm-up of each tree. nfs-ls at +1 ms on the
+# 100,000-file tree takes ~11 s a run, so it gets SLOW_RUNS (3) runs; the
+# output says so. Starts its own ganesha (+ rpcbind) and toxiproxy (API port
+# 18476, not the tests' 18474 nor bench rpc's 18475) and stops them by PID
+# on exit. Takes about 3 minutes. Ends with one line `RESULT {json}`.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+PEERS="$ROOT/tests/peers"
+BUILD=${FERRY_BUILD_DIR:-$ROOT/build/release}
+WALK="$BUILD/examples/ferry-walk"
+CP="$BUILD/examples/ferry-cp"
+RUNS=${RUNS:-5}
+SLOW_RUNS=${SLOW_RUNS:-3}
+DELAY_MS=1
+COPY_MIB=${COPY_MIB:-256}
+export TOXIPROXY_PORT=${TOXIPROXY_PORT:-18476}
+API="http://127.0.0.1:$TOXIPROXY_PORT"
+
+for tool in "$WALK" "$CP"; do
+  [ -x "$tool" ] || { echo "nfs-walk.sh: $tool is missing (scripts/build release)" >&2; exit 1; }
+done
+command -v nfs-ls >/dev/null || { echo "nfs-walk.sh: nfs-ls missing (libnfs-utils)" >&2; exit 1; }
+
+WORK=$(mktemp -d /tmp/ferry-nfs-walk-bench.XXXXXX)
+STATE="$WORK/state"
+EXPORT="$WORK/export"
+mkdir -p "$STATE" "$EXPORT"
+cleanup() {
+  "$PEERS/toxiproxy" stop "$STATE/toxiproxy" || true
+  "$PEERS/ganesha" stop "$STATE/ganesha" || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# The trees: empty files, created by one python process (~1 s per 20,000).
+echo "generating trees in $EXPORT ..." >&2
+python3 - "$EXPORT" <<'EOF'
+import os, sys
+root = sys.argv[1]
+for name, dirs, per_dir in (("t20k", 210, 20000 // 210), ("t100k", 1000, 100)):
+    made = 0
+    total = 20000 if name == "t20k" else 100000
+    for d in range(dirs):
+        p = os.path.join(root, name, "d%04d" % d)
+        os.makedirs(p)
+        n = per_dir if d < dirs - 1 else total - made
+        for f in range(n):
+            os.close(os.open(os.path.join(p, "f%05d" % f), os.O_CREAT | os.O_WRONLY, 0o644))
+        made += n
+EOF
+head -c $((COPY_MIB << 20)) /dev/urandom >"$EXPORT/big.bin"
+
+"$PEERS/ganesha" start "$EXPORT" "$STATE/ganesha"
+"$PEERS/toxiproxy" start "$STATE/toxiproxy"
+api() { curl -sS -f --max-time 5 -X "$1" "$API$2" ${3:+-d "$3"}; }
+proxy() {  # proxy NAME UPSTREAM_PORT -> prints the listening port
+  api DELETE "/proxies/$1" >/dev/null 2>&1 || true
+  local listen
+  listen=$(api POST /proxies "{\"name\":\"$1\",\"listen\":\"127.0.0.1:0\",\"upstream\":\"127.0.0.1:$2\",\"enabled\":true}" | jq -r .listen)
+  for stream in upstream downstream; do
+    api POST "/proxies/$1/toxics" \
+      "{\"name\":\"delay_$stream\",\"type\":\"latency\",\"stream\":\"$stream\",\"attributes\":{\"latency\":$DELAY_MS}}" >/dev/null
+  done
+  echo "${listen##*:}"
+}
+NFS_DELAYED=$(proxy bench_walk_nfs 2049)
+MOUNT_DELAYED=$(proxy bench_walk_mount 20048)
+
+url() {  # url TREE DELAYED(0|1)
+  if [ "$2" = 1 ]; then
+    echo "nfs://127.0.0.1/export/$1?nfsport=$NFS_DELAYED&mountport=$MOUNT_DELAYED"
+  else
+    echo "nfs://127.0.0.1/export/$1?nfsport=2049&mountport=20048"
+  fi
+}
+now() { date +%s.%N; }
+# timed CMD...: runs CMD, prints its wall-clock seconds.
+timed() { local t0; t0=$(now); "$@" >/dev/null; echo "$(now) - $t0" | bc -l; }
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+
+declare -A RESULT
+bench_tree() {  # bench_tree TREE EXPECTED_ENTRIES
+  local tree=$1 expected=$2
+  for delayed in 0 1; do
+    local u; u=$(url "$tree" "$delayed")
+    # Warm-up, and a check that both see every entry.
+    local n_ferry n_ls
+    n_ferry=$("$WALK" "$u" --json | jq .entries)
+    n_ls=$(nfs-ls -R "$u" | wc -l)
+    [ "$n_ferry" = "$expected" ] || { echo "ferry-walk saw $n_ferry entries of $tree, want $expected" >&2; exit 1; }
+    [ "$n_ls" = "$expected" ] || { echo "nfs-ls saw $n_ls entries of $tree, want $expected" >&2; exit 1; }
+    local ls_runs=$RUNS
+    [ "$delayed" = 1 ] && [ "$tree" = t100k ] && ls_runs=$SLOW_RUNS
+    local f=() l=()
+    for ((i = 0; i < RUNS; i++)); do
+      f+=("$(timed "$WALK" "$u")")
+      if ((i < ls_runs)); then l+=("$(timed nfs-ls -R "$u")"); fi
+    done
+    local mf ml
+    mf=$(median "${f[@]}"); ml=$(median "${l[@]}")
+    local key="${tree}_$([ "$delayed" = 1 ] && echo 1ms || echo 0ms)"
+    RESULT[ferry_$key]=$mf
+    RESULT[nfs_ls_$key]=$ml
+    RESULT[speedup_$key]=$(echo "$ml / $mf" | bc -l)
+    printf '%-6s %-14s ferry-walk %8.3f s (%d runs)   nfs-ls -R %8.3f s (%d runs)   %6.1fx   (%s entries)\n' \
+      "$tree" "$([ "$delayed" = 1 ] && echo "+${DELAY_MS} ms each way" || echo direct)" \
+      "$mf" "$RUNS" "$ml" "$ls_runs" "${RESULT[speedup_$key]}" "$expected"
+  done
+}
+
+echo
+echo "== walk: ferry-walk vs nfs-ls -R (wall clock, medians) =="
+bench_tree t20k 20210
+bench_tree t100k 101000
+[ "$SLOW_RUNS" -lt "$RUNS" ] &&
+  echo "(nfs-ls -R at +${DELAY_MS} ms on t100k: $SLOW_RUNS runs, not $RUNS, to keep the bench short)"
+
+echo
+echo "== copy: ferry-cp vs nfs-cp, one ${COPY_MIB} MiB file, direct (medians of 3) =="
+src_sum=$(sha256sum "$EXPORT/big.bin" | cut -d' ' -f1)
+copy_rate() {  # copy_rate TOOL DIRECTION -> MiB/s
+  local tool=$1 dir=$2 t out=()
+  for ((i = 0; i < 3; i++)); do
+    # Fresh target names: files removed behind ganesha's back leave stale
+    # handles in its cache.
+    local up="up-$(basename "$tool")-$i.bin"
+    rm -f "$WORK/local.bin"
+    if [ "$dir" = read ]; then
+      t=$(timed "$tool" "$(url big.bin 0)" "$WORK/local.bin")
+      [ "$(sha256sum "$WORK/local.bin" | cut -d' ' -f1)" = "$src_sum" ] || { echo "$tool read: checksum mismatch" >&2; exit 1; }
+    else
+      cp "$EXPORT/big.bin" "$WORK/local.bin"
+      t=$(timed "$tool" "$WORK/local.bin" "$(url "$up" 0)")
+      [ "$(sha256sum "$EXPORT/$up" | cut -d' ' -f1)" = "$src_sum" ] || { echo "$tool write: checksum mismatch" >&2; exit 1; }
+    fi
+    out+=("$(echo "$COPY_MIB / $t" | bc -l)")
+  done
+  median "${out[@]}"
+}
+RESULT[ferry_read_mib_s]=$(copy_rate "$CP" read)
+RESULT[nfs_cp_read_mib_s]=$(copy_rate nfs-cp read)
+RESULT[ferry_write_mib_s]=$(copy_rate "$CP" write)
+RESULT[nfs_cp_write_mib_s]=$(copy_rate nfs-cp write)
+printf 'NFS -> local   ferry-cp %8.1f MiB/s   nfs-cp %8.1f MiB/s\n' "${RESULT[ferry_read_mib_s]}" "${RESULT[nfs_cp_read_mib_s]}"
+printf 'local -> NFS   ferry-cp %8.1f MiB/s   nfs-cp %8.1f MiB/s\n' "${RESULT[ferry_write_mib_s]}" "${RESULT[nfs_cp_write_mib_s]}"
+rss=$( { /usr/bin/time -f '%M' "$WALK" "$(url t100k 0)" >/dev/null; } 2>&1 | tail -1)
+echo "ferry-walk peak RSS on t100k: $((rss / 1024)) MiB"
+
+printf 'RESULT {"bench":"nfs-walk","runs":%d,"slow_runs":%d,"delay_ms_each_way":%d,' "$RUNS" "$SLOW_RUNS" "$DELAY_MS"
+printf '"speedup_vs_nfs_ls_0ms_20k":%.2f,"speedup_vs_nfs_ls_1ms_20k":%.2f,' "${RESULT[speedup_t20k_0ms]}" "${RESULT[speedup_t20k_1ms]}"
+printf '"speedup_vs_nfs_ls_0ms_100k":%.2f,"speedup_vs_nfs_ls_1ms_100k":%.2f,' "${RESULT[speedup_t100k_0ms]}" "${RESULT[speedup_t100k_1ms]}"
+printf '"ferry_walk_s":{"20k_0ms":%.4f,"20k_1ms":%.4f,"100k_0ms":%.4f,"100k_1ms":%.4f},' \
+  "${RESULT[ferry_t20k_0ms]}" "${RESULT[ferry_t20k_1ms]}" "${RESULT[ferry_t100k_0ms]}" "${RESULT[ferry_t100k_1ms]}"
+printf '"nfs_ls_s":{"20k_0ms":%.4f,"20k_1ms":%.4f,"100k_0ms":%.4f,"100k_1ms":%.4f},' \
+  "${RESULT[nfs_ls_t20k_0ms]}" "${RESULT[nfs_ls_t20k_1ms]}" "${RESULT[nfs_ls_t100k_0ms]}" "${RESULT[nfs_ls_t100k_1ms]}"
+printf '"copy_mib_s":{"ferry_read":%.1f,"nfs_cp_read":%.1f,"ferry_write":%.1f,"nfs_cp_write":%.1f},"ferry_walk_peak_rss_mib":%d}\n' \
+  "${RESULT[ferry_read_mib_s]}" "${RESULT[nfs_cp_read_mib_s]}" "${RESULT[ferry_write_mib_s]}" "${RESULT[nfs_cp_write_mib_s]}" "$((rss / 1024))"

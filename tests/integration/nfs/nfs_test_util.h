@@ -1,0 +1,44 @@
+// Helpers for the NFS integration tests: fresh folders inside the
+// peer_ganesha export, URLs for them, and what the local filesystem says
+// about a tree (the `find` the walker is compared with).
+#ifndef FERRY_TESTS_INTEGRATION_NFS_NFS_TEST_UTIL_H_
+#define FERRY_TESTS_INTEGRATION_NFS_NFS_TEST_UTIL_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+namespace ferry::nfs_test {
+
+// The export folder of the peer_ganesha fixture.
+inline constexpr char kExportDir[] = FERRY_PEER_EXPORT_DIR;
+
+// Creates a fresh, uniquely named folder directly under the export (ganesha
+// caches directories it has listed, so every test gets a new one) and
+// returns its name.
+std::string MakeFreshDir(std::string_view prefix);
+
+// nfs://127.0.0.1/export/<relative>?nfsport=2049&mountport=20048[&extra]
+std::string UrlFor(std::string_view relative, std::string_view extra_options = "");
+
+// What lstat says about one object, as the walker reports it.
+struct LocalEntry {
+  char type = '?';  // f, d, l, or ? for anything else
+  uint64_t size = 0;
+  uint32_t mode = 0;  // permission bits
+  uint64_t inode = 0;
+  friend bool operator==(const LocalEntry&, const LocalEntry&) = default;
+};
+
+// Every object below `root` (not `root` itself), keyed by its path relative
+// to `root`, like `find root -mindepth 1 -printf '%P %y %s %m %i'`. Does not
+// follow symlinks; descends into every directory (it runs as root).
+std::map<std::string, LocalEntry> FindLocal(const std::string& root);
+
+// Creates `path` with `size` bytes of content.
+void WriteFile(const std::string& path, size_t size);
+
+}  // namespace ferry::nfs_test
+
+#endif  // FERRY_TESTS_INTEGRATION_NFS_NFS_TEST_UTIL_H_

@@ -41,6 +41,7 @@
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
 #include "ferry/runtime/runtime.h"
+#include "transfer/deferred_work.h"
 #include "transfer/interval_set.h"
 
 namespace ferry {
@@ -52,15 +53,7 @@ constexpr size_t kMaxCursors = 32;
 
 using internal::IntervalSet;
 
-// Work found under the lock, done after it is dropped (see the file comment).
-struct Deferred {
-  std::vector<MemoryBudget::Ticket> tickets;
-  std::vector<absl::AnyInvocable<void()>> calls;
-  ~Deferred() {
-    tickets.clear();
-    for (auto& c : calls) c();
-  }
-};
+using Deferred = internal::DeferredWork;
 
 // One read waiting for chunks.
 struct PendingRead {

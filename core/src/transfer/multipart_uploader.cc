@@ -38,6 +38,7 @@
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
 #include "ferry/runtime/runtime.h"
+#include "transfer/deferred_work.h"
 #include "transfer/interval_set.h"
 
 namespace ferry {
@@ -135,14 +136,7 @@ namespace {
 
 using internal::IntervalSet;
 
-struct Deferred {
-  std::vector<MemoryBudget::Ticket> tickets;
-  std::vector<absl::AnyInvocable<void()>> calls;
-  ~Deferred() {
-    tickets.clear();
-    for (auto& c : calls) c();
-  }
-};
+using Deferred = internal::DeferredWork;
 
 struct Part {
   enum class State { kFilling, kSpilled, kSealed, kUploading, kDone };

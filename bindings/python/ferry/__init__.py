@@ -9,6 +9,8 @@ A thin layer over ferry's C++ library (the compiled ``ferry._core``):
 - :class:`Error` and its subclasses -- every C++ status becomes one of them,
   also an instance of the matching builtin (``FileNotFoundError``,
   ``PermissionError``, ``TimeoutError``, ``ConnectionError``, ``ValueError``).
+- :mod:`ferry.nfs` -- ``walk`` / ``walk_entries``: a parallel NFS tree walk
+  streaming ``WalkBatch`` records.
 - :mod:`ferry.records_pb2` -- the cross-language records (walk batches,
   transfer stats, bench results), generated from ``records.proto``.
 
@@ -32,6 +34,8 @@ from ferry._core import (
     UnauthenticatedError,
     UnavailableError,
 )
+
+from ferry import nfs  # noqa: E402  (after _core: it imports from it)
 
 __version__ = "0.1.0"
 

@@ -160,3 +160,34 @@ class TtlCache:
     def weight(self) -> int: ...
     @property
     def shard_count(self) -> int: ...
+
+# ---------------------------------------------------------------- nfs walk
+
+class _NfsWalk:
+    """A walk of an NFS tree yielding records.proto WalkBatch bytes; use
+    ferry.nfs.walk(), which decodes them. Connects in the constructor
+    (ValueError: bad URL; ConnectionError: server unreachable)."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        runtime: Runtime,
+        batch_entries: int = 4096,
+        uid: Optional[int] = None,
+        gid: Optional[int] = None,
+        max_directories_in_flight: int = 256,
+        connections: int = 4,
+    ) -> None: ...
+    def __iter__(self) -> "_NfsWalk": ...
+    def __next__(self) -> bytes:
+        """The next serialized WalkBatch (GIL released while waiting);
+        raises the walk's error, if any, at the end."""
+    def close(self) -> None:
+        """Stops the walk and waits until it has stopped. Idempotent."""
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def stats(self) -> Optional[dict[str, Any]]:
+        """directories, entries, bytes, errors, rpcs, retries, elapsed
+        (seconds), stopped_early: once the walk ended, else None."""

@@ -9,6 +9,7 @@ namespace ferry::python {
 
 void RegisterExceptions(pybind11::module_& m);  // status_exceptions.cc
 void RegisterManualClock(pybind11::module_& m);  // manual_clock.cc
+void RegisterNfsWalk(pybind11::module_& m);      // nfs_walk.cc
 void RegisterRuntime(pybind11::module_& m);      // runtime.cc
 void RegisterTtlCache(pybind11::module_& m);     // ttl_cache.cc
 

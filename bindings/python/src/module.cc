@@ -11,4 +11,5 @@ PYBIND11_MODULE(_core, m) {
   ferry::python::RegisterManualClock(m);
   ferry::python::RegisterRuntime(m);
   ferry::python::RegisterTtlCache(m);
+  ferry::python::RegisterNfsWalk(m);
 }

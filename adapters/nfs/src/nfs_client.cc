@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -140,9 +141,16 @@ struct NfsClient::Impl {
     return reply->results;
   }
 
+  // OK if `decoded` is a well-formed NFS3_OK reply. A malformed one is
+  // DataLoss naming the procedure and the path, as NFS3ERR_* statuses are:
+  //   NFS3 READDIRPLUS nfs://host/export/dir: XDR decode of READDIRPLUS3res: truncated ...
   template <typename R>
   absl::Status Check(const absl::StatusOr<R>& decoded, Nfs3Proc proc, std::string_view path) const {
-    if (!decoded.ok()) return Annotate(decoded.status(), Display(path));
+    if (!decoded.ok()) {
+      return Annotate(decoded.status(), absl::StrCat("NFS3 ",
+                                                     ToAbsl(Nfs3Procedure(proc).procedure_name),
+                                                     " ", Display(path)));
+    }
     return Nfs3StatusToStatus(decoded->status, Nfs3Procedure(proc).procedure_name, Display(path));
   }
 
@@ -306,7 +314,10 @@ absl::Status NfsClient::Unmount() {
   EncodeMountPathArgs(impl_->export_path, &args);
   absl::StatusOr<std::string> r = impl_->MountCall(Mount3Proc::kUmnt, args);
   if (!r.ok()) {
-    return Annotate(r.status(), absl::StrCat("MOUNT3 UMNT ", impl_->url.host, impl_->export_path));
+    return Annotate(r.status(),
+                    absl::StrCat("MOUNT3 UMNT ",
+                                 NfsUrl{.host = impl_->url.host, .path = impl_->export_path}
+                                     .ToString()));
   }
   return absl::OkStatus();
 }
@@ -409,6 +420,28 @@ void NfsClient::ReadAsync(const FileHandle& fh, uint64_t offset, uint32_t count,
       std::move(done));
 }
 
+void NfsClient::ReadIntoAsync(const FileHandle& fh, uint64_t offset, absl::Span<char> dest,
+                              std::string path, Callback<ReadIntoReply> done) {
+  std::string call = impl_->NewCall(Nfs3Proc::kRead);
+  EncodeReadArgs(fh, offset, static_cast<uint32_t>(dest.size()), &call);
+  impl_->Send<ReadIntoReply>(
+      Nfs3Proc::kRead, std::move(call), true, std::move(path),
+      [this, dest](std::string record, const std::string& p) -> absl::StatusOr<ReadIntoReply> {
+        FERRY_ASSIGN_OR_RETURN(std::string_view results,
+                               impl_->Results(record, Nfs3Proc::kRead, p));
+        absl::StatusOr<ReadResult> r = DecodeReadResult(results);
+        FERRY_RETURN_IF_ERROR(impl_->Check(r, Nfs3Proc::kRead, p));
+        if (r->data.size() > dest.size()) {
+          return absl::DataLossError(absl::StrCat("NFS3 READ ", impl_->Display(p), ": asked ",
+                                                  dest.size(), " bytes, got ", r->data.size()));
+        }
+        // The only copy of the data in user space after the record itself.
+        std::memcpy(dest.data(), r->data.data(), r->data.size());
+        return ReadIntoReply{r->data.size(), r->eof};
+      },
+      std::move(done));
+}
+
 void NfsClient::WriteAsync(const FileHandle& fh, uint64_t offset, std::string_view data,
                            StableHow stable, std::string path, Callback<WriteReply> done) {
   std::string call;
@@ -488,6 +521,13 @@ absl::StatusOr<ReadReply> NfsClient::Read(const FileHandle& fh, uint64_t offset,
                                           std::string_view path) {
   return Block<ReadReply>([&](Callback<ReadReply> cb) {
     ReadAsync(fh, offset, count, std::string(path), std::move(cb));
+  });
+}
+
+absl::StatusOr<ReadIntoReply> NfsClient::ReadInto(const FileHandle& fh, uint64_t offset,
+                                                  absl::Span<char> dest, std::string_view path) {
+  return Block<ReadIntoReply>([&](Callback<ReadIntoReply> cb) {
+    ReadIntoAsync(fh, offset, dest, std::string(path), std::move(cb));
   });
 }
 

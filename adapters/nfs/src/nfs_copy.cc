@@ -79,7 +79,8 @@ absl::Status RunChunks(Runtime& runtime, int parallelism, int64_t size, uint32_t
     runtime.PostBlocking([&runtime, shared, fail, move, size, chunk, chunks] {
       absl::StatusOr<MemoryBudget::Ticket> ticket = runtime.memory_budget().Acquire(chunk);
       if (!ticket.ok()) fail(ticket.status());
-      std::string buf(ticket.ok() ? chunk : 0, '\0');
+      // Uninitialised: every byte is read or received before it is used.
+      std::unique_ptr<char[]> buf(ticket.ok() ? new char[chunk] : nullptr);
       while (ticket.ok()) {
         int64_t index;
         {
@@ -89,7 +90,7 @@ absl::Status RunChunks(Runtime& runtime, int parallelism, int64_t size, uint32_t
         }
         const int64_t offset = index * chunk;
         const size_t len = static_cast<size_t>(std::min<int64_t>(chunk, size - offset));
-        absl::Status s = move(offset, absl::MakeSpan(buf.data(), len));
+        absl::Status s = move(offset, absl::MakeSpan(buf.get(), len));
         if (!s.ok()) {
           fail(std::move(s));
           break;

@@ -3,6 +3,7 @@
 // FdTable handle; and the errors of missing sources and targets.
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -139,6 +140,36 @@ TEST_F(NfsCopyErrorsTest, NfsFileServesAnFdTable) {
   struct stat st;
   ASSERT_EQ(stat(Exported("f.bin").c_str(), &st), 0);
   EXPECT_EQ(st.st_size, 1008);
+}
+
+TEST_F(NfsCopyErrorsTest, NfsFileReadsABufferOfManyCallsInOneReadAt) {
+  // ReadAt splits a buffer into READs of at most 1 MiB, sends them 16 at a
+  // time and assembles them; past the end it stops short, every byte in its
+  // place. The file takes two windows of calls; the buffer is at least the
+  // server's rtmax (ganesha: 64 MiB, a READ whose reply would not fit in a
+  // record).
+  const size_t call = std::min<size_t>(client_->fsinfo().rtmax, 1 << 20);
+  const size_t size = 18 * call + call / 2 + 7;
+  nfs_test::WriteFile(Exported("multi.bin"), size);
+  std::ifstream in(Exported("multi.bin"), std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string expected = ss.str();
+  ASSERT_EQ(expected.size(), size);
+  absl::StatusOr<std::shared_ptr<NfsFile>> f = NfsFile::Open(*client_, "multi.bin");
+  ASSERT_TRUE(f.ok()) << f.status();
+
+  std::string buf(std::max<size_t>(20 * call, client_->fsinfo().rtmax), 'x');
+  absl::StatusOr<size_t> n = (*f)->ReadAt(0, absl::MakeSpan(buf.data(), buf.size()));
+  ASSERT_TRUE(n.ok()) << n.status();
+  ASSERT_EQ(*n, size);
+  EXPECT_TRUE(buf.compare(0, size, expected) == 0);
+
+  const size_t offset = call / 2 + 3;
+  n = (*f)->ReadAt(static_cast<int64_t>(offset), absl::MakeSpan(buf.data(), 2 * call));
+  ASSERT_TRUE(n.ok()) << n.status();
+  ASSERT_EQ(*n, 2 * call);
+  EXPECT_TRUE(buf.compare(0, 2 * call, expected, offset, 2 * call) == 0);
 }
 
 }  // namespace

@@ -41,6 +41,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "ferry/nfs/nfs3_xdr.h"
 #include "ferry/nfs/nfs_error.h"
 #include "ferry/nfs/nfs_url.h"
@@ -80,6 +81,13 @@ struct ReaddirplusPage {
 
 struct ReadReply {
   std::string data;
+  bool eof = false;
+};
+
+// ReadIntoAsync's result: `count` bytes were stored at the start of the
+// destination.
+struct ReadIntoReply {
+  size_t count = 0;
   bool eof = false;
 };
 
@@ -135,14 +143,23 @@ class NfsClient {
   void AccessAsync(const FileHandle& fh, uint32_t mask, std::string path, Callback<uint32_t> done);
   // One page of `dir` from `cookie` (0 = start; then the last entry's cookie
   // with the page's cookieverf). dircount/maxcount 0: from FSINFO (see
-  // ReaddirplusSizes). A NFS3ERR_* (BAD_COOKIE included) is the callback's
-  // error, carrying the code for GetNfs3Status.
+  // readdir_dircount() and readdir_maxcount()). A NFS3ERR_* (BAD_COOKIE
+  // included) is the callback's error, carrying the code for GetNfs3Status.
   void ReaddirplusAsync(const FileHandle& dir, uint64_t cookie, uint64_t cookieverf,
                         uint32_t dircount, uint32_t maxcount, std::string path,
                         Callback<ReaddirplusPage> done);
-  // READ of up to `count` bytes (at most fsinfo().rtmax).
+  // READ of up to `count` bytes (at most fsinfo().rtmax, and well under the
+  // pool's 64 MiB record limit, which a 64 MiB rtmax reply exceeds: NfsFile
+  // reads 1 MiB per call).
   void ReadAsync(const FileHandle& fh, uint64_t offset, uint32_t count, std::string path,
                  Callback<ReadReply> done);
+  // As ReadAsync, but the data goes straight from the reply record into
+  // `dest` (READ of dest.size() bytes, sized as for ReadAsync), on the I/O
+  // thread that received it: one copy, no allocation per call. A reply with
+  // more bytes than asked is DataLoss. REQUIRES: `dest` stays valid and
+  // untouched until `done` runs.
+  void ReadIntoAsync(const FileHandle& fh, uint64_t offset, absl::Span<char> dest,
+                     std::string path, Callback<ReadIntoReply> done);
   // WRITE of `data` (at most fsinfo().wtmax bytes). The server may take
   // fewer bytes (WriteReply::count).
   void WriteAsync(const FileHandle& fh, uint64_t offset, std::string_view data, StableHow stable,
@@ -164,6 +181,8 @@ class NfsClient {
                                               uint64_t cookieverf, std::string_view path);
   absl::StatusOr<ReadReply> Read(const FileHandle& fh, uint64_t offset, uint32_t count,
                                  std::string_view path);
+  absl::StatusOr<ReadIntoReply> ReadInto(const FileHandle& fh, uint64_t offset,
+                                         absl::Span<char> dest, std::string_view path);
   absl::StatusOr<WriteReply> Write(const FileHandle& fh, uint64_t offset, std::string_view data,
                                    StableHow stable, std::string_view path);
   absl::StatusOr<uint64_t> Commit(const FileHandle& fh, uint64_t offset, uint32_t count,

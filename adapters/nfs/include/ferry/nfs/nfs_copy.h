@@ -4,10 +4,11 @@
 // workers from the Runtime's blocking pool each take the next chunk (FSINFO
 // rtmax or wtmax bytes, at most 1 MiB by default), PRead/PWrite it through
 // the table on the NFS side and pread/pwrite it on the local side, so that
-// many READ or WRITE calls are in flight at once. Each chunk's buffer is taken from the Runtime's
-// MemoryBudget first. Uploads go out UNSTABLE and end with one COMMIT
-// whose write verifier is checked (a changed verifier: the whole upload is
-// sent again, once).
+// many READ or WRITE calls are in flight at once. Each worker's chunk
+// buffer is taken from the Runtime's MemoryBudget first. READ data lands
+// in that buffer straight from the reply (NfsClient::ReadIntoAsync).
+// Uploads go out UNSTABLE and end with one COMMIT whose write verifier is
+// checked (a changed verifier: the whole upload is sent again, once).
 //
 //   ferry::Runtime rt({.blocking_threads = 16});
 //   FERRY_ASSIGN_OR_RETURN(ferry::nfs::CopyStats s,
@@ -33,8 +34,9 @@ struct CopyOptions {
   // Chunks in flight. The Runtime's blocking_threads caps it (each worker
   // is a blocking-pool thread). 16 x 1 MiB covers a 10 GbE link at 1 ms.
   int parallelism = 16;
-  // Bytes per READ/WRITE, at most FSINFO's rtmax (reads) or wtmax
-  // (writes); 0: that maximum capped at 1 MiB.
+  // Bytes per chunk, at most FSINFO's rtmax (reads) or wtmax (writes);
+  // 0: that maximum capped at 1 MiB. A chunk over 1 MiB is sent as several
+  // READ/WRITE calls of 1 MiB (see nfs_file.h).
   uint32_t chunk_bytes = 0;
   // Permission bits of files created on either side.
   uint32_t mode = 0644;

@@ -8,9 +8,11 @@
 //   FERRY_ASSIGN_OR_RETURN(auto opened, table.Open("dir/big.bin", f, ferry::OpenMode::kRead));
 //   FERRY_ASSIGN_OR_RETURN(size_t n, table.PRead(opened.fd, offset, absl::MakeSpan(buf)));
 //
-// Reads and writes are split into calls of at most FSINFO's rtmax / wtmax
-// bytes. Writes go out UNSTABLE (the server may cache them) and remember
-// the server's write verifier; Commit() makes them durable and fails with
+// Reads and writes are split into calls of at most 1 MiB (and at most
+// FSINFO's rtmax / wtmax: servers advertise up to 64 MiB, more than a
+// reply record may hold). A read sends up to 16 of its calls at once.
+// Writes go out UNSTABLE (the server may cache them) and remember the
+// server's write verifier; Commit() makes them durable and fails with
 // DataLoss if the verifier changed (the server restarted and may have lost
 // unstable data: the caller must write it again).
 //

@@ -1,0 +1,260 @@
+// WalkTree against an in-process fake NFSv3 server (no real peer): the
+// cases a real server cannot be made to produce on demand. The fake speaks
+// just enough MOUNT (EXPORT, MNT) and NFS (GETATTR, FSINFO, READDIRPLUS)
+// for NfsClient::Connect and a walk, over record-marked TCP on 127.0.0.1.
+//
+// Its tree: the root holds files f0..f7 and the directories "sub" (files
+// s0..s6) and, in one test, "bad". Listings include "." and "..", as real
+// servers send them, and come in pages of kPageEntries, each entry's cookie
+// being its index + 1.
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "ferry/nfs/nfs3_xdr.h"
+#include "ferry/nfs/nfs_client.h"
+#include "ferry/nfs/nfs_error.h"
+#include "ferry/nfs/tree_walker.h"
+#include "ferry/rpc/framing.h"
+#include "ferry/rpc/onc_rpc.h"
+#include "ferry/rpc/xdr.h"
+#include "ferry/runtime/runtime.h"
+#include "testing/test_tcp_server.h"
+
+namespace ferry::nfs {
+namespace {
+
+using ::testing::HasSubstr;
+using ferry::testing::TestTcpServer;
+
+// Small pages, so that a directory of a few entries takes several
+// READDIRPLUS calls and has continuations to refuse.
+constexpr size_t kPageEntries = 3;
+
+Fattr3 Attrs(FileType type, uint64_t fileid) {
+  Fattr3 a;
+  a.type = type;
+  a.mode = type == FileType::kDirectory ? 0755 : 0644;
+  a.nlink = 1;
+  a.size = type == FileType::kDirectory ? 4096 : 100 + fileid;
+  a.fileid = fileid;
+  return a;
+}
+
+struct FakeEntry {
+  std::string name;
+  FileType type;
+};
+
+struct FakeOptions {
+  // Adds the directory "bad" to the root, whose every READDIRPLUS reply is
+  // cut short.
+  bool truncating_directory = false;
+  // If not 0: the first READDIRPLUS of "sub" that continues from this
+  // cookie or a later one answers NFS3ERR_BAD_COOKIE.
+  uint64_t refuse_sub_from_cookie = 0;
+};
+
+// The fake server's state and handler. Thread-safety: the state is fixed at
+// construction and then touched only by the handler, on the TestTcpServer's
+// thread; the counters are atomics the test reads after the walk.
+class FakeNfsServer {
+ public:
+  explicit FakeNfsServer(const FakeOptions& options)
+      : refuse_sub_from_cookie_(options.refuse_sub_from_cookie) {
+    dirs_["d:root"] = {{".", FileType::kDirectory}, {"..", FileType::kDirectory}};
+    for (int i = 0; i < 8; ++i) dirs_["d:root"].push_back({absl::StrCat("f", i), FileType::kRegular});
+    dirs_["d:root"].push_back({"sub", FileType::kDirectory});
+    dirs_["d:sub"] = {{".", FileType::kDirectory}, {"..", FileType::kDirectory}};
+    for (int i = 0; i < 7; ++i) dirs_["d:sub"].push_back({absl::StrCat("s", i), FileType::kRegular});
+    if (options.truncating_directory) {
+      dirs_["d:root"].push_back({"bad", FileType::kDirectory});
+      dirs_["d:bad"] = {{".", FileType::kDirectory}, {"x", FileType::kRegular}};
+    }
+    server_ = std::make_unique<TestTcpServer>(
+        NewRecordMarkingFraming({}),
+        [this](const TestTcpServer::ConnPtr& conn, std::string record) {
+          conn->Send(Answer(record));
+        });
+  }
+
+  std::string Url() const {
+    return absl::StrCat("nfs://127.0.0.1/export?nfsport=", server_->port(),
+                        "&mountport=", server_->port());
+  }
+  int bad_cookies_sent() const { return bad_cookies_sent_.load(); }
+  int readdirplus_calls() const { return readdirplus_calls_.load(); }
+
+ private:
+  std::string Answer(std::string_view record) {
+    absl::StatusOr<RpcCall> call = DecodeCall(record);
+    if (!call.ok()) return "";  // never happens with ferry's client
+    RpcReply reply;
+    reply.xid = call->xid;
+    std::string out;
+    EncodeReplyHeader(reply, &out);
+    XdrEncoder e(&out);
+    if (call->prog == kMountProgram) {
+      if (call->proc == static_cast<uint32_t>(Mount3Proc::kExport)) {
+        e.WriteBool(false);  // an empty export list: the URL's path is mounted
+      } else {               // MNT
+        e.WriteUint32(static_cast<uint32_t>(Mount3Status::kOk));
+        e.WriteOpaque("d:root");
+        e.WriteUint32(1);  // one flavour: AUTH_SYS
+        e.WriteUint32(static_cast<uint32_t>(AuthFlavor::kSys));
+      }
+      return out;
+    }
+    XdrDecoder args(call->args, "args");
+    const std::string handle(args.ReadOpaque("fh").value_or(""));
+    switch (static_cast<Nfs3Proc>(call->proc)) {
+      case Nfs3Proc::kGetAttr:
+        e.WriteUint32(static_cast<uint32_t>(Nfs3Status::kOk));
+        EncodeFattr3(Attrs(FileType::kDirectory, 1), &out);
+        break;
+      case Nfs3Proc::kFsInfo:
+        e.WriteUint32(static_cast<uint32_t>(Nfs3Status::kOk));
+        e.WriteBool(false);  // no post-op attributes
+        for (uint32_t v : {1u << 20, 1u << 20, 4096u, 1u << 20, 1u << 20, 4096u, 4096u}) {
+          e.WriteUint32(v);  // rtmax rtpref rtmult wtmax wtpref wtmult dtpref
+        }
+        e.WriteUint64(~uint64_t{0});  // maxfilesize
+        e.WriteUint32(0);             // time_delta
+        e.WriteUint32(1);
+        e.WriteUint32(0x1b);  // properties: LINK SYMLINK HOMOGENEOUS CANSETTIME
+        break;
+      case Nfs3Proc::kReaddirplus:
+        ++readdirplus_calls_;
+        AnswerReaddirplus(handle, args.ReadUint64("cookie").value_or(0), &out);
+        break;
+      default:
+        e.WriteUint32(static_cast<uint32_t>(Nfs3Status::kNotSupp));
+        break;
+    }
+    return out;
+  }
+
+  void AnswerReaddirplus(const std::string& dir, uint64_t cookie, std::string* out) {
+    ReaddirplusResult r;
+    if (dir == "d:sub" && refuse_sub_from_cookie_ != 0 && cookie >= refuse_sub_from_cookie_) {
+      refuse_sub_from_cookie_ = 0;
+      ++bad_cookies_sent_;
+      r.status = Nfs3Status::kBadCookie;
+      EncodeReaddirplusResult(r, out);
+      return;
+    }
+    const std::vector<FakeEntry>& entries = dirs_.at(dir);
+    std::vector<std::string> handles;
+    handles.reserve(entries.size());
+    for (const FakeEntry& f : entries) handles.push_back(absl::StrCat("d:", f.name));
+    r.cookieverf = 42;
+    for (size_t i = cookie; i < entries.size() && r.entries.size() < kPageEntries; ++i) {
+      DirEntryPlus d;
+      d.fileid = 100 + i;
+      d.name = entries[i].name;
+      d.cookie = i + 1;
+      d.attributes = Attrs(entries[i].type, d.fileid);
+      d.handle = handles[i];
+      r.entries.push_back(d);
+    }
+    r.eof = cookie + r.entries.size() >= entries.size();
+    if (dir != "d:bad") {
+      EncodeReaddirplusResult(r, out);
+      return;
+    }
+    // Half of the results: the record ends inside the entry list.
+    std::string results;
+    EncodeReaddirplusResult(r, &results);
+    out->append(results, 0, results.size() / 2);
+  }
+
+  std::map<std::string, std::vector<FakeEntry>> dirs_;
+  uint64_t refuse_sub_from_cookie_;  // 0: never
+  std::atomic<int> bad_cookies_sent_{0};
+  std::atomic<int> readdirplus_calls_{0};
+  // Last: stopped (joined) first, before the state its handler uses goes.
+  std::unique_ptr<TestTcpServer> server_;
+};
+
+struct Walked {
+  std::map<std::string, int> times_reported;
+  std::vector<WalkError> errors;
+  WalkStats stats;
+};
+
+class WalkerFakeServerTest : public ::testing::Test {
+ protected:
+  Walked Walk(const FakeNfsServer& fake) {
+    Walked w;
+    absl::StatusOr<std::unique_ptr<NfsClient>> client = NfsClient::Connect(runtime_, fake.Url());
+    EXPECT_TRUE(client.ok()) << client.status();
+    if (!client.ok()) return w;
+    absl::StatusOr<WalkStats> stats = WalkTree(**client, "", {}, [&](WalkBatch& batch) {
+      for (const WalkEntry& e : batch.entries) ++w.times_reported[e.path];
+      for (WalkError& e : batch.errors) w.errors.push_back(std::move(e));
+      return true;
+    });
+    EXPECT_TRUE(stats.ok()) << stats.status();
+    if (stats.ok()) w.stats = *stats;
+    return w;
+  }
+
+  static std::map<std::string, int> EachOnce(bool with_bad) {
+    std::map<std::string, int> m;
+    for (int i = 0; i < 8; ++i) m[absl::StrCat("f", i)] = 1;
+    m["sub"] = 1;
+    for (int i = 0; i < 7; ++i) m[absl::StrCat("sub/s", i)] = 1;
+    if (with_bad) m["bad"] = 1;
+    return m;
+  }
+
+  Runtime runtime_{{.io_threads = 2, .blocking_threads = 2}};
+};
+
+TEST_F(WalkerFakeServerTest, WalksEveryEntryOnceOverSeveralPages) {
+  FakeNfsServer fake({});
+  Walked w = Walk(fake);
+  EXPECT_EQ(w.times_reported, EachOnce(false));
+  EXPECT_TRUE(w.errors.empty());
+  EXPECT_EQ(w.stats.directories, 2u);
+  EXPECT_EQ(w.stats.retries, 0u);
+  EXPECT_EQ(fake.readdirplus_calls(), 4 + 3);
+}
+
+TEST_F(WalkerFakeServerTest, BadCookieRestartsTheDirectoryAndReportsEachEntryOnce) {
+  // "sub" lists ".", "..", s0 | s1 s2 s3 | s4 s5 s6: refuse the third page,
+  // after s0..s3 have been reported.
+  FakeNfsServer fake({.refuse_sub_from_cookie = 6});
+  Walked w = Walk(fake);
+  EXPECT_EQ(fake.bad_cookies_sent(), 1);
+  EXPECT_EQ(w.times_reported, EachOnce(false));
+  EXPECT_TRUE(w.errors.empty());
+  EXPECT_EQ(w.stats.directories, 2u);
+  EXPECT_EQ(w.stats.retries, 1u);
+  EXPECT_EQ(w.stats.entries, EachOnce(false).size());
+  // root: 4 pages; sub: 2 pages, the refused one, then 3 pages again.
+  EXPECT_EQ(w.stats.rpcs, 4u + 2u + 1u + 3u);
+  EXPECT_EQ(fake.readdirplus_calls(), 10);
+}
+
+TEST_F(WalkerFakeServerTest, TruncatedReaddirplusReplyIsDataLossNamingTheDirectory) {
+  FakeNfsServer fake({.truncating_directory = true});
+  Walked w = Walk(fake);
+  EXPECT_EQ(w.times_reported, EachOnce(true));
+  ASSERT_EQ(w.errors.size(), 1u);
+  EXPECT_EQ(w.errors[0].path, "bad");
+  EXPECT_EQ(w.errors[0].status.code(), absl::StatusCode::kDataLoss) << w.errors[0].status;
+  EXPECT_THAT(std::string(w.errors[0].status.message()),
+              HasSubstr("READDIRPLUS nfs://127.0.0.1/export/bad"));
+  EXPECT_EQ(w.stats.errors, 1u);
+  EXPECT_EQ(w.stats.directories, 2u);  // root and sub; not bad
+}
+
+}  // namespace
+}  // namespace ferry::nfs

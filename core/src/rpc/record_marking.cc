@@ -32,8 +32,10 @@ constexpr uint32_t kLastFragmentBit = 0x80000000u;
 // The low 31 bits hold the fragment length.
 constexpr uint32_t kFragmentLengthMask = 0x7fffffffu;
 // How far beyond the bytes received a record's buffer is reserved: one NFS
-// READ reply of rtmax (1 MiB) lands in a single allocation.
-constexpr size_t kReserveAhead = size_t{1} << 20;
+// READ reply of 1 MiB of data plus its RPC and NFS headers (~130 bytes;
+// 4 KiB leaves room for a verifier) lands in a single allocation. Exactly
+// 1 MiB made every such reply grow to 2 MiB and be copied twice.
+constexpr size_t kReserveAhead = (size_t{1} << 20) + 4096;
 
 // Makes room for `size` bytes in `*s`, at least doubling its capacity when it
 // grows, so appending many records to one buffer stays linear whatever the

@@ -12,6 +12,8 @@
 #                   FERRY_PEER_EXPORT_DIR as nfs://127.0.0.1/export
 #                   (NFS 2049, MOUNT 20048, portmapper 111)
 #   peer_toxiproxy  toxiproxy-server, HTTP API on 127.0.0.1:18474
+#   peer_versitygw  versitygw S3 server on 127.0.0.1:7070 (AKIDLOCAL /
+#                   SECRETLOCAL), buckets are folders of its state dir
 # A test that lists a fixture finds its peer started by a setup test before
 # it runs; a cleanup test stops the peer, by PID, after the last such test of
 # the ctest run. The ports are fixed, so each fixture is also a
@@ -49,6 +51,9 @@ ferry_peer_fixture(ganesha
 ferry_peer_fixture(toxiproxy
   "${FERRY_PEERS_SCRIPTS}/toxiproxy;start;${FERRY_PEERS_STATE_DIR}/toxiproxy"
   "${FERRY_PEERS_SCRIPTS}/toxiproxy;stop;${FERRY_PEERS_STATE_DIR}/toxiproxy")
+ferry_peer_fixture(versitygw
+  "${FERRY_PEERS_SCRIPTS}/versitygw;start;${FERRY_PEERS_STATE_DIR}/versitygw"
+  "${FERRY_PEERS_SCRIPTS}/versitygw;stop;${FERRY_PEERS_STATE_DIR}/versitygw")
 
 # ferry_require_peers(TARGET FIXTURE...): every test gtest_discover_tests
 # finds in TARGET requires FIXTURE... and holds their RESOURCE_LOCKs.

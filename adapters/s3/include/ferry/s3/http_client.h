@@ -1,0 +1,95 @@
+// HttpClient: many HTTP/1.1 transfers in flight over libcurl's multi
+// interface, driven by the Runtime's io_context (curl's socket and timer
+// callbacks become asio waits), with no thread of its own.
+//
+//   ferry::s3::HttpClient http(runtime, {});
+//   ferry::s3::HttpRequest req{.method = "GET", .url = "http://127.0.0.1:7070/b/k",
+//                              .headers = {{"Range", "bytes=0-9"}}};
+//   http.Send(std::move(req), [](absl::StatusOr<ferry::s3::HttpResponse> r) {
+//     if (r.ok()) Use(r->status, r->body);
+//   });
+//
+// A reply with any HTTP status is a response; only transport failures are
+// errors: Unavailable (refused, reset, nothing received), DeadlineExceeded
+// (connect timeout, a stalled transfer), DataLoss (a body shorter than its
+// Content-Length), Cancelled (the client was destroyed first). Transport
+// failures and HTTP 429/500/502/503/504 are retried (same request, same
+// headers) up to `retry_count` times, waiting retry_wait, 2*retry_wait...
+// Connections are kept alive and reused across requests (one CURLM per
+// client, easy handles pooled).
+#ifndef FERRY_S3_HTTP_CLIENT_H_
+#define FERRY_S3_HTTP_CLIENT_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "ferry/runtime/future.h"
+
+namespace ferry {
+class Runtime;
+}  // namespace ferry
+
+namespace ferry::s3 {
+
+struct HttpRequest {
+  std::string method = "GET";  // GET, HEAD, PUT, POST, DELETE
+  std::string url;
+  // Sent as given (curl adds none of its own but Accept; Expect is off).
+  std::vector<std::pair<std::string, std::string>> headers;
+  // Body of a PUT or POST, streamed from the caller's memory; Content-Length
+  // is always sent. REQUIRES: stays valid until the callback runs.
+  std::span<const char> body;
+  // Expected response body size, to size the buffer once (-1: unknown).
+  int64_t expected_body_bytes = -1;
+};
+
+struct HttpResponse {
+  long status = 0;
+  // Header names lower-cased; values trimmed.
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+
+  // The first header named `name` (lower-case), or null.
+  const std::string* Header(std::string_view name) const;
+};
+
+struct HttpClientOptions {
+  absl::Duration connect_timeout = absl::Seconds(10);
+  // A transfer that moves no byte for this long fails (DeadlineExceeded).
+  absl::Duration stall_timeout = absl::Seconds(60);
+  int retry_count = 0;
+  absl::Duration retry_wait = absl::Seconds(1);
+};
+
+// Thread-safe. REQUIRES: destroyed before the Runtime. Destruction fails
+// every transfer still in flight with Cancelled (their callbacks run in
+// the destructor) and closes the connections.
+class HttpClient {
+ public:
+  HttpClient(Runtime& runtime, const HttpClientOptions& options);
+  ~HttpClient();
+  HttpClient(const HttpClient&) = delete;
+  HttpClient& operator=(const HttpClient&) = delete;
+
+  // Starts `request`; `done` runs on an I/O thread (never inline).
+  void Send(HttpRequest request, Callback<HttpResponse> done);
+
+  // Response body bytes received so far, over every transfer (retries and
+  // error bodies included): lets tests check what moved.
+  int64_t body_bytes_received() const;
+
+  struct Engine;
+
+ private:
+  std::shared_ptr<Engine> engine_;
+};
+
+}  // namespace ferry::s3
+
+#endif  // FERRY_S3_HTTP_CLIENT_H_

@@ -1,0 +1,127 @@
+// S3ObjectStore: ferry::ObjectStore over S3's REST API (SigV4-signed,
+// libcurl multi transport on the Runtime's io_context), plus the few
+// bucket-level calls tools and tests need (ListObjectsV2, DeleteObject,
+// CreateBucket, ListMultipartUploads).
+//
+//   FERRY_ASSIGN_OR_RETURN(auto config, ferry::s3::S3Config::FromContextString(ctx));
+//   FERRY_ASSIGN_OR_RETURN(auto store, ferry::s3::S3ObjectStore::Create(runtime, config));
+//   ferry::MultipartDownloadManager downloads(*store, runtime);
+//   FERRY_ASSIGN_OR_RETURN(auto object, downloads.Open("bucket/dir/file.bin"));
+//
+// Keys are "bucket/object-key" (the object key may contain '/'). ETags are
+// kept exactly as S3 sends them (quoted) and sent back the same way in
+// If-Match and CompleteMultipartUpload. Bodies are not hashed
+// (x-amz-content-sha256: UNSIGNED-PAYLOAD); pass a Checksum to Put and
+// UploadPart for the server to verify (Content-MD5 or
+// x-amz-checksum-crc32c). Errors: see ferry/s3/s3_error.h.
+#ifndef FERRY_S3_S3_OBJECT_STORE_H_
+#define FERRY_S3_S3_OBJECT_STORE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ferry/s3/http_client.h"
+#include "ferry/s3/s3_config.h"
+#include "ferry/s3/sigv4.h"
+#include "ferry/transfer/object_store.h"
+
+namespace ferry::s3 {
+
+// One object of a listing.
+struct ListedObject {
+  std::string key;  // without the bucket
+  int64_t size = 0;
+  std::string etag;
+  absl::Time last_modified = absl::InfinitePast();
+};
+
+struct ListObjectsOptions {
+  std::string prefix;
+  std::string delimiter;           // "" lists recursively; "/" one level
+  std::string continuation_token;  // from the previous page
+  int max_keys = 1000;             // S3 caps a page at 1000
+};
+
+// One page of ListObjectsV2.
+struct ListObjectsPage {
+  std::vector<ListedObject> objects;
+  std::vector<std::string> common_prefixes;
+  // Non-empty when there are more pages: pass it as continuation_token.
+  std::string next_continuation_token;
+};
+
+struct MultipartUploadInfo {
+  std::string key;  // without the bucket
+  std::string upload_id;
+};
+
+// Thread-safe (see ObjectStore). REQUIRES: destroyed before the Runtime;
+// destruction fails calls still in flight with Cancelled.
+class S3ObjectStore : public ObjectStore {
+ public:
+  // InvalidArgument if `config` has no endpoint or no credentials.
+  static absl::StatusOr<std::unique_ptr<S3ObjectStore>> Create(Runtime& runtime,
+                                                               const S3Config& config);
+  ~S3ObjectStore() override;
+
+  void Head(std::string_view key, Callback<ObjectInfo> done) override;
+  void GetRange(std::string_view key, int64_t offset, int64_t length, std::string_view if_match,
+                Callback<std::string> done) override;
+  void Put(std::string_view key, std::span<const char> bytes, const Checksum& checksum,
+           Callback<std::string> done) override;
+  void CreateMultipart(std::string_view key, Callback<std::string> done) override;
+  void UploadPart(std::string_view key, std::string_view upload_id, int part_number,
+                  std::span<const char> bytes, const Checksum& checksum,
+                  Callback<std::string> done) override;
+  void CompleteMultipart(std::string_view key, std::string_view upload_id,
+                         std::vector<CompletedPart> parts, Callback<std::string> done) override;
+  void AbortMultipart(std::string_view key, std::string_view upload_id,
+                      StatusCallback done) override;
+  MultipartLimits multipart_limits() const override;
+
+  // One page of the objects of `bucket` (ListObjectsV2).
+  void ListObjects(std::string_view bucket, const ListObjectsOptions& options,
+                   Callback<ListObjectsPage> done);
+  // Every object of `bucket` under `prefix`, following continuation
+  // tokens. Blocking. REQUIRES: not called on an I/O thread.
+  absl::StatusOr<std::vector<ListedObject>> ListAllObjects(std::string_view bucket,
+                                                           std::string_view prefix);
+  // Deletes "bucket/key" (S3 answers success for a missing key too).
+  void DeleteObject(std::string_view key, StatusCallback done);
+  // Creates `bucket`; AlreadyExists if it is there (BucketAlreadyOwnedByYou).
+  void CreateBucket(std::string_view bucket, StatusCallback done);
+  // Deletes the empty `bucket`.
+  void DeleteBucket(std::string_view bucket, StatusCallback done);
+  // Unfinished multipart uploads in `bucket` under `prefix` (first page).
+  void ListMultipartUploads(std::string_view bucket, std::string_view prefix,
+                            Callback<std::vector<MultipartUploadInfo>> done);
+
+  // Response body bytes received over the store's life (see HttpClient).
+  int64_t body_bytes_received() const { return http_->body_bytes_received(); }
+  const S3Config& config() const { return config_; }
+
+ private:
+  struct Call;
+  S3ObjectStore(Runtime& runtime, const S3Config& config);
+  // Signs and sends `call`; a non-2xx reply becomes an S3 error Status.
+  void Issue(Call call, Callback<HttpResponse> done);
+  // Completes `done` with `status` on an I/O thread (never inline).
+  template <typename T>
+  void FailLater(Callback<T> done, absl::Status status);
+
+  Runtime& runtime_;
+  const S3Config config_;
+  const SigV4Credentials credentials_;
+  std::unique_ptr<HttpClient> http_;
+  std::atomic<uint64_t> next_endpoint_{0};
+};
+
+}  // namespace ferry::s3
+
+#endif  // FERRY_S3_S3_OBJECT_STORE_H_

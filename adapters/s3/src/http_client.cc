@@ -1,0 +1,558 @@
+// The HTTP engine: libcurl's multi_socket interface on asio.
+//
+// curl tells us which sockets to watch (CURLMOPT_SOCKETFUNCTION) and when
+// to call it back (CURLMOPT_TIMERFUNCTION); we turn those into
+// posix::stream_descriptor::async_wait and a steady_timer on the Runtime's
+// io_context, and feed readiness back with curl_multi_socket_action. A CURLM
+// is not thread-safe and the io_context has several threads, so every curl
+// call happens under `mu_`; curl's callbacks (socket, timer, close, body
+// reads and writes) therefore run with `mu_` held. User callbacks run after
+// it is released.
+//
+// asio's epoll reactor is edge-triggered: a readiness edge that arrives
+// while no wait is queued is lost. So a socket's wait is re-armed BEFORE
+// the socket_action that consumes its data: an edge during the action
+// completes the new wait (at worst one spurious action) instead of
+// vanishing. We own socket opening and closing (CURLOPT_OPENSOCKETFUNCTION,
+// CURLOPT_CLOSESOCKETFUNCTION) so a descriptor is always released from asio
+// before its fd is closed and can be reused by someone else's socket.
+//
+// Asio handlers hold a shared_ptr to the Engine: the HttpClient's
+// destructor shuts the engine down (cancelling everything) and handlers
+// still queued find it shut down and return.
+#include "ferry/s3/http_client.h"
+
+#include <curl/curl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <asio/io_context.hpp>
+#include <asio/post.hpp>
+#include <asio/posix/stream_descriptor.hpp>
+#include <asio/steady_timer.hpp>
+#include <atomic>
+#include <chrono>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "ferry/base/mutex.h"
+#include "ferry/base/strings.h"
+#include "ferry/runtime/runtime.h"
+
+namespace ferry::s3 {
+
+const std::string* HttpResponse::Header(std::string_view name) const {
+  for (const auto& [k, v] : headers) {
+    if (k == name) return &v;
+  }
+  return nullptr;
+}
+
+namespace {
+
+// curl's receive buffer per transfer: large enough that a 1 GiB GET is not
+// thousands of tiny reads (curl's default is 16 KiB).
+constexpr long kReceiveBufferBytes = 512 << 10;
+// Send buffer for uploads (curl's maximum is 2 MiB).
+constexpr long kUploadBufferBytes = 1 << 20;
+// Idle easy handles kept for reuse; more are freed.
+constexpr size_t kMaxIdleHandles = 64;
+// Connections the multi handle keeps open for reuse.
+constexpr long kMaxCachedConnections = 64;
+
+bool RetryableHttpStatus(long status) {
+  return status == 429 || status == 500 || status == 502 || status == 503 || status == 504;
+}
+
+absl::Status CurlStatus(const std::string& method, const std::string& url, CURLcode code,
+                        const char* errbuf) {
+  std::string text = absl::StrCat("HTTP ", method, " ", url, ": ",
+                                  errbuf[0] != '\0' ? errbuf : curl_easy_strerror(code),
+                                  " (curl error ", static_cast<int>(code), ")");
+  switch (code) {
+    case CURLE_OPERATION_TIMEDOUT:
+      return absl::DeadlineExceededError(text);
+    case CURLE_PARTIAL_FILE:
+      return absl::DataLossError(text);
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+      return absl::UnavailableError(text);
+    case CURLE_ABORTED_BY_CALLBACK:
+      return absl::CancelledError(text);
+    default:
+      return absl::InternalError(text);
+  }
+}
+
+}  // namespace
+
+// One request from Send to its callback, retries included.
+struct Transfer {
+  HttpRequest request;
+  Callback<HttpResponse> done;
+  CURL* easy = nullptr;
+  curl_slist* headers = nullptr;
+  size_t sent = 0;
+  HttpResponse response;
+  int attempts = 0;
+  char errbuf[CURL_ERROR_SIZE] = {};
+  std::atomic<int64_t>* bytes_received = nullptr;
+};
+
+// One socket curl asked us to watch.
+struct SocketWatch {
+  explicit SocketWatch(asio::io_context& io) : descriptor(io) {}
+  asio::posix::stream_descriptor descriptor;
+  int want = 0;  // CURL_POLL_IN / OUT / INOUT
+  bool read_armed = false;
+  bool write_armed = false;
+  bool closed = false;  // released from asio; ignore late handlers
+};
+
+struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
+  Engine(Runtime& runtime, const HttpClientOptions& opts)
+      : io(runtime.io_context()), options(opts), timer(io) {}
+
+  asio::io_context& io;
+  const HttpClientOptions options;
+  std::atomic<int64_t> bytes_received{0};
+
+  Mutex mu;
+  CURLM* multi ABSL_GUARDED_BY(mu) = nullptr;
+  asio::steady_timer timer ABSL_GUARDED_BY(mu);
+  absl::flat_hash_map<curl_socket_t, std::shared_ptr<SocketWatch>> sockets ABSL_GUARDED_BY(mu);
+  absl::flat_hash_map<CURL*, std::unique_ptr<Transfer>> active ABSL_GUARDED_BY(mu);
+  // Transfers waiting to be retried, by id, with their timers.
+  absl::flat_hash_map<uint64_t, std::pair<std::unique_ptr<asio::steady_timer>,
+                                          std::unique_ptr<Transfer>>>
+      retrying ABSL_GUARDED_BY(mu);
+  uint64_t next_retry_id ABSL_GUARDED_BY(mu) = 0;
+  std::vector<CURL*> idle ABSL_GUARDED_BY(mu);
+  bool shut_down ABSL_GUARDED_BY(mu) = false;
+
+  using Finished = std::vector<std::pair<std::unique_ptr<Transfer>, absl::StatusOr<HttpResponse>>>;
+
+  // ---- curl callbacks (called by curl under `mu`) ----
+
+  static int OnSocket(CURL*, curl_socket_t s, int what, void* userp, void*) {
+    auto* e = static_cast<Engine*>(userp);
+    e->mu.AssertHeld();
+    e->WatchSocket(s, what);
+    return 0;
+  }
+
+  static int OnTimer(CURLM*, long timeout_ms, void* userp) {
+    auto* e = static_cast<Engine*>(userp);
+    e->mu.AssertHeld();
+    if (timeout_ms < 0) {
+      e->timer.cancel();
+      return 0;
+    }
+    e->timer.expires_after(std::chrono::milliseconds(timeout_ms));
+    e->timer.async_wait([self = e->shared_from_this()](const std::error_code& ec) {
+      if (ec == asio::error::operation_aborted) return;
+      self->Act(CURL_SOCKET_TIMEOUT, 0, nullptr);
+    });
+    return 0;
+  }
+
+  // curl closes some descriptors without our close callback (the threaded
+  // resolver's socketpair) and may then get the same number from socket():
+  // a watch left for that number is stale (epoll dropped it at close), so
+  // it is forgotten before the new socket is watched.
+  static curl_socket_t OnOpenSocket(void* userp, curlsocktype, curl_sockaddr* address) {
+    auto* e = static_cast<Engine*>(userp);
+    e->mu.AssertHeld();
+    const curl_socket_t s = ::socket(address->family, address->socktype, address->protocol);
+    if (s != CURL_SOCKET_BAD) e->Unwatch(s);
+    return s;
+  }
+
+  static int OnCloseSocket(void* userp, curl_socket_t s) {
+    auto* e = static_cast<Engine*>(userp);
+    e->mu.AssertHeld();
+    e->Unwatch(s);
+    return ::close(s);
+  }
+
+  static size_t OnWrite(char* data, size_t size, size_t n, void* userp) {
+    auto* t = static_cast<Transfer*>(userp);
+    const size_t bytes = size * n;
+    t->response.body.append(data, bytes);
+    t->bytes_received->fetch_add(static_cast<int64_t>(bytes), std::memory_order_relaxed);
+    return bytes;
+  }
+
+  static size_t OnHeader(char* data, size_t size, size_t n, void* userp) {
+    auto* t = static_cast<Transfer*>(userp);
+    const size_t bytes = size * n;
+    absl::string_view line(data, bytes);
+    if (absl::StartsWith(line, "HTTP/")) {  // a new status line (after 100 Continue too)
+      t->response.headers.clear();
+      return bytes;
+    }
+    const size_t colon = line.find(':');
+    if (colon == absl::string_view::npos) return bytes;
+    std::string name = absl::AsciiStrToLower(line.substr(0, colon));
+    absl::string_view value = absl::StripAsciiWhitespace(line.substr(colon + 1));
+    if (name == "content-length" && t->request.method != "HEAD") {
+      size_t len = 0;
+      // Sized once for the body; capped so a lying header cannot make us
+      // allocate more than the caller expected.
+      if (absl::SimpleAtoi(value, &len) &&
+          (t->request.expected_body_bytes < 0 ||
+           len <= static_cast<size_t>(t->request.expected_body_bytes))) {
+        t->response.body.reserve(len);
+      }
+    }
+    t->response.headers.emplace_back(std::move(name), std::string(value));
+    return bytes;
+  }
+
+  static size_t OnRead(char* buffer, size_t size, size_t n, void* userp) {
+    auto* t = static_cast<Transfer*>(userp);
+    const size_t left = t->request.body.size() - t->sent;
+    const size_t bytes = std::min(left, size * n);
+    std::memcpy(buffer, t->request.body.data() + t->sent, bytes);
+    t->sent += bytes;
+    return bytes;
+  }
+
+  static int OnSeek(void* userp, curl_off_t offset, int origin) {
+    auto* t = static_cast<Transfer*>(userp);
+    if (origin != SEEK_SET || offset < 0 || static_cast<size_t>(offset) > t->request.body.size()) {
+      return CURL_SEEKFUNC_CANTSEEK;
+    }
+    t->sent = static_cast<size_t>(offset);
+    return CURL_SEEKFUNC_OK;
+  }
+
+  // ---- socket watching (under `mu`) ----
+
+  void WatchSocket(curl_socket_t s, int what) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    if (what == CURL_POLL_REMOVE) {
+      Unwatch(s);
+      return;
+    }
+    std::shared_ptr<SocketWatch>& w = sockets[s];
+    if (w == nullptr) {
+      w = std::make_shared<SocketWatch>(io);
+      std::error_code ec;
+      w->descriptor.assign(s, ec);
+      if (ec) {
+        sockets.erase(s);
+        return;  // curl's own timeouts fail the transfer
+      }
+    }
+    w->want = what;
+    Arm(w);
+  }
+
+  void Unwatch(curl_socket_t s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    auto it = sockets.find(s);
+    if (it == sockets.end()) return;
+    it->second->closed = true;
+    // release() deregisters from the reactor and cancels pending waits
+    // without closing: curl closes the fd itself.
+    it->second->descriptor.release();
+    sockets.erase(it);
+  }
+
+  void Arm(const std::shared_ptr<SocketWatch>& w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    if ((w->want & CURL_POLL_IN) && !w->read_armed) {
+      w->read_armed = true;
+      w->descriptor.async_wait(asio::posix::stream_descriptor::wait_read,
+                               [self = shared_from_this(), w](const std::error_code& ec) {
+                                 self->OnReady(w, CURL_CSELECT_IN, ec);
+                               });
+    }
+    if ((w->want & CURL_POLL_OUT) && !w->write_armed) {
+      w->write_armed = true;
+      w->descriptor.async_wait(asio::posix::stream_descriptor::wait_write,
+                               [self = shared_from_this(), w](const std::error_code& ec) {
+                                 self->OnReady(w, CURL_CSELECT_OUT, ec);
+                               });
+    }
+  }
+
+  void OnReady(const std::shared_ptr<SocketWatch>& w, int flag, const std::error_code& ec) {
+    Finished finished;
+    {
+      MutexLock l(&mu);
+      (flag == CURL_CSELECT_IN ? w->read_armed : w->write_armed) = false;
+      if (shut_down || w->closed || ec == asio::error::operation_aborted) return;
+      const int poll_flag = flag == CURL_CSELECT_IN ? CURL_POLL_IN : CURL_POLL_OUT;
+      if ((w->want & poll_flag) == 0) return;  // curl no longer waits for this
+      int mask = flag;
+      if (ec) {
+        mask |= CURL_CSELECT_ERR;  // curl fails the transfer; no re-arm, no spin
+      } else {
+        Arm(w);  // before the action: see the file comment
+      }
+      RunAction(w->descriptor.native_handle(), mask, finished);
+    }
+    Complete(std::move(finished));
+  }
+
+  // socket_action from a timer or readiness handler, then completions.
+  void Act(curl_socket_t s, int mask, Finished* out) {
+    Finished finished;
+    {
+      MutexLock l(&mu);
+      if (shut_down) return;
+      RunAction(s, mask, out != nullptr ? *out : finished);
+    }
+    Complete(std::move(finished));
+  }
+
+  void RunAction(curl_socket_t s, int mask, Finished& finished) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    int running = 0;
+    curl_multi_socket_action(multi, s, mask, &running);
+    Collect(finished);
+  }
+
+  // Takes finished transfers out of the multi handle; retries those that
+  // failed retryably and have attempts left.
+  void Collect(Finished& finished) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    int left = 0;
+    while (CURLMsg* msg = curl_multi_info_read(multi, &left)) {
+      if (msg->msg != CURLMSG_DONE) continue;
+      CURL* easy = msg->easy_handle;
+      const CURLcode code = msg->data.result;
+      curl_multi_remove_handle(multi, easy);
+      auto it = active.find(easy);
+      if (it == active.end()) continue;
+      std::unique_ptr<Transfer> t = std::move(it->second);
+      active.erase(it);
+      curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &t->response.status);
+      curl_slist_free_all(t->headers);
+      t->headers = nullptr;
+      t->easy = nullptr;
+      if (idle.size() < kMaxIdleHandles) {
+        idle.push_back(easy);
+      } else {
+        curl_easy_cleanup(easy);
+      }
+      const bool retryable = code != CURLE_OK ? code != CURLE_ABORTED_BY_CALLBACK
+                                              : RetryableHttpStatus(t->response.status);
+      if (retryable && t->attempts <= options.retry_count) {
+        ScheduleRetry(std::move(t));
+        continue;
+      }
+      if (code != CURLE_OK) {
+        absl::Status s = CurlStatus(t->request.method, t->request.url, code, t->errbuf);
+        finished.emplace_back(std::move(t), std::move(s));
+      } else {
+        HttpResponse r = std::move(t->response);
+        finished.emplace_back(std::move(t), std::move(r));
+      }
+    }
+  }
+
+  void ScheduleRetry(std::unique_ptr<Transfer> t) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    // retry_wait, then doubling: 1x, 2x, 4x...
+    const absl::Duration wait = options.retry_wait * (int64_t{1} << std::min(t->attempts - 1, 10));
+    auto timer = std::make_unique<asio::steady_timer>(io);
+    timer->expires_after(absl::ToChronoNanoseconds(wait));
+    const uint64_t id = next_retry_id++;
+    timer->async_wait([self = shared_from_this(), id](const std::error_code& ec) {
+      if (ec == asio::error::operation_aborted) return;
+      Finished finished;
+      {
+        MutexLock l(&self->mu);
+        auto it = self->retrying.find(id);
+        if (it == self->retrying.end()) return;
+        std::unique_ptr<Transfer> retry = std::move(it->second.second);
+        self->retrying.erase(it);
+        self->Start(std::move(retry), finished);
+      }
+      self->Complete(std::move(finished));
+    });
+    retrying.emplace(id, std::make_pair(std::move(timer), std::move(t)));
+  }
+
+  // Configures an easy handle for `t` and adds it to the multi handle.
+  void Start(std::unique_ptr<Transfer> t, Finished& finished) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    CURL* easy = nullptr;
+    if (!idle.empty()) {
+      easy = idle.back();
+      idle.pop_back();
+      curl_easy_reset(easy);
+    } else {
+      easy = curl_easy_init();
+    }
+    if (easy == nullptr) {
+      absl::Status status = absl::ResourceExhaustedError(
+          absl::StrCat("HTTP ", t->request.method, " ", t->request.url, ": curl_easy_init failed"));
+      finished.emplace_back(std::move(t), std::move(status));
+      return;
+    }
+    ++t->attempts;
+    t->easy = easy;
+    t->sent = 0;
+    t->response = HttpResponse();
+    t->errbuf[0] = '\0';
+    const HttpRequest& r = t->request;
+    for (const auto& [name, value] : r.headers) {
+      t->headers = curl_slist_append(t->headers, absl::StrCat(name, ": ", value).c_str());
+    }
+    // No "Expect: 100-continue": a round trip per upload for nothing.
+    t->headers = curl_slist_append(t->headers, "Expect:");
+    curl_easy_setopt(easy, CURLOPT_URL, r.url.c_str());
+    curl_easy_setopt(easy, CURLOPT_HTTPHEADER, t->headers);
+    curl_easy_setopt(easy, CURLOPT_PRIVATE, t.get());
+    curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, t->errbuf);
+    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &Engine::OnWrite);
+    curl_easy_setopt(easy, CURLOPT_WRITEDATA, t.get());
+    curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, &Engine::OnHeader);
+    curl_easy_setopt(easy, CURLOPT_HEADERDATA, t.get());
+    curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, &Engine::OnOpenSocket);
+    curl_easy_setopt(easy, CURLOPT_OPENSOCKETDATA, this);
+    curl_easy_setopt(easy, CURLOPT_CLOSESOCKETFUNCTION, &Engine::OnCloseSocket);
+    curl_easy_setopt(easy, CURLOPT_CLOSESOCKETDATA, this);
+    curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, kReceiveBufferBytes);
+    curl_easy_setopt(easy, CURLOPT_UPLOAD_BUFFERSIZE, kUploadBufferBytes);
+    curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
+                     static_cast<long>(absl::ToInt64Milliseconds(options.connect_timeout)));
+    // A transfer below 1 byte/s for stall_timeout fails: a stall, not a
+    // slow link, whatever the object size.
+    curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME,
+                     std::max(1L, static_cast<long>(absl::ToInt64Seconds(options.stall_timeout))));
+    curl_easy_setopt(easy, CURLOPT_TCP_NODELAY, 1L);
+    if (r.method == "HEAD") {
+      curl_easy_setopt(easy, CURLOPT_NOBODY, 1L);
+    } else if (r.method == "PUT") {
+      curl_easy_setopt(easy, CURLOPT_UPLOAD, 1L);
+      curl_easy_setopt(easy, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(r.body.size()));
+      curl_easy_setopt(easy, CURLOPT_READFUNCTION, &Engine::OnRead);
+      curl_easy_setopt(easy, CURLOPT_READDATA, t.get());
+      curl_easy_setopt(easy, CURLOPT_SEEKFUNCTION, &Engine::OnSeek);
+      curl_easy_setopt(easy, CURLOPT_SEEKDATA, t.get());
+    } else if (r.method == "POST") {
+      curl_easy_setopt(easy, CURLOPT_POST, 1L);
+      curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(r.body.size()));
+      curl_easy_setopt(easy, CURLOPT_READFUNCTION, &Engine::OnRead);
+      curl_easy_setopt(easy, CURLOPT_READDATA, t.get());
+      curl_easy_setopt(easy, CURLOPT_SEEKFUNCTION, &Engine::OnSeek);
+      curl_easy_setopt(easy, CURLOPT_SEEKDATA, t.get());
+    } else if (r.method != "GET") {
+      curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, r.method.c_str());
+    }
+    t->bytes_received = &bytes_received;
+    Transfer* raw = t.get();
+    active.emplace(easy, std::move(t));
+    const CURLMcode mc = curl_multi_add_handle(multi, easy);
+    if (mc != CURLM_OK) {
+      auto node = active.extract(easy);
+      curl_slist_free_all(raw->headers);
+      raw->headers = nullptr;
+      curl_easy_cleanup(easy);
+      finished.emplace_back(std::move(node.mapped()),
+                            absl::InternalError(absl::StrCat("HTTP ", raw->request.method, " ",
+                                                             raw->request.url,
+                                                             ": curl_multi_add_handle: ",
+                                                             curl_multi_strerror(mc))));
+    }
+  }
+
+  // Runs the callbacks of finished transfers. REQUIRES: `mu` not held.
+  void Complete(Finished finished) {
+    for (auto& [t, result] : finished) {
+      Callback<HttpResponse> done = std::move(t->done);
+      t.reset();
+      done(std::move(result));
+    }
+  }
+
+  void Shutdown() {
+    Finished cancelled;
+    {
+      MutexLock l(&mu);
+      if (shut_down) return;
+      shut_down = true;
+      for (auto& [easy, t] : active) {
+        curl_multi_remove_handle(multi, easy);
+        curl_slist_free_all(t->headers);
+        t->headers = nullptr;
+        idle.push_back(easy);
+        absl::Status status = absl::CancelledError(absl::StrCat(
+            "HTTP ", t->request.method, " ", t->request.url, ": the HTTP client was destroyed"));
+        cancelled.emplace_back(std::move(t), std::move(status));
+      }
+      active.clear();
+      for (auto& [id, entry] : retrying) {
+        entry.first->cancel();
+        absl::Status status = absl::CancelledError(
+            absl::StrCat("HTTP ", entry.second->request.method, " ", entry.second->request.url,
+                         ": the HTTP client was destroyed before a retry"));
+        cancelled.emplace_back(std::move(entry.second), std::move(status));
+      }
+      retrying.clear();
+      timer.cancel();
+      curl_multi_cleanup(multi);  // closes cached connections (OnCloseSocket)
+      multi = nullptr;
+      for (CURL* easy : idle) curl_easy_cleanup(easy);
+      idle.clear();
+      for (auto& [s, w] : sockets) {
+        w->closed = true;
+        w->descriptor.release();
+      }
+      sockets.clear();
+    }
+    Complete(std::move(cancelled));
+  }
+};
+
+HttpClient::HttpClient(Runtime& runtime, const HttpClientOptions& options)
+    : engine_(std::make_shared<Engine>(runtime, options)) {
+  Engine* e = engine_.get();
+  MutexLock l(&e->mu);
+  e->multi = curl_multi_init();
+  curl_multi_setopt(e->multi, CURLMOPT_SOCKETFUNCTION, &Engine::OnSocket);
+  curl_multi_setopt(e->multi, CURLMOPT_SOCKETDATA, e);
+  curl_multi_setopt(e->multi, CURLMOPT_TIMERFUNCTION, &Engine::OnTimer);
+  curl_multi_setopt(e->multi, CURLMOPT_TIMERDATA, e);
+  curl_multi_setopt(e->multi, CURLMOPT_MAXCONNECTS, kMaxCachedConnections);
+}
+
+HttpClient::~HttpClient() { engine_->Shutdown(); }
+
+void HttpClient::Send(HttpRequest request, Callback<HttpResponse> done) {
+  auto t = std::make_unique<Transfer>();
+  t->request = std::move(request);
+  t->done = std::move(done);
+  Engine::Finished failed;
+  {
+    MutexLock l(&engine_->mu);
+    if (engine_->shut_down) {
+      failed.emplace_back(std::move(t), absl::CancelledError("HTTP client destroyed"));
+    } else {
+      engine_->Start(std::move(t), failed);
+    }
+  }
+  if (!failed.empty()) {
+    // Never complete inline on the caller's thread.
+    auto shared = std::make_shared<Engine::Finished>(std::move(failed));
+    asio::post(engine_->io, [engine = engine_, shared]() mutable {
+      engine->Complete(std::move(*shared));
+    });
+  }
+}
+
+int64_t HttpClient::body_bytes_received() const {
+  return engine_->bytes_received.load(std::memory_order_relaxed);
+}
+
+}  // namespace ferry::s3

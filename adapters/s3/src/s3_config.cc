@@ -1,0 +1,204 @@
+// Parsing of S3Config. The context string is split on ';' then on the first
+// '='; values are trimmed of blanks. Every failure names the key and the
+// value so a misconfigured iRODS resource is fixed from the message alone.
+#include "ferry/s3/s3_config.h"
+
+#include <fstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "ferry/base/status_macros.h"
+
+extern char** environ;
+
+namespace ferry::s3 {
+namespace {
+
+absl::Status Bad(absl::string_view key, absl::string_view value, absl::string_view why) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("S3 config: ", key, "=\"", value, "\": ", why));
+}
+
+absl::StatusOr<int64_t> ParseInt(absl::string_view key, absl::string_view value, int64_t min,
+                                 int64_t max) {
+  int64_t v = 0;
+  if (!absl::SimpleAtoi(value, &v)) return Bad(key, value, "not an integer");
+  if (v < min || v > max) {
+    return Bad(key, value, absl::StrCat("out of range [", min, ", ", max, "]"));
+  }
+  return v;
+}
+
+// Reads an iRODS S3 keypair file: access key on the first line, secret on
+// the second.
+absl::Status ReadAuthFile(absl::string_view key, const std::string& path, S3Config& config) {
+  std::ifstream in(path);
+  if (!in) return Bad(key, path, "cannot open the file");
+  std::string access, secret;
+  std::getline(in, access);
+  std::getline(in, secret);
+  access = std::string(absl::StripAsciiWhitespace(access));
+  secret = std::string(absl::StripAsciiWhitespace(secret));
+  if (access.empty() || secret.empty()) {
+    return Bad(key, path, "expected the access key on line 1 and the secret on line 2");
+  }
+  config.access_key_id = access;
+  config.secret_access_key = secret;
+  return absl::OkStatus();
+}
+
+// "http://host:port/" -> use_https=false, endpoint "host:port".
+absl::Status ParseEndpointUrl(absl::string_view key, absl::string_view url, S3Config& config) {
+  absl::string_view rest = url;
+  if (absl::ConsumePrefix(&rest, "https://")) {
+    config.use_https = true;
+  } else if (absl::ConsumePrefix(&rest, "http://")) {
+    config.use_https = false;
+  } else {
+    return Bad(key, url, "expected http://host[:port] or https://host[:port]");
+  }
+  absl::ConsumeSuffix(&rest, "/");
+  if (rest.empty() || absl::StrContains(rest, "/")) return Bad(key, url, "expected no path");
+  config.endpoints = {std::string(rest)};
+  return absl::OkStatus();
+}
+
+const std::string* Find(const std::map<std::string, std::string>& env, const char* key) {
+  auto it = env.find(key);
+  return it == env.end() || it->second.empty() ? nullptr : &it->second;
+}
+
+// Fills fields still unset from the AWS environment variables.
+absl::Status FillFromEnvironment(const std::map<std::string, std::string>& env, bool region_set,
+                                 S3Config& config) {
+  if (config.access_key_id.empty()) {
+    const std::string* id = Find(env, "AWS_ACCESS_KEY_ID");
+    const std::string* secret = Find(env, "AWS_SECRET_ACCESS_KEY");
+    if (id != nullptr && secret != nullptr) {
+      config.access_key_id = *id;
+      config.secret_access_key = *secret;
+      if (const std::string* token = Find(env, "AWS_SESSION_TOKEN")) config.session_token = *token;
+    }
+  }
+  if (!region_set) {
+    if (const std::string* r = Find(env, "AWS_REGION")) {
+      config.region = *r;
+    } else if (const std::string* d = Find(env, "AWS_DEFAULT_REGION")) {
+      config.region = *d;
+    }
+  }
+  if (config.endpoints.empty()) {
+    if (const std::string* url = Find(env, "AWS_ENDPOINT_URL")) {
+      FERRY_RETURN_IF_ERROR(ParseEndpointUrl("AWS_ENDPOINT_URL", *url, config));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<S3Config> S3Config::FromContextString(
+    std::string_view context, const std::map<std::string, std::string>& env) {
+  S3Config config;
+  bool region_set = false;
+  for (absl::string_view item :
+       absl::StrSplit(absl::string_view(context.data(), context.size()), ';', absl::SkipWhitespace())) {
+    std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
+    absl::string_view key = absl::StripAsciiWhitespace(kv.first);
+    absl::string_view value = absl::StripAsciiWhitespace(kv.second);
+    if (key == "S3_DEFAULT_HOSTNAME") {
+      config.endpoints.clear();
+      for (absl::string_view host : absl::StrSplit(value, ',', absl::SkipWhitespace())) {
+        host = absl::StripAsciiWhitespace(host);
+        if (absl::StrContains(host, "/")) return Bad(key, value, "expected host[:port], no scheme or path");
+        config.endpoints.emplace_back(host);
+      }
+      if (config.endpoints.empty()) return Bad(key, value, "no host");
+    } else if (key == "S3_REGIONNAME") {
+      if (value.empty()) return Bad(key, value, "empty region");
+      config.region = std::string(value);
+      region_set = true;
+    } else if (key == "S3_AUTH_FILE") {
+      FERRY_RETURN_IF_ERROR(ReadAuthFile(key, std::string(value), config));
+    } else if (key == "S3_PROTO") {
+      std::string p = absl::AsciiStrToLower(value);
+      if (p == "http") {
+        config.use_https = false;
+      } else if (p == "https") {
+        config.use_https = true;
+      } else {
+        return Bad(key, value, "expected HTTP or HTTPS");
+      }
+    } else if (key == "S3_RETRY_COUNT") {
+      FERRY_ASSIGN_OR_RETURN(int64_t n, ParseInt(key, value, 0, 100));
+      config.retry_count = static_cast<int>(n);
+    } else if (key == "S3_WAIT_TIME_SEC" || key == "S3_WAIT_TIME_SECONDS") {
+      FERRY_ASSIGN_OR_RETURN(int64_t s, ParseInt(key, value, 0, 3600));
+      config.retry_wait = absl::Seconds(s);
+    } else if (key == "S3_MPU_CHUNK") {
+      // MiB; S3 parts are 5 MiB..5 GiB.
+      FERRY_ASSIGN_OR_RETURN(int64_t mib, ParseInt(key, value, 5, 5 << 10));
+      config.mpu_chunk_bytes = mib << 20;
+    } else if (key == "S3_MPU_THREADS") {
+      FERRY_ASSIGN_OR_RETURN(int64_t n, ParseInt(key, value, 1, 1024));
+      config.mpu_threads = static_cast<int>(n);
+    } else if (key == "S3_ENABLE_MPU") {
+      std::string b = absl::AsciiStrToLower(value);
+      if (b == "1" || b == "true" || b == "yes") {
+        config.enable_mpu = true;
+      } else if (b == "0" || b == "false" || b == "no") {
+        config.enable_mpu = false;
+      } else {
+        return Bad(key, value, "expected 1/0 or true/false");
+      }
+    } else if (key == "HOST_MODE") {
+      if (value == "archive_attached") {
+        config.host_mode = HostMode::kArchiveAttached;
+      } else if (value == "cacheless_attached") {
+        config.host_mode = HostMode::kCachelessAttached;
+      } else if (value == "cacheless_detached") {
+        config.host_mode = HostMode::kCachelessDetached;
+      } else if (value == "archive_detached") {
+        return Bad(key, value,
+                   "archive_detached is not supported (an archive resource needs a cache "
+                   "resource on the same server); use archive_attached or a cacheless mode");
+      } else {
+        return Bad(key, value, "expected archive_attached, cacheless_attached or cacheless_detached");
+      }
+    } else if (key == "S3_URI_REQUEST_STYLE") {
+      std::string s = absl::AsciiStrToLower(value);
+      if (s == "path") {
+        config.path_style = true;
+      } else if (s == "virtual_hosted" || s == "virtual") {
+        config.path_style = false;
+      } else {
+        return Bad(key, value, "expected path or virtual_hosted");
+      }
+    }
+  }
+  FERRY_RETURN_IF_ERROR(FillFromEnvironment(env, region_set, config));
+  if (config.endpoints.empty()) {
+    return absl::InvalidArgumentError(
+        "S3 config: no endpoint (set S3_DEFAULT_HOSTNAME or AWS_ENDPOINT_URL)");
+  }
+  return config;
+}
+
+absl::StatusOr<S3Config> S3Config::FromEnvironment(const std::map<std::string, std::string>& env) {
+  return FromContextString("", env);
+}
+
+std::map<std::string, std::string> S3Config::ProcessEnvironment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string_view item(*e);
+    size_t eq = item.find('=');
+    if (eq == std::string_view::npos) continue;
+    env.emplace(std::string(item.substr(0, eq)), std::string(item.substr(eq + 1)));
+  }
+  return env;
+}
+
+}  // namespace ferry::s3

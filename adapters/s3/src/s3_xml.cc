@@ -1,0 +1,117 @@
+// Tag scanning over S3 XML replies. Linear in the body; no allocation but
+// the result vector and unescaped strings.
+#include "ferry/s3/s3_xml.h"
+
+#include <cstdlib>
+
+#include "absl/strings/str_cat.h"
+
+namespace ferry::s3 {
+
+std::vector<std::string_view> XmlElements(std::string_view xml, std::string_view tag) {
+  std::vector<std::string_view> out;
+  const std::string close = absl::StrCat("</", std::string(tag), ">");
+  size_t pos = 0;
+  while (true) {
+    size_t open = xml.find('<', pos);
+    if (open == std::string_view::npos) break;
+    const size_t name_start = open + 1;
+    if (xml.compare(name_start, tag.size(), tag) != 0) {
+      pos = name_start;
+      continue;
+    }
+    const size_t after = name_start + tag.size();
+    if (after >= xml.size() || (xml[after] != '>' && xml[after] != ' ' && xml[after] != '/')) {
+      pos = name_start;
+      continue;
+    }
+    const size_t gt = xml.find('>', after);
+    if (gt == std::string_view::npos) break;
+    if (xml[gt - 1] == '/') {  // <Tag/>: empty
+      out.emplace_back();
+      pos = gt + 1;
+      continue;
+    }
+    const size_t end = xml.find(close, gt + 1);
+    if (end == std::string_view::npos) break;
+    out.push_back(xml.substr(gt + 1, end - gt - 1));
+    pos = end + close.size();
+  }
+  return out;
+}
+
+std::string XmlText(std::string_view xml, std::string_view tag) {
+  std::vector<std::string_view> e = XmlElements(xml, tag);
+  return e.empty() ? std::string() : XmlUnescape(e.front());
+}
+
+std::string XmlUnescape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '&') {
+      out.push_back(s[i]);
+      continue;
+    }
+    const size_t semi = s.find(';', i);
+    if (semi == std::string_view::npos) {
+      out.push_back(s[i]);
+      continue;
+    }
+    std::string_view ent = s.substr(i + 1, semi - i - 1);
+    if (ent == "amp") {
+      out.push_back('&');
+    } else if (ent == "lt") {
+      out.push_back('<');
+    } else if (ent == "gt") {
+      out.push_back('>');
+    } else if (ent == "quot") {
+      out.push_back('"');
+    } else if (ent == "apos") {
+      out.push_back('\'');
+    } else if (!ent.empty() && ent[0] == '#') {
+      std::string num(ent.substr(1));
+      const long cp = (!num.empty() && (num[0] == 'x' || num[0] == 'X'))
+                          ? std::strtol(num.c_str() + 1, nullptr, 16)
+                          : std::strtol(num.c_str(), nullptr, 10);
+      // UTF-8 encode the code point.
+      if (cp < 0x80) {
+        out.push_back(static_cast<char>(cp));
+      } else if (cp < 0x800) {
+        out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+      } else if (cp < 0x10000) {
+        out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+      } else {
+        out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+        out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+      }
+    } else {
+      out.append(s.substr(i, semi - i + 1));
+    }
+    i = semi;
+  }
+  return out;
+}
+
+std::string XmlEscape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default: out.push_back(c);
+    }
+  }
+  return out;
+}
+
+}  // namespace ferry::s3

@@ -1,0 +1,86 @@
+// The signer against the examples of AWS's "Signature Calculations for the
+// Authorization Header" (S3 API reference): access key AKIAIOSFODNN7EXAMPLE,
+// bucket examplebucket, 20130524T000000Z, us-east-1.
+#include "ferry/s3/sigv4.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ferry::s3 {
+namespace {
+
+const SigV4Credentials kAwsExample{"AKIAIOSFODNN7EXAMPLE",
+                                   "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"};
+constexpr char kEmptyHash[] = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
+TEST(SigV4Test, AwsExampleGetObjectWithRange) {
+  SigV4Request r{.method = "GET",
+                 .path = "/test.txt",
+                 .headers = {{"Host", "examplebucket.s3.amazonaws.com"},
+                             {"Range", "bytes=0-9"},
+                             {"x-amz-content-sha256", kEmptyHash},
+                             {"x-amz-date", "20130524T000000Z"}},
+                 .payload_hash = kEmptyHash};
+  EXPECT_EQ(SignV4(r, kAwsExample, "us-east-1", "20130524T000000Z"),
+            "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request,"
+            "SignedHeaders=host;range;x-amz-content-sha256;x-amz-date,"
+            "Signature=f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41");
+}
+
+TEST(SigV4Test, AwsExampleListObjectsSortsTheQuery) {
+  SigV4Request r{.method = "GET",
+                 .path = "/",
+                 .query = {{"prefix", "J"}, {"max-keys", "2"}},
+                 .headers = {{"host", "examplebucket.s3.amazonaws.com"},
+                             {"x-amz-content-sha256", kEmptyHash},
+                             {"x-amz-date", "20130524T000000Z"}},
+                 .payload_hash = kEmptyHash};
+  EXPECT_THAT(SignV4(r, kAwsExample, "us-east-1", "20130524T000000Z"),
+              ::testing::EndsWith(
+                  "Signature=34b48302e7b5fa45bde8084f4b7868a86f0a534bc59db6670ed5711ef69dc6f7"));
+}
+
+TEST(SigV4Test, AwsExampleGetBucketLifecycleSignsAnEmptyQueryValue) {
+  SigV4Request r{.method = "GET",
+                 .path = "/",
+                 .query = {{"lifecycle", ""}},
+                 .headers = {{"host", "examplebucket.s3.amazonaws.com"},
+                             {"x-amz-content-sha256", kEmptyHash},
+                             {"x-amz-date", "20130524T000000Z"}},
+                 .payload_hash = kEmptyHash};
+  EXPECT_THAT(SignV4(r, kAwsExample, "us-east-1", "20130524T000000Z"),
+              ::testing::EndsWith(
+                  "Signature=fea454ca298b7da1c68078a5d1bdbfbbe0d65c699e0f91ac7a200a0136783543"));
+}
+
+TEST(SigV4Test, CanonicalRequestLowercasesSortsAndTrimsHeaders) {
+  SigV4Request r{.method = "PUT",
+                 .path = "/b/k",
+                 .query = {{"uploadId", "x y"}, {"partNumber", "2"}},
+                 .headers = {{"X-Amz-Date", " 20130524T000000Z "}, {"Host", "h"}},
+                 .payload_hash = kUnsignedPayload};
+  EXPECT_EQ(CanonicalRequest(r),
+            "PUT\n/b/k\npartNumber=2&uploadId=x%20y\n"
+            "host:h\nx-amz-date:20130524T000000Z\n\nhost;x-amz-date\nUNSIGNED-PAYLOAD");
+}
+
+TEST(SigV4Test, UriEncodeKeepsOnlyUnreservedCharacters) {
+  EXPECT_EQ(UriEncode("a b/(c)*~._-", true), "a%20b/%28c%29%2A~._-");
+  EXPECT_EQ(UriEncode("dir/", false), "dir%2F");
+  EXPECT_EQ(UriEncode("\xc3\xa9", true), "%C3%A9");
+}
+
+TEST(SigV4Test, EmptyQueryValueIsKeyEquals) {
+  EXPECT_EQ(CanonicalQueryString({{"uploads", ""}}), "uploads=");
+}
+
+TEST(SigV4Test, Sha256OfEmptyIsTheKnownDigest) {
+  EXPECT_EQ(Sha256Hex({}), kEmptyHash);
+}
+
+TEST(SigV4Test, AmzDateIsUtcBasicFormat) {
+  EXPECT_EQ(AmzDate(absl::FromUnixSeconds(1369353600)), "20130524T000000Z");
+}
+
+}  // namespace
+}  // namespace ferry::s3

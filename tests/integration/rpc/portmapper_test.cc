@@ -35,6 +35,15 @@ class PortmapperAgainstRpcbindTest : public ::testing::Test {
     return rpc_test::CallProcedure(*pool_, PortmapProcedure(proc), args);
   }
 
+  // GETPORT for `query` (its port is ignored), decoded.
+  absl::StatusOr<uint16_t> GetPort(const PortMapping& query) {
+    std::string args;
+    EncodeGetPortArgs(query, &args);
+    absl::StatusOr<std::string> results = Call(PortmapProc::kGetPort, args);
+    if (!results.ok()) return results.status();
+    return DecodeGetPortResult(*results, query);
+  }
+
   Runtime runtime_;
   std::unique_ptr<RpcPool> pool_;
 };
@@ -59,34 +68,19 @@ TEST_F(PortmapperAgainstRpcbindTest, DumpListsNfsV3AndMountV3OnTcp) {
 }
 
 TEST_F(PortmapperAgainstRpcbindTest, GetPortFindsNfsV3OnTcpAt2049) {
-  const PortMapping query{peers::kNfsProgram, 3, kIpProtoTcp, 0};
-  std::string args;
-  EncodeGetPortArgs(query, &args);
-  absl::StatusOr<std::string> results = Call(PortmapProc::kGetPort, args);
-  ASSERT_TRUE(results.ok()) << results.status();
-  absl::StatusOr<uint16_t> port = DecodeGetPortResult(*results, query);
+  absl::StatusOr<uint16_t> port = GetPort({peers::kNfsProgram, 3, kIpProtoTcp, 0});
   ASSERT_TRUE(port.ok()) << port.status();
   EXPECT_EQ(*port, peers::kNfsPort);
 }
 
 TEST_F(PortmapperAgainstRpcbindTest, GetPortFindsMountV3OnTcpAt20048) {
-  const PortMapping query{peers::kMountProgram, 3, kIpProtoTcp, 0};
-  std::string args;
-  EncodeGetPortArgs(query, &args);
-  absl::StatusOr<std::string> results = Call(PortmapProc::kGetPort, args);
-  ASSERT_TRUE(results.ok()) << results.status();
-  absl::StatusOr<uint16_t> port = DecodeGetPortResult(*results, query);
+  absl::StatusOr<uint16_t> port = GetPort({peers::kMountProgram, 3, kIpProtoTcp, 0});
   ASSERT_TRUE(port.ok()) << port.status();
   EXPECT_EQ(*port, peers::kMountPort);
 }
 
 TEST_F(PortmapperAgainstRpcbindTest, GetPortOfAnUnregisteredProgramIsNotFound) {
-  const PortMapping query{rpc_test::kUnassignedProgram, 1, kIpProtoTcp, 0};
-  std::string args;
-  EncodeGetPortArgs(query, &args);
-  absl::StatusOr<std::string> results = Call(PortmapProc::kGetPort, args);
-  ASSERT_TRUE(results.ok()) << results.status();
-  absl::StatusOr<uint16_t> port = DecodeGetPortResult(*results, query);
+  absl::StatusOr<uint16_t> port = GetPort({rpc_test::kUnassignedProgram, 1, kIpProtoTcp, 0});
   EXPECT_EQ(port.status().code(), absl::StatusCode::kNotFound) << port.status();
   EXPECT_THAT(port.status().message(), HasSubstr(absl::StrCat(rpc_test::kUnassignedProgram)));
 }

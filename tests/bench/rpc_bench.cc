@@ -7,7 +7,7 @@
 // Run through `scripts/bench rpc` (tests/bench/rpc.sh), which starts ganesha
 // and a toxiproxy proxy and passes their ports and the server's PID:
 //   ferry_rpc_bench --port=2049 --delayed_port=P --delay_ms=1 --server_pid=N
-//                   [--host=127.0.0.1] [--runs=5] [--seconds=0.8]
+//                   [--host=127.0.0.1] [--runs=5] [--seconds=0.8] [--io_threads=1]
 //
 // Method: each point is a closed loop (a completion starts the next call)
 // for a fixed duration, on pools created once and warmed up. Runs are
@@ -65,13 +65,14 @@ struct Flags {
   double seconds = 0.8;
   std::vector<int> depths = {1, 8, 64, 256};
   std::vector<int> connections = {1, 4};
+  int io_threads = RuntimeOptions{}.io_threads;
 };
 
 [[noreturn]] void Usage(std::string_view why) {
   std::fprintf(stderr,
                "ferry_rpc_bench: %.*s\nusage: ferry_rpc_bench --port=P [--host=H] "
                "[--delayed_port=P --delay_ms=N] [--server_pid=PID] [--runs=N] [--seconds=S] "
-               "[--depths=1,8,64,256] [--connections=1,4]\n",
+               "[--depths=1,8,64,256] [--connections=1,4] [--io_threads=N]\n",
                static_cast<int>(why.size()), why.data());
   std::exit(2);
 }
@@ -114,6 +115,8 @@ Flags ParseFlags(int argc, char** argv) {
       f.depths = ParseIntList(name, value);
     } else if (name == "connections") {
       f.connections = ParseIntList(name, value);
+    } else if (name == "io_threads") {
+      ok = absl::SimpleAtoi(v, &f.io_threads) && f.io_threads >= 1;
     } else {
       Usage(absl::StrCat("unknown flag ", ToAbsl(arg)));
     }
@@ -207,7 +210,7 @@ peers::RpcLoad Load(int depth, absl::Duration duration) {
 
 int Main(int argc, char** argv) {
   const Flags flags = ParseFlags(argc, argv);
-  Runtime runtime;
+  Runtime runtime({.io_threads = flags.io_threads});
 
   std::vector<Point> points;
   struct PathSpec {

@@ -74,7 +74,7 @@ class Runtime:
     def __init__(
         self,
         *,
-        io_threads: int = 2,
+        io_threads: int = 1,
         blocking_threads: int = 4,
         memory_budget_bytes: int = 512 << 20,
     ) -> None: ...

@@ -30,7 +30,7 @@ def test_options_are_reported():
 
 def test_default_options_match_the_cpp_defaults():
     with ferry.Runtime() as rt:
-        assert (rt.io_threads, rt.blocking_threads, rt.memory_budget_bytes) == (2, 4, 512 << 20)
+        assert (rt.io_threads, rt.blocking_threads, rt.memory_budget_bytes) == (1, 4, 512 << 20)
 
 
 def test_ticket_holds_budget_until_released():

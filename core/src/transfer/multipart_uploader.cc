@@ -188,6 +188,7 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
   int buffered ABSL_GUARDED_BY(mu) = 0;  // parts kFilling in memory
   std::deque<int> queue ABSL_GUARDED_BY(mu);  // sealed, waiting to upload
   int in_flight ABSL_GUARDED_BY(mu) = 0;
+  int releasing ABSL_GUARDED_BY(mu) = 0;  // tickets handed to a Deferred, not yet back
   enum class Create { kNone, kCreating, kReady, kFailed };
   Create create ABSL_GUARDED_BY(mu) = Create::kNone;
   std::string upload_id ABSL_GUARDED_BY(mu);
@@ -228,17 +229,44 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
     return absl::OkStatus();
   }
 
+  // Gives `t` back once the lock is dropped (a release may run another
+  // transfer's budget callback, which must not run under our lock). Until
+  // it is back, `releasing` counts it as work in flight, so Finish() and
+  // Abort() return only when every byte of budget has been returned.
+  void ReleaseLater(MemoryBudget::Ticket t, Deferred& d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    if (t.bytes() == 0) return;
+    d.tickets.push_back(std::move(t));
+    ++releasing;
+    // Deferred runs its calls after releasing its tickets.
+    d.calls.push_back([self = shared_from_this()] {
+      MutexLock l(&self->mu);
+      if (--self->releasing == 0) self->cv.SignalAll();
+    });
+  }
+
   // Records the first error; queued parts will not be sent.
   void FailLocked(absl::Status s, Deferred& d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     if (error.ok()) error = std::move(s);
     for (int n : queue) {
       Part& p = parts[n];
-      d.tickets.push_back(std::move(p.ticket));
+      ReleaseLater(std::move(p.ticket), d);
       p.buf.reset();
     }
     queue.clear();
+    for (auto& [n, p] : parts) DropIdleFillingPartLocked(p, d);
     MaybeAbortLocked(d);
     cv.SignalAll();
+  }
+
+  // After a failure, a part still filling holds memory for bytes that will
+  // never be sent: give it back now (not when the uploader is destroyed),
+  // unless a writer is copying into it; CommitLocked drops it when that
+  // writer is done.
+  void DropIdleFillingPartLocked(Part& p, Deferred& d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    if (p.state != Part::State::kFilling || p.writers > 0 || p.buf == nullptr) return;
+    ReleaseLater(std::move(p.ticket), d);
+    p.buf.reset();
+    --buffered;
   }
 
   // After a failure, once nothing is in flight: AbortMultipart.
@@ -326,7 +354,7 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
     MutexLock l(&mu);
     --in_flight;
     Part& p = parts[n];
-    d.tickets.push_back(std::move(p.ticket));
+    ReleaseLater(std::move(p.ticket), d);
     p.buf.reset();
     if (!etag.ok()) {
       FailLocked(Annotate(etag.status(), absl::StrCat(Where(n), " (", p.len, " bytes at offset ",
@@ -358,7 +386,7 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
     Part& p = parts[n];
     p.checksum = std::move(c);
     if (!error.ok()) {
-      d.tickets.push_back(std::move(p.ticket));
+      ReleaseLater(std::move(p.ticket), d);
       p.buf.reset();
       return;
     }
@@ -454,9 +482,13 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
   }
 
   // Marks a piece written; true if the caller must now seal the part.
-  bool CommitLocked(const Piece& piece) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+  bool CommitLocked(const Piece& piece, Deferred& d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     Part& p = parts[piece.part];
     --p.writers;
+    if (!error.ok()) {
+      DropIdleFillingPartLocked(p, d);
+      return false;
+    }
     p.written.Add(piece.offset - p.start, piece.offset - p.start + static_cast<int64_t>(piece.bytes));
     max_end = std::max(max_end, piece.offset + static_cast<int64_t>(piece.bytes));
     if (p.state != Part::State::kFilling || p.writers > 0 || SingleKnownPart() || !error.ok() ||
@@ -503,7 +535,7 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
       {
         Deferred d;
         MutexLock l(&mu);
-        seal = CommitLocked(*piece);
+        seal = CommitLocked(*piece, d);
         if (!copied.ok()) {
           FailLocked(copied, d);
           return copied;
@@ -551,7 +583,8 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
 
   // Nothing in flight, no upload being created, no abort unanswered.
   bool QuietLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
-    return in_flight == 0 && create != Create::kCreating && (!abort_sent || abort_done);
+    return in_flight == 0 && releasing == 0 && create != Create::kCreating &&
+           (!abort_sent || abort_done);
   }
 
   // Waits for nothing to be in flight, for the upload id if one is being
@@ -715,6 +748,7 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
                                                               " parts)")));
     }
     MutexLock l(&mu);
+    while (releasing > 0) cv.Wait(&mu);  // every part's budget is back
     finished = true;
     return etag;
   }
@@ -745,7 +779,7 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
     MutexLock l(&mu);
     auto it = parts.find(1);
     if (it != parts.end()) {
-      d.tickets.push_back(std::move(it->second.ticket));
+      ReleaseLater(std::move(it->second.ticket), d);
       it->second.buf.reset();
     }
     if (!etag.ok()) {

@@ -27,13 +27,12 @@ namespace ferry::peers {
 // Where the fixture peers listen (fixed in tests/peers/ganesha.conf.in and
 // tests/peers/toxiproxy).
 inline constexpr char kPeerHost[] = "127.0.0.1";
-inline constexpr uint16_t kPortmapperPort = 111;
 inline constexpr uint16_t kNfsPort = 2049;
 inline constexpr uint16_t kMountPort = 20048;
 inline constexpr uint16_t kToxiproxyApiPort = 18474;
 
-// The ONC RPC programs ganesha serves.
-inline constexpr uint32_t kPortmapperProgram = 100000;
+// The ONC RPC programs ganesha serves (the portmapper's own program and
+// port are ferry::kPortmapProgram / kPortmapPort, ferry/rpc/portmapper.h).
 inline constexpr uint32_t kNfsProgram = 100003;
 inline constexpr uint32_t kMountProgram = 100005;
 

@@ -34,6 +34,7 @@
 #include <chrono>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/cord.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -67,12 +68,38 @@ bool RetryableHttpStatus(long status) {
   return status == 429 || status == 500 || status == 502 || status == 503 || status == 504;
 }
 
+// Status payload marking a failure to connect (IsConnectFailure).
+constexpr char kConnectFailurePayload[] = "ferry.s3/connect-failure";
+
+bool ConnectFailure(CURLcode code) {
+  return code == CURLE_COULDNT_CONNECT || code == CURLE_COULDNT_RESOLVE_HOST;
+}
+
+// TLS failures that a retry cannot fix: the server's certificate or the
+// configured CA bundle is wrong.
+bool TlsConfigFailure(CURLcode code) {
+  return code == CURLE_PEER_FAILED_VERIFICATION || code == CURLE_SSL_CACERT_BADFILE ||
+         code == CURLE_SSL_CERTPROBLEM || code == CURLE_SSL_ISSUER_ERROR;
+}
+
 absl::Status CurlStatus(const std::string& method, const std::string& url, CURLcode code,
                         const char* errbuf) {
   std::string text = absl::StrCat("HTTP ", method, " ", url, ": ",
                                   errbuf[0] != '\0' ? errbuf : curl_easy_strerror(code),
                                   " (curl error ", static_cast<int>(code), ")");
+  if (ConnectFailure(code)) {
+    absl::Status s = absl::UnavailableError(text);
+    s.SetPayload(kConnectFailurePayload, absl::Cord("1"));
+    return s;
+  }
   switch (code) {
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_ISSUER_ERROR:
+      return absl::UnauthenticatedError(
+          absl::StrCat(text, ": the server's TLS certificate is not trusted (set the CA bundle)"));
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_CERTPROBLEM:
+      return absl::InvalidArgumentError(text);
     case CURLE_OPERATION_TIMEDOUT:
       return absl::DeadlineExceededError(text);
     case CURLE_PARTIAL_FILE:
@@ -95,6 +122,10 @@ absl::Status CurlStatus(const std::string& method, const std::string& url, CURLc
 }
 
 }  // namespace
+
+bool IsConnectFailure(const absl::Status& status) {
+  return status.GetPayload(kConnectFailurePayload).has_value();
+}
 
 // One request from Send to its callback, retries included.
 struct Transfer {
@@ -343,8 +374,11 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
       } else {
         curl_easy_cleanup(easy);
       }
-      const bool retryable = code != CURLE_OK ? code != CURLE_ABORTED_BY_CALLBACK
-                                              : RetryableHttpStatus(t->response.status);
+      const bool retryable =
+          code != CURLE_OK
+              ? code != CURLE_ABORTED_BY_CALLBACK && !TlsConfigFailure(code) &&
+                    !(t->request.fail_fast_on_connect && ConnectFailure(code))
+              : RetryableHttpStatus(t->response.status);
       if (retryable && t->attempts <= options.retry_count) {
         ScheduleRetry(std::move(t));
         continue;
@@ -431,6 +465,12 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
     curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME,
                      std::max(1L, static_cast<long>(absl::ToInt64Seconds(options.stall_timeout))));
     curl_easy_setopt(easy, CURLOPT_TCP_NODELAY, 1L);
+    // Verification is curl's default; said here so no reset can lose it.
+    curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 2L);
+    if (!options.ca_bundle_path.empty()) {
+      curl_easy_setopt(easy, CURLOPT_CAINFO, options.ca_bundle_path.c_str());
+    }
     if (r.method == "HEAD") {
       curl_easy_setopt(easy, CURLOPT_NOBODY, 1L);
     } else if (r.method == "PUT") {

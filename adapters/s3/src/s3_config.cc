@@ -1,5 +1,8 @@
 // Parsing of S3Config. The context string is split on ';' then on the first
-// '='; values are trimmed of blanks. Every failure names the key and the
+// '='; values are trimmed of blanks. What it leaves unset comes from the
+// AWS variables, then from the AWS CLI's shared files, read with a small
+// ini reader (botocore's rules for the keys we use, nested "s3 =" blocks
+// included). Every failure names the key and the
 // value so a misconfigured iRODS resource is fixed from the message alone.
 #include "ferry/s3/s3_config.h"
 
@@ -70,28 +73,166 @@ const std::string* Find(const std::map<std::string, std::string>& env, const cha
   return it == env.end() || it->second.empty() ? nullptr : &it->second;
 }
 
-// Fills fields still unset from the AWS environment variables.
-absl::Status FillFromEnvironment(const std::map<std::string, std::string>& env, bool region_set,
-                                 S3Config& config) {
+// What the context string set explicitly, so the environment and the
+// profile files do not override it.
+struct ExplicitKeys {
+  bool region = false;
+  bool request_style = false;
+};
+
+// One AWS shared file: section name -> key -> value. A nested block
+// ("s3 =" followed by indented "key = value" lines) is kept as "s3.key".
+using IniSections = std::map<std::string, std::map<std::string, std::string>>;
+
+// Reads an AWS CLI ini file the way botocore does for the parts we use:
+// '#' and ';' start comment lines, keys are case-insensitive, values are
+// trimmed. A missing or unreadable file reads as empty (the CLI too runs
+// without one).
+IniSections ReadIniFile(const std::string& path) {
+  IniSections sections;
+  std::ifstream in(path);
+  if (!in) return sections;
+  std::string section;
+  std::string nested;  // the open nested block ("s3"), or ""
+  std::string line;
+  while (std::getline(in, line)) {
+    absl::string_view raw(line);
+    const bool indented = !raw.empty() && (raw[0] == ' ' || raw[0] == '\t');
+    absl::string_view text = absl::StripAsciiWhitespace(raw);
+    if (text.empty() || text[0] == '#' || text[0] == ';') continue;
+    if (text.front() == '[' && text.back() == ']') {
+      section = std::string(absl::StripAsciiWhitespace(text.substr(1, text.size() - 2)));
+      sections[section];
+      nested.clear();
+      continue;
+    }
+    const size_t eq = text.find('=');
+    if (section.empty() || eq == absl::string_view::npos) continue;
+    std::string key = absl::AsciiStrToLower(absl::StripAsciiWhitespace(text.substr(0, eq)));
+    std::string value(absl::StripAsciiWhitespace(text.substr(eq + 1)));
+    if (indented && !nested.empty()) {
+      sections[section][absl::StrCat(nested, ".", key)] = std::move(value);
+    } else if (value.empty()) {
+      nested = std::move(key);  // "s3 =" opens a nested block
+    } else {
+      nested.clear();
+      sections[section][std::move(key)] = std::move(value);
+    }
+  }
+  return sections;
+}
+
+// `path` with a leading "~/" replaced by $HOME from `env`; "" if it needs
+// HOME and there is none.
+std::string ExpandHome(const std::string& path, const std::map<std::string, std::string>& env) {
+  if (path.rfind("~/", 0) != 0) return path;
+  const std::string* home = Find(env, "HOME");
+  return home == nullptr ? std::string() : absl::StrCat(*home, path.substr(1));
+}
+
+const std::map<std::string, std::string>* FindSection(const IniSections& ini,
+                                                      const std::string& name) {
+  auto it = ini.find(name);
+  return it == ini.end() ? nullptr : &it->second;
+}
+
+const std::string* FindKey(const std::map<std::string, std::string>* section, const char* key) {
+  if (section == nullptr) return nullptr;
+  auto it = section->find(key);
+  return it == section->end() || it->second.empty() ? nullptr : &it->second;
+}
+
+// The selected profile of both shared files.
+struct Profile {
+  std::string name;
+  std::string credentials_path;
+  std::string config_path;
+  IniSections credentials_file;
+  IniSections config_file;
+  const std::map<std::string, std::string>* credentials = nullptr;  // "[NAME]"
+  const std::map<std::string, std::string>* config = nullptr;       // "[profile NAME]"
+};
+
+absl::Status LoadProfile(const std::map<std::string, std::string>& env, Profile& p) {
+  const std::string* named = Find(env, "AWS_PROFILE");
+  p.name = named != nullptr ? *named : "default";
+  const std::string* cred = Find(env, "AWS_SHARED_CREDENTIALS_FILE");
+  const std::string* conf = Find(env, "AWS_CONFIG_FILE");
+  p.credentials_path = ExpandHome(cred != nullptr ? *cred : "~/.aws/credentials", env);
+  p.config_path = ExpandHome(conf != nullptr ? *conf : "~/.aws/config", env);
+  if (!p.credentials_path.empty()) p.credentials_file = ReadIniFile(p.credentials_path);
+  if (!p.config_path.empty()) p.config_file = ReadIniFile(p.config_path);
+  p.credentials = FindSection(p.credentials_file, p.name);
+  p.config = FindSection(p.config_file, absl::StrCat("profile ", p.name));
+  if (p.config == nullptr && p.name == "default") p.config = FindSection(p.config_file, "default");
+  if (named != nullptr && p.credentials == nullptr && p.config == nullptr) {
+    return Bad("AWS_PROFILE", p.name,
+               absl::StrCat("no such profile in ", p.credentials_path, " ([", p.name, "]) or ",
+                            p.config_path, " ([profile ", p.name, "])"));
+  }
+  return absl::OkStatus();
+}
+
+// Fills fields still unset from the AWS environment variables, then from
+// the profile files (the AWS CLI's order).
+absl::Status FillFromEnvironment(const std::map<std::string, std::string>& env,
+                                 const ExplicitKeys& set, S3Config& config) {
+  Profile profile;
+  FERRY_RETURN_IF_ERROR(LoadProfile(env, profile));
+  const std::string where = absl::StrCat("profile ", profile.name, " ");
+
   if (config.access_key_id.empty()) {
     const std::string* id = Find(env, "AWS_ACCESS_KEY_ID");
     const std::string* secret = Find(env, "AWS_SECRET_ACCESS_KEY");
+    const std::string* token = Find(env, "AWS_SESSION_TOKEN");
+    for (const auto* section : {profile.credentials, profile.config}) {
+      if (id != nullptr && secret != nullptr) break;
+      id = FindKey(section, "aws_access_key_id");
+      secret = FindKey(section, "aws_secret_access_key");
+      token = FindKey(section, "aws_session_token");
+    }
     if (id != nullptr && secret != nullptr) {
       config.access_key_id = *id;
       config.secret_access_key = *secret;
-      if (const std::string* token = Find(env, "AWS_SESSION_TOKEN")) config.session_token = *token;
+      if (token != nullptr) config.session_token = *token;
     }
   }
-  if (!region_set) {
+  if (!set.region) {
     if (const std::string* r = Find(env, "AWS_REGION")) {
       config.region = *r;
     } else if (const std::string* d = Find(env, "AWS_DEFAULT_REGION")) {
       config.region = *d;
+    } else if (const std::string* p = FindKey(profile.config, "region")) {
+      config.region = *p;
     }
   }
   if (config.endpoints.empty()) {
-    if (const std::string* url = Find(env, "AWS_ENDPOINT_URL")) {
-      FERRY_RETURN_IF_ERROR(ParseEndpointUrl("AWS_ENDPOINT_URL", *url, config));
+    if (const std::string* url = Find(env, "AWS_ENDPOINT_URL_S3")) {
+      FERRY_RETURN_IF_ERROR(ParseEndpointUrl("AWS_ENDPOINT_URL_S3", *url, config));
+    } else if (const std::string* any = Find(env, "AWS_ENDPOINT_URL")) {
+      FERRY_RETURN_IF_ERROR(ParseEndpointUrl("AWS_ENDPOINT_URL", *any, config));
+    } else if (const std::string* s3 = FindKey(profile.config, "s3.endpoint_url")) {
+      FERRY_RETURN_IF_ERROR(ParseEndpointUrl(where + "s3.endpoint_url", *s3, config));
+    } else if (const std::string* p = FindKey(profile.config, "endpoint_url")) {
+      FERRY_RETURN_IF_ERROR(ParseEndpointUrl(where + "endpoint_url", *p, config));
+    }
+  }
+  if (config.ca_bundle_path.empty()) {
+    if (const std::string* ca = Find(env, "AWS_CA_BUNDLE")) {
+      config.ca_bundle_path = ExpandHome(*ca, env);
+    } else if (const std::string* p = FindKey(profile.config, "ca_bundle")) {
+      config.ca_bundle_path = ExpandHome(*p, env);
+    }
+  }
+  if (!set.request_style) {
+    if (const std::string* style = FindKey(profile.config, "s3.addressing_style")) {
+      if (*style == "virtual") {
+        config.path_style = false;
+      } else if (*style == "path" || *style == "auto") {
+        config.path_style = true;  // auto: path style works with every server
+      } else {
+        return Bad(where + "s3.addressing_style", *style, "expected path, virtual or auto");
+      }
     }
   }
   return absl::OkStatus();
@@ -102,7 +243,7 @@ absl::Status FillFromEnvironment(const std::map<std::string, std::string>& env, 
 absl::StatusOr<S3Config> S3Config::FromContextString(
     std::string_view context, const std::map<std::string, std::string>& env) {
   S3Config config;
-  bool region_set = false;
+  ExplicitKeys set;
   for (absl::string_view item :
        absl::StrSplit(absl::string_view(context.data(), context.size()), ';', absl::SkipWhitespace())) {
     std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
@@ -119,7 +260,7 @@ absl::StatusOr<S3Config> S3Config::FromContextString(
     } else if (key == "S3_REGIONNAME") {
       if (value.empty()) return Bad(key, value, "empty region");
       config.region = std::string(value);
-      region_set = true;
+      set.region = true;
     } else if (key == "S3_AUTH_FILE") {
       FERRY_RETURN_IF_ERROR(ReadAuthFile(key, std::string(value), config));
     } else if (key == "S3_PROTO") {
@@ -169,6 +310,7 @@ absl::StatusOr<S3Config> S3Config::FromContextString(
       }
     } else if (key == "S3_URI_REQUEST_STYLE") {
       std::string s = absl::AsciiStrToLower(value);
+      set.request_style = true;
       if (s == "path") {
         config.path_style = true;
       } else if (s == "virtual_hosted" || s == "virtual") {
@@ -178,10 +320,11 @@ absl::StatusOr<S3Config> S3Config::FromContextString(
       }
     }
   }
-  FERRY_RETURN_IF_ERROR(FillFromEnvironment(env, region_set, config));
+  FERRY_RETURN_IF_ERROR(FillFromEnvironment(env, set, config));
   if (config.endpoints.empty()) {
     return absl::InvalidArgumentError(
-        "S3 config: no endpoint (set S3_DEFAULT_HOSTNAME or AWS_ENDPOINT_URL)");
+        "S3 config: no endpoint (set S3_DEFAULT_HOSTNAME, AWS_ENDPOINT_URL or the profile's "
+        "endpoint_url)");
   }
   return config;
 }

@@ -6,6 +6,12 @@
 // with the same signed headers (a signature stays valid for 15 minutes).
 // Replies are read from the headers (HEAD, PUT, UploadPart) or the XML
 // body (CreateMultipart, CompleteMultipart, listings).
+// With several endpoints a request that cannot connect is re-signed (the
+// host header changes) and sent to the next endpoint not marked down; the
+// endpoint is marked down for kEndpointDownTime. That failover runs in the
+// HTTP completion and uses the store: like every callback, it must not
+// race the store's destructor (REQUIRES: no call in flight at destruction
+// but those the destructor cancels).
 // Error statuses are moved, never copied, into the caller's callback: a
 // copy left behind on the I/O thread would drop its reference after the
 // caller read the status, and Debian's uninstrumented abseil hides that
@@ -15,6 +21,8 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/ascii.h"
+#include "ferry/base/clock.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
 #include "ferry/runtime/runtime.h"
@@ -80,6 +88,18 @@ void AddChecksumHeader(const Checksum& checksum,
   }
 }
 
+// True if `bucket` can be the first label of a host name: 3-63 of
+// [a-z0-9-], not starting or ending with '-'. Dots are excluded too: a
+// bucket "a.b" under a "*.s3.host" TLS certificate would not match it.
+bool DnsCompatibleBucket(const std::string& bucket) {
+  if (bucket.size() < 3 || bucket.size() > 63) return false;
+  if (bucket.front() == '-' || bucket.back() == '-') return false;
+  for (char c : bucket) {
+    if (!absl::ascii_islower(c) && !absl::ascii_isdigit(c) && c != '-') return false;
+  }
+  return true;
+}
+
 std::string ResourceName(const std::string& bucket, const std::string& key) {
   return key.empty() ? bucket : absl::StrCat(bucket, "/", key);
 }
@@ -106,7 +126,11 @@ S3ObjectStore::S3ObjectStore(Runtime& runtime, const S3Config& config)
           runtime, HttpClientOptions{.connect_timeout = config.connect_timeout,
                                      .stall_timeout = config.stall_timeout,
                                      .retry_count = config.retry_count,
-                                     .retry_wait = config.retry_wait})) {}
+                                     .retry_wait = config.retry_wait,
+                                     .ca_bundle_path = config.ca_bundle_path})),
+      endpoint_down_until_(new std::atomic<int64_t>[config.endpoints.size()]) {
+  for (size_t i = 0; i < config_.endpoints.size(); ++i) endpoint_down_until_[i].store(0);
+}
 
 S3ObjectStore::~S3ObjectStore() = default;
 
@@ -117,59 +141,98 @@ void S3ObjectStore::FailLater(Callback<T> done, absl::Status status) {
   });
 }
 
+bool S3ObjectStore::EndpointDown(size_t endpoint, absl::Time now) const {
+  return endpoint_down_until_[endpoint].load(std::memory_order_relaxed) > absl::ToUnixNanos(now);
+}
+
+size_t S3ObjectStore::PickEndpoint() {
+  const size_t n = config_.endpoints.size();
+  const size_t first = next_endpoint_.fetch_add(1, std::memory_order_relaxed) % n;
+  if (n == 1) return 0;
+  const absl::Time now = NowFrom(nullptr);
+  for (size_t i = 0; i < n; ++i) {
+    if (!EndpointDown((first + i) % n, now)) return (first + i) % n;
+  }
+  return first;
+}
+
+size_t S3ObjectStore::NextHealthyEndpoint(size_t endpoint) const {
+  const size_t n = config_.endpoints.size();
+  const absl::Time now = NowFrom(nullptr);
+  for (size_t i = 1; i < n; ++i) {
+    if (!EndpointDown((endpoint + i) % n, now)) return (endpoint + i) % n;
+  }
+  return endpoint;
+}
+
 void S3ObjectStore::Issue(Call call, Callback<HttpResponse> done) {
-  const std::string& endpoint =
-      config_.endpoints[next_endpoint_.fetch_add(1, std::memory_order_relaxed) %
-                        config_.endpoints.size()];
-  const bool bucket_in_path = config_.path_style || call.bucket.empty();
-  const std::string host = bucket_in_path ? endpoint : absl::StrCat(call.bucket, ".", endpoint);
+  IssueTo(std::make_shared<Call>(std::move(call)), PickEndpoint(), 0, std::move(done));
+}
+
+void S3ObjectStore::IssueTo(std::shared_ptr<Call> call, size_t endpoint_index, size_t tried,
+                            Callback<HttpResponse> done) {
+  const std::string& endpoint = config_.endpoints[endpoint_index];
+  const bool bucket_in_path =
+      config_.path_style || call->bucket.empty() || !DnsCompatibleBucket(call->bucket);
+  const std::string host = bucket_in_path ? endpoint : absl::StrCat(call->bucket, ".", endpoint);
   const std::string path =
-      !bucket_in_path || call.bucket.empty()
-          ? absl::StrCat("/", UriEncode(call.key, true))
-      : call.key.empty()  // bucket-level call: "/bucket", no trailing slash
-          ? absl::StrCat("/", UriEncode(call.bucket, false))
-          : absl::StrCat("/", UriEncode(call.bucket, false), "/", UriEncode(call.key, true));
+      !bucket_in_path || call->bucket.empty()
+          ? absl::StrCat("/", UriEncode(call->key, true))
+      : call->key.empty()  // bucket-level call: "/bucket", no trailing slash
+          ? absl::StrCat("/", UriEncode(call->bucket, false))
+          : absl::StrCat("/", UriEncode(call->bucket, false), "/", UriEncode(call->key, true));
   const std::string amz_date = AmzDate(absl::Now());
 
   SigV4Request sig;
-  sig.method = call.method;
+  sig.method = call->method;
   sig.path = path;
-  sig.query = call.query;
-  sig.payload_hash = call.payload_hash;
-  sig.headers = std::move(call.headers);
+  sig.query = call->query;
+  sig.payload_hash = call->payload_hash;
+  sig.headers = call->headers;
   sig.headers.emplace_back("host", host);
   sig.headers.emplace_back("x-amz-date", amz_date);
-  sig.headers.emplace_back("x-amz-content-sha256", call.payload_hash);
+  sig.headers.emplace_back("x-amz-content-sha256", call->payload_hash);
   if (!config_.session_token.empty()) {
     sig.headers.emplace_back("x-amz-security-token", config_.session_token);
   }
   std::string authorization = SignV4(sig, credentials_, config_.region, amz_date);
 
   HttpRequest req;
-  req.method = call.method;
+  req.method = call->method;
   req.url = absl::StrCat(config_.use_https ? "https://" : "http://", host, path);
-  if (!call.query.empty()) absl::StrAppend(&req.url, "?", CanonicalQueryString(call.query));
+  if (!call->query.empty()) absl::StrAppend(&req.url, "?", CanonicalQueryString(call->query));
   req.headers = std::move(sig.headers);
   req.headers.emplace_back("authorization", std::move(authorization));
-  if (call.method == "POST") {
-    // curl's default form-urlencoded type makes some servers swallow the body.
+  if (call->method == "POST") {
+    // curl's default form-urlencoded type makes some servers (s3proxy)
+    // swallow the body.
     req.headers.emplace_back("content-type", "application/xml");
   }
-  req.body = call.body;
-  req.expected_body_bytes = call.expected_body_bytes;
+  req.body = call->body;
+  req.expected_body_bytes = call->expected_body_bytes;
+  req.fail_fast_on_connect = config_.endpoints.size() > 1;
 
-  http_->Send(std::move(req), [op = call.operation,
-                               resource = ResourceName(call.bucket, call.key),
-                               done = std::move(done)](
+  http_->Send(std::move(req), [this, call, endpoint_index, tried, done = std::move(done)](
                                   absl::StatusOr<HttpResponse> r) mutable {
+    if (!r.ok() && config_.endpoints.size() > 1 && IsConnectFailure(r.status())) {
+      endpoint_down_until_[endpoint_index].store(
+          absl::ToUnixNanos(NowFrom(nullptr) + kEndpointDownTime), std::memory_order_relaxed);
+      const size_t next = NextHealthyEndpoint(endpoint_index);
+      if (tried + 1 < config_.endpoints.size() && next != endpoint_index) {
+        endpoint_failovers_.fetch_add(1, std::memory_order_relaxed);
+        return IssueTo(std::move(call), next, tried + 1, std::move(done));
+      }
+    }
+    const std::string resource = ResourceName(call->bucket, call->key);
     if (!r.ok()) {
-      done(absl::Status(r.status().code(),
-                        absl::StrCat("S3 ", op, " ", resource, ": ", r.status().message())));
+      done(absl::Status(r.status().code(), absl::StrCat("S3 ", call->operation, " ", resource,
+                                                        ": ", r.status().message())));
       return;
     }
     if (r->status < 200 || r->status > 299) {
       const std::string* rid = r->Header("x-amz-request-id");
-      done(S3ErrorStatus(op, resource, r->status, r->body, rid != nullptr ? *rid : ""));
+      done(S3ErrorStatus(call->operation, resource, r->status, r->body,
+                         rid != nullptr ? *rid : ""));
       return;
     }
     done(std::move(r));
@@ -419,6 +482,83 @@ void S3ObjectStore::ListMultipartUploads(std::string_view bucket, std::string_vi
       uploads.push_back({XmlText(u, "Key"), XmlText(u, "UploadId")});
     }
     done(std::move(uploads));
+  });
+}
+
+void S3ObjectStore::ListParts(std::string_view key, std::string_view upload_id,
+                              Callback<std::vector<UploadedPartInfo>> done) {
+  auto bk = SplitKey("ListParts", key);
+  if (!bk.ok()) return FailLater(std::move(done), bk.status());
+  ListPartsFrom(std::move(bk->first), std::move(bk->second), std::string(upload_id), 0, {},
+                std::move(done));
+}
+
+void S3ObjectStore::ListPartsFrom(std::string bucket, std::string key, std::string upload_id,
+                                  int marker, std::vector<UploadedPartInfo> parts,
+                                  Callback<std::vector<UploadedPartInfo>> done) {
+  // S3's page limit: 1000 parts.
+  constexpr int kMaxPartsPerPage = 1000;
+  Call call{.operation = "ListParts", .method = "GET", .bucket = bucket, .key = key};
+  call.query.emplace_back("max-parts", absl::StrCat(kMaxPartsPerPage));
+  if (marker > 0) call.query.emplace_back("part-number-marker", absl::StrCat(marker));
+  call.query.emplace_back("uploadId", upload_id);
+  Issue(std::move(call), [this, bucket = std::move(bucket), key = std::move(key),
+                          upload_id = std::move(upload_id), marker, parts = std::move(parts),
+                          done = std::move(done)](absl::StatusOr<HttpResponse> r) mutable {
+    if (!r.ok()) return done(std::move(r).status());
+    for (std::string_view p : XmlElements(r->body, "Part")) {
+      UploadedPartInfo part;
+      if (!absl::SimpleAtoi(XmlText(p, "PartNumber"), &part.part_number) ||
+          !absl::SimpleAtoi(XmlText(p, "Size"), &part.size)) {
+        return done(absl::DataLossError(absl::StrCat("S3 ListParts ", bucket, "/", key,
+                                                     ": a part without a valid PartNumber "
+                                                     "or Size")));
+      }
+      part.etag = XmlText(p, "ETag");
+      parts.push_back(std::move(part));
+    }
+    if (XmlText(r->body, "IsTruncated") != "true") return done(std::move(parts));
+    int next = 0;
+    if (!absl::SimpleAtoi(XmlText(r->body, "NextPartNumberMarker"), &next) || next <= marker) {
+      return done(absl::DataLossError(
+          absl::StrCat("S3 ListParts ", bucket, "/", key,
+                       ": truncated page without a NextPartNumberMarker past ", marker)));
+    }
+    ListPartsFrom(std::move(bucket), std::move(key), std::move(upload_id), next,
+                  std::move(parts), std::move(done));
+  });
+}
+
+void S3ObjectStore::CopyObject(std::string_view source, std::string_view destination,
+                               Callback<std::string> done) {
+  auto src = SplitKey("CopyObject", source);
+  if (!src.ok()) return FailLater(std::move(done), src.status());
+  auto dst = SplitKey("CopyObject", destination);
+  if (!dst.ok()) return FailLater(std::move(done), dst.status());
+  Call call{.operation = "CopyObject", .method = "PUT", .bucket = dst->first, .key = dst->second};
+  // "bucket/key", percent-encoded like a path (botocore's form).
+  call.headers.emplace_back("x-amz-copy-source", absl::StrCat(UriEncode(src->first, false), "/",
+                                                              UriEncode(src->second, true)));
+  Issue(std::move(call), [done = std::move(done), resource = std::string(destination)](
+                             absl::StatusOr<HttpResponse> r) mutable {
+    if (!r.ok()) return done(std::move(r).status());
+    // S3 may answer 200 and put the error in the body (the copy ran long).
+    if (!XmlElements(r->body, "Error").empty()) {
+      return done(S3ErrorStatus("CopyObject", resource, 200, r->body, ""));
+    }
+    std::string etag = XmlText(r->body, "ETag");
+    if (etag.empty()) return done(absl::DataLossError("S3 CopyObject: reply without an ETag"));
+    done(std::move(etag));
+  });
+}
+
+void S3ObjectStore::ListBuckets(Callback<std::vector<std::string>> done) {
+  Call call{.operation = "ListBuckets", .method = "GET"};
+  Issue(std::move(call), [done = std::move(done)](absl::StatusOr<HttpResponse> r) mutable {
+    if (!r.ok()) return done(std::move(r).status());
+    std::vector<std::string> names;
+    for (std::string_view b : XmlElements(r->body, "Bucket")) names.push_back(XmlText(b, "Name"));
+    done(std::move(names));
   });
 }
 

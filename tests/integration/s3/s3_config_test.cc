@@ -1,5 +1,6 @@
 #include "ferry/s3/s3_config.h"
 
+#include <filesystem>
 #include <fstream>
 
 #include "gmock/gmock.h"
@@ -118,6 +119,156 @@ TEST(S3ConfigTest, ContextWinsOverEnvironment) {
 TEST(S3ConfigTest, EndpointUrlWithoutSchemeIsRejected) {
   auto c = S3Config::FromEnvironment({{"AWS_ENDPOINT_URL", "127.0.0.1:7070"}});
   EXPECT_THAT(c.status().message(), HasSubstr("AWS_ENDPOINT_URL"));
+}
+
+// ---- AWS CLI profile files (~/.aws/config, ~/.aws/credentials) ----
+
+// A fresh HOME with .aws/config and .aws/credentials holding `config` and
+// `credentials` (a file is not written when its text is empty).
+std::string MakeHome(const std::string& name, const std::string& config,
+                     const std::string& credentials) {
+  const std::string home = ::testing::TempDir() + "/" + name;
+  std::filesystem::remove_all(home);
+  std::filesystem::create_directories(home + "/.aws");
+  if (!config.empty()) std::ofstream(home + "/.aws/config") << config;
+  if (!credentials.empty()) std::ofstream(home + "/.aws/credentials") << credentials;
+  return home;
+}
+
+constexpr char kProfileConfig[] =
+    "# comment\n"
+    "[default]\n"
+    "region = eu-west-1\n"
+    "endpoint_url = http://default-host:9000\n"
+    "\n"
+    "[profile nested]\n"
+    "region=ap-south-1\n"
+    "; another comment\n"
+    "s3 =\n"
+    "  endpoint_url = https://nested-host:9443/\n"
+    "  addressing_style = virtual\n"
+    "endpoint_url = http://global-host:1\n"
+    "ca_bundle = ~/ca.pem\n"
+    "\n"
+    "[profile keys-in-config]\n"
+    "aws_access_key_id = CFGKEY\n"
+    "aws_secret_access_key = CFGSECRET\n"
+    "endpoint_url = http://cfg-host:2\n";
+
+constexpr char kProfileCredentials[] =
+    "[default]\n"
+    "aws_access_key_id = DEFKEY\n"
+    "aws_secret_access_key = DEFSECRET\n"
+    "[nested]\n"
+    "aws_access_key_id = NESTKEY\n"
+    "aws_secret_access_key = NESTSECRET\n"
+    "aws_session_token = NESTTOKEN\n";
+
+TEST(S3ConfigProfileTest, DefaultProfileGivesKeysRegionAndEndpoint) {
+  const std::string home = MakeHome("p1", kProfileConfig, kProfileCredentials);
+  auto c = S3Config::FromEnvironment({{"HOME", home}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->access_key_id, "DEFKEY");
+  EXPECT_EQ(c->secret_access_key, "DEFSECRET");
+  EXPECT_EQ(c->session_token, "");
+  EXPECT_EQ(c->region, "eu-west-1");
+  EXPECT_THAT(c->endpoints, ElementsAre("default-host:9000"));
+  EXPECT_FALSE(c->use_https);
+  EXPECT_TRUE(c->path_style);
+}
+
+TEST(S3ConfigProfileTest, NamedProfileReadsTheNestedS3Block) {
+  const std::string home = MakeHome("p2", kProfileConfig, kProfileCredentials);
+  auto c = S3Config::FromEnvironment({{"HOME", home}, {"AWS_PROFILE", "nested"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->access_key_id, "NESTKEY");
+  EXPECT_EQ(c->session_token, "NESTTOKEN");
+  EXPECT_EQ(c->region, "ap-south-1");
+  // The s3-specific endpoint wins over the profile's global one.
+  EXPECT_THAT(c->endpoints, ElementsAre("nested-host:9443"));
+  EXPECT_TRUE(c->use_https);
+  EXPECT_FALSE(c->path_style);
+  EXPECT_EQ(c->ca_bundle_path, home + "/ca.pem");
+}
+
+TEST(S3ConfigProfileTest, KeysMayLiveInTheConfigFile) {
+  const std::string home = MakeHome("p3", kProfileConfig, kProfileCredentials);
+  auto c = S3Config::FromEnvironment({{"HOME", home}, {"AWS_PROFILE", "keys-in-config"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->access_key_id, "CFGKEY");
+  EXPECT_EQ(c->secret_access_key, "CFGSECRET");
+  EXPECT_EQ(c->region, "us-east-1");  // the profile has none: the built-in default
+}
+
+TEST(S3ConfigProfileTest, EnvironmentVariablesWinOverTheFiles) {
+  const std::string home = MakeHome("p4", kProfileConfig, kProfileCredentials);
+  auto c = S3Config::FromEnvironment({{"HOME", home},
+                                      {"AWS_PROFILE", "nested"},
+                                      {"AWS_ACCESS_KEY_ID", "ENVKEY"},
+                                      {"AWS_SECRET_ACCESS_KEY", "ENVSECRET"},
+                                      {"AWS_DEFAULT_REGION", "env-region"},
+                                      {"AWS_ENDPOINT_URL", "http://env-host:3"},
+                                      {"AWS_CA_BUNDLE", "/env/ca.pem"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->access_key_id, "ENVKEY");
+  EXPECT_EQ(c->session_token, "");  // not mixed in from the profile
+  EXPECT_EQ(c->region, "env-region");
+  EXPECT_THAT(c->endpoints, ElementsAre("env-host:3"));
+  EXPECT_EQ(c->ca_bundle_path, "/env/ca.pem");
+}
+
+TEST(S3ConfigProfileTest, S3EndpointVariableWinsOverTheGenericOne) {
+  auto c = S3Config::FromEnvironment(
+      {{"AWS_ENDPOINT_URL", "http://generic:1"}, {"AWS_ENDPOINT_URL_S3", "http://s3only:2"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_THAT(c->endpoints, ElementsAre("s3only:2"));
+}
+
+TEST(S3ConfigProfileTest, FileLocationsComeFromTheVariables) {
+  const std::string dir = MakeHome("p5", "", "");
+  std::ofstream(dir + "/my-config") << "[profile x]\nendpoint_url = http://from-var:5\n";
+  std::ofstream(dir + "/my-creds") << "[x]\naws_access_key_id = XK\naws_secret_access_key = XS\n";
+  auto c = S3Config::FromEnvironment({{"AWS_CONFIG_FILE", dir + "/my-config"},
+                                      {"AWS_SHARED_CREDENTIALS_FILE", dir + "/my-creds"},
+                                      {"AWS_PROFILE", "x"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->access_key_id, "XK");
+  EXPECT_THAT(c->endpoints, ElementsAre("from-var:5"));
+}
+
+TEST(S3ConfigProfileTest, UnknownProfileIsRejectedByName) {
+  const std::string home = MakeHome("p6", kProfileConfig, kProfileCredentials);
+  auto c = S3Config::FromEnvironment({{"HOME", home}, {"AWS_PROFILE", "nope"}});
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(c.status().message(), HasSubstr("AWS_PROFILE"));
+  EXPECT_THAT(c.status().message(), HasSubstr("nope"));
+}
+
+TEST(S3ConfigProfileTest, MissingFilesAreNoError) {
+  const std::string home = MakeHome("p7", "", "");
+  auto c = S3Config::FromEnvironment({{"HOME", home}, {"AWS_ENDPOINT_URL", "http://h:1"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->access_key_id.empty());
+}
+
+TEST(S3ConfigProfileTest, ContextStillWinsOverTheProfile) {
+  const std::string home = MakeHome("p8", kProfileConfig, kProfileCredentials);
+  auto c = S3Config::FromContextString(
+      "S3_DEFAULT_HOSTNAME=ctx:1;S3_REGIONNAME=ctx-region;S3_URI_REQUEST_STYLE=path",
+      {{"HOME", home}, {"AWS_PROFILE", "nested"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_THAT(c->endpoints, ElementsAre("ctx:1"));
+  EXPECT_EQ(c->region, "ctx-region");
+  EXPECT_TRUE(c->path_style);
+  EXPECT_EQ(c->access_key_id, "NESTKEY");  // the context had no keys
+}
+
+TEST(S3ConfigProfileTest, BadAddressingStyleNamesTheProfile) {
+  const std::string home = MakeHome(
+      "p9", "[default]\nendpoint_url = http://h:1\ns3 =\n  addressing_style = sideways\n", "");
+  auto c = S3Config::FromEnvironment({{"HOME", home}});
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(c.status().message(), HasSubstr("addressing_style"));
 }
 
 }  // namespace

@@ -16,7 +16,9 @@
 // failures and HTTP 429/500/502/503/504 are retried (same request, same
 // headers) up to `retry_count` times, waiting retry_wait, 2*retry_wait...
 // Connections are kept alive and reused across requests (one CURLM per
-// client, easy handles pooled).
+// client, easy handles pooled). HTTPS verifies the server's certificate and
+// name always (against the system's CA store, or `ca_bundle_path`); a
+// verification failure is Unauthenticated and is not retried.
 #ifndef FERRY_S3_HTTP_CLIENT_H_
 #define FERRY_S3_HTTP_CLIENT_H_
 
@@ -28,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "ferry/runtime/future.h"
 
@@ -47,6 +50,10 @@ struct HttpRequest {
   std::span<const char> body;
   // Expected response body size, to size the buffer once (-1: unknown).
   int64_t expected_body_bytes = -1;
+  // A connection that could not be made (refused, name not resolved)
+  // fails at once with no retry, so that the caller can try
+  // another endpoint (see IsConnectFailure).
+  bool fail_fast_on_connect = false;
 };
 
 struct HttpResponse {
@@ -65,7 +72,15 @@ struct HttpClientOptions {
   absl::Duration stall_timeout = absl::Seconds(60);
   int retry_count = 0;
   absl::Duration retry_wait = absl::Seconds(1);
+  // PEM file of the CAs to trust for HTTPS instead of the system's store
+  // (a private CA, a self-signed test server). Empty: the system's store.
+  std::string ca_bundle_path;
 };
+
+// True if `status` (from HttpClient) says no connection could be made to
+// the server (refused, or its name did not resolve). The request was
+// not sent, so sending it elsewhere is always safe.
+bool IsConnectFailure(const absl::Status& status);
 
 // Thread-safe. REQUIRES: destroyed before the Runtime. Destruction fails
 // every transfer still in flight with Cancelled (their callbacks run in

@@ -14,7 +14,19 @@
 // S3_ENABLE_MPU, HOST_MODE (archive_attached|cacheless_attached|
 // cacheless_detached; archive_detached is rejected), S3_URI_REQUEST_STYLE
 // (path|virtual_hosted). Keys the adapter does not know are ignored (iRODS
-// contexts carry many). The environment fills what the context leaves out.
+// contexts carry many). The environment fills what the context leaves out,
+// then the AWS CLI's profile files (see FromEnvironment), so a tool works
+// wherever `aws s3` does:
+//
+//   # ~/.aws/config                     # ~/.aws/credentials
+//   [profile minio]                     [minio]
+//   region = eu-west-1                  aws_access_key_id = AK
+//   s3 =                                aws_secret_access_key = SK
+//     endpoint_url = https://minio.lan:9000
+//     addressing_style = path
+//   ca_bundle = /etc/ssl/lan-ca.pem
+//
+//   AWS_PROFILE=minio ferry-cp s3://bucket/key /tmp/key
 #ifndef FERRY_S3_S3_CONFIG_H_
 #define FERRY_S3_S3_CONFIG_H_
 
@@ -33,8 +45,8 @@ enum class HostMode { kArchiveAttached, kCachelessAttached, kCachelessDetached }
 
 // A plain value; copyable, thread-compatible.
 struct S3Config {
-  // host[:port] of each endpoint; requests go to the first (round robin
-  // over several is future work).
+  // host[:port] of each endpoint. Requests rotate over them; an endpoint
+  // that refuses a connection is skipped for a while (see S3ObjectStore).
   std::vector<std::string> endpoints;
   std::string region = "us-east-1";
   std::string access_key_id;
@@ -42,8 +54,14 @@ struct S3Config {
   std::string session_token;  // empty: none (sent as x-amz-security-token)
   bool use_https = true;
   // Path style (http://host/bucket/key) works with every S3 server;
-  // virtual-hosted style (http://bucket.host/key) is AWS's default.
+  // virtual-hosted style (http://bucket.host/key) is AWS's default. A
+  // bucket whose name is not a DNS label (dots, capitals, underscores) is
+  // always addressed path style, as the AWS SDKs do.
   bool path_style = true;
+  // PEM file of the CAs to trust for HTTPS instead of the system's store
+  // (AWS_CA_BUNDLE, profile `ca_bundle`). The server's certificate and name
+  // are always verified.
+  std::string ca_bundle_path;
   // Retries of a request that failed with a retryable error (5xx,
   // SlowDown, connection errors), and the first wait, doubling each time.
   int retry_count = 3;
@@ -63,9 +81,24 @@ struct S3Config {
   static absl::StatusOr<S3Config> FromContextString(
       std::string_view context, const std::map<std::string, std::string>& env = {});
 
-  // From AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN,
-  // AWS_REGION (else AWS_DEFAULT_REGION) and AWS_ENDPOINT_URL
-  // (scheme://host[:port]). InvalidArgument if there is no endpoint.
+  // As the AWS CLI finds them, environment variables first, then profile
+  // `AWS_PROFILE` (else "default") of the shared files:
+  // - credentials: AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY (+
+  //   AWS_SESSION_TOKEN), else aws_access_key_id / aws_secret_access_key /
+  //   aws_session_token of the profile in the credentials file
+  //   (AWS_SHARED_CREDENTIALS_FILE, default $HOME/.aws/credentials, section
+  //   "[NAME]"), else of the config file;
+  // - region: AWS_REGION, AWS_DEFAULT_REGION, else the profile's `region`;
+  // - endpoint (scheme://host[:port]): AWS_ENDPOINT_URL_S3,
+  //   AWS_ENDPOINT_URL, else the profile's nested `s3 = endpoint_url`, else
+  //   its `endpoint_url`;
+  // - CA bundle: AWS_CA_BUNDLE, else the profile's `ca_bundle`;
+  // - addressing: the profile's nested `s3 = addressing_style`
+  //   (path|virtual; "auto" keeps path style).
+  // The config file is AWS_CONFIG_FILE, default $HOME/.aws/config, with
+  // sections "[profile NAME]" and "[default]". HOME is read from `env` too.
+  // A missing file is no error; InvalidArgument if AWS_PROFILE names a
+  // profile neither file has, or if there is no endpoint.
   static absl::StatusOr<S3Config> FromEnvironment(const std::map<std::string, std::string>& env);
 
   // The process environment as a map, for the two functions above.

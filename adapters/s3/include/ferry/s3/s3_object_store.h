@@ -1,7 +1,8 @@
 // S3ObjectStore: ferry::ObjectStore over S3's REST API (SigV4-signed,
 // libcurl multi transport on the Runtime's io_context), plus the few
 // bucket-level calls tools and tests need (ListObjectsV2, DeleteObject,
-// CreateBucket, ListMultipartUploads).
+// CopyObject, CreateBucket, ListBuckets, ListMultipartUploads, ListParts).
+// Tested against versitygw and s3proxy (tests/integration/s3_compat).
 //
 //   FERRY_ASSIGN_OR_RETURN(auto config, ferry::s3::S3Config::FromContextString(ctx));
 //   FERRY_ASSIGN_OR_RETURN(auto store, ferry::s3::S3ObjectStore::Create(runtime, config));
@@ -14,6 +15,12 @@
 // (x-amz-content-sha256: UNSIGNED-PAYLOAD); pass a Checksum to Put and
 // UploadPart for the server to verify (Content-MD5 or
 // x-amz-checksum-crc32c). Errors: see ferry/s3/s3_error.h.
+//
+// Endpoints: requests rotate over S3Config::endpoints. With more than one,
+// an endpoint that refuses a connection is skipped for kEndpointDownTime
+// and the request goes at once to the next endpoint (a refused connection
+// sent nothing, so this is safe for every method); when every endpoint is
+// down the request fails Unavailable.
 #ifndef FERRY_S3_S3_OBJECT_STORE_H_
 #define FERRY_S3_S3_OBJECT_STORE_H_
 
@@ -48,12 +55,21 @@ struct ListObjectsOptions {
   int max_keys = 1000;             // S3 caps a page at 1000
 };
 
-// One page of ListObjectsV2.
+// One page of ListObjectsV2. A page may hold fewer than max_keys objects,
+// even none, and still have a next token (s3proxy counts unfinished
+// multipart uploads against max_keys): follow the token until it is empty.
 struct ListObjectsPage {
   std::vector<ListedObject> objects;
   std::vector<std::string> common_prefixes;
   // Non-empty when there are more pages: pass it as continuation_token.
   std::string next_continuation_token;
+};
+
+// One part of an unfinished multipart upload (ListParts).
+struct UploadedPartInfo {
+  int part_number = 0;
+  int64_t size = 0;
+  std::string etag;  // quoted, as S3 sends it
 };
 
 struct MultipartUploadInfo {
@@ -101,6 +117,28 @@ class S3ObjectStore : public ObjectStore {
   // Unfinished multipart uploads in `bucket` under `prefix` (first page).
   void ListMultipartUploads(std::string_view bucket, std::string_view prefix,
                             Callback<std::vector<MultipartUploadInfo>> done);
+  // The parts stored so far for upload `upload_id` of "bucket/key", in
+  // ascending part number, every page followed. NotFound (NoSuchUpload) if
+  // the upload is unknown, completed or aborted.
+  void ListParts(std::string_view key, std::string_view upload_id,
+                 Callback<std::vector<UploadedPartInfo>> done);
+  // Server-side copy of "bucket/key" `source` to "bucket/key" `destination`
+  // (either bucket; the data does not pass through the client); returns
+  // the new object's ETag. NotFound if `source` is missing. S3 copies at
+  // most 5 GiB in one request.
+  void CopyObject(std::string_view source, std::string_view destination,
+                  Callback<std::string> done);
+  // The names of the caller's buckets.
+  void ListBuckets(Callback<std::vector<std::string>> done);
+
+  // How long an endpoint that refused a connection is skipped: long enough
+  // that a dead server costs one refused connect per interval, not one per
+  // request; short enough that a restarted one soon gets its share again.
+  static constexpr absl::Duration kEndpointDownTime = absl::Seconds(30);
+  // Requests sent to another endpoint because theirs refused the connection.
+  int64_t endpoint_failovers() const {
+    return endpoint_failovers_.load(std::memory_order_relaxed);
+  }
 
   // Response body bytes received over the store's life (see HttpClient).
   int64_t body_bytes_received() const { return http_->body_bytes_received(); }
@@ -111,6 +149,19 @@ class S3ObjectStore : public ObjectStore {
   S3ObjectStore(Runtime& runtime, const S3Config& config);
   // Signs and sends `call`; a non-2xx reply becomes an S3 error Status.
   void Issue(Call call, Callback<HttpResponse> done);
+  // Issue() to endpoint `endpoint`, `tried` endpoints already refused.
+  void IssueTo(std::shared_ptr<Call> call, size_t endpoint, size_t tried,
+               Callback<HttpResponse> done);
+  // The next endpoint in rotation that is not marked down (any if all are).
+  size_t PickEndpoint();
+  // The next endpoint after `endpoint` not marked down, or `endpoint`
+  // itself if there is none.
+  size_t NextHealthyEndpoint(size_t endpoint) const;
+  bool EndpointDown(size_t endpoint, absl::Time now) const;
+  // Fetches ListParts pages from `marker` on, appending to `parts`.
+  void ListPartsFrom(std::string bucket, std::string key, std::string upload_id, int marker,
+                     std::vector<UploadedPartInfo> parts,
+                     Callback<std::vector<UploadedPartInfo>> done);
   // Completes `done` with `status` on an I/O thread (never inline).
   template <typename T>
   void FailLater(Callback<T> done, absl::Status status);
@@ -120,6 +171,9 @@ class S3ObjectStore : public ObjectStore {
   const SigV4Credentials credentials_;
   std::unique_ptr<HttpClient> http_;
   std::atomic<uint64_t> next_endpoint_{0};
+  // Per endpoint: until when (absl::ToUnixNanos) it is skipped.
+  std::unique_ptr<std::atomic<int64_t>[]> endpoint_down_until_;
+  std::atomic<int64_t> endpoint_failovers_{0};
 };
 
 }  // namespace ferry::s3

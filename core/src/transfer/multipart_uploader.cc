@@ -865,7 +865,9 @@ const PartLayout& MultipartUploader::layout() const { return state_->layout; }
 
 UploadStats MultipartUploader::stats() const {
   MutexLock l(&state_->mu);
-  return state_->stats;
+  UploadStats s = state_->stats;
+  s.failed = !state_->error.ok();
+  return s;
 }
 
 }  // namespace ferry

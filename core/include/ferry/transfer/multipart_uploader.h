@@ -142,6 +142,7 @@ struct UploadStats {
   int64_t retries = 0;
   bool single_put = false;    // the object went up as one Put
   bool aborted = false;       // AbortMultipart was sent
+  bool failed = false;        // the upload failed: Write and Finish return its error
 };
 
 // One object being written. Thread-safe: any number of threads may Write

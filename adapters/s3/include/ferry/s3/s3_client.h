@@ -49,7 +49,9 @@ class S3Client {
   Runtime& runtime();
 
   // DownloadToFile / UploadFromFile (ferry/transfer/file_transfer.h) with
-  // this client's store and options.
+  // this client's store and options: Upload replaces options.upload's
+  // part_bytes, concurrency and retry with the client's, keeping the
+  // caller's checksum (none by default) and scratch settings.
   absl::StatusOr<TransferStats> Download(std::string_view key, const std::string& local_path,
                                          TransferOptions options = {});
   absl::StatusOr<TransferStats> Upload(const std::string& local_path, std::string_view key,

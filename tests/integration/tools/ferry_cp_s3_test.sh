@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# ferry-cp against a real versitygw (started by the peer_versitygw ctest
+# fixture on 127.0.0.1:7070): each check is one behaviour a user relies on.
+#   ferry_cp_s3_test.sh PATH/TO/ferry-cp
+set -uo pipefail
+CP=${1:?usage: ferry_cp_s3_test.sh FERRY_CP}
+WORK=$(mktemp -d /tmp/ferry-cp-test.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+export AWS_ENDPOINT_URL="http://127.0.0.1:${VERSITYGW_PORT:-7070}"
+export AWS_ACCESS_KEY_ID=AKIDLOCAL AWS_SECRET_ACCESS_KEY=SECRETLOCAL AWS_REGION=us-east-1
+# Nobody's ~/.aws may change what the test sees.
+export HOME="$WORK/home" AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
+mkdir -p "$HOME"
+BUCKET=s3://ferry-cp-test-$$
+failures=0
+pass() { echo "PASS $1"; }
+fail() { echo "FAIL $1: $2"; failures=$((failures + 1)); }
+same() { cmp -s "$1" "$2"; }
+
+# A file spanning several parts and chunks comes back byte for byte.
+head -c $((21 << 20 | 12345)) /dev/urandom >"$WORK/multi.bin"
+if "$CP" --quiet --make-bucket "$WORK/multi.bin" "$BUCKET/a/multi.bin" &&
+   "$CP" --quiet "$BUCKET/a/multi.bin" "$WORK/multi.back" && same "$WORK/multi.bin" "$WORK/multi.back"; then
+  pass MultipartRoundTripIsByteExact
+else fail MultipartRoundTripIsByteExact "round trip differs or failed"; fi
+
+# An empty file is an empty object and comes back empty.
+: >"$WORK/empty"
+if "$CP" --quiet "$WORK/empty" "$BUCKET/a/empty" && "$CP" --quiet "$BUCKET/a/empty" "$WORK/empty.back" &&
+   [ -f "$WORK/empty.back" ] && [ ! -s "$WORK/empty.back" ]; then
+  pass EmptyFileRoundTrips
+else fail EmptyFileRoundTrips "empty object not round-tripped"; fi
+
+# A destination ending in '/' takes the source's name.
+mkdir -p "$WORK/into"
+if "$CP" --quiet "$BUCKET/a/multi.bin" "$WORK/into/" && same "$WORK/into/multi.bin" "$WORK/multi.bin"; then
+  pass TrailingSlashKeepsTheName
+else fail TrailingSlashKeepsTheName "no $WORK/into/multi.bin"; fi
+
+# -r copies a tree up and back with several files in flight.
+for d in x y/z; do
+  mkdir -p "$WORK/tree/$d"
+  for i in 1 2 3; do head -c $((i * 70000)) /dev/urandom >"$WORK/tree/$d/f$i"; done
+done
+if "$CP" --quiet -r --jobs=3 "$WORK/tree" "$BUCKET/tree/" &&
+   "$CP" --quiet -r --jobs=3 "$BUCKET/tree/" "$WORK/tree.back" && diff -r "$WORK/tree" "$WORK/tree.back" >/dev/null; then
+  pass RecursiveCopyRoundTripsATree
+else fail RecursiveCopyRoundTripsATree "trees differ"; fi
+
+# --range reads exactly the bytes asked for.
+if "$CP" --quiet --range=$((9 << 20)):1024 "$BUCKET/a/multi.bin" "$WORK/slice" &&
+   cmp -s "$WORK/slice" <(tail -c +$(((9 << 20) + 1)) "$WORK/multi.bin" | head -c 1024); then
+  pass RangeReadsExactlyTheRequestedBytes
+else fail RangeReadsExactlyTheRequestedBytes "slice differs"; fi
+
+# --json prints one parseable summary line.
+json=$("$CP" --quiet --json "$BUCKET/a/multi.bin" "$WORK/json.back")
+if python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["bytes"] == int(sys.argv[2]), d' \
+     "$json" "$(stat -c %s "$WORK/multi.bin")" 2>/dev/null; then
+  pass JsonSummaryCountsTheBytes
+else fail JsonSummaryCountsTheBytes "got: $json"; fi
+
+# A missing object: exit 1, a message naming it, and no file created.
+err=$("$CP" --quiet "$BUCKET/a/missing.bin" "$WORK/missing.bin" 2>&1); rc=$?
+if [ $rc -eq 1 ] && [[ $err == *missing.bin* ]] && [ ! -e "$WORK/missing.bin" ]; then
+  pass MissingObjectFailsWithoutCreatingAFile
+else fail MissingObjectFailsWithoutCreatingAFile "rc=$rc err=$err"; fi
+
+# A failed download leaves an existing destination untouched.
+echo "keep me" >"$WORK/keep"
+"$CP" --quiet "$BUCKET/a/missing.bin" "$WORK/keep" >/dev/null 2>&1
+if [ "$(cat "$WORK/keep")" = "keep me" ] && [ -z "$(ls -A "$WORK" | grep ferry- || true)" ]; then
+  pass FailedDownloadKeepsTheDestination
+else fail FailedDownloadKeepsTheDestination "destination changed or temp file left"; fi
+
+# Wrong credentials: exit 1 with a message, nothing written.
+err=$(AWS_SECRET_ACCESS_KEY=wrong "$CP" --quiet "$WORK/multi.bin" "$BUCKET/a/denied.bin" 2>&1); rc=$?
+if [ $rc -eq 1 ] && [ -n "$err" ] && ! "$CP" --quiet "$BUCKET/a/denied.bin" "$WORK/denied" 2>/dev/null; then
+  pass WrongCredentialsFailWithAMessage
+else fail WrongCredentialsFailWithAMessage "rc=$rc err=$err"; fi
+
+# A malformed URL is a usage error (exit 2), not a crash.
+"$CP" --quiet "$WORK/multi.bin" "s3://" >/dev/null 2>&1; rc=$?
+if [ $rc -eq 2 ] || [ $rc -eq 1 ]; then pass MalformedUrlIsRejected
+else fail MalformedUrlIsRejected "rc=$rc"; fi
+
+# An unreachable endpoint fails with a message instead of hanging.
+err=$(AWS_ENDPOINT_URL=http://127.0.0.1:1 timeout 60 "$CP" --quiet "$WORK/empty" "$BUCKET/a/x" 2>&1); rc=$?
+if [ $rc -eq 1 ] && [ -n "$err" ]; then pass UnreachableEndpointFailsWithAMessage
+else fail UnreachableEndpointFailsWithAMessage "rc=$rc err=$err"; fi
+
+echo "$failures failure(s)"
+[ $failures -eq 0 ]

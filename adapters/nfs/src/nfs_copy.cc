@@ -3,8 +3,12 @@
 // buffer for one chunk once, then loops: take the next chunk index, move
 // the chunk (NFS PRead/PWrite through the FdTable, local pread/pwrite).
 // The first error stops every worker at its next chunk. The caller waits on
-// a condition variable for the last worker. No thread of our own: the
-// Runtime's blocking pool runs the workers and bounds the parallelism.
+// a condition variable for the last worker; with a progress callback it
+// wakes every progress_interval, reads the bytes the workers have counted
+// and calls the callback outside the lock (it may block, e.g. on Python's
+// GIL, and must not hold up the workers). A callback that says stop is
+// recorded as the first error. No thread of our own: the Runtime's
+// blocking pool runs the workers and bounds the parallelism.
 #include "ferry/nfs/nfs_copy.h"
 
 #include <fcntl.h>
@@ -49,19 +53,55 @@ struct LocalFd {
   }
 };
 
+// CopyOptions::progress for one copy, called on the caller's thread only.
+// bytes_done never goes down: an upload sent again (write-verifier change)
+// reports nothing new until it passes what was reported before.
+class ProgressReporter {
+ public:
+  ProgressReporter(const CopyOptions& options, int64_t total)
+      : callback_(options.progress ? &options.progress : nullptr),
+        interval_(options.progress_interval),
+        total_(total),
+        start_(MonotonicNow()) {}
+
+  bool enabled() const { return callback_ != nullptr; }
+  absl::Duration interval() const { return interval_; }
+
+  // Calls the callback with `bytes_done` if progress_interval has passed
+  // since the last call, or always if `final`. Its status (OK if not called).
+  absl::Status Report(int64_t bytes_done, bool final) {
+    if (callback_ == nullptr) return absl::OkStatus();
+    const absl::Time now = MonotonicNow();
+    if (!final && now - last_ < interval_) return absl::OkStatus();
+    last_ = now;
+    reported_ = std::max(reported_, bytes_done);
+    return (*callback_)(TransferProgress{reported_, total_, now - start_});
+  }
+
+ private:
+  ProgressCallback* const callback_;  // null: no progress wanted
+  const absl::Duration interval_;
+  const int64_t total_;
+  const absl::Time start_;
+  absl::Time last_ = absl::InfinitePast();
+  int64_t reported_ = 0;
+};
+
 // Moves chunk [offset, offset + buf.size()) using `buf` as scratch.
 using MoveChunk = std::function<absl::Status(int64_t offset, absl::Span<char> buf)>;
 
 // Runs MoveChunk over every chunk of [0, size) on `parallelism` blocking
-// workers; returns the first error.
+// workers, reporting progress from the calling thread meanwhile; returns
+// the first error (a worker's or the progress callback's).
 absl::Status RunChunks(Runtime& runtime, int parallelism, int64_t size, uint32_t chunk,
-                       MoveChunk move) {
+                       MoveChunk move, ProgressReporter& progress) {
   if (size == 0) return absl::OkStatus();
   struct Shared {
     Mutex mu;
     CondVar cv;
     int64_t next ABSL_GUARDED_BY(mu) = 0;
     int running ABSL_GUARDED_BY(mu) = 0;
+    int64_t bytes_done ABSL_GUARDED_BY(mu) = 0;  // chunks moved, in bytes
     absl::Status error ABSL_GUARDED_BY(mu);
   };
   auto shared = std::make_shared<Shared>();
@@ -95,14 +135,36 @@ absl::Status RunChunks(Runtime& runtime, int parallelism, int64_t size, uint32_t
           fail(std::move(s));
           break;
         }
+        MutexLock l(&shared->mu);
+        shared->bytes_done += static_cast<int64_t>(len);
       }
       MutexLock l(&shared->mu);
       if (--shared->running == 0) shared->cv.SignalAll();
     });
   }
-  MutexLock l(&shared->mu);
-  while (shared->running > 0) shared->cv.Wait(&shared->mu);
-  return shared->error;
+  // The error is moved out, not copied: the last worker may destroy
+  // `shared`, and a status whose payload two threads reference would be
+  // freed there through Debian's uninstrumented absl (a TSan report).
+  if (!progress.enabled()) {
+    MutexLock l(&shared->mu);
+    while (shared->running > 0) shared->cv.Wait(&shared->mu);
+    return std::move(shared->error);
+  }
+  for (;;) {
+    int64_t bytes_done;
+    {
+      MutexLock l(&shared->mu);
+      // Wall-clock deadline: CondVar waits on the system clock.
+      if (shared->running > 0) {
+        shared->cv.WaitWithDeadline(&shared->mu, absl::Now() + progress.interval());
+      }
+      if (shared->running == 0) return std::move(shared->error);
+      if (!shared->error.ok()) continue;  // stopping: no more progress calls
+      bytes_done = shared->bytes_done;
+    }
+    absl::Status s = progress.Report(bytes_done, /*final=*/false);
+    if (!s.ok()) fail(std::move(s));  // workers stop at their next chunk
+  }
 }
 
 }  // namespace
@@ -123,6 +185,7 @@ absl::StatusOr<CopyStats> CopyNfsToLocal(Runtime& runtime, NfsClient& client,
 
   const int fd = opened.fd;
   const std::string display = client.DisplayPath(nfs_path);
+  ProgressReporter progress(options, size);
   absl::Status s = RunChunks(
       runtime, options.parallelism, size, chunk,
       [&table, fd, &out, &local_path, &display](int64_t offset, absl::Span<char> buf) -> absl::Status {
@@ -141,7 +204,8 @@ absl::StatusOr<CopyStats> CopyNfsToLocal(Runtime& runtime, NfsClient& client,
           done += static_cast<size_t>(w);
         }
         return absl::OkStatus();
-      });
+      },
+      progress);
   (void)table.Close(fd);
   FERRY_RETURN_IF_ERROR(s);
   if (close(out.fd) != 0) {
@@ -149,6 +213,7 @@ absl::StatusOr<CopyStats> CopyNfsToLocal(Runtime& runtime, NfsClient& client,
     return LocalError("close", local_path, errno);
   }
   out.fd = -1;
+  FERRY_RETURN_IF_ERROR(progress.Report(size, /*final=*/true));
   return CopyStats{static_cast<uint64_t>(size), static_cast<uint64_t>((size + chunk - 1) / chunk),
                    0, MonotonicNow() - start};
 }
@@ -168,6 +233,7 @@ absl::StatusOr<CopyStats> CopyLocalToNfs(Runtime& runtime, NfsClient& client,
   const uint32_t chunk = ChunkSize(options, client.fsinfo().wtmax);
 
   CopyStats stats;
+  ProgressReporter progress(options, size);
   // A changed write verifier means the server may have dropped unstable
   // data: send everything again, once.
   for (int attempt = 0;; ++attempt) {
@@ -194,7 +260,8 @@ absl::StatusOr<CopyStats> CopyLocalToNfs(Runtime& runtime, NfsClient& client,
           FERRY_ASSIGN_OR_RETURN(size_t n, table.PWrite(fd, offset, buf));
           (void)n;  // NfsFile::WriteAt writes everything or fails
           return absl::OkStatus();
-        });
+        },
+        progress);
     absl::StatusOr<FdTable<NfsFile>::CloseResult> closed = table.Close(fd);
     FERRY_RETURN_IF_ERROR(s);
     FERRY_RETURN_IF_ERROR(closed.status());
@@ -206,6 +273,7 @@ absl::StatusOr<CopyStats> CopyLocalToNfs(Runtime& runtime, NfsClient& client,
     FERRY_RETURN_IF_ERROR(committed);
     break;
   }
+  FERRY_RETURN_IF_ERROR(progress.Report(size, /*final=*/true));
   stats.bytes = static_cast<uint64_t>(size);
   stats.chunks = static_cast<uint64_t>((size + chunk - 1) / chunk);
   stats.elapsed = MonotonicNow() - start;

@@ -10,12 +10,18 @@ A thin layer over ferry's C++ library (the compiled ``ferry._core``):
   also an instance of the matching builtin (``FileNotFoundError``,
   ``PermissionError``, ``TimeoutError``, ``ConnectionError``, ``ValueError``).
 - :mod:`ferry.nfs` -- ``walk`` / ``walk_entries``: a parallel NFS tree walk
-  streaming ``WalkBatch`` records.
+  streaming ``WalkBatch`` records; ``NfsClient``, ``open``, ``download``,
+  ``upload``: NFS files and parallel whole-file copies.
+- :mod:`ferry.s3` -- ``S3Client``, ``open``, ``download``, ``upload``: S3
+  objects as files and parallel multipart transfers.
+- :class:`ObjectFile` -- the binary file (``io.RawIOBase``) both open.
+- :func:`copy` -- one file between a local path and an s3:// or nfs:// URL.
 - :mod:`ferry.records_pb2` -- the cross-language records (walk batches,
   transfer stats, bench results), generated from ``records.proto``.
 
-The GIL is released around every blocking call; Python callbacks run with
-the GIL held and their exceptions propagate to the caller.
+The GIL is released around every blocking call; Python callbacks (loaders,
+progress) run with the GIL held and their exceptions propagate to the
+caller. Transfers return ``ferry.records_pb2.TransferStats``.
 """
 
 from ferry._core import (
@@ -35,7 +41,9 @@ from ferry._core import (
     UnavailableError,
 )
 
-from ferry import nfs  # noqa: E402  (after _core: it imports from it)
+from ferry._files import ObjectFile  # noqa: E402  (after _core: these import from it)
+from ferry import nfs, s3  # noqa: E402
+from ferry._copy import copy  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -47,6 +55,7 @@ __all__ = [
     "MemoryBudget",
     "MemoryTicket",
     "NotFoundError",
+    "ObjectFile",
     "PermissionDeniedError",
     "ProtocolError",
     "Runtime",
@@ -55,4 +64,7 @@ __all__ = [
     "UnauthenticatedError",
     "UnavailableError",
     "__version__",
+    "copy",
+    "nfs",
+    "s3",
 ]

@@ -80,7 +80,7 @@ class Runtime:
     ) -> None: ...
     def close(self) -> None:
         """Stops the threads now. Raises ferry.Error (FailedPrecondition)
-        while a MemoryTicket (later: an open file) still uses it."""
+        while a MemoryTicket, a walk, a client or an open file uses it."""
     @property
     def closed(self) -> bool: ...
     @property
@@ -191,3 +191,115 @@ class _NfsWalk:
     def stats(self) -> Optional[dict[str, Any]]:
         """directories, entries, bytes, errors, rpcs, retries, elapsed
         (seconds), stopped_early: once the walk ended, else None."""
+
+# ---------------------------------------------------------------- files
+
+class _OpenFile:
+    """One descriptor of a C++ fd table (S3 ObjectFileTable or NFS
+    FdTable<NfsFile>); the offset lives in C++. Wrapped by
+    ferry.ObjectFile (io.RawIOBase). Calls release the GIL."""
+
+    def read(self, size: int = -1) -> bytes: ...
+    def readall(self) -> bytes: ...
+    def readinto(self, buffer: Any) -> int: ...
+    def write(self, data: Any) -> int: ...
+    def seek(self, offset: int, whence: int = 0) -> int: ...
+    def close(self) -> None:
+        """Idempotent. For a written file: completes the S3 upload / NFS
+        COMMIT and raises if that fails."""
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def readable(self) -> bool: ...
+    @property
+    def writable(self) -> bool: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def fd(self) -> int: ...
+
+_Progress = Callable[[int, Optional[int]], Any]
+"""progress(bytes_done, bytes_total or None), called on the calling thread."""
+
+# ---------------------------------------------------------------- nfs files
+
+class _NfsClient:
+    """A mounted NFS export (ferry::nfs::NfsClient + FdTable<NfsFile>); use
+    ferry.nfs.NfsClient. Connects in the constructor."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        runtime: Runtime,
+        uid: Optional[int] = None,
+        gid: Optional[int] = None,
+        connections: int = 4,
+        split_file: bool = False,
+    ) -> None: ...
+    def open(self, path: str, mode: str, file_mode: int = 0o644) -> _OpenFile:
+        """mode "r" (existing file) or "w" (create or truncate)."""
+    def download(
+        self,
+        path: str,
+        local_path: str,
+        *,
+        progress: Optional[_Progress] = None,
+        parallelism: int = 16,
+        chunk_bytes: int = 0,
+    ) -> bytes:
+        """records.proto TransferStats bytes."""
+    def upload(
+        self,
+        local_path: str,
+        path: str,
+        *,
+        progress: Optional[_Progress] = None,
+        parallelism: int = 16,
+        chunk_bytes: int = 0,
+        file_mode: int = 0o644,
+    ) -> bytes:
+        """records.proto TransferStats bytes."""
+    def close(self) -> None: ...
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def url(self) -> str: ...
+    @property
+    def file_name(self) -> str:
+        """With split_file: the file's name in the connected directory."""
+
+# ---------------------------------------------------------------- s3
+
+class _S3Client:
+    """ferry::s3::S3Client (store, downloads, ObjectFileTable, transfers);
+    use ferry.s3.S3Client. Keyword arguments stand in for the AWS
+    variables they name; `context` is an iRODS-style "K=V;K=V" string."""
+
+    def __init__(
+        self,
+        *,
+        runtime: Runtime,
+        endpoint: Optional[str] = None,
+        access_key_id: Optional[str] = None,
+        secret_access_key: Optional[str] = None,
+        session_token: Optional[str] = None,
+        region: Optional[str] = None,
+        profile: Optional[str] = None,
+        context: Optional[str] = None,
+    ) -> None: ...
+    def open(self, url: str, mode: str, size: Optional[int] = None) -> _OpenFile:
+        """mode "r" or "w"; url s3://bucket/key."""
+    def download(
+        self, url: str, local_path: str, *, progress: Optional[_Progress] = None
+    ) -> bytes:
+        """records.proto TransferStats bytes."""
+    def upload(
+        self, local_path: str, url: str, *, progress: Optional[_Progress] = None
+    ) -> bytes:
+        """records.proto TransferStats bytes."""
+    def close(self) -> None: ...
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def endpoint(self) -> str: ...

@@ -23,19 +23,49 @@ while Python is behind (memory stays bounded). Stopping early -- ``break``,
 walk. A bad URL raises ``ValueError`` and an unreachable server
 ``ConnectionError`` (ferry's error classes, see ``ferry.Error``) when the walk
 is made; an error reading the root is raised by the iteration.
+
+Files and whole-file copies go through an :class:`NfsClient` (one mounted
+export; a context manager) or the module functions, which take a client or
+a URL::
+
+    with ferry.nfs.NfsClient("nfs://server/export", runtime=rt) as nfs:
+        with nfs.open("dir/big.bin", "rb") as f:      # io.RawIOBase
+            f.seek(1 << 20)
+            head = f.read(4096)
+        stats = nfs.download("dir/big.bin", "/tmp/big.bin",
+                             progress=lambda done, total: print(done, total))
+        nfs.upload("/tmp/big.bin", "dir/copy.bin")    # ferry.records_pb2.TransferStats
+
+    with ferry.nfs.open("nfs://server/export", "dir/new.bin", "wb") as f:
+        f.write(b"data")                               # COMMITted at close
+
+Paths are relative to the URL's path. Files are ``ferry.ObjectFile``
+objects whose offsets live in a C++ ``FdTable``; copies run
+``parallelism`` chunks at once on the Runtime's blocking threads (which cap
+it) and call ``progress(bytes_done, bytes_total)`` on the calling thread; an
+exception raised there stops the copy and is re-raised.
 """
 
-from typing import Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, List, Optional, Tuple, Union
 
 from ferry import _core
-from ferry.records_pb2 import WalkBatch, WalkEntry, WalkError
+from ferry._files import ObjectFile, _core_mode
+from ferry.records_pb2 import TransferStats, WalkBatch, WalkEntry, WalkError
 
-__all__ = ["Walk", "walk", "walk_entries", "WalkBatch", "WalkEntry", "WalkError"]
+__all__ = ["NfsClient", "Walk", "download", "open", "upload", "walk", "walk_entries",
+           "TransferStats", "WalkBatch", "WalkEntry", "WalkError"]
+
+Progress = Callable[[int, Optional[int]], Any]
+"""progress(bytes_done, bytes_total): bytes written to the destination so
+far and the whole size (None if unknown)."""
 
 # Defaults of the C++ walker (ferry::nfs::WalkOptions / NfsClientOptions).
 DEFAULT_BATCH_ENTRIES = 4096
 DEFAULT_MAX_DIRECTORIES_IN_FLIGHT = 256
 DEFAULT_CONNECTIONS = 4
+# Defaults of ferry::nfs::CopyOptions.
+DEFAULT_PARALLELISM = 16
+DEFAULT_FILE_MODE = 0o644
 
 
 class Walk:
@@ -120,3 +150,146 @@ def _entries(w: Walk, onerror: Optional[Callable[[WalkError], None]]) -> Iterato
                 for error in batch.errors:
                     onerror(error)
             yield from batch.entries
+
+
+# ---------------------------------------------------------------- files, copies
+
+
+class NfsClient:
+    """One mounted NFS export: open files and whole-file copies; a context
+    manager. Connects in the constructor (``ValueError``: bad URL;
+    ``ConnectionError``: server unreachable; ``FileNotFoundError``: no such
+    path). Closing it while files are open is safe: they keep the
+    connection until they are closed."""
+
+    def __init__(self, url: str, *, runtime: _core.Runtime, uid: Optional[int] = None,
+                 gid: Optional[int] = None, connections: int = DEFAULT_CONNECTIONS) -> None:
+        self._client = _core._NfsClient(url, runtime=runtime, uid=uid, gid=gid,
+                                        connections=connections)
+        self.runtime = runtime
+
+    @classmethod
+    def _of_file(cls, url: str, *, runtime: _core.Runtime, uid: Optional[int] = None,
+                 gid: Optional[int] = None) -> Tuple["NfsClient", str]:
+        """A client of the directory holding the file at ``url``, and the
+        file's name in it."""
+        self = cls.__new__(cls)
+        self._client = _core._NfsClient(url, runtime=runtime, uid=uid, gid=gid, split_file=True)
+        self.runtime = runtime
+        return self, self._client.file_name
+
+    @property
+    def url(self) -> str:
+        """nfs://host/export/path (without options)."""
+        return self._client.url
+
+    @property
+    def closed(self) -> bool:
+        return self._client.closed
+
+    def open(self, path: str, mode: str = "rb", *, file_mode: int = DEFAULT_FILE_MODE) -> ObjectFile:
+        """Opens ``path`` as a binary file: "rb" an existing regular file
+        (``FileNotFoundError`` if there is none), "wb" creates or truncates
+        it with permission bits ``file_mode`` (the directory must exist)."""
+        return ObjectFile(self._client.open(path, _core_mode(mode), file_mode), mode)
+
+    def download(self, path: str, local_path: str, *, progress: Optional[Progress] = None,
+                 parallelism: int = DEFAULT_PARALLELISM, chunk_bytes: int = 0) -> TransferStats:
+        """Copies NFS ``path`` to ``local_path`` (created or truncated)."""
+        return TransferStats.FromString(self._client.download(
+            path, local_path, progress=progress, parallelism=parallelism,
+            chunk_bytes=chunk_bytes))
+
+    def upload(self, local_path: str, path: str, *, progress: Optional[Progress] = None,
+               parallelism: int = DEFAULT_PARALLELISM, chunk_bytes: int = 0,
+               file_mode: int = DEFAULT_FILE_MODE) -> TransferStats:
+        """Copies ``local_path`` to NFS ``path`` (created or truncated;
+        COMMITted before it returns)."""
+        return TransferStats.FromString(self._client.upload(
+            local_path, path, progress=progress, parallelism=parallelism,
+            chunk_bytes=chunk_bytes, file_mode=file_mode))
+
+    def close(self) -> None:
+        """Lets go of the connection (open files keep it until closed)."""
+        self._client.close()
+
+    def __enter__(self) -> "NfsClient":
+        return self
+
+    def __exit__(self, *exc: object) -> bool:
+        self.close()
+        return False
+
+    def __repr__(self) -> str:
+        return f"<ferry.nfs.NfsClient {self._client.url}{' closed' if self.closed else ''}>"
+
+
+Target = Union[NfsClient, str]
+"""An NfsClient, or an nfs:// URL to connect to for one call."""
+
+
+def _connect(target: Target, runtime: Optional[_core.Runtime], uid: Optional[int],
+             gid: Optional[int], blocking_threads: int) -> Tuple[NfsClient, List[Any]]:
+    """The client for `target`, and what was made for it (to close after)."""
+    if isinstance(target, NfsClient):
+        return target, []
+    if not isinstance(target, str):
+        raise TypeError(f"expected an NfsClient or an nfs:// URL, got {type(target).__name__}")
+    owned: List[Any] = []
+    if runtime is None:
+        runtime = _core.Runtime(blocking_threads=blocking_threads)
+        owned.append(runtime)
+    try:
+        client = NfsClient(target, runtime=runtime, uid=uid, gid=gid)
+    except BaseException:
+        for thing in owned:
+            thing.close()
+        raise
+    return client, [client] + owned
+
+
+def _close_all(owned: List[Any]) -> None:
+    for thing in owned:
+        thing.close()
+
+
+def open(target: Target, path: str, mode: str = "rb", *,  # noqa: A001 (like io.open)
+         runtime: Optional[_core.Runtime] = None, uid: Optional[int] = None,
+         gid: Optional[int] = None, file_mode: int = DEFAULT_FILE_MODE) -> ObjectFile:
+    """Opens ``path`` (relative to the client's or URL's path) as a binary
+    file, see :meth:`NfsClient.open`. Given a URL, connects a client (on a
+    Runtime of its own unless ``runtime`` is given) that the file closes."""
+    core_mode = _core_mode(mode)
+    client, owned = _connect(target, runtime, uid, gid, blocking_threads=1)
+    try:
+        raw = client._client.open(path, core_mode, file_mode)
+    except BaseException:
+        _close_all(owned)
+        raise
+    return ObjectFile(raw, mode, _owned=owned)
+
+
+def download(target: Target, path: str, local_path: str, *, progress: Optional[Progress] = None,
+             runtime: Optional[_core.Runtime] = None, uid: Optional[int] = None,
+             gid: Optional[int] = None, parallelism: int = DEFAULT_PARALLELISM,
+             chunk_bytes: int = 0) -> TransferStats:
+    """:meth:`NfsClient.download` on a client or a URL."""
+    client, owned = _connect(target, runtime, uid, gid, blocking_threads=parallelism)
+    try:
+        return client.download(path, local_path, progress=progress, parallelism=parallelism,
+                               chunk_bytes=chunk_bytes)
+    finally:
+        _close_all(owned)
+
+
+def upload(target: Target, local_path: str, path: str, *, progress: Optional[Progress] = None,
+           runtime: Optional[_core.Runtime] = None, uid: Optional[int] = None,
+           gid: Optional[int] = None, parallelism: int = DEFAULT_PARALLELISM,
+           chunk_bytes: int = 0, file_mode: int = DEFAULT_FILE_MODE) -> TransferStats:
+    """:meth:`NfsClient.upload` on a client or a URL."""
+    client, owned = _connect(target, runtime, uid, gid, blocking_threads=parallelism)
+    try:
+        return client.upload(local_path, path, progress=progress, parallelism=parallelism,
+                             chunk_bytes=chunk_bytes, file_mode=file_mode)
+    finally:
+        _close_all(owned)

@@ -9,8 +9,11 @@ namespace ferry::python {
 
 void RegisterExceptions(pybind11::module_& m);  // status_exceptions.cc
 void RegisterManualClock(pybind11::module_& m);  // manual_clock.cc
+void RegisterNfsFiles(pybind11::module_& m);     // nfs_files.cc
 void RegisterNfsWalk(pybind11::module_& m);      // nfs_walk.cc
+void RegisterOpenFile(pybind11::module_& m);     // open_file.cc
 void RegisterRuntime(pybind11::module_& m);      // runtime.cc
+void RegisterS3Client(pybind11::module_& m);     // s3_client.cc
 void RegisterTtlCache(pybind11::module_& m);     // ttl_cache.cc
 
 }  // namespace ferry::python

@@ -70,6 +70,45 @@ def join_all(threads):
         assert not t.is_alive(), "thread did not finish"
 
 
+class DirectoryWatcher:
+    """Proves the GIL is released during a blocking call: a Python thread
+    lists `directory` while the call runs and records what it saw then. It
+    can only see a transfer's partial output (a temporary file, or the
+    destination before it is complete) if it ran during the call.
+
+        with DirectoryWatcher(tmp_path) as w:
+            client.download(..., str(tmp_path / "out.bin"))
+        assert w.saw(lambda name, size: ...)
+    """
+
+    def __init__(self, directory):
+        self.directory = directory
+        self.seen = []  # (name, size) pairs listed while the call ran
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        while not self._stop.is_set():
+            try:
+                for entry in os.scandir(self.directory):
+                    self.seen.append((entry.name, entry.stat().st_size))
+            except FileNotFoundError:
+                pass  # an entry renamed away between list and stat
+            time.sleep(0.0005)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join(WAIT_S)
+        return False
+
+    def saw(self, predicate):
+        return any(predicate(name, size) for name, size in self.seen)
+
+
 # ---------------------------------------------------------------- nfs-ganesha
 
 # The repository's peer scripts (tests run from the source tree, importing
@@ -159,3 +198,52 @@ def ganesha(tmp_path_factory):
         (export / "perm" / "locked").chmod(0o755)  # so tmp_path can clean it up
         if stopped.returncode != 0:
             print(f"tests/peers/ganesha stop failed:\n{stopped.stdout}{stopped.stderr}")
+
+
+# ---------------------------------------------------------------- versitygw
+
+VERSITYGW = REPO_ROOT / "tests" / "peers" / "versitygw"
+S3_PORT = 7070          # tests/peers/versitygw's default
+S3_ENDPOINT = f"http://127.0.0.1:{S3_PORT}"
+S3_ACCESS_KEY = "AKIDLOCAL"
+S3_SECRET_KEY = "SECRETLOCAL"
+S3_REGION = "us-east-1"
+S3_BUCKET = "ferry-py"
+
+
+@pytest.fixture(scope="session")
+def versitygw(tmp_path_factory):
+    """versitygw on 127.0.0.1:7070, started and stopped by
+    tests/peers/versitygw, with bucket S3_BUCKET created. Yields the
+    endpoint URL."""
+    if not (REPO_ROOT / ".peers" / "bin" / "versitygw").exists():
+        pytest.skip("versitygw is not installed (tests/peers/install-peers installs it)")
+    if _port_taken(S3_PORT):
+        pytest.fail(f"the versitygw fixture needs TCP port {S3_PORT} on 127.0.0.1, which is in "
+                    "use. Run the tests in a private network namespace: unshare -n bash -c "
+                    "'ip link set lo up; FERRY_PEERS_NETNS=1 scripts/test-python'")
+    state = tmp_path_factory.mktemp("versitygw")
+    started = subprocess.run([str(VERSITYGW), "start", str(state)],
+                             capture_output=True, text=True, timeout=PEER_TIMEOUT_S)
+    if started.returncode != 0:
+        subprocess.run([str(VERSITYGW), "stop", str(state)], timeout=PEER_TIMEOUT_S)
+        pytest.fail(f"tests/peers/versitygw start failed:\n{started.stdout}{started.stderr}")
+    try:
+        boto3_client(endpoint=S3_ENDPOINT).create_bucket(Bucket=S3_BUCKET)
+        yield S3_ENDPOINT
+    finally:
+        stopped = subprocess.run([str(VERSITYGW), "stop", str(state)],
+                                 capture_output=True, text=True, timeout=PEER_TIMEOUT_S)
+        if stopped.returncode != 0:
+            print(f"tests/peers/versitygw stop failed:\n{stopped.stdout}{stopped.stderr}")
+
+
+def boto3_client(endpoint=S3_ENDPOINT, secret=S3_SECRET_KEY):
+    """boto3's S3 client for the fixture's versitygw (the reference reader
+    and writer); skips the test if boto3 is missing."""
+    boto3 = pytest.importorskip("boto3")
+    from botocore.config import Config
+
+    return boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=S3_ACCESS_KEY,
+                        aws_secret_access_key=secret, region_name=S3_REGION,
+                        config=Config(s3={"addressing_style": "path"}))

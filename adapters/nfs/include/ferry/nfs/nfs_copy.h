@@ -9,10 +9,16 @@
 // in that buffer straight from the reply (NfsClient::ReadIntoAsync).
 // Uploads go out UNSTABLE and end with one COMMIT whose write verifier is
 // checked (a changed verifier: the whole upload is sent again, once).
+// An optional progress callback runs on the calling thread while it waits
+// for the workers (the contract of ferry/transfer/file_transfer.h).
 //
 //   ferry::Runtime rt({.blocking_threads = 16});
 //   FERRY_ASSIGN_OR_RETURN(ferry::nfs::CopyStats s,
-//       ferry::nfs::CopyNfsToLocal(*client, "big.bin", "/tmp/big.bin"));
+//       ferry::nfs::CopyNfsToLocal(rt, *client, "big.bin", "/tmp/big.bin",
+//                                  {.progress = [](const ferry::TransferProgress& p) {
+//                                     Draw(p.bytes_done, p.bytes_total);
+//                                     return absl::OkStatus();
+//                                   }}));
 //
 // Thread-safety: the functions are thread-safe; they block the caller.
 // REQUIRES: not on an I/O or blocking-pool thread of the client's Runtime.
@@ -27,6 +33,7 @@
 #include "absl/time/time.h"
 #include "ferry/nfs/nfs_client.h"
 #include "ferry/runtime/runtime.h"
+#include "ferry/transfer/file_transfer.h"  // ProgressCallback, TransferProgress
 
 namespace ferry::nfs {
 
@@ -40,6 +47,14 @@ struct CopyOptions {
   uint32_t chunk_bytes = 0;
   // Permission bits of files created on either side.
   uint32_t mode = 0644;
+  // Called on the calling thread (never on a worker or I/O thread) with the
+  // bytes written to the destination so far, at most once per
+  // progress_interval, and once more with the whole size when the copy has
+  // succeeded; bytes_done never decreases. A non-OK return stops the copy,
+  // which fails with that status. May be empty. `mutable`: the functions
+  // take the options by const reference and call it.
+  mutable ProgressCallback progress;
+  absl::Duration progress_interval = absl::Milliseconds(100);
 };
 
 struct CopyStats {

@@ -1,0 +1,273 @@
+// ferry._core._NfsClient: one mounted NFS export (ferry::nfs::NfsClient)
+// with a ferry::FdTable<NfsFile> of the files Python opened through it, and
+// the whole-file copies of ferry/nfs/nfs_copy.h.
+//
+// The C++ state (Runtime pin, client, fd table) is one shared object: the
+// Python client holds it until close(), and every open file holds it until
+// its own close, so closing the client while files are open is safe (they
+// keep working; the connection goes with the last of them). Each open makes
+// its own NfsFile (LOOKUP, or CREATE for writing), and its close COMMITs
+// what was written through it, raising if the COMMIT fails. Copies release
+// the GIL for their whole run; their progress callback takes it back (see
+// progress.h). Connecting happens in the constructor, with the GIL
+// released: a bad URL or an unreachable server raises at once.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>  // std::optional uid, gid
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "bindings.h"
+#include "ferry/base/strings.h"
+#include "ferry/io/fd_table.h"
+#include "ferry/nfs/nfs_client.h"
+#include "ferry/nfs/nfs_copy.h"
+#include "ferry/nfs/nfs_file.h"
+#include "ferry/nfs/nfs_url.h"
+#include "open_file.h"
+#include "progress.h"
+#include "runtime_handle.h"
+#include "status_exceptions.h"
+#include "transfer_records.h"
+
+namespace py = pybind11;
+
+namespace ferry::python {
+namespace {
+
+// Pin, client and fd table of one connection. Thread-safe (its parts are).
+// Members are destroyed in reverse order: table, client, then the pin.
+class NfsState final : public FileTable {
+ public:
+  NfsState(RuntimeHandle::Pin pin, std::unique_ptr<nfs::NfsClient> client)
+      : pin_(std::move(pin)), client_(std::move(client)) {}
+
+  Runtime& runtime() const { return pin_.runtime(); }
+  nfs::NfsClient& client() const { return *client_; }
+
+  absl::StatusOr<int> Open(const std::string& path, bool write, uint32_t mode) {
+    absl::StatusOr<std::shared_ptr<nfs::NfsFile>> file =
+        write ? nfs::NfsFile::Create(*client_, path, mode) : nfs::NfsFile::Open(*client_, path);
+    if (!file.ok()) return file.status();
+    absl::StatusOr<FdTable<nfs::NfsFile>::OpenResult> opened =
+        table_.Open(path, std::move(*file), write ? OpenMode::kWrite : OpenMode::kRead);
+    if (!opened.ok()) return opened.status();
+    return opened->fd;
+  }
+
+  absl::StatusOr<size_t> Read(int fd, absl::Span<char> buf) override {
+    return table_.Read(fd, buf);
+  }
+  absl::StatusOr<size_t> Write(int fd, absl::Span<const char> data) override {
+    return table_.Write(fd, data);
+  }
+  absl::StatusOr<int64_t> Lseek(int fd, int64_t offset, int whence) override {
+    return table_.Lseek(fd, offset, whence);
+  }
+  // COMMITs this descriptor's writes (nothing for a reader).
+  absl::Status Close(int fd) override {
+    absl::StatusOr<FdTable<nfs::NfsFile>::CloseResult> closed = table_.Close(fd);
+    if (!closed.ok()) return closed.status();
+    return closed->handle->Commit();
+  }
+
+ private:
+  RuntimeHandle::Pin pin_;
+  std::unique_ptr<nfs::NfsClient> client_;
+  FdTable<nfs::NfsFile> table_;
+};
+
+struct NfsConnectConfig {
+  std::optional<uint32_t> uid;
+  std::optional<uint32_t> gid;
+  nfs::NfsClientOptions client;
+};
+
+// An AUTH_SYS uid or gid: 32 bits. REQUIRES: GIL held.
+std::optional<uint32_t> IdFromPython(std::optional<int64_t> id, const char* what) {
+  if (!id.has_value()) return std::nullopt;
+  if (*id < 0 || *id > int64_t{UINT32_MAX}) {
+    ThrowStatus(absl::InvalidArgumentError(
+        absl::StrCat("nfs: ", what, " must be in [0, 2^32), got ", *id)));
+  }
+  return static_cast<uint32_t>(*id);
+}
+
+// ferry._core._NfsClient. Only Python uses it (GIL held on entry).
+class PyNfsClient {
+ public:
+  // Connects to `url`; with `split_file`, to its parent directory, and
+  // file_name() is the last path component.
+  PyNfsClient(const py::object& runtime, const std::string& url, const NfsConnectConfig& config,
+              bool split_file) {
+    std::shared_ptr<RuntimeHandle> handle = HandleOf(runtime);
+    absl::Status status;
+    {
+      py::gil_scoped_release nogil;
+      status = Connect(*handle, url, config, split_file);
+    }
+    ThrowIfError(status);
+  }
+
+  std::shared_ptr<NfsState>& State(const char* op) {
+    if (state_ == nullptr) {
+      ThrowStatus(absl::FailedPreconditionError(
+          absl::StrCat("nfs ", op, " ", display_, ": the NfsClient is closed")));
+    }
+    return state_;
+  }
+
+  std::unique_ptr<PyOpenFile> Open(const std::string& path, const std::string& mode,
+                                   uint32_t file_mode) {
+    if (mode != "r" && mode != "w") {
+      ThrowStatus(absl::InvalidArgumentError(
+          absl::StrCat("nfs open ", path, ": mode must be \"r\" or \"w\", got \"", mode, "\"")));
+    }
+    std::shared_ptr<NfsState> state = State("open");
+    const bool write = mode == "w";
+    absl::StatusOr<int> fd;
+    {
+      py::gil_scoped_release nogil;
+      fd = state->Open(path, write, file_mode);
+    }
+    ThrowIfError(fd.status());
+    std::string name = state->client().DisplayPath(path);
+    return std::make_unique<PyOpenFile>(std::move(state), *fd, std::move(name), !write, write);
+  }
+
+  py::bytes Download(const std::string& path, const std::string& local_path,
+                     const py::object& progress, int parallelism, uint32_t chunk_bytes) {
+    std::shared_ptr<NfsState> state = State("download");
+    return Copy(*state, TransferOperation::kDownload, progress, parallelism, chunk_bytes, 0644,
+                state->client().DisplayPath(path), local_path,
+                [&](const nfs::CopyOptions& options) {
+                  return nfs::CopyNfsToLocal(state->runtime(), state->client(), path, local_path,
+                                             options);
+                });
+  }
+
+  py::bytes Upload(const std::string& local_path, const std::string& path,
+                   const py::object& progress, int parallelism, uint32_t chunk_bytes,
+                   uint32_t file_mode) {
+    std::shared_ptr<NfsState> state = State("upload");
+    return Copy(*state, TransferOperation::kUpload, progress, parallelism, chunk_bytes, file_mode,
+                local_path, state->client().DisplayPath(path),
+                [&](const nfs::CopyOptions& options) {
+                  return nfs::CopyLocalToNfs(state->runtime(), state->client(), local_path, path,
+                                             options);
+                });
+  }
+
+  // Lets go of this object's reference; open files keep theirs.
+  void Close() {
+    if (state_ == nullptr) return;
+    std::shared_ptr<NfsState> state = std::move(state_);
+    py::gil_scoped_release nogil;
+    state.reset();
+  }
+
+  bool closed() const { return state_ == nullptr; }
+  const std::string& display() const { return display_; }
+  const std::string& file_name() const { return file_name_; }
+
+ private:
+  absl::Status Connect(RuntimeHandle& handle, const std::string& text,
+                       const NfsConnectConfig& config, bool split_file) {
+    absl::StatusOr<nfs::NfsUrl> url = nfs::ParseNfsUrl(text);
+    if (!url.ok()) return url.status();
+    if (config.uid.has_value()) url->uid = config.uid;
+    if (config.gid.has_value()) url->gid = config.gid;
+    if (split_file) {
+      const size_t slash = url->path.rfind('/');
+      file_name_ = url->path.substr(slash + 1);
+      if (file_name_.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat("nfs: no file name in ", text));
+      }
+      url->path = slash == 0 ? "/" : url->path.substr(0, slash);
+    }
+    absl::StatusOr<RuntimeHandle::Pin> pin = handle.Acquire("nfs connect");
+    if (!pin.ok()) return pin.status();
+    absl::StatusOr<std::unique_ptr<nfs::NfsClient>> client =
+        nfs::NfsClient::Connect(pin->runtime(), *url, config.client);
+    if (!client.ok()) return client.status();
+    display_ = (*client)->DisplayPath("");
+    state_ = std::shared_ptr<NfsState>(new NfsState(std::move(*pin), std::move(*client)),
+                                       &DeleteWithoutGil<NfsState>);
+    return absl::OkStatus();
+  }
+
+  template <typename Run>
+  py::bytes Copy(NfsState& state, TransferOperation operation, const py::object& progress,
+                 int parallelism, uint32_t chunk_bytes, uint32_t file_mode, std::string source,
+                 std::string destination, Run run) {
+    if (parallelism <= 0) {
+      ThrowStatus(absl::InvalidArgumentError(
+          absl::StrCat("nfs copy: parallelism must be > 0, got ", parallelism)));
+    }
+    PythonProgress py_progress(progress);
+    nfs::CopyOptions options;
+    options.parallelism = parallelism;
+    options.chunk_bytes = chunk_bytes;
+    options.mode = file_mode;
+    options.progress = py_progress.Callback();
+    absl::StatusOr<nfs::CopyStats> stats;
+    {
+      py::gil_scoped_release nogil;
+      stats = run(options);
+    }
+    py_progress.RethrowIfRaised();
+    ThrowIfError(stats.status());
+    return py::bytes(SerializeCopyStats(
+        {.operation = operation, .source = std::move(source), .destination = std::move(destination)},
+        *stats, state.runtime().memory_budget().peak()));
+  }
+
+  std::shared_ptr<NfsState> state_;  // null once closed
+  std::string display_;              // nfs://host/export/path
+  std::string file_name_;            // split_file: the file's name in that directory
+};
+
+}  // namespace
+
+void RegisterNfsFiles(py::module_& m) {
+  const nfs::CopyOptions copy_defaults;
+  py::class_<PyNfsClient>(m, "_NfsClient", R"doc(
+A mounted NFS export: open files, whole-file copies. Use ferry.nfs.NfsClient.)doc")
+      .def(py::init([](const std::string& url, const py::object& runtime,
+                       std::optional<int64_t> uid, std::optional<int64_t> gid, int connections,
+                       bool split_file) {
+             if (connections <= 0) {
+               ThrowStatus(absl::InvalidArgumentError(
+                   absl::StrCat("nfs: connections must be > 0, got ", connections)));
+             }
+             NfsConnectConfig config{.uid = IdFromPython(uid, "uid"),
+                                     .gid = IdFromPython(gid, "gid")};
+             config.client.connections = connections;
+             return std::make_unique<PyNfsClient>(runtime, url, config, split_file);
+           }),
+           py::arg("url"), py::kw_only(), py::arg("runtime"), py::arg("uid") = py::none(),
+           py::arg("gid") = py::none(), py::arg("connections") = nfs::NfsClientOptions{}.connections,
+           py::arg("split_file") = false)
+      .def("open", &PyNfsClient::Open, py::arg("path"), py::arg("mode"),
+           py::arg("file_mode") = 0644)
+      .def("download", &PyNfsClient::Download, py::arg("path"), py::arg("local_path"),
+           py::kw_only(), py::arg("progress") = py::none(),
+           py::arg("parallelism") = copy_defaults.parallelism,
+           py::arg("chunk_bytes") = copy_defaults.chunk_bytes)
+      .def("upload", &PyNfsClient::Upload, py::arg("local_path"), py::arg("path"), py::kw_only(),
+           py::arg("progress") = py::none(), py::arg("parallelism") = copy_defaults.parallelism,
+           py::arg("chunk_bytes") = copy_defaults.chunk_bytes,
+           py::arg("file_mode") = copy_defaults.mode)
+      .def("close", &PyNfsClient::Close)
+      .def_property_readonly("closed", &PyNfsClient::closed)
+      .def_property_readonly("url", &PyNfsClient::display)
+      .def_property_readonly("file_name", &PyNfsClient::file_name);
+}
+
+}  // namespace ferry::python

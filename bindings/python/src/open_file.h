@@ -1,0 +1,94 @@
+// ferry._core._OpenFile: one descriptor of a C++ fd table (an S3Client's
+// ObjectFileTable, an NFS client's FdTable<NfsFile>) as the Python object
+// behind ferry's io.RawIOBase files (ferry/_files.py).
+//
+// The offset lives in the C++ table; this object holds only the descriptor
+// and a reference to the table's owner (a FileTable), which keeps the
+// client, and through its Runtime pin the Runtime, alive until the file is
+// closed. Every call that may touch the network runs with the GIL released,
+// straight into or out of the Python buffer.
+//
+//   std::shared_ptr<FileTable> table = ...;        // an S3 or NFS client's
+//   int fd = ValueOrThrow(table->Open(...));
+//   return PyOpenFile(table, fd, name, readable, writable);
+#ifndef FERRY_BINDINGS_PYTHON_OPEN_FILE_H_
+#define FERRY_BINDINGS_PYTHON_OPEN_FILE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <pybind11/pybind11.h>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+
+namespace ferry::python {
+
+// The descriptor calls a client's fd table offers (POSIX semantics, see
+// ferry/io/fd_table.h). Thread-safe. Close finishes what the open started
+// (an S3 upload, an NFS COMMIT) and reports whether that worked.
+class FileTable {
+ public:
+  virtual ~FileTable() = default;
+  virtual absl::StatusOr<size_t> Read(int fd, absl::Span<char> buf) = 0;
+  virtual absl::StatusOr<size_t> Write(int fd, absl::Span<const char> data) = 0;
+  virtual absl::StatusOr<int64_t> Lseek(int fd, int64_t offset, int whence) = 0;
+  virtual absl::Status Close(int fd) = 0;
+};
+
+// Deletes `p` with the GIL released if this thread holds it: a client's
+// destructor may wait for its I/O threads.
+template <typename T>
+void DeleteWithoutGil(T* p) {
+  if (PyGILState_Check() != 0) {
+    pybind11::gil_scoped_release nogil;
+    delete p;
+  } else {
+    delete p;
+  }
+}
+
+// Only Python uses it (GIL held on entry to every method).
+class PyOpenFile {
+ public:
+  PyOpenFile(std::shared_ptr<FileTable> table, int fd, std::string name, bool readable,
+             bool writable);
+  PyOpenFile(const PyOpenFile&) = delete;
+  PyOpenFile& operator=(const PyOpenFile&) = delete;
+  // Closes the descriptor if close() was not called; errors are lost then
+  // (as with a Python file dropped unclosed).
+  ~PyOpenFile();
+
+  pybind11::bytes Read(int64_t size);
+  pybind11::bytes ReadAll();
+  size_t ReadInto(const pybind11::buffer& buffer);
+  size_t Write(const pybind11::buffer& data);
+  int64_t Seek(int64_t offset, int whence);
+  // Idempotent; raises what the table's Close reports (a failed upload).
+  void Close();
+
+  bool closed() const { return table_ == nullptr; }
+  bool readable() const { return readable_; }
+  bool writable() const { return writable_; }
+  const std::string& name() const { return name_; }
+  int fd() const { return fd_; }
+
+ private:
+  // A reference for one call (so a close() on another thread, which takes
+  // table_, cannot free the table under it); raises if closed.
+  std::shared_ptr<FileTable> Table(const char* op) const;
+
+  std::shared_ptr<FileTable> table_;  // null once closed
+  const int fd_;
+  const std::string name_;
+  const bool readable_;
+  const bool writable_;
+};
+
+
+
+}  // namespace ferry::python
+
+#endif  // FERRY_BINDINGS_PYTHON_OPEN_FILE_H_

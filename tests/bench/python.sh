@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# scripts/bench python: ferry from Python against the C++ tools and boto3,
+# on the same peers in the same run (tests/bench/python_bench.py measures):
+#   - one 256 MiB S3 download: ferry.s3.download (in one Python process)
+#     vs the C++ `ferry-cp s3://... /local` vs boto3's download_file, all
+#     against the same versitygw;
+#   - a 100,000-file NFS walk (1,000 dirs x 100 files, as bench nfs-walk;
+#     3 x RUNS runs, it is short):
+#     ferry.nfs.walk vs the C++ `ferry-walk`, against the same ganesha;
+#   - the cost of a TtlCache.get hit from Python, beside dict.get and an
+#     functools.lru_cache hit.
+# Medians of RUNS (5) runs, tools interleaved (the first one rotating) and
+# each output file removed before its timed run, after one
+# untimed warm-up of each (whose output is checked). C++ times are whole
+# processes (start, connect, transfer); Python times are the calls in a
+# running interpreter (client creation included), and the output also gives
+# the whole `python -c` process for comparison.
+# Installs the package into $FERRY_ROOT/.venv (incremental, as
+# scripts/test-python does) and boto3 if missing. Starts its own versitygw
+# (127.0.0.1:7070) and ganesha (2049/20048) and stops them by PID on exit:
+# beside a test run, run it in a network namespace (FERRY_PEERS_NETNS=1).
+# About 2 minutes. Ends with one line `RESULT {json}`.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+PEERS="$ROOT/tests/peers"
+BUILD=${FERRY_BUILD_DIR:-$ROOT/build/release}
+CP="$BUILD/examples/ferry-cp"
+WALK="$BUILD/examples/ferry-walk"
+VENV=${BENCH_VENV:-$ROOT/.venv}
+RUNS=${RUNS:-5}
+DOWNLOAD_MIB=${DOWNLOAD_MIB:-256}
+for tool in "$CP" "$WALK"; do
+  [ -x "$tool" ] || { echo "python.sh: $tool is missing (scripts/build release)" >&2; exit 1; }
+done
+
+[ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+pip=("$VENV/bin/python" -m pip --disable-pip-version-check -q)
+if [ -z "${BENCH_SKIP_INSTALL:-}" ]; then
+  echo "python.sh: pip install bindings/python (incremental)" >&2
+  "${pip[@]}" install "scikit-build-core>=0.10" "pybind11>=2.12,<3" >&2
+  CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} \
+    "${pip[@]}" install --no-build-isolation "$ROOT/bindings/python" >&2
+fi
+"$VENV/bin/python" -c 'import boto3' 2>/dev/null || "${pip[@]}" install boto3 >&2
+
+WORK=$(mktemp -d /tmp/ferry-python-bench.XXXXXX)
+STATE="$WORK/state"
+EXPORT="$WORK/export"
+mkdir -p "$STATE" "$EXPORT"
+cleanup() {
+  "$PEERS/versitygw" stop "$STATE/versitygw" || true
+  "$PEERS/ganesha" stop "$EXPORT" "$STATE/ganesha" || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+echo "generating the 100,000-file tree in $EXPORT ..." >&2
+python3 - "$EXPORT/t100k" <<'PY'
+import os, sys
+root = sys.argv[1]
+for d in range(1000):
+    p = os.path.join(root, "d%04d" % d)
+    os.makedirs(p)
+    for f in range(100):
+        os.close(os.open(os.path.join(p, "f%05d" % f), os.O_CREAT | os.O_WRONLY, 0o644))
+PY
+"$PEERS/ganesha" start "$EXPORT" "$STATE/ganesha"
+"$PEERS/versitygw" start "$STATE/versitygw"
+
+"$VENV/bin/python" "$ROOT/tests/bench/python_bench.py" \
+  --ferry-cp="$CP" --ferry-walk="$WALK" --work="$WORK" --runs="$RUNS" \
+  --endpoint="http://127.0.0.1:${VERSITYGW_PORT:-7070}" --download-mib="$DOWNLOAD_MIB" \
+  --nfs-url="nfs://127.0.0.1/export/t100k?nfsport=2049&mountport=20048" --walk-entries=101000

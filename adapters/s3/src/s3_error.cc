@@ -20,7 +20,10 @@ absl::StatusCode S3ErrorCodeToStatusCode(std::string_view c, long http_status) {
   }
   if (c == "SignatureDoesNotMatch" || c == "InvalidAccessKeyId" || c == "ExpiredToken" ||
       c == "InvalidToken" || c == "TokenRefreshRequired" || c == "RequestTimeTooSkewed" ||
-      c == "AuthorizationHeaderMalformed" || c == "MissingSecurityHeader") {
+      c == "AuthorizationHeaderMalformed" || c == "MissingSecurityHeader" ||
+      // versitygw's answer (404!) to an access key it does not know: an
+      // authentication failure, not a missing object.
+      c == "XAdminUserNotFound") {
     return C::kUnauthenticated;
   }
   if (c == "PreconditionFailed") return C::kFailedPrecondition;

@@ -31,6 +31,7 @@ TEST(S3ErrorTest, TableFollowsFerrysCodes) {
   EXPECT_EQ(S3ErrorCodeToStatusCode("AccessDenied", 403), C::kPermissionDenied);
   EXPECT_EQ(S3ErrorCodeToStatusCode("SignatureDoesNotMatch", 403), C::kUnauthenticated);
   EXPECT_EQ(S3ErrorCodeToStatusCode("InvalidAccessKeyId", 403), C::kUnauthenticated);
+  EXPECT_EQ(S3ErrorCodeToStatusCode("XAdminUserNotFound", 404), C::kUnauthenticated);
   EXPECT_EQ(S3ErrorCodeToStatusCode("PreconditionFailed", 412), C::kFailedPrecondition);
   EXPECT_EQ(S3ErrorCodeToStatusCode("SlowDown", 503), C::kUnavailable);
   EXPECT_EQ(S3ErrorCodeToStatusCode("InternalError", 500), C::kUnavailable);

@@ -1,6 +1,7 @@
 #include "ferry/transfer/multipart_uploader.h"
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <string>
 #include <thread>
@@ -383,6 +384,136 @@ TEST_F(MultipartUploaderTest, FinishAsyncCompletesThroughTheCallback) {
   up->FinishAsync([p = std::move(p)](absl::StatusOr<std::string> r) mutable { p.Set(std::move(r)); });
   ASSERT_TRUE(std::move(f).Get().ok());
   EXPECT_EQ(store_.ObjectData(kKey), data);
+}
+
+// --- Back-pressure (max_sealed_parts). These use a store whose requests
+// wait until the test runs them, so "accepted" happens exactly when the
+// test says.
+
+// Runs the manual store's requests until `up` finishes; returns Finish's result.
+absl::StatusOr<std::string> FinishRunningRequests(InMemoryObjectStore& store,
+                                                  MultipartUploader& up) {
+  std::atomic<bool> done{false};
+  absl::StatusOr<std::string> etag;
+  std::thread finisher([&] {
+    etag = up.Finish();
+    done = true;
+  });
+  while (!done) {
+    store.RunAll();
+    std::this_thread::yield();
+  }
+  finisher.join();
+  return etag;
+}
+
+TEST_F(MultipartUploaderTest, WriteOfANewPartWaitsUntilASealedPartIsAccepted) {
+  InMemoryObjectStore store(StoreOptions(nullptr));
+  MultipartUploaderOptions o = DefaultOptions();
+  o.total_bytes = 4 * kPart;
+  o.max_sealed_parts = 2;
+  auto up = MultipartUploader::Create(store, runtime_, kKey, o);
+  ASSERT_TRUE(up.ok()) << up.status();
+  const std::string data = Pattern(4 * kPart);
+  ASSERT_TRUE((*up)->Write(0, Slice(data, 0, kPart)).ok());
+  ASSERT_TRUE((*up)->Write(kPart, Slice(data, kPart, kPart)).ok());
+  std::atomic<bool> returned{false};
+  absl::Status third;
+  std::thread writer([&] {
+    third = (*up)->Write(2 * kPart, Slice(data, 2 * kPart, kPart));
+    returned = true;
+  });
+  while ((*up)->stats().sealed_waits == 0) std::this_thread::yield();
+  ASSERT_TRUE(store.RunNext());  // CreateMultipart; parts 1 and 2 go out
+  EXPECT_FALSE(returned);        // sent is not accepted
+  ASSERT_TRUE(store.RunMatching([](const InMemoryObjectStore::Request& r) {
+    return r.op == InMemoryObjectStore::Op::kUploadPart && r.part_number == 1;
+  }));
+  writer.join();
+  EXPECT_TRUE(third.ok()) << third;
+  store.RunAll();
+  ASSERT_TRUE((*up)->Write(3 * kPart, Slice(data, 3 * kPart, kPart)).ok());
+  ASSERT_TRUE(FinishRunningRequests(store, **up).ok());
+  EXPECT_EQ(store.ObjectData(kKey), data);
+}
+
+TEST_F(MultipartUploaderTest, WriteWaitingForASealedPartReturnsTheUploadsFailure) {
+  InMemoryObjectStore store(StoreOptions(nullptr));
+  store.SetFault([](const InMemoryObjectStore::Request& r) {
+    return r.op == InMemoryObjectStore::Op::kUploadPart ? absl::UnavailableError("503 SlowDown")
+                                                        : absl::OkStatus();
+  });
+  MultipartUploaderOptions o = DefaultOptions();
+  o.max_sealed_parts = 1;
+  o.retry.max_attempts = 1;  // the failure is final at once
+  auto up = MultipartUploader::Create(store, runtime_, kKey, o);
+  ASSERT_TRUE(up.ok()) << up.status();
+  const std::string data = Pattern(2 * kPart);
+  ASSERT_TRUE((*up)->Write(0, Slice(data, 0, kPart)).ok());
+  absl::Status second;
+  std::thread writer([&] { second = (*up)->Write(kPart, Slice(data, kPart, kPart)); });
+  while ((*up)->stats().sealed_waits == 0) std::this_thread::yield();
+  store.RunAll();  // create, part 1 fails, abort
+  writer.join();
+  EXPECT_EQ(second.code(), absl::StatusCode::kUnavailable) << second;
+  EXPECT_THAT(second.message(), HasSubstr("part 1"));
+  store.RunAll();
+  EXPECT_EQ(store.open_uploads(), 0);
+}
+
+TEST_F(MultipartUploaderTest, WriteIntoAPartAlreadyBeingFilledDoesNotWait) {
+  InMemoryObjectStore store(StoreOptions(nullptr));
+  MultipartUploaderOptions o = DefaultOptions();
+  o.total_bytes = 2 * kPart;
+  o.max_sealed_parts = 1;
+  auto up = MultipartUploader::Create(store, runtime_, kKey, o);
+  ASSERT_TRUE(up.ok()) << up.status();
+  const std::string data = Pattern(2 * kPart);
+  ASSERT_TRUE((*up)->Write(kPart, Slice(data, kPart, kPart / 2)).ok());  // part 2 filling
+  ASSERT_TRUE((*up)->Write(0, Slice(data, 0, kPart)).ok());              // part 1 sealed: full
+  // Nothing has been accepted, yet the rest of part 2 goes in at once.
+  ASSERT_TRUE((*up)->Write(kPart + kPart / 2, Slice(data, kPart + kPart / 2, kPart)).ok());
+  EXPECT_EQ((*up)->stats().sealed_waits, 0);
+  ASSERT_TRUE(FinishRunningRequests(store, **up).ok());
+  EXPECT_EQ(store.ObjectData(kKey), data);
+}
+
+TEST_F(MultipartUploaderTest, WithoutMaxSealedPartsWritesQueueEveryPartWithoutWaiting) {
+  InMemoryObjectStore store(StoreOptions(nullptr));
+  auto up = MultipartUploader::Create(store, runtime_, kKey, DefaultOptions());
+  ASSERT_TRUE(up.ok()) << up.status();
+  const std::string data = Pattern(8 * kPart);
+  for (size_t at = 0; at < data.size(); at += kPart) {
+    ASSERT_TRUE((*up)->Write(at, Slice(data, at, kPart)).ok());  // nothing accepted yet
+  }
+  EXPECT_EQ((*up)->stats().sealed_waits, 0);
+  ASSERT_TRUE(FinishRunningRequests(store, **up).ok());
+  EXPECT_EQ(store.ObjectData(kKey), data);
+}
+
+TEST_F(MultipartUploaderTest, WaitUntilWritableTimesOutWhileFullAndIsTrueOnceAPartIsAccepted) {
+  InMemoryObjectStore store(StoreOptions(nullptr));
+  MultipartUploaderOptions o = DefaultOptions();
+  o.total_bytes = 2 * kPart;
+  o.max_sealed_parts = 1;
+  auto up = MultipartUploader::Create(store, runtime_, kKey, o);
+  ASSERT_TRUE(up.ok()) << up.status();
+  const std::string data = Pattern(2 * kPart);
+  EXPECT_TRUE((*up)->WaitUntilWritable(absl::InfinitePast()));
+  ASSERT_TRUE((*up)->Write(0, Slice(data, 0, kPart)).ok());
+  EXPECT_FALSE((*up)->WaitUntilWritable(absl::InfinitePast()));  // deadline already passed
+  store.RunAll();  // create, part 1 accepted
+  EXPECT_TRUE((*up)->WaitUntilWritable(absl::InfinitePast()));
+  ASSERT_TRUE((*up)->Write(kPart, Slice(data, kPart, kPart)).ok());
+  EXPECT_EQ((*up)->stats().sealed_waits, 0);
+  ASSERT_TRUE(FinishRunningRequests(store, **up).ok());
+}
+
+TEST_F(MultipartUploaderTest, NegativeMaxSealedPartsIsInvalidArgument) {
+  MultipartUploaderOptions o = DefaultOptions();
+  o.max_sealed_parts = -1;
+  EXPECT_EQ(MultipartUploader::Create(store_, runtime_, kKey, o).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -1,11 +1,23 @@
-// CRC32C is table-driven, slicing by 8: eight 256-entry tables built at
-// compile time (constexpr, so no mutable static state) let the loop fold 8
-// input bytes per step, about 1.5 GB/s without the SSE4.2 instruction that
-// a portable build cannot assume. MD5 is the plain RFC 1321 algorithm.
+// CRC32C has two implementations, chosen per call at run time (a read of
+// the CPU model libgcc fills in at start-up, so no state of ours):
+//  - on x86-64 CPUs with SSE4.2, the crc32 instruction folds 8 bytes per
+//    step (~0.2 s of CPU per GiB, against 0.7-1 s for the table). Only that
+//    function is compiled for SSE4.2 (a target attribute), so the build
+//    needs no -msse4.2 and the library still runs on older CPUs;
+//  - elsewhere, table-driven slicing by 8: eight 256-entry tables built at
+//    compile time (constexpr, so no mutable static state) fold 8 input
+//    bytes per step, ~1.5 GB/s.
+// MD5 is the plain RFC 1321 algorithm.
 #include "ferry/transfer/checksum.h"
 
 #include <array>
 #include <cstring>
+
+#if defined(__x86_64__)
+#include <nmmintrin.h>
+#endif
+
+#include "ferry/transfer/internal/crc32c.h"
 
 namespace ferry {
 namespace {
@@ -91,7 +103,9 @@ struct Md5State {
 
 }  // namespace
 
-uint32_t Crc32c(std::span<const char> bytes, uint32_t crc) {
+namespace crc32c_internal {
+
+uint32_t Portable(std::span<const char> bytes, uint32_t crc) {
   const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
   size_t n = bytes.size();
   uint32_t c = ~crc;
@@ -106,6 +120,45 @@ uint32_t Crc32c(std::span<const char> bytes, uint32_t crc) {
   }
   while (n-- > 0) c = (c >> 8) ^ t[0][(c ^ *p++) & 0xFF];
   return ~c;
+}
+
+#if defined(__x86_64__)
+
+bool HardwareAvailable() { return __builtin_cpu_supports("sse4.2"); }
+
+__attribute__((target("sse4.2"))) uint32_t Hardware(std::span<const char> bytes, uint32_t crc) {
+  const char* p = bytes.data();
+  size_t n = bytes.size();
+  uint64_t c = ~crc;
+  // Byte steps up to an 8-byte boundary, so the wide loads are aligned.
+  while (n > 0 && reinterpret_cast<uintptr_t>(p) % 8 != 0) {
+    c = _mm_crc32_u8(static_cast<uint32_t>(c), static_cast<unsigned char>(*p++));
+    --n;
+  }
+  while (n >= 8) {
+    uint64_t word;
+    std::memcpy(&word, p, 8);  // little-endian, as the CRC wants
+    c = _mm_crc32_u64(c, word);
+    p += 8;
+    n -= 8;
+  }
+  while (n-- > 0) c = _mm_crc32_u8(static_cast<uint32_t>(c), static_cast<unsigned char>(*p++));
+  return ~static_cast<uint32_t>(c);
+}
+
+#else
+
+bool HardwareAvailable() { return false; }
+
+uint32_t Hardware(std::span<const char> bytes, uint32_t crc) { return Portable(bytes, crc); }
+
+#endif
+
+}  // namespace crc32c_internal
+
+uint32_t Crc32c(std::span<const char> bytes, uint32_t crc) {
+  return crc32c_internal::HardwareAvailable() ? crc32c_internal::Hardware(bytes, crc)
+                                              : crc32c_internal::Portable(bytes, crc);
 }
 
 std::string Md5(std::span<const char> bytes) {

@@ -16,8 +16,11 @@
 // `concurrency` UploadPart calls going, each retried by CallWithRetry. The
 // first failure stops new parts; once no part is in flight the upload is
 // aborted, so the store never keeps orphan parts. Finish() waits on a
-// CondVar for all of that. Store calls, ticket releases and callbacks run
-// after the lock is dropped (gathered in a Deferred), as in the downloader.
+// CondVar for all of that, and so does a Write held back by
+// max_sealed_parts: `sealed` counts parts from the moment they are sealed
+// until their upload ends, and each end signals the CondVar. Store calls,
+// ticket releases and callbacks run after the lock is dropped (gathered in
+// a Deferred), as in the downloader.
 #include "ferry/transfer/multipart_uploader.h"
 
 #include <fcntl.h>
@@ -188,6 +191,9 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
   int buffered ABSL_GUARDED_BY(mu) = 0;  // parts kFilling in memory
   std::deque<int> queue ABSL_GUARDED_BY(mu);  // sealed, waiting to upload
   int in_flight ABSL_GUARDED_BY(mu) = 0;
+  // Parts sealed and not yet accepted or dropped: being checksummed (in
+  // SealAndQueue), queued or in flight.
+  int sealed ABSL_GUARDED_BY(mu) = 0;
   int releasing ABSL_GUARDED_BY(mu) = 0;  // tickets handed to a Deferred, not yet back
   enum class Create { kNone, kCreating, kReady, kFailed };
   Create create ABSL_GUARDED_BY(mu) = Create::kNone;
@@ -252,6 +258,7 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
       ReleaseLater(std::move(p.ticket), d);
       p.buf.reset();
     }
+    sealed -= static_cast<int>(queue.size());
     queue.clear();
     for (auto& [n, p] : parts) DropIdleFillingPartLocked(p, d);
     MaybeAbortLocked(d);
@@ -353,6 +360,7 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
     Deferred d;
     MutexLock l(&mu);
     --in_flight;
+    --sealed;
     Part& p = parts[n];
     ReleaseLater(std::move(p.ticket), d);
     p.buf.reset();
@@ -388,6 +396,7 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
     if (!error.ok()) {
       ReleaseLater(std::move(p.ticket), d);
       p.buf.reset();
+      --sealed;
       return;
     }
     queue.push_back(n);
@@ -497,6 +506,7 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
     }
     p.state = Part::State::kSealed;
     --buffered;
+    ++sealed;
     return true;
   }
 
@@ -515,6 +525,10 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
       absl::StatusOr<Piece> piece;
       {
         MutexLock l(&mu);
+        if (MustWaitForSealedLocked(offset)) {
+          ++stats.sealed_waits;
+          while (MustWaitForSealedLocked(offset)) cv.Wait(&mu);
+        }
         piece = ReserveLocked(offset, data.size(), spare);
       }
       if (!piece.ok()) return piece.status();
@@ -546,6 +560,27 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
       data = data.subspan(piece->bytes);
     }
     return absl::OkStatus();
+  }
+
+  // True while a write at `offset` would start a new part and
+  // max_sealed_parts sealed parts are not yet accepted. A write into a part
+  // already being filled never waits: that part holds its memory already.
+  bool MustWaitForSealedLocked(int64_t offset) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    if (options.max_sealed_parts <= 0 || sealed < options.max_sealed_parts) return false;
+    if (!error.ok() || finishing) return false;  // Write fails at once
+    return !parts.contains(layout.PartAt(offset));
+  }
+
+  bool WaitUntilWritable(absl::Time deadline) {
+    MutexLock l(&mu);
+    auto full = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+      return options.max_sealed_parts > 0 && sealed >= options.max_sealed_parts && error.ok() &&
+             !finishing;
+    };
+    while (full()) {
+      if (!cv.WaitWithDeadline(&mu, deadline)) return !full();
+    }
+    return true;
   }
 
   absl::Status PwriteAll(int fd, std::span<const char> data, int64_t offset) {
@@ -649,6 +684,7 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
         }
         p.state = Part::State::kSealed;
         --buffered;
+        ++sealed;
         to_seal.push_back(n);
       } else if (p.state == Part::State::kSpilled) {
         spilled.push_back(n);
@@ -717,6 +753,7 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
         p.buf = std::move(buf);
         p.ticket = std::move(*t);
         p.state = Part::State::kSealed;
+        ++sealed;
       }
       if (!single_put) SealAndQueue(n);
     }
@@ -819,11 +856,12 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
 absl::StatusOr<std::unique_ptr<MultipartUploader>> MultipartUploader::Create(
     ObjectStore& store, Runtime& runtime, std::string_view key,
     const MultipartUploaderOptions& options) {
-  if (options.part_bytes < 1 || options.concurrency < 1 || options.max_buffered_parts < 0) {
+  if (options.part_bytes < 1 || options.concurrency < 1 || options.max_buffered_parts < 0 ||
+      options.max_sealed_parts < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "upload ", ToAbsl(key), ": part_bytes ", options.part_bytes, ", concurrency ",
-        options.concurrency, " and max_buffered_parts ", options.max_buffered_parts,
-        " must be positive"));
+        options.concurrency, ", max_buffered_parts ", options.max_buffered_parts,
+        " and max_sealed_parts ", options.max_sealed_parts, " must be positive"));
   }
   const MultipartLimits limits = store.multipart_limits();
   absl::StatusOr<PartLayout> layout =
@@ -848,6 +886,10 @@ MultipartUploader::~MultipartUploader() { state_->Abandon(); }
 
 absl::Status MultipartUploader::Write(int64_t offset, std::span<const char> data) {
   return state_->Write(offset, data);
+}
+
+bool MultipartUploader::WaitUntilWritable(absl::Time deadline) {
+  return state_->WaitUntilWritable(deadline);
 }
 
 absl::StatusOr<std::string> MultipartUploader::Finish() { return state_->Finish(); }

@@ -34,7 +34,9 @@ struct Checksum {
 };
 
 // CRC32C (polynomial 0x1EDC6F41, reflected) of `bytes`, continuing from
-// `crc` (the result of a previous call, or 0 to start).
+// `crc` (the result of a previous call, or 0 to start). Uses the SSE4.2
+// crc32 instruction when the CPU has it (~0.2 s of CPU per GiB), else a
+// table (~0.7-1 s per GiB).
 uint32_t Crc32c(std::span<const char> bytes, uint32_t crc = 0);
 
 // The 16-byte MD5 digest of `bytes`.

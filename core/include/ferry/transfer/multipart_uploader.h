@@ -54,6 +54,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "ferry/runtime/future.h"
 #include "ferry/runtime/memory_budget.h"
 #include "ferry/transfer/checksum.h"
@@ -121,6 +122,15 @@ struct MultipartUploaderOptions {
   // Parts being filled in memory at once before new parts spill to the
   // scratch file. 32 lets 16 parallel-put threads each fill two parts.
   int max_buffered_parts = 32;
+  // Back-pressure: with N > 0, a Write that needs a new part waits while N
+  // sealed parts have not yet been accepted by the store (being
+  // checksummed, queued or in flight), so a writer faster than the store
+  // holds at most N sealed parts plus the ones it is filling, instead of
+  // queueing parts until the shared MemoryBudget is spent (which starves
+  // concurrent downloads). It wakes when a part is accepted or the upload
+  // fails. 0 = no limit but the budget. concurrency + 2 keeps every
+  // request slot busy with two parts ready behind them.
+  int max_sealed_parts = 0;
   // Checksum sent with every part (and a single Put).
   ChecksumAlgorithm checksum = ChecksumAlgorithm::kNone;
   RetryPolicy retry;
@@ -140,6 +150,7 @@ struct UploadStats {
   int parts_spilled = 0;      // parts that went through the scratch file
   int64_t bytes_uploaded = 0; // part (or Put) bytes the store accepted
   int64_t retries = 0;
+  int64_t sealed_waits = 0;   // Writes that waited for max_sealed_parts
   bool single_put = false;    // the object went up as one Put
   bool aborted = false;       // AbortMultipart was sent
   bool failed = false;        // the upload failed: Write and Finish return its error
@@ -162,12 +173,20 @@ class MultipartUploader {
   MultipartUploader(const MultipartUploader&) = delete;
   MultipartUploader& operator=(const MultipartUploader&) = delete;
 
-  // Copies `data` into the object at `offset`. May block for budget. Fails
+  // Copies `data` into the object at `offset`. May block for budget, and
+  // before starting a new part for options.max_sealed_parts. Fails
   // with the upload's error once it has failed; InvalidArgument for a
   // negative offset, a write past a known size or past capacity(), or a
   // rewrite of a sealed part; ResourceExhausted if one part is larger than
   // the whole memory budget. REQUIRES: not on an I/O thread.
   absl::Status Write(int64_t offset, std::span<const char> data);
+
+  // Waits until a Write that starts a new part would not wait for
+  // options.max_sealed_parts (or the upload has failed, so Write returns at
+  // once), or until `deadline`. True if there is room. Lets a single writer
+  // do other work (report progress) while the store catches up.
+  // REQUIRES: not on an I/O thread.
+  bool WaitUntilWritable(absl::Time deadline);
 
   // The last close: seals the remaining parts, uploads spilled ones, waits
   // for every part and completes the upload (or Puts a small object).

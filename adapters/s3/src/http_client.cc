@@ -42,6 +42,7 @@
 #include "ferry/base/mutex.h"
 #include "ferry/base/strings.h"
 #include "ferry/runtime/runtime.h"
+#include "ferry/transfer/retry_policy.h"
 
 namespace ferry::s3 {
 
@@ -385,6 +386,13 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
       }
       if (code != CURLE_OK) {
         absl::Status s = CurlStatus(t->request.method, t->request.url, code, t->errbuf);
+        if (t->attempts > 1) {
+          // Say how hard we tried, and keep the transfer layer from
+          // repeating the whole series.
+          s = absl::Status(s.code(), absl::StrCat(s.message(), " (after ", t->attempts,
+                                                  " attempts)"));
+          MarkRetriesExhausted(s);
+        }
         finished.emplace_back(std::move(t), std::move(s));
       } else {
         HttpResponse r = std::move(t->response);

@@ -132,7 +132,10 @@ S3ObjectStore::S3ObjectStore(Runtime& runtime, const S3Config& config)
   for (size_t i = 0; i < config_.endpoints.size(); ++i) endpoint_down_until_[i].store(0);
 }
 
-S3ObjectStore::~S3ObjectStore() = default;
+// The HTTP client goes first, in the destructor's body: its shutdown
+// completes the calls still in flight with Cancelled, and their callbacks
+// read this store (config, endpoint health) while it is still whole.
+S3ObjectStore::~S3ObjectStore() { http_.reset(); }
 
 template <typename T>
 void S3ObjectStore::FailLater(Callback<T> done, absl::Status status) {
@@ -225,8 +228,7 @@ void S3ObjectStore::IssueTo(std::shared_ptr<Call> call, size_t endpoint_index, s
     }
     const std::string resource = ResourceName(call->bucket, call->key);
     if (!r.ok()) {
-      done(absl::Status(r.status().code(), absl::StrCat("S3 ", call->operation, " ", resource,
-                                                        ": ", r.status().message())));
+      done(Annotate(r.status(), absl::StrCat("S3 ", call->operation, " ", resource)));
       return;
     }
     if (r->status < 200 || r->status > 299) {

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <memory>
 
+#include "absl/strings/cord.h"
 #include "asio/steady_timer.hpp"
 #include "ferry/runtime/runtime.h"
 
@@ -25,7 +26,17 @@ absl::Duration RetryPolicy::Backoff(int retry, double unit) const {
   return d * (1.0 - j * u);
 }
 
+namespace {
+// A payload key, not a code: the status keeps its canonical code.
+constexpr char kRetriesExhaustedUrl[] = "type.ferry.io/retries-exhausted";
+}  // namespace
+
+void MarkRetriesExhausted(absl::Status& status) {
+  if (!status.ok()) status.SetPayload(kRetriesExhaustedUrl, absl::Cord("1"));
+}
+
 bool IsRetryable(const absl::Status& status) {
+  if (status.GetPayload(kRetriesExhaustedUrl).has_value()) return false;
   switch (status.code()) {
     case absl::StatusCode::kUnavailable:
     case absl::StatusCode::kDeadlineExceeded:

@@ -53,8 +53,15 @@ struct RetryPolicy {
 // True for errors a retry may cure: Unavailable, DeadlineExceeded, DataLoss
 // (a truncated reply) and Aborted. NotFound, PermissionDenied,
 // Unauthenticated, InvalidArgument, FailedPrecondition (object changed),
-// ResourceExhausted and Cancelled are final.
+// ResourceExhausted and Cancelled are final, and so is any status marked
+// with MarkRetriesExhausted.
 bool IsRetryable(const absl::Status& status);
+
+// Marks `status` as the last of a layer's own retries (an HTTP client that
+// already retried a refused connection S3_RETRY_COUNT times), so the
+// transfer layer above does not retry the whole series again: a refused
+// connection then fails in one round of back-off, not two.
+void MarkRetriesExhausted(absl::Status& status);
 
 // Runs functions after a delay. Thread-safe.
 class DelayScheduler {

@@ -427,14 +427,16 @@ class NfsRemote : public Remote {
 
   absl::StatusOr<ferry::TransferStats> Fetch(std::string_view path, const std::string& local_path,
                                              ProgressFn progress) override {
-    return Finish(ferry::nfs::CopyNfsToLocal(runtime_, *client_, path, local_path, copy_),
-                  progress);
+    return Finish(
+        ferry::nfs::CopyNfsToLocal(runtime_, *client_, path, local_path, NewCopyOptions()),
+        progress);
   }
 
   absl::StatusOr<ferry::TransferStats> Store(const std::string& local_path, std::string_view path,
                                              ProgressFn progress) override {
-    return Finish(ferry::nfs::CopyLocalToNfs(runtime_, *client_, local_path, path, copy_),
-                  progress);
+    return Finish(
+        ferry::nfs::CopyLocalToNfs(runtime_, *client_, local_path, path, NewCopyOptions()),
+        progress);
   }
 
   absl::StatusOr<std::vector<RemoteObject>> List(std::string_view dir) override {
@@ -445,8 +447,16 @@ class NfsRemote : public Remote {
  private:
   NfsRemote(ferry::Runtime& runtime, std::unique_ptr<ferry::nfs::NfsClient> client,
             const Endpoint& endpoint, const CpOptions& options)
-      : runtime_(runtime), client_(std::move(client)), dir_label_(endpoint.nfs.ToString()) {
-    copy_.parallelism = options.nfs_parallelism;
+      : runtime_(runtime),
+        client_(std::move(client)),
+        dir_label_(endpoint.nfs.ToString()),
+        parallelism_(options.nfs_parallelism) {}
+
+  // Fresh per copy: CopyOptions is move-only (it may hold a callback).
+  ferry::nfs::CopyOptions NewCopyOptions() const {
+    ferry::nfs::CopyOptions copy;
+    copy.parallelism = parallelism_;
+    return copy;
   }
 
   // The NFS copies report no progress on the way: one report at the end.
@@ -465,7 +475,7 @@ class NfsRemote : public Remote {
   ferry::Runtime& runtime_;
   const std::unique_ptr<ferry::nfs::NfsClient> client_;
   const std::string dir_label_;
-  ferry::nfs::CopyOptions copy_;
+  const int parallelism_;
 };
 
 absl::StatusOr<std::unique_ptr<Remote>> OpenRemote(ferry::Runtime& runtime,

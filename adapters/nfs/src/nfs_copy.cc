@@ -9,6 +9,13 @@
 // GIL, and must not hold up the workers). A callback that says stop is
 // recorded as the first error. No thread of our own: the Runtime's
 // blocking pool runs the workers and bounds the parallelism.
+//
+// A download writes into an io_internal::TempFile beside the destination
+// (DownloadToFile's rules) and renames it only after the workers are done,
+// the NFS file is closed and the final progress report has passed; every
+// early return drops the TempFile, which unlinks it. RunChunks returns
+// only once every worker has finished, so no pwrite can reach the
+// temporary after it is gone.
 #include "ferry/nfs/nfs_copy.h"
 
 #include <fcntl.h>
@@ -26,6 +33,7 @@
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
 #include "ferry/io/fd_table.h"
+#include "ferry/io/internal/temp_file.h"
 #include "ferry/nfs/nfs_file.h"
 
 namespace ferry::nfs {
@@ -58,7 +66,7 @@ struct LocalFd {
 // reports nothing new until it passes what was reported before.
 class ProgressReporter {
  public:
-  ProgressReporter(const CopyOptions& options, int64_t total)
+  ProgressReporter(CopyOptions& options, int64_t total)
       : callback_(options.progress ? &options.progress : nullptr),
         interval_(options.progress_interval),
         total_(total),
@@ -171,7 +179,7 @@ absl::Status RunChunks(Runtime& runtime, int parallelism, int64_t size, uint32_t
 
 absl::StatusOr<CopyStats> CopyNfsToLocal(Runtime& runtime, NfsClient& client,
                                          std::string_view nfs_path, const std::string& local_path,
-                                         const CopyOptions& options) {
+                                         CopyOptions options) {
   const absl::Time start = MonotonicNow();
   FERRY_ASSIGN_OR_RETURN(std::shared_ptr<NfsFile> file, NfsFile::Open(client, nfs_path));
   const int64_t size = static_cast<int64_t>(file->size_at_open());
@@ -179,16 +187,25 @@ absl::StatusOr<CopyStats> CopyNfsToLocal(Runtime& runtime, NfsClient& client,
 
   FdTable<NfsFile> table;
   FERRY_ASSIGN_OR_RETURN(auto opened, table.Open(std::string(nfs_path), file, OpenMode::kRead));
-  LocalFd out{open(local_path.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC,
-                   static_cast<mode_t>(options.mode))};
-  if (out.fd < 0) return LocalError("create", local_path, errno);
-
   const int fd = opened.fd;
+  // Created only once the source is known to exist: a missing source
+  // leaves nothing behind.
+  absl::StatusOr<io_internal::TempFile> temp =
+      io_internal::TempFile::CreateBeside(local_path, options.mode);
+  absl::Status s = temp.status();
+  if (s.ok()) s = temp->Resize(size);
+  if (!s.ok()) {
+    (void)table.Close(fd);
+    return s;
+  }
+
+  const int out = temp->fd();
+  const std::string& out_path = temp->path();
   const std::string display = client.DisplayPath(nfs_path);
   ProgressReporter progress(options, size);
-  absl::Status s = RunChunks(
+  s = RunChunks(
       runtime, options.parallelism, size, chunk,
-      [&table, fd, &out, &local_path, &display](int64_t offset, absl::Span<char> buf) -> absl::Status {
+      [&table, fd, out, &out_path, &display](int64_t offset, absl::Span<char> buf) -> absl::Status {
         FERRY_ASSIGN_OR_RETURN(size_t n, table.PRead(fd, offset, buf));
         if (n != buf.size()) {
           return absl::FailedPreconditionError(absl::StrCat(
@@ -196,10 +213,10 @@ absl::StatusOr<CopyStats> CopyNfsToLocal(Runtime& runtime, NfsClient& client,
               " bytes at offset ", offset, ")"));
         }
         for (size_t done = 0; done < n;) {
-          ssize_t w = pwrite(out.fd, buf.data() + done, n - done, offset + done);
+          ssize_t w = pwrite(out, buf.data() + done, n - done, offset + done);
           if (w < 0) {
             if (errno == EINTR) continue;
-            return LocalError("write", local_path, errno);
+            return LocalError("write", out_path, errno);
           }
           done += static_cast<size_t>(w);
         }
@@ -207,20 +224,18 @@ absl::StatusOr<CopyStats> CopyNfsToLocal(Runtime& runtime, NfsClient& client,
       },
       progress);
   (void)table.Close(fd);
-  FERRY_RETURN_IF_ERROR(s);
-  if (close(out.fd) != 0) {
-    out.fd = -1;
-    return LocalError("close", local_path, errno);
-  }
-  out.fd = -1;
-  FERRY_RETURN_IF_ERROR(progress.Report(size, /*final=*/true));
+  // The last report comes before the rename: a stop there still leaves
+  // the destination as it was.
+  if (s.ok()) s = progress.Report(size, /*final=*/true);
+  FERRY_RETURN_IF_ERROR(s);  // ~TempFile removes the temporary
+  FERRY_RETURN_IF_ERROR(temp->Commit(local_path));
   return CopyStats{static_cast<uint64_t>(size), static_cast<uint64_t>((size + chunk - 1) / chunk),
                    0, MonotonicNow() - start};
 }
 
 absl::StatusOr<CopyStats> CopyLocalToNfs(Runtime& runtime, NfsClient& client,
                                          const std::string& local_path, std::string_view nfs_path,
-                                         const CopyOptions& options) {
+                                         CopyOptions options) {
   const absl::Time start = MonotonicNow();
   LocalFd in{open(local_path.c_str(), O_RDONLY | O_CLOEXEC)};
   if (in.fd < 0) return LocalError("open", local_path, errno);

@@ -146,9 +146,9 @@ class PyNfsClient {
     std::shared_ptr<NfsState> state = State("download");
     return Copy(*state, TransferOperation::kDownload, progress, parallelism, chunk_bytes, 0644,
                 state->client().DisplayPath(path), local_path,
-                [&](const nfs::CopyOptions& options) {
+                [&](nfs::CopyOptions options) {
                   return nfs::CopyNfsToLocal(state->runtime(), state->client(), path, local_path,
-                                             options);
+                                             std::move(options));
                 });
   }
 
@@ -158,9 +158,9 @@ class PyNfsClient {
     std::shared_ptr<NfsState> state = State("upload");
     return Copy(*state, TransferOperation::kUpload, progress, parallelism, chunk_bytes, file_mode,
                 local_path, state->client().DisplayPath(path),
-                [&](const nfs::CopyOptions& options) {
+                [&](nfs::CopyOptions options) {
                   return nfs::CopyLocalToNfs(state->runtime(), state->client(), local_path, path,
-                                             options);
+                                             std::move(options));
                 });
   }
 
@@ -219,7 +219,7 @@ class PyNfsClient {
     absl::StatusOr<nfs::CopyStats> stats;
     {
       py::gil_scoped_release nogil;
-      stats = run(options);
+      stats = run(std::move(options));
     }
     py_progress.RethrowIfRaised();
     ThrowIfError(stats.status());

@@ -1,6 +1,9 @@
 // Parallel copies against nfs-ganesha: NFS -> local and local -> NFS of
 // files around the chunk size, verified by MD5 of both sides; NfsFile as an
-// FdTable handle; and the errors of missing sources and targets.
+// FdTable handle; the errors of missing sources and targets; and what a
+// download leaves behind when it fails, is stopped, or the server dies
+// mid-way (through a toxiproxy proxy in front of ganesha's NFS port): never
+// a partial file, never a temporary, an existing destination untouched.
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -8,11 +11,14 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "ferry/io/fd_table.h"
 #include "ferry/nfs/nfs_client.h"
 #include "ferry/nfs/nfs_copy.h"
@@ -20,10 +26,12 @@
 #include "ferry/runtime/runtime.h"
 #include "ferry/transfer/checksum.h"
 #include "nfs_test_util.h"
+#include "testing/peers.h"
 
 namespace ferry::nfs {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 // Small chunks so that a few MiB make many READ/WRITE calls in flight.
@@ -59,6 +67,13 @@ class NfsCopyTest : public ::testing::TestWithParam<size_t> {
     o.chunk_bytes = kChunk;
     o.parallelism = 8;
     return o;
+  }
+
+  // The names in the local scratch folder (temporaries included).
+  std::vector<std::string> LocalNames() const {
+    std::vector<std::string> names;
+    for (const auto& [name, entry] : nfs_test::FindLocal(scratch_)) names.push_back(name);
+    return names;
   }
 
   Runtime runtime_{{.io_threads = 2, .blocking_threads = 8}};
@@ -170,6 +185,122 @@ TEST_F(NfsCopyErrorsTest, NfsFileReadsABufferOfManyCallsInOneReadAt) {
   ASSERT_TRUE(n.ok()) << n.status();
   ASSERT_EQ(*n, 2 * call);
   EXPECT_TRUE(buf.compare(0, 2 * call, expected, offset, 2 * call) == 0);
+}
+
+// What a download leaves behind: the destination only once complete.
+class NfsDownloadLeavesNoPartialFileTest : public NfsCopyTest {
+ protected:
+  // An existing destination with content no copy produces.
+  std::string MakeExistingDestination() {
+    const std::string local = scratch_ + "/dst.bin";
+    std::ofstream(local, std::ios::binary) << "the old destination";
+    return local;
+  }
+};
+
+TEST_F(NfsDownloadLeavesNoPartialFileTest, MissingSourceCreatesNothingLocally) {
+  absl::StatusOr<CopyStats> s =
+      CopyNfsToLocal(runtime_, *client_, "absent.bin", scratch_ + "/dst.bin", Options());
+  ASSERT_EQ(s.status().code(), absl::StatusCode::kNotFound) << s.status();
+  EXPECT_THAT(LocalNames(), ::testing::IsEmpty());
+}
+
+TEST_F(NfsDownloadLeavesNoPartialFileTest,
+       StopFromProgressCallbackRemovesTemporaryAndKeepsExistingDestination) {
+  nfs_test::WriteFile(Exported("src.bin"), (5 << 20) + 7);
+  const std::string local = MakeExistingDestination();
+  const std::string before = Md5OfFile(local);
+  CopyOptions options = Options();
+  options.progress_interval = absl::ZeroDuration();
+  // Stops at the first report with bytes written: mid-way, or at the final
+  // report if every chunk landed first (both must leave nothing).
+  options.progress = [](const TransferProgress& p) {
+    return p.bytes_done > 0 ? absl::CancelledError("stop requested") : absl::OkStatus();
+  };
+  absl::StatusOr<CopyStats> s =
+      CopyNfsToLocal(runtime_, *client_, "src.bin", local, std::move(options));
+  ASSERT_EQ(s.status().code(), absl::StatusCode::kCancelled) << s.status();
+  EXPECT_THAT(s.status().message(), HasSubstr("stop requested"));
+  EXPECT_THAT(LocalNames(), ElementsAre("dst.bin"));
+  EXPECT_EQ(Md5OfFile(local), before);
+}
+
+TEST_F(NfsDownloadLeavesNoPartialFileTest, CompletedDownloadReplacesExistingDestination) {
+  nfs_test::WriteFile(Exported("src.bin"), (1 << 20) + 3);
+  const std::string local = MakeExistingDestination();
+  absl::StatusOr<CopyStats> s = CopyNfsToLocal(runtime_, *client_, "src.bin", local, Options());
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_THAT(LocalNames(), ElementsAre("dst.bin"));
+  EXPECT_EQ(Md5OfFile(local), Md5OfFile(Exported("src.bin")));
+}
+
+// The same, with the client's NFS connections through a toxiproxy proxy
+// (MOUNT goes straight to ganesha: only the data path is cut).
+class NfsDownloadThroughToxiproxyTest : public NfsDownloadLeavesNoPartialFileTest {
+ protected:
+  void SetUp() override {
+    NfsDownloadLeavesNoPartialFileTest::SetUp();
+    if (HasFatalFailure()) return;
+    const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    proxy_ = std::make_unique<peers::ScopedProxy>(
+        toxiproxy_, absl::StrCat("nfs_copy_", info->name()), peers::kNfsPort);
+    ASSERT_TRUE(proxy_->status().ok()) << proxy_->status();
+    // Short call timeouts: a dead server must fail the copy in seconds.
+    NfsClientOptions client_options;
+    client_options.timeout = absl::Seconds(5);
+    client_options.connect_timeout = absl::Seconds(2);
+    absl::StatusOr<std::unique_ptr<NfsClient>> c = NfsClient::Connect(
+        runtime_,
+        absl::StrCat("nfs://127.0.0.1/export/", fresh_, "?nfsport=", proxy_->port(),
+                     "&mountport=", peers::kMountPort),
+        client_options);
+    ASSERT_TRUE(c.ok()) << c.status();
+    proxied_ = *std::move(c);
+  }
+
+  void TearDown() override {
+    proxied_.reset();  // before its proxy goes
+    proxy_.reset();
+  }
+
+  peers::ToxiproxyClient toxiproxy_;
+  std::unique_ptr<peers::ScopedProxy> proxy_;
+  std::unique_ptr<NfsClient> proxied_;
+};
+
+TEST_F(NfsDownloadThroughToxiproxyTest, ServerDyingMidwayKeepsExistingDestinationAndNoTemporary) {
+  // 64 chunks, 8 in flight, each reply held 20 ms by the proxy: the copy
+  // takes 8+ rounds, so the first bytes land long before the last.
+  constexpr size_t kSize = 64 * kChunk;
+  constexpr int64_t kHoldMs = 20;
+  nfs_test::WriteFile(Exported("src.bin"), kSize);
+  const std::string local = MakeExistingDestination();
+  const std::string before = Md5OfFile(local);
+  ASSERT_TRUE(proxy_->AddToxic({.name = "hold", .type = "latency",
+                                .attributes = {{"latency", kHoldMs}}}).ok());
+
+  CopyOptions options = Options();
+  options.progress_interval = absl::Milliseconds(1);
+  // Once some bytes have landed, every connection to the server is reset
+  // (new ones too): the remaining READs fail after their retries.
+  int64_t bytes_when_killed = -1;
+  absl::Status kill_status;
+  options.progress = [&](const TransferProgress& p) {
+    if (bytes_when_killed < 0 && p.bytes_done > 0) {
+      bytes_when_killed = p.bytes_done;
+      kill_status = proxy_->AddToxic(
+          {.name = "reset", .type = "reset_peer", .attributes = {{"timeout", 0}}});
+    }
+    return absl::OkStatus();
+  };
+  absl::StatusOr<CopyStats> s =
+      CopyNfsToLocal(runtime_, *proxied_, "src.bin", local, std::move(options));
+  ASSERT_TRUE(kill_status.ok()) << kill_status;
+  ASSERT_GT(bytes_when_killed, 0);
+  ASSERT_LT(bytes_when_killed, static_cast<int64_t>(kSize)) << "the copy ended before the reset";
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kUnavailable) << s.status();
+  EXPECT_THAT(LocalNames(), ElementsAre("dst.bin"));
+  EXPECT_EQ(Md5OfFile(local), before);
 }
 
 }  // namespace

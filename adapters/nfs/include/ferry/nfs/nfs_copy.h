@@ -12,6 +12,13 @@
 // An optional progress callback runs on the calling thread while it waits
 // for the workers (the contract of ferry/transfer/file_transfer.h).
 //
+// A failed download never leaves a partial file that looks complete (as
+// DownloadToFile): the data lands in a temporary file
+// "<dir>/.<name>.ferry-<random>" beside the destination, renamed over it
+// only once every byte has been written; on any error, or when the
+// progress callback says stop, the temporary is removed and a file already
+// at the destination is left as it was.
+//
 //   ferry::Runtime rt({.blocking_threads = 16});
 //   FERRY_ASSIGN_OR_RETURN(ferry::nfs::CopyStats s,
 //       ferry::nfs::CopyNfsToLocal(rt, *client, "big.bin", "/tmp/big.bin",
@@ -45,15 +52,18 @@ struct CopyOptions {
   // 0: that maximum capped at 1 MiB. A chunk over 1 MiB is sent as several
   // READ/WRITE calls of 1 MiB (see nfs_file.h).
   uint32_t chunk_bytes = 0;
-  // Permission bits of files created on either side.
+  // Permission bits (minus the umask, locally) of files created on either
+  // side. A download's local file is always a new file: it gets these bits
+  // even when it replaces an existing one.
   uint32_t mode = 0644;
   // Called on the calling thread (never on a worker or I/O thread) with the
   // bytes written to the destination so far, at most once per
-  // progress_interval, and once more with the whole size when the copy has
-  // succeeded; bytes_done never decreases. A non-OK return stops the copy,
-  // which fails with that status. May be empty. `mutable`: the functions
-  // take the options by const reference and call it.
-  mutable ProgressCallback progress;
+  // progress_interval, and once more with the whole size when every byte has
+  // been written (before a download's rename: a stop there still leaves the
+  // destination untouched); bytes_done never decreases. A non-OK return
+  // stops the copy, which fails with that status. May be empty. Move-only,
+  // so the functions take CopyOptions by value (as TransferOptions).
+  ProgressCallback progress;
   absl::Duration progress_interval = absl::Milliseconds(100);
 };
 
@@ -65,16 +75,19 @@ struct CopyStats {
 };
 
 // Copies NFS `nfs_path` (relative to the client's URL path) to `local_path`
-// (created or truncated).
+// (created or replaced, through a temporary file as above). NotFound naming
+// the NFS path for a missing source (nothing is created locally); the NFS
+// error for a failed call; the errno status naming the local path (or the
+// temporary's) for a local failure; the callback's status for a stop.
 absl::StatusOr<CopyStats> CopyNfsToLocal(Runtime& runtime, NfsClient& client,
                                          std::string_view nfs_path, const std::string& local_path,
-                                         const CopyOptions& options = {});
+                                         CopyOptions options = {});
 
-// Copies `local_path` to NFS `nfs_path` (created or truncated; the parent
-// directory must exist).
+// Copies `local_path` to NFS `nfs_path` (created or truncated in place; the
+// parent directory must exist).
 absl::StatusOr<CopyStats> CopyLocalToNfs(Runtime& runtime, NfsClient& client,
                                          const std::string& local_path, std::string_view nfs_path,
-                                         const CopyOptions& options = {});
+                                         CopyOptions options = {});
 
 }  // namespace ferry::nfs
 

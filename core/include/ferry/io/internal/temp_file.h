@@ -1,0 +1,73 @@
+// Internals shared by ferry's whole-file downloads (DownloadToFile,
+// nfs::CopyNfsToLocal). Users must not touch anything here.
+//
+// A download must never leave a partial file that looks complete, so it
+// writes into a temporary file beside the destination and renames it over
+// the destination only once every byte has landed; any failure removes the
+// temporary and leaves the destination as it was:
+//
+//   FERRY_ASSIGN_OR_RETURN(ferry::io_internal::TempFile temp,
+//                          ferry::io_internal::TempFile::CreateBeside(local_path));
+//   FERRY_RETURN_IF_ERROR(temp.Resize(size));
+//   ... pwrite(temp.fd(), ...) ...           // an early return unlinks it
+//   FERRY_RETURN_IF_ERROR(temp.Commit(local_path));
+//
+// Thread-safety: thread-compatible. fd() may be written through from many
+// threads at once (pwrite); Resize, Commit, Discard and destruction must
+// not race with those writes or with each other.
+#ifndef FERRY_IO_INTERNAL_TEMP_FILE_H_
+#define FERRY_IO_INTERNAL_TEMP_FILE_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace ferry::io_internal {
+
+// A temporary file beside a destination, removed unless committed.
+class TempFile {
+ public:
+  // Creates "<dir>/.<name>.ferry-<16 random hex digits>" in the directory of
+  // `destination` (O_EXCL, opened read-write, permission bits `mode` minus
+  // the umask). InvalidArgument if `destination` ends in '/'; the errno
+  // status naming the temporary's path if it cannot be created.
+  static absl::StatusOr<TempFile> CreateBeside(const std::string& destination,
+                                               uint32_t mode = 0644);
+
+  TempFile(TempFile&& other) noexcept;
+  TempFile& operator=(TempFile&& other) noexcept;
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  // Discard()s an uncommitted file.
+  ~TempFile();
+
+  // The open descriptor; -1 once committed or discarded.
+  int fd() const { return fd_; }
+  // The temporary's path (for messages); empty once committed or discarded.
+  const std::string& path() const { return path_; }
+
+  // Sets the file's size (sparse until written). REQUIRES: fd() >= 0.
+  absl::Status Resize(int64_t size);
+
+  // Closes the file and renames it over `destination` (normally the one
+  // given to CreateBeside: same directory, so the rename is atomic). On
+  // failure the temporary is removed and `destination` is untouched.
+  // REQUIRES: fd() >= 0.
+  absl::Status Commit(const std::string& destination);
+
+  // Closes and unlinks the file unless committed. Idempotent.
+  void Discard();
+
+ private:
+  TempFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+
+  std::string path_;  // empty: nothing to remove
+  int fd_ = -1;
+};
+
+}  // namespace ferry::io_internal
+
+#endif  // FERRY_IO_INTERNAL_TEMP_FILE_H_

@@ -52,14 +52,13 @@
 #include <utility>
 #include <vector>
 
-#include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "ferry/base/clock.h"
 #include "ferry/base/mutex.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
+#include "ferry/io/internal/temp_file.h"
 #include "ferry/runtime/runtime.h"
 
 namespace ferry {
@@ -89,66 +88,6 @@ absl::Status Report(TransferOptions& options, int64_t done, int64_t total, absl:
   p.elapsed = MonotonicNow() - start;
   return options.progress(p);
 }
-
-// A temporary file beside the destination, removed unless committed.
-class TempFile {
- public:
-  ~TempFile() { Discard(); }
-
-  // Creates "<dir>/.<name>.ferry-<random>" with mode 0644 minus umask.
-  absl::Status Create(const std::string& destination) {
-    const size_t slash = destination.rfind('/');
-    const std::string dir = slash == std::string::npos ? "" : destination.substr(0, slash + 1);
-    const std::string base = slash == std::string::npos ? destination : destination.substr(slash + 1);
-    if (base.empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("download to ", destination, ": the path names a directory"));
-    }
-    absl::BitGen gen;
-    // A handful of tries: a collision of 64 random bits is a stale file of
-    // an earlier crash with the same name, not a race to win.
-    for (int attempt = 0; attempt < 8; ++attempt) {
-      path_ = absl::StrFormat("%s.%s.ferry-%016x", dir, base, absl::Uniform<uint64_t>(gen));
-      fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-      if (fd_ >= 0) return absl::OkStatus();
-      if (errno != EEXIST) break;
-    }
-    const int err = errno;
-    absl::Status s = ErrnoError(err, "create temporary file", path_);
-    path_.clear();
-    return s;
-  }
-
-  // Sets the file's size (sparse until written).
-  absl::Status Resize(int64_t size) {
-    if (::ftruncate(fd_, size) != 0) return ErrnoError(errno, "ftruncate", path_);
-    return absl::OkStatus();
-  }
-
-  int fd() const { return fd_; }
-  const std::string& path() const { return path_; }
-
-  // Closes the file and renames it to `destination`.
-  absl::Status Commit(const std::string& destination) {
-    const int fd = std::exchange(fd_, -1);
-    if (::close(fd) != 0) return ErrnoError(errno, "close", path_);
-    if (::rename(path_.c_str(), destination.c_str()) != 0) {
-      return ErrnoError(errno, absl::StrCat("rename ", path_, " to"), destination);
-    }
-    path_.clear();
-    return absl::OkStatus();
-  }
-
-  void Discard() {
-    if (fd_ >= 0) ::close(std::exchange(fd_, -1));
-    if (!path_.empty()) ::unlink(path_.c_str());
-    path_.clear();
-  }
-
- private:
-  std::string path_;
-  int fd_ = -1;
-};
 
 // A mapping of bytes [offset, offset + len) of a file (any offset: the
 // mapping starts at the page boundary below it). Unmapped on destruction.
@@ -264,10 +203,10 @@ absl::StatusOr<TransferStats> DownloadToFile(MultipartDownloadManager& downloads
   std::unique_ptr<MultipartDownloader> object = *std::move(opened);
   const int64_t size = object->info().size;
 
-  TempFile temp;
-  absl::Status s = temp.Create(local_path);
-  if (s.ok()) s = temp.Resize(size);
-  if (!s.ok()) return Annotate(s, where);
+  absl::StatusOr<io_internal::TempFile> created = io_internal::TempFile::CreateBeside(local_path);
+  if (!created.ok()) return Annotate(created.status(), where);
+  io_internal::TempFile temp = *std::move(created);
+  if (absl::Status s = temp.Resize(size); !s.ok()) return Annotate(s, where);
 
   const int64_t chunk = downloads.options().chunk_bytes;
   // The pool, under the downloads' budget, taken before the download
@@ -432,7 +371,7 @@ absl::StatusOr<TransferStats> UploadFromFile(ObjectStore& store, Runtime& runtim
   absl::Status failure;
   for (int n = 1; n <= parts && failure.ok(); ++n) {
     // Room for a new part (or the upload failed and Write says why).
-    while (!uploader->WaitUntilWritable(next_report)) {
+    while (!uploader->WaitUntilWritable(next_report - MonotonicNow())) {
       failure = maybe_report();
       if (!failure.ok()) break;
     }

@@ -571,7 +571,9 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
     return !parts.contains(layout.PartAt(offset));
   }
 
-  bool WaitUntilWritable(absl::Time deadline) {
+  bool WaitUntilWritable(absl::Duration timeout) {
+    // CondVar deadlines are wall-clock times.
+    const absl::Time deadline = absl::Now() + timeout;
     MutexLock l(&mu);
     auto full = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
       return options.max_sealed_parts > 0 && sealed >= options.max_sealed_parts && error.ok() &&
@@ -888,8 +890,8 @@ absl::Status MultipartUploader::Write(int64_t offset, std::span<const char> data
   return state_->Write(offset, data);
 }
 
-bool MultipartUploader::WaitUntilWritable(absl::Time deadline) {
-  return state_->WaitUntilWritable(deadline);
+bool MultipartUploader::WaitUntilWritable(absl::Duration timeout) {
+  return state_->WaitUntilWritable(timeout);
 }
 
 absl::StatusOr<std::string> MultipartUploader::Finish() { return state_->Finish(); }

@@ -183,10 +183,11 @@ class MultipartUploader {
 
   // Waits until a Write that starts a new part would not wait for
   // options.max_sealed_parts (or the upload has failed, so Write returns at
-  // once), or until `deadline`. True if there is room. Lets a single writer
-  // do other work (report progress) while the store catches up.
+  // once), or for at most `timeout`. True if there is room. Lets a single
+  // writer do other work (report progress) while the store catches up. A
+  // duration, not a deadline: callers keep time on the monotonic clock.
   // REQUIRES: not on an I/O thread.
-  bool WaitUntilWritable(absl::Time deadline);
+  bool WaitUntilWritable(absl::Duration timeout);
 
   // The last close: seals the remaining parts, uploads spilled ones, waits
   // for every part and completes the upload (or Puts a small object).

@@ -16,11 +16,15 @@
 // is ever in flight, so a listing's cookie and skip count need no lock.
 //
 // The caller's thread waits on a condition variable for a batch (or the
-// end), runs the callback without the lock, and pumps again. The state is
+// end), runs the callback without the lock, and pumps again. A reply wakes
+// it only when there is something to take (a full batch, min_batch_entries
+// in the partial one, an error, or the end): waking it per page to find too
+// little would cost a context switch per directory. The state is
 // shared with the callbacks (shared_ptr), and WalkTree returns only once no
 // call is in flight, also after an early stop.
 #include "ferry/nfs/tree_walker.h"
 
+#include <algorithm>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -113,10 +117,7 @@ class WalkState : public std::enable_shared_from_this<WalkState> {
       WalkBatch batch;
       {
         MutexLock l(&mu_);
-        while (ready_.empty() && current_.entries.empty() && current_.errors.empty() &&
-               !DoneLocked()) {
-          cv_.Wait(&mu_);
-        }
+        while (!TakeableLocked() && !DoneLocked()) cv_.Wait(&mu_);
         if (!ready_.empty()) {
           batch = std::move(ready_.front());
           ready_.pop_front();
@@ -153,6 +154,19 @@ class WalkState : public std::enable_shared_from_this<WalkState> {
  private:
   bool DoneLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return in_flight_ == 0 && (stack_.empty() || stopped_);
+  }
+
+  // A batch the caller may take before the walk ends. (Nothing is lost by
+  // leaving a small one: while calls are in flight more replies come, and
+  // once none is, the walk is done or the caller is behind -- ready_ full.)
+  bool TakeableLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return !ready_.empty() || !current_.errors.empty() ||
+           (!current_.entries.empty() && current_.entries.size() >= options_.min_batch_entries);
+  }
+
+  // After a reply changed the state: wakes the caller if it has a reason to.
+  void SignalIfUsefulLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (TakeableLocked() || DoneLocked()) cv_.Signal();
   }
 
   void Send(Listing listing) {
@@ -246,7 +260,7 @@ class WalkState : public std::enable_shared_from_this<WalkState> {
       } else {
         in_flight_ += static_cast<int>(lookups.size());
       }
-      cv_.Signal();
+      SignalIfUsefulLocked();
     }
     for (PendingLookup& p : lookups) SendLookup(std::move(p));
     Pump();
@@ -291,7 +305,7 @@ class WalkState : public std::enable_shared_from_this<WalkState> {
         current_.errors.push_back(std::move(*error));
       }
       if (subdir && !stopped_) stack_.push_back(std::move(*subdir));
-      cv_.Signal();
+      SignalIfUsefulLocked();
     }
     Pump();
   }
@@ -345,6 +359,7 @@ absl::StatusOr<WalkStats> WalkTree(NfsClient& client, std::string_view root,
   if (o.max_directories_in_flight < 1) o.max_directories_in_flight = 1;
   if (o.batch_entries < 1) o.batch_entries = 1;
   if (o.max_queued_batches < 1) o.max_queued_batches = 1;
+  o.min_batch_entries = std::clamp<size_t>(o.min_batch_entries, 1, o.batch_entries);
 
   auto state = std::make_shared<WalkState>(client, std::string(root), o);
   state->Start(Listing{root_object.handle, ""});

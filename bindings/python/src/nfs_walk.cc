@@ -1,7 +1,9 @@
 // ferry._core._NfsWalk: ferry::nfs::WalkTree as a Python iterator of
 // records.proto WalkBatch bytes (ferry/nfs.py decodes them and is the API).
 //
-// The walk runs on one of the Runtime's blocking threads, without the GIL.
+// The walk runs on one of the Runtime's blocking threads, without the GIL,
+// and hands over full batches only (WalkOptions::min_batch_entries): each
+// batch costs a serialization, a wake-up of the Python thread and a decode.
 // Its callback converts each batch with ferry::nfs::SerializeWalkBatch (the
 // converter Java will use too) and hands the bytes to a small queue; while
 // the queue is full the callback waits, and since WalkTree sends no new
@@ -304,6 +306,10 @@ Use ferry.nfs.walk(), which decodes them.)doc")
                    ") and connections (", connections, ") must be > 0")));
              }
              config.walk.batch_entries = static_cast<size_t>(batch_entries);
+             // Full batches only: each costs a serialization, a wake-up of
+             // the Python thread and a decode, so ~25 batches of 4096 beat
+             // the ~500 one-page batches a waiting consumer would get.
+             config.walk.min_batch_entries = config.walk.batch_entries;
              config.walk.max_directories_in_flight = max_directories_in_flight;
              // The channel queues batches too: the walker's own queue can be short.
              config.walk.max_queued_batches = static_cast<int>(kMaxQueuedBatches);

@@ -59,6 +59,14 @@ def test_batches_are_numbered_and_the_last_is_marked(ganesha, rt):
     assert all(len(b.entries) <= 50 for b in batches)
 
 
+def test_batches_are_full_but_the_last(ganesha, rt):
+    # Not one batch per directory page: each batch costs a crossing.
+    sizes = [len(b.entries) for b in ferry.nfs.walk(nfs_url("tree"), runtime=rt, batch_entries=50)]
+    assert len(sizes) > 2
+    assert sizes[:-1] == [50] * (len(sizes) - 1)
+    assert 0 < sizes[-1] <= 50
+
+
 def test_entries_carry_attributes(ganesha, rt):
     by_path = {e.path: e for e in ferry.nfs.walk_entries(nfs_url("tree"), runtime=rt)}
     st = os.lstat(ganesha / "tree" / "sizes" / "s4095")

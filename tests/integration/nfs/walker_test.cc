@@ -192,6 +192,28 @@ TEST_F(WalkerTest, UsesOnlyReaddirplusOneCallPerPage) {
   EXPECT_EQ(got.stats.bytes, 100u);
 }
 
+TEST_F(WalkerTest, MinBatchEntriesHandsOverOnlyFullBatchesButTheLast) {
+  for (int d = 0; d < 30; ++d) {
+    mkdir(Local(absl::StrCat("d", d)).c_str(), 0755);
+    for (int f = 0; f < 50; ++f) nfs_test::WriteFile(Local(absl::StrCat("d", d, "/f", f)), 0);
+  }
+  std::unique_ptr<NfsClient> client = Connect();
+  ASSERT_NE(client, nullptr);
+  WalkOptions o;
+  o.batch_entries = 100;
+  o.min_batch_entries = 100;
+  std::vector<size_t> sizes;
+  absl::StatusOr<WalkStats> stats = WalkTree(*client, "", o, [&](WalkBatch& b) {
+    sizes.push_back(b.entries.size());
+    return true;
+  });
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(stats->entries, 30u * 51u);
+  ASSERT_EQ(sizes.size(), 16u);  // 1,530 entries: 15 full batches and 30 left
+  for (size_t i = 0; i + 1 < sizes.size(); ++i) EXPECT_EQ(sizes[i], 100u) << "batch " << i;
+  EXPECT_EQ(sizes.back(), 30u);
+}
+
 TEST_F(WalkerTest, BatchesAreBoundedAndTheCallerCanStopEarly) {
   for (int d = 0; d < 30; ++d) {
     mkdir(Local(absl::StrCat("d", d)).c_str(), 0755);

@@ -171,6 +171,12 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
   uint64_t next_retry_id ABSL_GUARDED_BY(mu) = 0;
   std::vector<CURL*> idle ABSL_GUARDED_BY(mu);
   bool shut_down ABSL_GUARDED_BY(mu) = false;
+  // Batches of callbacks taken out under `mu` and not yet finished running
+  // (on an I/O thread, or posted to one). Shutdown waits for none: a
+  // callback may use its caller (S3ObjectStore's failover reads the store),
+  // which is being destroyed right after.
+  int completing ABSL_GUARDED_BY(mu) = 0;
+  CondVar completions_done;
 
   using Finished = std::vector<std::pair<std::unique_ptr<Transfer>, absl::StatusOr<HttpResponse>>>;
 
@@ -332,6 +338,7 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
         Arm(w);  // before the action: see the file comment
       }
       RunAction(w->descriptor.native_handle(), mask, finished);
+      ++completing;
     }
     Complete(std::move(finished));
   }
@@ -343,6 +350,7 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
       MutexLock l(&mu);
       if (shut_down) return;
       RunAction(s, mask, out != nullptr ? *out : finished);
+      ++completing;
     }
     Complete(std::move(finished));
   }
@@ -417,6 +425,7 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
         std::unique_ptr<Transfer> retry = std::move(it->second.second);
         self->retrying.erase(it);
         self->Start(std::move(retry), finished);
+        ++self->completing;
       }
       self->Complete(std::move(finished));
     });
@@ -516,12 +525,16 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
   }
 
   // Runs the callbacks of finished transfers. REQUIRES: `mu` not held.
+  // Runs the callbacks of `finished`, then gives back the `completing`
+  // count its caller took under `mu`.
   void Complete(Finished finished) {
     for (auto& [t, result] : finished) {
       Callback<HttpResponse> done = std::move(t->done);
       t.reset();
       done(std::move(result));
     }
+    MutexLock l(&mu);
+    if (--completing == 0) completions_done.SignalAll();
   }
 
   void Shutdown() {
@@ -530,6 +543,7 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
       MutexLock l(&mu);
       if (shut_down) return;
       shut_down = true;
+      ++completing;
       for (auto& [easy, t] : active) {
         curl_multi_remove_handle(multi, easy);
         curl_slist_free_all(t->headers);
@@ -560,6 +574,13 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
       sockets.clear();
     }
     Complete(std::move(cancelled));
+    // Callbacks running on an I/O thread now, or posted there, finish
+    // before the owner goes away. On an I/O thread itself, waiting could
+    // wait for this very thread: there the owner must not be destroyed
+    // while its callbacks may run (S3ObjectStore is not).
+    if (io.get_executor().running_in_this_thread()) return;
+    MutexLock l(&mu);
+    while (completing > 0) completions_done.Wait(&mu);
   }
 };
 
@@ -575,7 +596,9 @@ HttpClient::HttpClient(Runtime& runtime, const HttpClientOptions& options)
   curl_multi_setopt(e->multi, CURLMOPT_MAXCONNECTS, kMaxCachedConnections);
 }
 
-HttpClient::~HttpClient() { engine_->Shutdown(); }
+HttpClient::~HttpClient() { Shutdown(); }
+
+void HttpClient::Shutdown() { engine_->Shutdown(); }
 
 void HttpClient::Send(HttpRequest request, Callback<HttpResponse> done) {
   auto t = std::make_unique<Transfer>();
@@ -589,6 +612,8 @@ void HttpClient::Send(HttpRequest request, Callback<HttpResponse> done) {
     } else {
       engine_->Start(std::move(t), failed);
     }
+    // Counted until the posted completion has run (see `completing`).
+    if (!failed.empty()) ++engine_->completing;
   }
   if (!failed.empty()) {
     // Never complete inline on the caller's thread.

@@ -9,9 +9,8 @@
 // With several endpoints a request that cannot connect is re-signed (the
 // host header changes) and sent to the next endpoint not marked down; the
 // endpoint is marked down for kEndpointDownTime. That failover runs in the
-// HTTP completion and uses the store: like every callback, it must not
-// race the store's destructor (REQUIRES: no call in flight at destruction
-// but those the destructor cancels).
+// HTTP completion and uses the store, so the destructor first shuts the
+// HTTP client down, which waits for completions already running.
 // Error statuses are moved, never copied, into the caller's callback: a
 // copy left behind on the I/O thread would drop its reference after the
 // caller read the status, and Debian's uninstrumented abseil hides that
@@ -132,10 +131,12 @@ S3ObjectStore::S3ObjectStore(Runtime& runtime, const S3Config& config)
   for (size_t i = 0; i < config_.endpoints.size(); ++i) endpoint_down_until_[i].store(0);
 }
 
-// The HTTP client goes first, in the destructor's body: its shutdown
-// completes the calls still in flight with Cancelled, and their callbacks
-// read this store (config, endpoint health) while it is still whole.
-S3ObjectStore::~S3ObjectStore() { http_.reset(); }
+// The HTTP client shuts down first, in the destructor's body: it completes
+// the calls still in flight with Cancelled and waits for callbacks running
+// on an I/O thread, and those callbacks read this store (config, endpoint
+// health; failover may even Send again, which then completes Cancelled)
+// while it is still whole.
+S3ObjectStore::~S3ObjectStore() { http_->Shutdown(); }
 
 template <typename T>
 void S3ObjectStore::FailLater(Callback<T> done, absl::Status status) {

@@ -14,9 +14,9 @@
 #include <cstring>
 #include <utility>
 
-#include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "ferry/base/random.h"
 
 namespace ferry::io_internal {
 namespace {
@@ -41,10 +41,9 @@ absl::StatusOr<TempFile> TempFile::CreateBeside(const std::string& destination, 
     return absl::InvalidArgumentError(
         absl::StrCat("temporary file for ", destination, ": the path names a directory"));
   }
-  absl::BitGen gen;
   std::string path;
   for (int attempt = 0; attempt < kCreateAttempts; ++attempt) {
-    path = absl::StrFormat("%s.%s.ferry-%016x", dir, base, absl::Uniform<uint64_t>(gen));
+    path = absl::StrFormat("%s.%s.ferry-%016x", dir, base, RandomUint64());
     const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
                           static_cast<mode_t>(mode));
     if (fd >= 0) return TempFile(std::move(path), fd);

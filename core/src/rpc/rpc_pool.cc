@@ -43,7 +43,6 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
-#include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "asio/bind_executor.hpp"
@@ -56,6 +55,7 @@
 #include "asio/strand.hpp"
 #include "asio/write.hpp"
 #include "ferry/base/mutex.h"
+#include "ferry/base/random.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
 
@@ -312,7 +312,6 @@ struct Connection {
   asio::steady_timer connect_timer;  // bounds connect + handshake
   std::shared_ptr<Session> session;  // the current one, or null
   uint64_t next_session_gen = 0;
-  absl::InsecureBitGen jitter;       // back-off jitter
 };
 
 // Counts an asynchronous operation of the pool for the destructor to wait
@@ -559,8 +558,7 @@ PoolCore::PoolCore(Runtime& runtime, RpcPoolOptions options)
   }
   // A random first xid, so a restarted client does not replay the ids of
   // its previous life into the server's duplicate request cache.
-  absl::BitGen gen;
-  next_xid_ = absl::Uniform<uint32_t>(gen);
+  next_xid_ = static_cast<uint32_t>(RandomUint64());
   retry_tokens_ = options_.retry_budget_tokens;
 }
 
@@ -736,7 +734,7 @@ void PoolCore::ScheduleReconnect(Connection* c, absl::Duration delay) {
   }
   // Up to 25% earlier, so connections (and clients) that failed together
   // do not all come back in the same instant.
-  delay *= absl::Uniform(c->jitter, 0.75, 1.0);
+  delay *= 0.75 + 0.25 * RandomUnit();
   c->backoff_timer.expires_after(absl::ToChronoNanoseconds(delay));
   c->backoff_timer.async_wait(
       asio::bind_executor(c->strand, [this, c, token = OpToken(this)](const std::error_code& ec) {

@@ -20,9 +20,9 @@
 #include <utility>
 
 #include "absl/functional/any_invocable.h"
-#include "absl/random/random.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "ferry/base/random.h"
 #include "ferry/runtime/future.h"
 
 namespace ferry {
@@ -103,8 +103,7 @@ struct RetryCall {
         c.done(std::move(r));
         return;
       }
-      absl::InsecureBitGen gen;
-      const absl::Duration wait = c.policy.Backoff(c.attempt, absl::Uniform(gen, 0.0, 1.0));
+      const absl::Duration wait = c.policy.Backoff(c.attempt, RandomUnit());
       DelayScheduler* sched = c.scheduler;
       sched->RunAfter(wait, [self = std::move(self)]() mutable { Start(std::move(self)); });
     });

@@ -88,7 +88,15 @@ bool IsConnectFailure(const absl::Status& status);
 class HttpClient {
  public:
   HttpClient(Runtime& runtime, const HttpClientOptions& options);
+  // Shutdown().
   ~HttpClient();
+
+  // Cancels every request in flight (their callbacks get Cancelled) and,
+  // unless called on an I/O thread, waits until every callback already
+  // running or queued has returned. Later Sends complete with Cancelled.
+  // Idempotent. An owner whose callbacks use it calls this first in its
+  // destructor, while it is still whole.
+  void Shutdown();
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
 

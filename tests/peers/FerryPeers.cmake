@@ -22,11 +22,15 @@
 # RESOURCE_LOCK of the same name (ferry_require_peers adds it to the tests):
 # tests sharing a peer never run at once, and build trees (release, asan)
 # must run their integration tests one after another.
-include_guard(GLOBAL)
 
+# The paths are set in every directory that includes this file (variables
+# are directory-scoped; the guard below would leave a second includer with
+# empty ones, and its peers' state in "/").
 set(FERRY_PEERS_SCRIPTS ${CMAKE_SOURCE_DIR}/tests/peers)
 set(FERRY_PEERS_STATE_DIR ${CMAKE_BINARY_DIR}/tests/peers)
 set(FERRY_PEER_EXPORT_DIR ${FERRY_PEERS_STATE_DIR}/export)
+
+include_guard(GLOBAL)
 
 # A small export tree, made at configure time: a few files and a subdirectory,
 # enough for MOUNT and a listing; tests that need more create it themselves.
@@ -86,3 +90,11 @@ target_link_libraries(ferry_testing_peers
   PRIVATE CURL::libcurl ferry_compile_options)
 target_compile_definitions(ferry_testing_peers
   PRIVATE FERRY_PEERS_STATE_DIR="${FERRY_PEERS_STATE_DIR}")
+
+# Helpers for tests against the S3 peers (tests/testing/s3_peer.h): their
+# config, per-test buckets, random payloads, blocking twins of async calls.
+add_library(ferry_testing_s3 STATIC ${CMAKE_SOURCE_DIR}/tests/testing/s3_peer.cc)
+target_include_directories(ferry_testing_s3 PUBLIC ${CMAKE_SOURCE_DIR}/tests)
+target_link_libraries(ferry_testing_s3
+  PUBLIC ferry::s3 absl::status absl::statusor absl::strings absl::time
+  PRIVATE GTest::gtest ferry_compile_options)

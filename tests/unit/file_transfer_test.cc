@@ -1,13 +1,7 @@
 #include "ferry/transfer/file_transfer.h"
 
-#include <dirent.h>
-#include <stdlib.h>
-#include <unistd.h>
-
 #include <atomic>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -16,44 +10,30 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/in_memory_object_store.h"
+#include "testing/scratch_dir.h"
+#include "testing/transfer_fixtures.h"
 
 namespace ferry {
 namespace {
 
 using ::ferry::testing::ImmediateDelayScheduler;
 using ::ferry::testing::InMemoryObjectStore;
+using ::ferry::testing::Pattern;
+using ::ferry::testing::ReadFile;
+using ::ferry::testing::ScratchDir;
+using ::ferry::testing::SmallPartStoreOptions;
+using ::ferry::testing::WriteFile;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 constexpr int64_t kChunk = 4096;
 constexpr char kKey[] = "bucket/object";
 
-std::string Pattern(size_t n, int seed = 1) {
-  std::string s(n, '\0');
-  for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>((i * 131 + seed * 7 + i / 251) & 0xFF);
-  return s;
-}
-
 // Requests complete on the Runtime's I/O threads without delay; back-off
 // waits are skipped. Each test gets a fresh directory for its files.
 class FileTransferTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string tmpl = ::testing::TempDir() + "ferry_file_transfer_XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    for (const std::string& name : Files()) ::unlink((dir_ + "/" + name).c_str());
-    ::rmdir(dir_.c_str());
-  }
-
-  static InMemoryObjectStore::Options StoreOptions(DelayScheduler* timers) {
-    InMemoryObjectStore::Options o;
-    o.scheduler = timers;
-    o.limits.min_part_bytes = 1024;  // small parts keep the tests small
-    return o;
-  }
+  void SetUp() override { ASSERT_TRUE(dir_.ok()); }
 
   MultipartDownloaderOptions DownloadOptions() {
     MultipartDownloaderOptions o;
@@ -73,50 +53,24 @@ class FileTransferTest : public ::testing::Test {
     return t;
   }
 
-  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
-
-  // Names in the test's directory.
-  std::vector<std::string> Files() const {
-    std::vector<std::string> names;
-    DIR* d = ::opendir(dir_.c_str());
-    if (d == nullptr) return names;
-    while (dirent* e = ::readdir(d)) {
-      const std::string n = e->d_name;
-      if (n != "." && n != "..") names.push_back(n);
-    }
-    ::closedir(d);
-    return names;
-  }
-
-  static std::string ReadFile(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }
-  static void WriteFile(const std::string& path, const std::string& data) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << data;
-  }
-
-  std::string dir_;
+  ScratchDir dir_{"ferry_file_transfer_"};
   MemoryBudget budget_{64 * kChunk};
   Runtime runtime_{{.io_threads = 2, .blocking_threads = 2}};
   RuntimeDelayScheduler store_timers_{runtime_};
   ImmediateDelayScheduler timers_{runtime_};
-  InMemoryObjectStore store_{StoreOptions(&store_timers_)};
+  InMemoryObjectStore store_{SmallPartStoreOptions(&store_timers_)};
   MultipartDownloadManager downloads_{store_, runtime_, DownloadOptions()};
 };
 
 TEST_F(FileTransferTest, DownloadWritesTheObjectByteExact) {
   const std::string data = Pattern(10 * kChunk + 123);
   store_.PutObject(kKey, data);
-  auto stats = DownloadToFile(downloads_, kKey, Path("out.bin"));
+  auto stats = DownloadToFile(downloads_, kKey, dir_.Path("out.bin"));
   ASSERT_TRUE(stats.ok()) << stats.status();
-  EXPECT_TRUE(ReadFile(Path("out.bin")) == data);
+  EXPECT_TRUE(ReadFile(dir_.Path("out.bin")) == data);
   EXPECT_EQ(stats->bytes, static_cast<int64_t>(data.size()));
   EXPECT_EQ(stats->bytes_fetched, static_cast<int64_t>(data.size()));
-  EXPECT_THAT(Files(), ElementsAre("out.bin"));  // no temporary left
+  EXPECT_THAT(dir_.Files(), ElementsAre("out.bin"));  // no temporary left
 }
 
 TEST_F(FileTransferTest, DownloadStaysWithinTheMemoryBudget) {
@@ -126,9 +80,9 @@ TEST_F(FileTransferTest, DownloadStaysWithinTheMemoryBudget) {
   MultipartDownloadManager downloads(store_, runtime_, o);
   const std::string data = Pattern(40 * kChunk + 5);
   store_.PutObject(kKey, data);
-  auto stats = DownloadToFile(downloads, kKey, Path("out.bin"));
+  auto stats = DownloadToFile(downloads, kKey, dir_.Path("out.bin"));
   ASSERT_TRUE(stats.ok()) << stats.status();
-  EXPECT_TRUE(ReadFile(Path("out.bin")) == data);
+  EXPECT_TRUE(ReadFile(dir_.Path("out.bin")) == data);
   EXPECT_LE(small.peak(), small.capacity());
   EXPECT_EQ(small.in_use(), 0);
 }
@@ -142,35 +96,35 @@ TEST_F(FileTransferTest, DownloadWithABudgetOfOneChunkStillCompletes) {
   MultipartDownloadManager downloads(store_, runtime_, o);
   const std::string data = Pattern(5 * kChunk + 1);
   store_.PutObject(kKey, data);
-  auto stats = DownloadToFile(downloads, kKey, Path("out.bin"));
+  auto stats = DownloadToFile(downloads, kKey, dir_.Path("out.bin"));
   ASSERT_TRUE(stats.ok()) << stats.status();
-  EXPECT_TRUE(ReadFile(Path("out.bin")) == data);
+  EXPECT_TRUE(ReadFile(dir_.Path("out.bin")) == data);
 }
 
 TEST_F(FileTransferTest, DownloadReplacesAnExistingDestination) {
-  WriteFile(Path("out.bin"), "old contents that are longer than the new object");
+  WriteFile(dir_.Path("out.bin"), "old contents that are longer than the new object");
   store_.PutObject(kKey, "new");
-  ASSERT_TRUE(DownloadToFile(downloads_, kKey, Path("out.bin")).ok());
-  EXPECT_EQ(ReadFile(Path("out.bin")), "new");
+  ASSERT_TRUE(DownloadToFile(downloads_, kKey, dir_.Path("out.bin")).ok());
+  EXPECT_EQ(ReadFile(dir_.Path("out.bin")), "new");
 }
 
 TEST_F(FileTransferTest, ZeroByteObjectDownloadsAsAnEmptyFile) {
   store_.PutObject(kKey, "");
-  auto stats = DownloadToFile(downloads_, kKey, Path("empty"));
+  auto stats = DownloadToFile(downloads_, kKey, dir_.Path("empty"));
   ASSERT_TRUE(stats.ok()) << stats.status();
-  EXPECT_EQ(ReadFile(Path("empty")), "");
-  EXPECT_THAT(Files(), ElementsAre("empty"));
+  EXPECT_EQ(ReadFile(dir_.Path("empty")), "");
+  EXPECT_THAT(dir_.Files(), ElementsAre("empty"));
 }
 
 TEST_F(FileTransferTest, DownloadOfAMissingObjectIsNotFoundAndCreatesNoFile) {
-  auto stats = DownloadToFile(downloads_, "bucket/missing", Path("out.bin"));
+  auto stats = DownloadToFile(downloads_, "bucket/missing", dir_.Path("out.bin"));
   EXPECT_EQ(stats.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(std::string(stats.status().message()), HasSubstr("bucket/missing"));
-  EXPECT_TRUE(Files().empty());
+  EXPECT_TRUE(dir_.Files().empty());
 }
 
 TEST_F(FileTransferTest, DownloadFailureLeavesNoTempFileAndKeepsTheDestination) {
-  WriteFile(Path("out.bin"), "precious");
+  WriteFile(dir_.Path("out.bin"), "precious");
   store_.PutObject(kKey, Pattern(8 * kChunk));
   store_.SetFault([](const InMemoryObjectStore::Request& r) {
     if (r.op == InMemoryObjectStore::Op::kGetRange && r.offset == 5 * kChunk) {
@@ -178,11 +132,11 @@ TEST_F(FileTransferTest, DownloadFailureLeavesNoTempFileAndKeepsTheDestination) 
     }
     return absl::OkStatus();
   });
-  auto stats = DownloadToFile(downloads_, kKey, Path("out.bin"));
+  auto stats = DownloadToFile(downloads_, kKey, dir_.Path("out.bin"));
   EXPECT_EQ(stats.status().code(), absl::StatusCode::kPermissionDenied);
   EXPECT_THAT(std::string(stats.status().message()), HasSubstr("out.bin"));
-  EXPECT_EQ(ReadFile(Path("out.bin")), "precious");
-  EXPECT_THAT(Files(), ElementsAre("out.bin"));
+  EXPECT_EQ(ReadFile(dir_.Path("out.bin")), "precious");
+  EXPECT_THAT(dir_.Files(), ElementsAre("out.bin"));
 }
 
 TEST_F(FileTransferTest, DownloadProgressRunsOnTheCallerThreadAndEndsWithEveryByte) {
@@ -198,7 +152,7 @@ TEST_F(FileTransferTest, DownloadProgressRunsOnTheCallerThreadAndEndsWithEveryBy
     calls.push_back(p);
     return absl::OkStatus();
   };
-  ASSERT_TRUE(DownloadToFile(downloads_, kKey, Path("out.bin"), std::move(o)).ok());
+  ASSERT_TRUE(DownloadToFile(downloads_, kKey, dir_.Path("out.bin"), std::move(o)).ok());
   ASSERT_FALSE(calls.empty());
   EXPECT_TRUE(on_caller_thread);
   EXPECT_EQ(calls.back().bytes_done, static_cast<int64_t>(data.size()));
@@ -209,22 +163,22 @@ TEST_F(FileTransferTest, DownloadProgressRunsOnTheCallerThreadAndEndsWithEveryBy
 }
 
 TEST_F(FileTransferTest, ProgressErrorCancelsTheDownloadAndLeavesNoFile) {
-  WriteFile(Path("out.bin"), "precious");
+  WriteFile(dir_.Path("out.bin"), "precious");
   store_.PutObject(kKey, Pattern(6 * kChunk));
   TransferOptions o;
   o.progress_interval = absl::ZeroDuration();
   o.progress = [](const TransferProgress&) { return absl::CancelledError("user pressed ^C"); };
-  auto stats = DownloadToFile(downloads_, kKey, Path("out.bin"), std::move(o));
+  auto stats = DownloadToFile(downloads_, kKey, dir_.Path("out.bin"), std::move(o));
   EXPECT_EQ(stats.status().code(), absl::StatusCode::kCancelled);
   EXPECT_THAT(std::string(stats.status().message()), HasSubstr("user pressed ^C"));
-  EXPECT_EQ(ReadFile(Path("out.bin")), "precious");
-  EXPECT_THAT(Files(), ElementsAre("out.bin"));
+  EXPECT_EQ(ReadFile(dir_.Path("out.bin")), "precious");
+  EXPECT_THAT(dir_.Files(), ElementsAre("out.bin"));
 }
 
 TEST_F(FileTransferTest, UploadWritesTheFileAsMultipartParts) {
   const std::string data = Pattern(10 * kChunk + 7);
-  WriteFile(Path("in.bin"), data);
-  auto stats = UploadFromFile(store_, runtime_, Path("in.bin"), kKey, UploadOptions());
+  WriteFile(dir_.Path("in.bin"), data);
+  auto stats = UploadFromFile(store_, runtime_, dir_.Path("in.bin"), kKey, UploadOptions());
   ASSERT_TRUE(stats.ok()) << stats.status();
   EXPECT_TRUE(store_.ObjectData(kKey) == data);
   EXPECT_EQ(stats->bytes, static_cast<int64_t>(data.size()));
@@ -234,35 +188,35 @@ TEST_F(FileTransferTest, UploadWritesTheFileAsMultipartParts) {
 }
 
 TEST_F(FileTransferTest, SmallFileUploadsAsOnePut) {
-  WriteFile(Path("in.bin"), "tiny");
-  ASSERT_TRUE(UploadFromFile(store_, runtime_, Path("in.bin"), kKey, UploadOptions()).ok());
+  WriteFile(dir_.Path("in.bin"), "tiny");
+  ASSERT_TRUE(UploadFromFile(store_, runtime_, dir_.Path("in.bin"), kKey, UploadOptions()).ok());
   EXPECT_EQ(store_.ObjectData(kKey), "tiny");
   EXPECT_EQ(store_.requests(InMemoryObjectStore::Op::kCreateMultipart), 0);
 }
 
 TEST_F(FileTransferTest, ZeroByteFileUploadsAsAnEmptyObject) {
-  WriteFile(Path("in.bin"), "");
-  auto stats = UploadFromFile(store_, runtime_, Path("in.bin"), kKey, UploadOptions());
+  WriteFile(dir_.Path("in.bin"), "");
+  auto stats = UploadFromFile(store_, runtime_, dir_.Path("in.bin"), kKey, UploadOptions());
   ASSERT_TRUE(stats.ok()) << stats.status();
   EXPECT_EQ(store_.ObjectData(kKey), "");
 }
 
 TEST_F(FileTransferTest, UploadOfAMissingFileIsNotFound) {
-  auto stats = UploadFromFile(store_, runtime_, Path("nope"), kKey, UploadOptions());
+  auto stats = UploadFromFile(store_, runtime_, dir_.Path("nope"), kKey, UploadOptions());
   EXPECT_EQ(stats.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(std::string(stats.status().message()), HasSubstr("nope"));
   EXPECT_EQ(store_.requests(InMemoryObjectStore::Op::kCreateMultipart), 0);
 }
 
 TEST_F(FileTransferTest, UploadFailureAbortsTheUploadAndLeavesNoObject) {
-  WriteFile(Path("in.bin"), Pattern(10 * kChunk));
+  WriteFile(dir_.Path("in.bin"), Pattern(10 * kChunk));
   store_.SetFault([](const InMemoryObjectStore::Request& r) {
     if (r.op == InMemoryObjectStore::Op::kUploadPart && r.part_number == 4) {
       return absl::PermissionDeniedError("AccessDenied");
     }
     return absl::OkStatus();
   });
-  auto stats = UploadFromFile(store_, runtime_, Path("in.bin"), kKey, UploadOptions());
+  auto stats = UploadFromFile(store_, runtime_, dir_.Path("in.bin"), kKey, UploadOptions());
   EXPECT_EQ(stats.status().code(), absl::StatusCode::kPermissionDenied);
   EXPECT_EQ(store_.ObjectData(kKey), std::nullopt);
   EXPECT_EQ(store_.open_uploads(), 0);
@@ -271,7 +225,7 @@ TEST_F(FileTransferTest, UploadFailureAbortsTheUploadAndLeavesNoObject) {
 
 TEST_F(FileTransferTest, UploadProgressRunsOnTheCallerThreadAndEndsWithEveryByte) {
   const std::string data = Pattern(9 * kChunk + 1);
-  WriteFile(Path("in.bin"), data);
+  WriteFile(dir_.Path("in.bin"), data);
   std::vector<TransferProgress> calls;
   bool on_caller_thread = true;
   const std::thread::id caller = std::this_thread::get_id();
@@ -282,7 +236,7 @@ TEST_F(FileTransferTest, UploadProgressRunsOnTheCallerThreadAndEndsWithEveryByte
     calls.push_back(p);
     return absl::OkStatus();
   };
-  ASSERT_TRUE(UploadFromFile(store_, runtime_, Path("in.bin"), kKey, std::move(o)).ok());
+  ASSERT_TRUE(UploadFromFile(store_, runtime_, dir_.Path("in.bin"), kKey, std::move(o)).ok());
   ASSERT_FALSE(calls.empty());
   EXPECT_TRUE(on_caller_thread);
   EXPECT_EQ(calls.back().bytes_done, static_cast<int64_t>(data.size()));
@@ -290,11 +244,11 @@ TEST_F(FileTransferTest, UploadProgressRunsOnTheCallerThreadAndEndsWithEveryByte
 }
 
 TEST_F(FileTransferTest, ProgressErrorCancelsTheUploadAndAbortsIt) {
-  WriteFile(Path("in.bin"), Pattern(10 * kChunk));
+  WriteFile(dir_.Path("in.bin"), Pattern(10 * kChunk));
   TransferOptions o = UploadOptions();
   o.progress_interval = absl::ZeroDuration();
   o.progress = [](const TransferProgress&) { return absl::CancelledError("user pressed ^C"); };
-  auto stats = UploadFromFile(store_, runtime_, Path("in.bin"), kKey, std::move(o));
+  auto stats = UploadFromFile(store_, runtime_, dir_.Path("in.bin"), kKey, std::move(o));
   EXPECT_EQ(stats.status().code(), absl::StatusCode::kCancelled);
   EXPECT_EQ(store_.ObjectData(kKey), std::nullopt);
   EXPECT_EQ(store_.open_uploads(), 0);
@@ -303,16 +257,16 @@ TEST_F(FileTransferTest, ProgressErrorCancelsTheUploadAndAbortsIt) {
 TEST_F(FileTransferTest, UploadHoldsAtMostConcurrencyPlusTwoSealedPartsAndOneFilling) {
   // Requests wait until this thread runs them: without back-pressure the
   // reader would seal all 20 parts before the first is accepted.
-  InMemoryObjectStore manual(StoreOptions(nullptr));
+  InMemoryObjectStore manual(SmallPartStoreOptions(nullptr));
   MemoryBudget budget(64 * kChunk);
   const std::string data = Pattern(20 * kChunk);
-  WriteFile(Path("in.bin"), data);
+  WriteFile(dir_.Path("in.bin"), data);
   TransferOptions o = UploadOptions();
   o.upload.memory_budget = &budget;
   std::atomic<bool> done{false};
   absl::StatusOr<TransferStats> stats;
   std::thread uploader([&] {
-    stats = UploadFromFile(manual, runtime_, Path("in.bin"), kKey, std::move(o));
+    stats = UploadFromFile(manual, runtime_, dir_.Path("in.bin"), kKey, std::move(o));
     done = true;
   });
   while (!done) {

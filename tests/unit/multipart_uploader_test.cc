@@ -11,23 +11,20 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/in_memory_object_store.h"
+#include "testing/transfer_fixtures.h"
 
 namespace ferry {
 namespace {
 
 using ::ferry::testing::ImmediateDelayScheduler;
 using ::ferry::testing::InMemoryObjectStore;
+using ::ferry::testing::Pattern;
+using ::ferry::testing::SmallPartStoreOptions;
 using ::testing::Each;
 using ::testing::HasSubstr;
 
 constexpr int64_t kPart = 4096;
 constexpr char kKey[] = "bucket/upload";
-
-std::string Pattern(size_t n, int seed = 1) {
-  std::string s(n, '\0');
-  for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>((i * 131 + seed * 7 + i / 251) & 0xFF);
-  return s;
-}
 
 std::span<const char> Slice(const std::string& s, size_t at, size_t n) {
   return std::span<const char>(s.data() + at, std::min(n, s.size() - at));
@@ -93,19 +90,11 @@ class MultipartUploaderTest : public ::testing::Test {
     return up.ok() ? std::move(*up) : nullptr;
   }
 
-  static InMemoryObjectStore::Options StoreOptions(DelayScheduler* timers, int max_parts = 10000) {
-    InMemoryObjectStore::Options o;
-    o.scheduler = timers;
-    o.limits.min_part_bytes = 1024;  // small parts keep the tests small
-    o.limits.max_parts = max_parts;
-    return o;
-  }
-
   MemoryBudget budget_{64 * kPart};
   Runtime runtime_{{.io_threads = 2, .blocking_threads = 1}};
   RuntimeDelayScheduler store_timers_{runtime_};
   ImmediateDelayScheduler timers_{runtime_};
-  InMemoryObjectStore store_{StoreOptions(&store_timers_)};
+  InMemoryObjectStore store_{SmallPartStoreOptions(&store_timers_)};
 };
 
 TEST_F(MultipartUploaderTest, ObjectSmallerThanOnePartGoesUpAsOnePut) {
@@ -225,7 +214,7 @@ TEST_F(MultipartUploaderTest, LastCloseReturnsTheCompleteErrorAndAborts) {
 }
 
 TEST_F(MultipartUploaderTest, UnknownLengthUploadGrowsPartsToStayWithinThePartLimit) {
-  InMemoryObjectStore store(StoreOptions(&store_timers_, /*max_parts=*/20));
+  InMemoryObjectStore store(SmallPartStoreOptions(&store_timers_, /*max_parts=*/20));
   MultipartUploaderOptions o = DefaultOptions();
   o.part_bytes = 1024;
   auto up = MultipartUploader::Create(store, runtime_, kKey, o);
@@ -340,7 +329,7 @@ TEST_F(MultipartUploaderTest, ScratchUploadLargerThanTheBudgetStreamsBackPartByP
 
 TEST_F(MultipartUploaderTest, PartsCarryTheConfiguredChecksum) {
   for (ChecksumAlgorithm a : {ChecksumAlgorithm::kCrc32c, ChecksumAlgorithm::kMd5}) {
-    InMemoryObjectStore store(StoreOptions(&store_timers_));
+    InMemoryObjectStore store(SmallPartStoreOptions(&store_timers_));
     MultipartUploaderOptions o = DefaultOptions();
     o.checksum = a;
     auto up = MultipartUploader::Create(store, runtime_, kKey, o);
@@ -408,7 +397,7 @@ absl::StatusOr<std::string> FinishRunningRequests(InMemoryObjectStore& store,
 }
 
 TEST_F(MultipartUploaderTest, WriteOfANewPartWaitsUntilASealedPartIsAccepted) {
-  InMemoryObjectStore store(StoreOptions(nullptr));
+  InMemoryObjectStore store(SmallPartStoreOptions(nullptr));
   MultipartUploaderOptions o = DefaultOptions();
   o.total_bytes = 4 * kPart;
   o.max_sealed_parts = 2;
@@ -438,7 +427,7 @@ TEST_F(MultipartUploaderTest, WriteOfANewPartWaitsUntilASealedPartIsAccepted) {
 }
 
 TEST_F(MultipartUploaderTest, WriteWaitingForASealedPartReturnsTheUploadsFailure) {
-  InMemoryObjectStore store(StoreOptions(nullptr));
+  InMemoryObjectStore store(SmallPartStoreOptions(nullptr));
   store.SetFault([](const InMemoryObjectStore::Request& r) {
     return r.op == InMemoryObjectStore::Op::kUploadPart ? absl::UnavailableError("503 SlowDown")
                                                         : absl::OkStatus();
@@ -462,7 +451,7 @@ TEST_F(MultipartUploaderTest, WriteWaitingForASealedPartReturnsTheUploadsFailure
 }
 
 TEST_F(MultipartUploaderTest, WriteIntoAPartAlreadyBeingFilledDoesNotWait) {
-  InMemoryObjectStore store(StoreOptions(nullptr));
+  InMemoryObjectStore store(SmallPartStoreOptions(nullptr));
   MultipartUploaderOptions o = DefaultOptions();
   o.total_bytes = 2 * kPart;
   o.max_sealed_parts = 1;
@@ -479,7 +468,7 @@ TEST_F(MultipartUploaderTest, WriteIntoAPartAlreadyBeingFilledDoesNotWait) {
 }
 
 TEST_F(MultipartUploaderTest, WithoutMaxSealedPartsWritesQueueEveryPartWithoutWaiting) {
-  InMemoryObjectStore store(StoreOptions(nullptr));
+  InMemoryObjectStore store(SmallPartStoreOptions(nullptr));
   auto up = MultipartUploader::Create(store, runtime_, kKey, DefaultOptions());
   ASSERT_TRUE(up.ok()) << up.status();
   const std::string data = Pattern(8 * kPart);
@@ -492,7 +481,7 @@ TEST_F(MultipartUploaderTest, WithoutMaxSealedPartsWritesQueueEveryPartWithoutWa
 }
 
 TEST_F(MultipartUploaderTest, WaitUntilWritableTimesOutWhileFullAndIsTrueOnceAPartIsAccepted) {
-  InMemoryObjectStore store(StoreOptions(nullptr));
+  InMemoryObjectStore store(SmallPartStoreOptions(nullptr));
   MultipartUploaderOptions o = DefaultOptions();
   o.total_bytes = 2 * kPart;
   o.max_sealed_parts = 1;

@@ -10,32 +10,22 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/in_memory_object_store.h"
+#include "testing/transfer_fixtures.h"
 
 namespace ferry {
 namespace {
 
 using ::ferry::testing::ImmediateDelayScheduler;
 using ::ferry::testing::InMemoryObjectStore;
+using ::ferry::testing::Pattern;
+using ::ferry::testing::SmallPartStoreOptions;
 using ::testing::HasSubstr;
 
 constexpr int64_t kChunk = 4096;
 constexpr char kKey[] = "bucket/object";
 
-std::string Pattern(size_t n, int seed = 1) {
-  std::string s(n, '\0');
-  for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>((i * 131 + seed * 7 + i / 251) & 0xFF);
-  return s;
-}
-
 absl::Span<char> Buf(std::string& s) { return absl::MakeSpan(s.data(), s.size()); }
 absl::Span<const char> Data(const std::string& s) { return absl::MakeConstSpan(s.data(), s.size()); }
-
-InMemoryObjectStore::Options StoreOptions(DelayScheduler* timers) {
-  InMemoryObjectStore::Options o;
-  o.scheduler = timers;  // null: the test runs each request
-  o.limits.min_part_bytes = 1024;  // small parts keep the tests small
-  return o;
-}
 
 // Requests complete on the Runtime's I/O threads without delay (or, with
 // a manual store, when the test runs them); back-off waits are skipped.
@@ -58,7 +48,7 @@ class ObjectFileTableTest : public ::testing::Test {
   Runtime runtime_{{.io_threads = 2, .blocking_threads = 1}};
   RuntimeDelayScheduler store_timers_{runtime_};
   ImmediateDelayScheduler timers_{runtime_};
-  InMemoryObjectStore store_{StoreOptions(&store_timers_)};
+  InMemoryObjectStore store_{SmallPartStoreOptions(&store_timers_)};
   ObjectFileTable files_{store_, runtime_, TableOptions()};
 };
 
@@ -260,7 +250,7 @@ class ObjectFileTableManualStoreTest : public ObjectFileTableTest {
     return n;
   }
 
-  InMemoryObjectStore manual_{StoreOptions(nullptr)};
+  InMemoryObjectStore manual_{SmallPartStoreOptions(nullptr)};
   ObjectFileTable files_manual_{manual_, runtime_, TableOptions()};
 };
 

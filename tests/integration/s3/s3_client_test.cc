@@ -4,18 +4,12 @@
 // local directory.
 #include "ferry/s3/s3_client.h"
 
-#include <dirent.h>
 #include <fcntl.h>
-#include <stdlib.h>
 #include <unistd.h>
 
-#include <fstream>
-#include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "ferry/base/strings.h"
 #include "ferry/runtime/runtime.h"
@@ -23,6 +17,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/peers.h"
+#include "testing/s3_peer.h"
+#include "testing/scratch_dir.h"
 
 namespace ferry::s3 {
 namespace {
@@ -31,56 +27,30 @@ using ::testing::AnyOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-// tests/peers/versitygw's fixed address and keys.
-constexpr uint16_t kVersitygwPort = 7070;
+using peers::kVersitygwPort;
+using peers::RandomBytes;
+using testing::ReadFile;
+using testing::ScratchDir;
+using testing::WriteFile;
+
 constexpr int64_t kMiB = int64_t{1} << 20;
 // The client's chunk in these tests: S3's smallest part, so part
 // boundaries come at small sizes.
 constexpr int64_t kChunk = 5 * kMiB;
 
+// A config for versitygw on `port` (or a proxy in front of it).
 S3Config LocalConfig(uint16_t port = kVersitygwPort) {
-  S3Config c;
-  c.endpoints = {absl::StrCat("127.0.0.1:", port)};
-  c.use_https = false;
-  c.access_key_id = "AKIDLOCAL";
-  c.secret_access_key = "SECRETLOCAL";
-  c.retry_count = 0;  // tests see the first error as it is
+  S3Config c = peers::S3PeerConfig(port, /*stall_timeout=*/absl::Seconds(2));
   c.mpu_chunk_bytes = kChunk;
   c.mpu_threads = 4;
-  c.connect_timeout = absl::Seconds(5);
-  c.stall_timeout = absl::Seconds(2);
   return c;
 }
 
-std::string RandomBytes(size_t n, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::string s(n, '\0');
-  for (size_t i = 0; i + 4 <= n; i += 4) {
-    const uint32_t v = gen();
-    std::memcpy(&s[i], &v, 4);
-  }
-  return s;
-}
-
 std::string Md5Hex(const std::string& s) {
-  const std::string d = Md5(std::span<const char>(s.data(), s.size()));
+  const std::string d = Md5(peers::AsSpan(s));
   std::string hex;
   for (unsigned char c : d) absl::StrAppend(&hex, absl::Hex(c, absl::kZeroPad2));
   return hex;
-}
-
-template <typename Start>
-absl::Status WaitStatus(Start start) {
-  Promise<bool> p;
-  Future<bool> f = p.GetFuture();
-  start([p = std::move(p)](absl::Status s) mutable {
-    if (s.ok()) {
-      p.Set(true);
-    } else {
-      p.Set(std::move(s));
-    }
-  });
-  return std::move(f).Get().status();
 }
 
 class S3ClientTest : public ::testing::Test {
@@ -89,62 +59,27 @@ class S3ClientTest : public ::testing::Test {
     auto c = S3Client::Create(rt_, LocalConfig());
     ASSERT_TRUE(c.ok()) << c.status();
     client_ = std::move(*c);
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    bucket_ = absl::AsciiStrToLower(absl::StrCat("ferry-client-", info->name()));
-    if (bucket_.size() > 63) bucket_.resize(63);  // S3's bucket name limit
-    absl::Status created =
-        WaitStatus([&](StatusCallback cb) { client_->store().CreateBucket(bucket_, std::move(cb)); });
-    ASSERT_TRUE(created.ok() || created.code() == absl::StatusCode::kAlreadyExists) << created;
-    std::string tmpl = ::testing::TempDir() + "ferry_s3_client_XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    for (const std::string& name : Files()) ::unlink(Path(name).c_str());
-    ::rmdir(dir_.c_str());
+    bucket_ = peers::TestBucketName("ferry-client-");
+    absl::Status created = peers::CreateBucketIfMissing(client_->store(), bucket_);
+    ASSERT_TRUE(created.ok()) << created;
+    ASSERT_TRUE(dir_.ok());
   }
 
   std::string Key(std::string_view name) const { return absl::StrCat(bucket_, "/", ToAbsl(name)); }
-  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
-
-  std::vector<std::string> Files() const {
-    std::vector<std::string> names;
-    DIR* d = ::opendir(dir_.c_str());
-    if (d == nullptr) return names;
-    while (dirent* e = ::readdir(d)) {
-      const std::string n = e->d_name;
-      if (n != "." && n != "..") names.push_back(n);
-    }
-    ::closedir(d);
-    return names;
-  }
-  static std::string ReadFile(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }
-  static void WriteFile(const std::string& path, const std::string& data) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << data;
-  }
 
   // Uploads `data` as `name` through the direct (fault-free) client.
   void PutObject(const std::string& name, const std::string& data) {
-    WriteFile(Path("upload.src"), data);
-    auto st = client_->Upload(Path("upload.src"), Key(name));
+    WriteFile(dir_.Path("upload.src"), data);
+    auto st = client_->Upload(dir_.Path("upload.src"), Key(name));
     ASSERT_TRUE(st.ok()) << st.status();
-    ::unlink(Path("upload.src").c_str());
+    ::unlink(dir_.Path("upload.src").c_str());
   }
 
   absl::StatusOr<std::vector<MultipartUploadInfo>> PendingUploads() {
-    Promise<std::vector<MultipartUploadInfo>> p;
-    auto f = p.GetFuture();
-    client_->store().ListMultipartUploads(
-        bucket_, "", [p = std::move(p)](absl::StatusOr<std::vector<MultipartUploadInfo>> r) mutable {
-          p.Set(std::move(r));
+    return peers::Wait<std::vector<MultipartUploadInfo>>(
+        [&](Callback<std::vector<MultipartUploadInfo>> cb) {
+          client_->store().ListMultipartUploads(bucket_, "", std::move(cb));
         });
-    return std::move(f).Get();
   }
 
   // A client that talks to versitygw through toxiproxy at `port`.
@@ -158,7 +93,7 @@ class S3ClientTest : public ::testing::Test {
   Runtime rt_{RuntimeOptions{.io_threads = 1, .memory_budget_bytes = int64_t{256} << 20}};
   std::unique_ptr<S3Client> client_;
   std::string bucket_;
-  std::string dir_;
+  ScratchDir dir_{"ferry_s3_client_"};
 };
 
 TEST(S3UrlToKeyTest, StripsTheSchemeAndKeepsBucketAndKey) {
@@ -172,17 +107,17 @@ TEST_F(S3ClientTest, UploadThenDownloadRoundTripsByteExactAroundPartBoundaries) 
                        2 * kChunk + 12345}) {
     SCOPED_TRACE(size);
     const std::string data = RandomBytes(static_cast<size_t>(size), static_cast<uint32_t>(size));
-    WriteFile(Path("in.bin"), data);
+    WriteFile(dir_.Path("in.bin"), data);
     const std::string key = Key(absl::StrCat("obj-", size));
-    auto up = client_->Upload(Path("in.bin"), key);
+    auto up = client_->Upload(dir_.Path("in.bin"), key);
     ASSERT_TRUE(up.ok()) << up.status();
     EXPECT_EQ(up->bytes, size);
-    auto down = client_->Download(key, Path("out.bin"));
+    auto down = client_->Download(key, dir_.Path("out.bin"));
     ASSERT_TRUE(down.ok()) << down.status();
     EXPECT_EQ(down->bytes, size);
-    EXPECT_EQ(Md5Hex(ReadFile(Path("out.bin"))), Md5Hex(data));
+    EXPECT_EQ(Md5Hex(ReadFile(dir_.Path("out.bin"))), Md5Hex(data));
   }
-  EXPECT_THAT(Files(), testing::UnorderedElementsAre("in.bin", "out.bin"));
+  EXPECT_THAT(dir_.Files(), ::testing::UnorderedElementsAre("in.bin", "out.bin"));
   auto pending = PendingUploads();
   ASSERT_TRUE(pending.ok()) << pending.status();
   EXPECT_TRUE(pending->empty());
@@ -190,7 +125,7 @@ TEST_F(S3ClientTest, UploadThenDownloadRoundTripsByteExactAroundPartBoundaries) 
 
 TEST_F(S3ClientTest, OneKiBReadOfAOneGiBObjectMovesAtMost64KiB) {
   // A sparse local file: the one 1 GiB upload of this binary costs no disk.
-  const std::string big = Path("big.bin");
+  const std::string big = dir_.Path("big.bin");
   {
     const int fd = ::open(big.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     ASSERT_GE(fd, 0);
@@ -219,30 +154,30 @@ TEST_F(S3ClientTest, WrongCredentialsAreUnauthenticatedWithAClearMessage) {
   auto c = S3Client::Create(rt_, bad);
   ASSERT_TRUE(c.ok());
   PutObject("obj", "data");
-  auto down = (*c)->Download(Key("obj"), Path("out.bin"));
+  auto down = (*c)->Download(Key("obj"), dir_.Path("out.bin"));
   EXPECT_THAT(down.status().code(),
               AnyOf(absl::StatusCode::kUnauthenticated, absl::StatusCode::kPermissionDenied));
   EXPECT_THAT(std::string(down.status().message()), HasSubstr(Key("obj")));
-  WriteFile(Path("in.bin"), "data");
-  auto up = (*c)->Upload(Path("in.bin"), Key("obj2"));
+  WriteFile(dir_.Path("in.bin"), "data");
+  auto up = (*c)->Upload(dir_.Path("in.bin"), Key("obj2"));
   EXPECT_THAT(up.status().code(),
               AnyOf(absl::StatusCode::kUnauthenticated, absl::StatusCode::kPermissionDenied));
-  EXPECT_THAT(Files(), ElementsAre("in.bin"));
+  EXPECT_THAT(dir_.Files(), ElementsAre("in.bin"));
 }
 
 TEST_F(S3ClientTest, MissingBucketIsNotFound) {
-  auto down = client_->Download("ferry-no-such-bucket/obj", Path("out.bin"));
+  auto down = client_->Download("ferry-no-such-bucket/obj", dir_.Path("out.bin"));
   EXPECT_EQ(down.status().code(), absl::StatusCode::kNotFound) << down.status();
-  WriteFile(Path("in.bin"), "data");
-  auto up = client_->Upload(Path("in.bin"), "ferry-no-such-bucket/obj");
+  WriteFile(dir_.Path("in.bin"), "data");
+  auto up = client_->Upload(dir_.Path("in.bin"), "ferry-no-such-bucket/obj");
   EXPECT_EQ(up.status().code(), absl::StatusCode::kNotFound) << up.status();
-  EXPECT_THAT(Files(), ElementsAre("in.bin"));
+  EXPECT_THAT(dir_.Files(), ElementsAre("in.bin"));
 }
 
 TEST_F(S3ClientTest, MissingObjectIsNotFoundAndCreatesNoFile) {
-  auto down = client_->Download(Key("nothing"), Path("out.bin"));
+  auto down = client_->Download(Key("nothing"), dir_.Path("out.bin"));
   EXPECT_EQ(down.status().code(), absl::StatusCode::kNotFound) << down.status();
-  EXPECT_TRUE(Files().empty());
+  EXPECT_TRUE(dir_.Files().empty());
 }
 
 // Faults: a slow link (bandwidth toxic) so that transfers are still
@@ -252,7 +187,7 @@ constexpr int64_t kSlowKiBPerSecond = 8 * 1024;
 
 TEST_F(S3ClientTest, ResetMidDownloadFailsAndLeavesTheDestinationUntouched) {
   PutObject("obj", RandomBytes(4 * kChunk, 5));
-  WriteFile(Path("out.bin"), "precious");
+  WriteFile(dir_.Path("out.bin"), "precious");
   peers::ToxiproxyClient toxiproxy;
   peers::ScopedProxy proxy(toxiproxy, "s3_client_reset_down", kVersitygwPort);
   ASSERT_TRUE(proxy.status().ok()) << proxy.status();
@@ -262,12 +197,12 @@ TEST_F(S3ClientTest, ResetMidDownloadFailsAndLeavesTheDestinationUntouched) {
                               .attributes = {{"rate", kSlowKiBPerSecond}}}).ok());
   ASSERT_TRUE(proxy.AddToxic({.name = "reset", .type = "reset_peer",
                               .attributes = {{"timeout", 300}}}).ok());
-  auto down = c->Download(Key("obj"), Path("out.bin"));
+  auto down = c->Download(Key("obj"), dir_.Path("out.bin"));
   EXPECT_THAT(down.status().code(),
               AnyOf(absl::StatusCode::kUnavailable, absl::StatusCode::kDataLoss));
   EXPECT_THAT(std::string(down.status().message()), HasSubstr(Key("obj")));
-  EXPECT_EQ(ReadFile(Path("out.bin")), "precious");
-  EXPECT_THAT(Files(), ElementsAre("out.bin"));
+  EXPECT_EQ(ReadFile(dir_.Path("out.bin")), "precious");
+  EXPECT_THAT(dir_.Files(), ElementsAre("out.bin"));
 }
 
 TEST_F(S3ClientTest, StalledServerMidDownloadIsDeadlineExceededAndLeavesNoFile) {
@@ -290,11 +225,11 @@ TEST_F(S3ClientTest, StalledServerMidDownloadIsDeadlineExceededAndLeavesNoFile) 
     }
     return absl::OkStatus();
   };
-  auto down = c->Download(Key("obj"), Path("out.bin"), std::move(o));
+  auto down = c->Download(Key("obj"), dir_.Path("out.bin"), std::move(o));
   EXPECT_THAT(down.status().code(),
               AnyOf(absl::StatusCode::kDeadlineExceeded, absl::StatusCode::kUnavailable));
   EXPECT_TRUE(stalled);
-  EXPECT_TRUE(Files().empty());
+  EXPECT_TRUE(dir_.Files().empty());
 }
 
 TEST_F(S3ClientTest, TruncatedBodyIsAnErrorNotAShortFile) {
@@ -306,14 +241,14 @@ TEST_F(S3ClientTest, TruncatedBodyIsAnErrorNotAShortFile) {
   ASSERT_NE(c, nullptr);
   ASSERT_TRUE(proxy.AddToxic({.name = "cut", .type = "limit_data",
                               .attributes = {{"bytes", 1 * kMiB}}}).ok());
-  auto down = c->Download(Key("obj"), Path("out.bin"));
+  auto down = c->Download(Key("obj"), dir_.Path("out.bin"));
   EXPECT_THAT(down.status().code(),
               AnyOf(absl::StatusCode::kDataLoss, absl::StatusCode::kUnavailable));
-  EXPECT_TRUE(Files().empty());
+  EXPECT_TRUE(dir_.Files().empty());
 }
 
 TEST_F(S3ClientTest, ResetMidUploadFailsAndLeavesNoOrphanMultipartUpload) {
-  WriteFile(Path("in.bin"), RandomBytes(4 * kChunk, 8));
+  WriteFile(dir_.Path("in.bin"), RandomBytes(4 * kChunk, 8));
   peers::ToxiproxyClient toxiproxy;
   peers::ScopedProxy proxy(toxiproxy, "s3_client_reset_up", kVersitygwPort);
   ASSERT_TRUE(proxy.status().ok()) << proxy.status();
@@ -327,7 +262,7 @@ TEST_F(S3ClientTest, ResetMidUploadFailsAndLeavesNoOrphanMultipartUpload) {
                               .attributes = {{"rate", kSlowKiBPerSecond}}}).ok());
   ASSERT_TRUE(proxy.AddToxic({.name = "reset", .type = "reset_peer", .stream = "upstream",
                               .attributes = {{"timeout", 300}}}).ok());
-  auto up = c->Upload(Path("in.bin"), Key("obj"));
+  auto up = c->Upload(dir_.Path("in.bin"), Key("obj"));
   EXPECT_THAT(up.status().code(),
               AnyOf(absl::StatusCode::kUnavailable, absl::StatusCode::kDataLoss));
   EXPECT_THAT(std::string(up.status().message()), HasSubstr(Key("obj")));

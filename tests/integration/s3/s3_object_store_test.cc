@@ -3,11 +3,8 @@
 // in a bucket of its own, created fresh.
 #include "ferry/s3/s3_object_store.h"
 
-#include <random>
-
 #include <thread>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "ferry/base/strings.h"
 #include "ferry/runtime/runtime.h"
@@ -17,57 +14,22 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/peers.h"
+#include "testing/s3_peer.h"
 
 namespace ferry::s3 {
 namespace {
 
 using ::testing::HasSubstr;
 
-// tests/peers/versitygw's fixed address and keys.
-constexpr uint16_t kVersitygwPort = 7070;
-constexpr char kAccessKey[] = "AKIDLOCAL";
-constexpr char kSecretKey[] = "SECRETLOCAL";
+using peers::AsSpan;
+using peers::kVersitygwPort;
+using peers::RandomBytes;
+using peers::Wait;
+using peers::WaitStatus;
 
+// A config for versitygw on `port` (or a proxy in front of it).
 S3Config LocalConfig(uint16_t port = kVersitygwPort) {
-  S3Config c;
-  c.endpoints = {absl::StrCat("127.0.0.1:", port)};
-  c.use_https = false;
-  c.access_key_id = kAccessKey;
-  c.secret_access_key = kSecretKey;
-  c.retry_count = 0;  // tests see the first error as it is
-  c.connect_timeout = absl::Seconds(5);
-  c.stall_timeout = absl::Seconds(5);
-  return c;
-}
-
-std::string RandomBytes(size_t n, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::string s(n, '\0');
-  for (char& c : s) c = static_cast<char>(gen());
-  return s;
-}
-
-// Blocking twins of the async calls.
-template <typename T, typename Start>
-absl::StatusOr<T> Wait(Start start) {
-  Promise<T> p;
-  Future<T> f = p.GetFuture();
-  start([p = std::move(p)](absl::StatusOr<T> r) mutable { p.Set(std::move(r)); });
-  return std::move(f).Get();
-}
-
-template <typename Start>
-absl::Status WaitStatus(Start start) {
-  Promise<bool> p;
-  Future<bool> f = p.GetFuture();
-  start([p = std::move(p)](absl::Status s) mutable {
-    if (s.ok()) {
-      p.Set(true);
-    } else {
-      p.Set(std::move(s));  // keep no reference on the I/O thread
-    }
-  });
-  return std::move(f).Get().status();
+  return peers::S3PeerConfig(port, /*stall_timeout=*/absl::Seconds(5));
 }
 
 class S3ObjectStoreTest : public ::testing::Test {
@@ -76,11 +38,9 @@ class S3ObjectStoreTest : public ::testing::Test {
     auto s = S3ObjectStore::Create(rt_, LocalConfig());
     ASSERT_TRUE(s.ok()) << s.status();
     store_ = std::move(*s);
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    bucket_ = absl::AsciiStrToLower(absl::StrCat("ferry-", info->name()));
-    if (bucket_.size() > 63) bucket_.resize(63);  // S3's bucket name limit
-    absl::Status created = WaitStatus([&](StatusCallback cb) { store_->CreateBucket(bucket_, std::move(cb)); });
-    ASSERT_TRUE(created.ok() || created.code() == absl::StatusCode::kAlreadyExists) << created;
+    bucket_ = peers::TestBucketName("ferry-");
+    absl::Status created = peers::CreateBucketIfMissing(*store_, bucket_);
+    ASSERT_TRUE(created.ok()) << created;
   }
 
   std::string Key(std::string_view name) { return absl::StrCat(bucket_, "/", ToAbsl(name)); }
@@ -88,7 +48,7 @@ class S3ObjectStoreTest : public ::testing::Test {
   absl::StatusOr<std::string> PutObject(std::string_view key, const std::string& bytes,
                                         Checksum checksum = {}) {
     return Wait<std::string>([&](Callback<std::string> cb) {
-      store_->Put(key, std::span<const char>(bytes.data(), bytes.size()), checksum, std::move(cb));
+      store_->Put(key, AsSpan(bytes), checksum, std::move(cb));
     });
   }
   absl::StatusOr<std::string> Get(std::string_view key, int64_t off, int64_t len,
@@ -122,7 +82,7 @@ TEST_F(S3ObjectStoreTest, PutThenHeadThenGetRoundTrips) {
 
 TEST_F(S3ObjectStoreTest, PutWithChecksumsIsAccepted) {
   const std::string data = RandomBytes(5000, 2);
-  std::span<const char> bytes(data.data(), data.size());
+  std::span<const char> bytes = AsSpan(data);
   auto md5 = PutObject(Key("md5"), data, ComputeChecksum(ChecksumAlgorithm::kMd5, bytes));
   EXPECT_TRUE(md5.ok()) << md5.status();
   auto crc = PutObject(Key("crc"), data, ComputeChecksum(ChecksumAlgorithm::kCrc32c, bytes));
@@ -132,9 +92,7 @@ TEST_F(S3ObjectStoreTest, PutWithChecksumsIsAccepted) {
 TEST_F(S3ObjectStoreTest, WrongMd5IsRejected) {
   const std::string data = RandomBytes(5000, 3);
   const std::string other = RandomBytes(5000, 4);
-  auto r = PutObject(Key("bad"), data,
-                     ComputeChecksum(ChecksumAlgorithm::kMd5,
-                                     std::span<const char>(other.data(), other.size())));
+  auto r = PutObject(Key("bad"), data, ComputeChecksum(ChecksumAlgorithm::kMd5, AsSpan(other)));
   EXPECT_FALSE(r.ok());
 }
 
@@ -217,9 +175,9 @@ TEST_F(S3ObjectStoreTest, MultipartCallsRoundTrip) {
   std::vector<CompletedPart> parts;
   int n = 1;
   for (const std::string* p : {&part1, &part2}) {
-    Checksum sum = ComputeChecksum(ChecksumAlgorithm::kCrc32c, std::span<const char>(p->data(), p->size()));
+    Checksum sum = ComputeChecksum(ChecksumAlgorithm::kCrc32c, AsSpan(*p));
     auto etag = Wait<std::string>([&](Callback<std::string> cb) {
-      store_->UploadPart(Key("mpu"), *id, n, std::span<const char>(p->data(), p->size()), sum, std::move(cb));
+      store_->UploadPart(Key("mpu"), *id, n, AsSpan(*p), sum, std::move(cb));
     });
     ASSERT_TRUE(etag.ok()) << etag.status();
     parts.push_back({n, *etag});
@@ -239,8 +197,7 @@ TEST_F(S3ObjectStoreTest, AbortLeavesNoUpload) {
   ASSERT_TRUE(id.ok()) << id.status();
   const std::string part = RandomBytes(1000, 8);
   ASSERT_TRUE(Wait<std::string>([&](Callback<std::string> cb) {
-                store_->UploadPart(Key("aborted"), *id, 1, std::span<const char>(part.data(), part.size()),
-                                   {}, std::move(cb));
+                store_->UploadPart(Key("aborted"), *id, 1, AsSpan(part), {}, std::move(cb));
               }).ok());
   auto listed = Wait<std::vector<MultipartUploadInfo>>([&](auto cb) {
     store_->ListMultipartUploads(bucket_, "", std::move(cb));

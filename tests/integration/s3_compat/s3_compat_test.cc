@@ -5,9 +5,7 @@
 // the servers are allowed to differ (S3 leaves it open), the test accepts
 // both answers and says so.
 #include <algorithm>
-#include <random>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "ferry/base/strings.h"
 #include "ferry/runtime/runtime.h"
@@ -17,6 +15,7 @@
 #include "ferry/transfer/multipart_uploader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/s3_peer.h"
 
 namespace ferry::s3 {
 namespace {
@@ -24,6 +23,11 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using ::testing::UnorderedElementsAre;
+
+using peers::AsSpan;
+using peers::RandomBytes;
+using peers::Wait;
+using peers::WaitStatus;
 
 struct Peer {
   const char* name;
@@ -34,46 +38,7 @@ struct Peer {
 void PrintTo(const Peer& peer, std::ostream* os) { *os << peer.name; }
 
 S3Config PeerConfig(const Peer& peer) {
-  S3Config c;
-  c.endpoints = {absl::StrCat("127.0.0.1:", peer.port)};
-  c.use_https = false;
-  c.access_key_id = "AKIDLOCAL";
-  c.secret_access_key = "SECRETLOCAL";
-  c.retry_count = 0;  // tests see the first error as it is
-  c.connect_timeout = absl::Seconds(5);
-  c.stall_timeout = absl::Seconds(10);
-  return c;
-}
-
-std::string RandomBytes(size_t n, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::string s(n, '\0');
-  for (char& c : s) c = static_cast<char>(gen());
-  return s;
-}
-
-std::span<const char> Span(const std::string& s) { return std::span<const char>(s.data(), s.size()); }
-
-template <typename T, typename Start>
-absl::StatusOr<T> Wait(Start start) {
-  Promise<T> p;
-  Future<T> f = p.GetFuture();
-  start([p = std::move(p)](absl::StatusOr<T> r) mutable { p.Set(std::move(r)); });
-  return std::move(f).Get();
-}
-
-template <typename Start>
-absl::Status WaitStatus(Start start) {
-  Promise<bool> p;
-  Future<bool> f = p.GetFuture();
-  start([p = std::move(p)](absl::Status s) mutable {
-    if (s.ok()) {
-      p.Set(true);
-    } else {
-      p.Set(std::move(s));
-    }
-  });
-  return std::move(f).Get().status();
+  return peers::S3PeerConfig(peer.port, /*stall_timeout=*/absl::Seconds(10));
 }
 
 // S3's smallest part but the last.
@@ -85,16 +50,9 @@ class S3CompatTest : public ::testing::TestWithParam<Peer> {
     auto s = S3ObjectStore::Create(rt_, PeerConfig(GetParam()));
     ASSERT_TRUE(s.ok()) << s.status();
     store_ = std::move(*s);
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    // "Suite/Test/0" -> a bucket name of [a-z0-9-].
-    std::string name = absl::AsciiStrToLower(absl::StrCat("c-", info->name()));
-    for (char& c : name) {
-      if (!absl::ascii_isalnum(c)) c = '-';
-    }
-    if (name.size() > 63) name.resize(63);  // S3's bucket name limit
-    bucket_ = name;
-    absl::Status created = CreateBucket(bucket_);
-    ASSERT_TRUE(created.ok() || created.code() == absl::StatusCode::kAlreadyExists) << created;
+    bucket_ = peers::TestBucketName("c-");
+    absl::Status created = peers::CreateBucketIfMissing(*store_, bucket_);
+    ASSERT_TRUE(created.ok()) << created;
   }
 
   std::string Key(std::string_view name) { return absl::StrCat(bucket_, "/", ToAbsl(name)); }
@@ -112,7 +70,7 @@ class S3CompatTest : public ::testing::TestWithParam<Peer> {
   absl::StatusOr<std::string> Put(std::string_view key, const std::string& bytes,
                                   Checksum checksum = {}) {
     return Wait<std::string>(
-        [&](Callback<std::string> cb) { store_->Put(key, Span(bytes), checksum, std::move(cb)); });
+        [&](Callback<std::string> cb) { store_->Put(key, AsSpan(bytes), checksum, std::move(cb)); });
   }
   absl::StatusOr<std::string> Get(std::string_view key, int64_t off, int64_t len,
                                   std::string_view if_match = "") {
@@ -136,7 +94,7 @@ class S3CompatTest : public ::testing::TestWithParam<Peer> {
   absl::StatusOr<std::string> UploadPart(std::string_view key, const std::string& id, int n,
                                          const std::string& bytes, Checksum checksum = {}) {
     return Wait<std::string>([&](Callback<std::string> cb) {
-      store_->UploadPart(key, id, n, Span(bytes), checksum, std::move(cb));
+      store_->UploadPart(key, id, n, AsSpan(bytes), checksum, std::move(cb));
     });
   }
   absl::StatusOr<std::string> Complete(std::string_view key, const std::string& id,
@@ -232,9 +190,9 @@ TEST_P(S3CompatTest, GetWithStaleIfMatchIsFailedPrecondition) {
 
 TEST_P(S3CompatTest, PutWithMd5AndCrc32cIsAccepted) {
   const std::string data = RandomBytes(5000, 4);
-  auto md5 = Put(Key("md5"), data, ComputeChecksum(ChecksumAlgorithm::kMd5, Span(data)));
+  auto md5 = Put(Key("md5"), data, ComputeChecksum(ChecksumAlgorithm::kMd5, AsSpan(data)));
   EXPECT_TRUE(md5.ok()) << md5.status();
-  auto crc = Put(Key("crc"), data, ComputeChecksum(ChecksumAlgorithm::kCrc32c, Span(data)));
+  auto crc = Put(Key("crc"), data, ComputeChecksum(ChecksumAlgorithm::kCrc32c, AsSpan(data)));
   EXPECT_TRUE(crc.ok()) << crc.status();
   auto back = Get(Key("crc"), 0, 5000);
   ASSERT_TRUE(back.ok()) << back.status();
@@ -244,7 +202,7 @@ TEST_P(S3CompatTest, PutWithMd5AndCrc32cIsAccepted) {
 TEST_P(S3CompatTest, PutWithWrongMd5IsRejected) {
   const std::string data = RandomBytes(5000, 5);
   const std::string other = RandomBytes(5000, 6);
-  auto r = Put(Key("bad"), data, ComputeChecksum(ChecksumAlgorithm::kMd5, Span(other)));
+  auto r = Put(Key("bad"), data, ComputeChecksum(ChecksumAlgorithm::kMd5, AsSpan(other)));
   EXPECT_FALSE(r.ok());
   EXPECT_EQ(Head(Key("bad")).status().code(), absl::StatusCode::kNotFound);
 }
@@ -255,7 +213,7 @@ TEST_P(S3CompatTest, MultipartUploadListsItsPartsThenCompletes) {
   auto id = CreateMultipart(Key("mp"));
   ASSERT_TRUE(id.ok()) << id.status();
   auto e1 = UploadPart(Key("mp"), *id, 1, part1,
-                       ComputeChecksum(ChecksumAlgorithm::kMd5, Span(part1)));
+                       ComputeChecksum(ChecksumAlgorithm::kMd5, AsSpan(part1)));
   ASSERT_TRUE(e1.ok()) << e1.status();
   auto e2 = UploadPart(Key("mp"), *id, 2, part2);
   ASSERT_TRUE(e2.ok()) << e2.status();
@@ -502,7 +460,8 @@ TEST_P(S3CompatTest, UploaderWritesAMultipartObject) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Peers, S3CompatTest,
-                         ::testing::Values(Peer{"versitygw", 7070}, Peer{"s3proxy", 8080}),
+                         ::testing::Values(Peer{"versitygw", peers::kVersitygwPort},
+                                           Peer{"s3proxy", peers::kS3proxyPort}),
                          [](const ::testing::TestParamInfo<Peer>& param_info) {
                            return std::string(param_info.param.name);
                          });

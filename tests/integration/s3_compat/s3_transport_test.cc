@@ -14,6 +14,7 @@
 #include "ferry/s3/s3_object_store.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/s3_peer.h"
 
 namespace ferry::s3 {
 namespace {
@@ -21,21 +22,18 @@ namespace {
 using ::testing::Contains;
 using ::testing::HasSubstr;
 
+using peers::Wait;
+
 // tests/peers/versitygw (plain HTTP) and ./versitygw_tls.
-constexpr uint16_t kPlainPort = 7070;
+constexpr uint16_t kPlainPort = peers::kVersitygwPort;
 constexpr uint16_t kTlsPort = 7443;
 // Nothing listens on TCP port 1 (tcpmux) in the test's namespace: connects
 // are refused at once.
 constexpr char kDeadEndpoint[] = "127.0.0.1:1";
 
+// The peers' keys and timeouts; each test sets the endpoints and scheme.
 S3Config BaseConfig() {
-  S3Config c;
-  c.access_key_id = "AKIDLOCAL";
-  c.secret_access_key = "SECRETLOCAL";
-  c.retry_count = 0;
-  c.connect_timeout = absl::Seconds(5);
-  c.stall_timeout = absl::Seconds(10);
-  return c;
+  return peers::S3PeerConfig(kPlainPort, /*stall_timeout=*/absl::Seconds(10));
 }
 
 S3Config TlsConfig(std::string host, bool with_ca = true) {
@@ -46,28 +44,6 @@ S3Config TlsConfig(std::string host, bool with_ca = true) {
   return c;
 }
 
-template <typename T, typename Start>
-absl::StatusOr<T> Wait(Start start) {
-  Promise<T> p;
-  Future<T> f = p.GetFuture();
-  start([p = std::move(p)](absl::StatusOr<T> r) mutable { p.Set(std::move(r)); });
-  return std::move(f).Get();
-}
-
-template <typename Start>
-absl::Status WaitStatus(Start start) {
-  Promise<bool> p;
-  Future<bool> f = p.GetFuture();
-  start([p = std::move(p)](absl::Status s) mutable {
-    if (s.ok()) {
-      p.Set(true);
-    } else {
-      p.Set(std::move(s));
-    }
-  });
-  return std::move(f).Get().status();
-}
-
 class S3TransportTest : public ::testing::Test {
  protected:
   std::unique_ptr<S3ObjectStore> Store(const S3Config& config) {
@@ -75,15 +51,10 @@ class S3TransportTest : public ::testing::Test {
     EXPECT_TRUE(s.ok()) << s.status();
     return s.ok() ? std::move(*s) : nullptr;
   }
-  static absl::Status CreateBucket(S3ObjectStore& store, const std::string& bucket) {
-    absl::Status s =
-        WaitStatus([&](StatusCallback cb) { store.CreateBucket(bucket, std::move(cb)); });
-    return s.code() == absl::StatusCode::kAlreadyExists ? absl::OkStatus() : s;
-  }
   static absl::StatusOr<std::string> Put(S3ObjectStore& store, std::string_view key,
                                          const std::string& bytes) {
     return Wait<std::string>([&](Callback<std::string> cb) {
-      store.Put(key, std::span<const char>(bytes.data(), bytes.size()), {}, std::move(cb));
+      store.Put(key, peers::AsSpan(bytes), {}, std::move(cb));
     });
   }
   static absl::StatusOr<std::string> Get(S3ObjectStore& store, std::string_view key, int64_t off,
@@ -105,7 +76,7 @@ class S3TransportTest : public ::testing::Test {
 TEST_F(S3TransportTest, HttpsWithTheCaBundleRoundTrips) {
   auto store = Store(TlsConfig("127.0.0.1"));
   ASSERT_NE(store, nullptr);
-  ASSERT_TRUE(CreateBucket(*store, "tls-path").ok());
+  ASSERT_TRUE(peers::CreateBucketIfMissing(*store, "tls-path").ok());
   ASSERT_TRUE(Put(*store, "tls-path/dir/k", "over tls").ok());
   auto got = Get(*store, "tls-path/dir/k", 5, 3);
   ASSERT_TRUE(got.ok()) << got.status();
@@ -132,7 +103,7 @@ TEST_F(S3TransportTest, CertificateForAnotherNameIsRejected) {
 TEST_F(S3TransportTest, VirtualHostedStyleRoundTrips) {
   auto path_store = Store(TlsConfig("127.0.0.1"));
   ASSERT_NE(path_store, nullptr);
-  ASSERT_TRUE(CreateBucket(*path_store, "tls-vhost").ok());
+  ASSERT_TRUE(peers::CreateBucketIfMissing(*path_store, "tls-vhost").ok());
 
   S3Config vhost = TlsConfig("s3.localhost");
   vhost.path_style = false;
@@ -165,7 +136,7 @@ TEST_F(S3TransportTest, DeadFirstEndpointIsSkippedAfterOneRefusal) {
   c.endpoints = {kDeadEndpoint, absl::StrCat("127.0.0.1:", kPlainPort)};
   auto store = Store(c);
   ASSERT_NE(store, nullptr);
-  ASSERT_TRUE(CreateBucket(*store, "failover").ok());
+  ASSERT_TRUE(peers::CreateBucketIfMissing(*store, "failover").ok());
   ASSERT_TRUE(Put(*store, "failover/k", "alive").ok());
   for (int i = 0; i < 10; ++i) {
     auto info = Head(*store, "failover/k");
@@ -199,7 +170,7 @@ TEST_F(S3TransportTest, ProfileFilesConfigureTheStore) {
   ASSERT_TRUE(config.ok()) << config.status();
   auto store = Store(*config);
   ASSERT_NE(store, nullptr);
-  ASSERT_TRUE(CreateBucket(*store, "from-profile").ok());
+  ASSERT_TRUE(peers::CreateBucketIfMissing(*store, "from-profile").ok());
   auto names = ListBuckets(*store);
   ASSERT_TRUE(names.ok()) << names.status();
   EXPECT_THAT(*names, Contains("from-profile"));

@@ -49,10 +49,6 @@ uint32_t ChunkSize(const CopyOptions& o, uint32_t server_max) {
   return std::min(server_max, kMaxDefaultChunk);
 }
 
-absl::Status LocalError(std::string_view op, const std::string& path, int err) {
-  return absl::ErrnoToStatus(err, absl::StrCat(ToAbsl(op), " ", path));
-}
-
 // Closes a local descriptor on scope exit.
 struct LocalFd {
   int fd = -1;
@@ -216,7 +212,7 @@ absl::StatusOr<CopyStats> CopyNfsToLocal(Runtime& runtime, NfsClient& client,
           ssize_t w = pwrite(out, buf.data() + done, n - done, offset + done);
           if (w < 0) {
             if (errno == EINTR) continue;
-            return LocalError("write", out_path, errno);
+            return ErrnoStatus(errno, "write", out_path);
           }
           done += static_cast<size_t>(w);
         }
@@ -238,9 +234,9 @@ absl::StatusOr<CopyStats> CopyLocalToNfs(Runtime& runtime, NfsClient& client,
                                          CopyOptions options) {
   const absl::Time start = MonotonicNow();
   LocalFd in{open(local_path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (in.fd < 0) return LocalError("open", local_path, errno);
+  if (in.fd < 0) return ErrnoStatus(errno, "open", local_path);
   struct stat st;
-  if (fstat(in.fd, &st) != 0) return LocalError("stat", local_path, errno);
+  if (fstat(in.fd, &st) != 0) return ErrnoStatus(errno, "stat", local_path);
   if (!S_ISREG(st.st_mode)) {
     return absl::FailedPreconditionError(absl::StrCat("copy ", local_path, ": not a regular file"));
   }
@@ -264,7 +260,7 @@ absl::StatusOr<CopyStats> CopyLocalToNfs(Runtime& runtime, NfsClient& client,
             ssize_t r = pread(in.fd, buf.data() + done, buf.size() - done, offset + done);
             if (r < 0) {
               if (errno == EINTR) continue;
-              return LocalError("read", local_path, errno);
+              return ErrnoStatus(errno, "read", local_path);
             }
             if (r == 0) {
               return absl::FailedPreconditionError(

@@ -1,5 +1,7 @@
 #include "ferry/base/status_macros.h"
 
+#include <cstring>
+
 #include "absl/strings/str_cat.h"
 #include "ferry/base/strings.h"
 
@@ -13,6 +15,11 @@ absl::Status Annotate(const absl::Status& status, std::string_view context) {
     out.SetPayload(url, payload);
   });
   return out;
+}
+
+absl::Status ErrnoStatus(int err, std::string_view what, std::string_view path) {
+  return absl::Status(absl::ErrnoToStatusCode(err),
+                      absl::StrCat(ToAbsl(what), " ", ToAbsl(path), ": ", std::strerror(err)));
 }
 
 }  // namespace ferry

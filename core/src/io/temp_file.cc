@@ -11,12 +11,12 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "ferry/base/random.h"
+#include "ferry/base/status_macros.h"
 
 namespace ferry::io_internal {
 namespace {
@@ -24,11 +24,6 @@ namespace {
 // A handful of tries: a collision of 64 random bits is a stale file of an
 // earlier crash with the same name, not a race to win.
 constexpr int kCreateAttempts = 8;
-
-absl::Status ErrnoError(int err, const std::string& what, const std::string& path) {
-  return absl::Status(absl::ErrnoToStatusCode(err),
-                      absl::StrCat(what, " ", path, ": ", std::strerror(err)));
-}
 
 }  // namespace
 
@@ -49,7 +44,7 @@ absl::StatusOr<TempFile> TempFile::CreateBeside(const std::string& destination, 
     if (fd >= 0) return TempFile(std::move(path), fd);
     if (errno != EEXIST) break;
   }
-  return ErrnoError(errno, "create temporary file", path);
+  return ErrnoStatus(errno, "create temporary file", path);
 }
 
 TempFile::TempFile(TempFile&& other) noexcept
@@ -68,7 +63,7 @@ TempFile::~TempFile() { Discard(); }
 
 absl::Status TempFile::Resize(int64_t size) {
   if (::ftruncate(fd_, size) != 0) {
-    return ErrnoError(errno, absl::StrCat("ftruncate to ", size, " bytes"), path_);
+    return ErrnoStatus(errno, absl::StrCat("ftruncate to ", size, " bytes"), path_);
   }
   return absl::OkStatus();
 }
@@ -77,12 +72,12 @@ absl::Status TempFile::Commit(const std::string& destination) {
   // close() reports delayed write errors (ENOSPC, EIO on network
   // filesystems): a file that failed them must not replace the destination.
   if (::close(std::exchange(fd_, -1)) != 0) {
-    absl::Status s = ErrnoError(errno, "close", path_);
+    absl::Status s = ErrnoStatus(errno, "close", path_);
     Discard();
     return s;
   }
   if (::rename(path_.c_str(), destination.c_str()) != 0) {
-    absl::Status s = ErrnoError(errno, absl::StrCat("rename ", path_, " to"), destination);
+    absl::Status s = ErrnoStatus(errno, absl::StrCat("rename ", path_, " to"), destination);
     Discard();
     return s;
   }

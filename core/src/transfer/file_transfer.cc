@@ -74,11 +74,6 @@ namespace {
 constexpr int64_t kDownloadBufferBytes = int64_t{1} << 20;
 constexpr int kDownloadBuffers = 4;
 
-absl::Status ErrnoError(int err, std::string_view what, std::string_view path) {
-  return absl::Status(absl::ErrnoToStatusCode(err),
-                      absl::StrCat(ToAbsl(what), " ", ToAbsl(path), ": ", std::strerror(err)));
-}
-
 // Calls the progress callback when one is set; OK otherwise.
 absl::Status Report(TransferOptions& options, int64_t done, int64_t total, absl::Time start) {
   if (!options.progress) return absl::OkStatus();
@@ -111,7 +106,7 @@ class Region {
     skew_ = static_cast<size_t>(offset % page);
     len_ = static_cast<size_t>(len) + skew_;
     void* p = ::mmap(nullptr, len_, prot, flags, fd, offset - static_cast<int64_t>(skew_));
-    if (p == MAP_FAILED) return ErrnoError(errno, absl::StrCat("mmap at ", offset, " of"), path);
+    if (p == MAP_FAILED) return ErrnoStatus(errno, absl::StrCat("mmap at ", offset, " of"), path);
     base_ = static_cast<char*>(p);
     return absl::OkStatus();
   }
@@ -137,9 +132,9 @@ class SourceFile {
   absl::Status Open(const std::string& path) {
     path_ = path;
     fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) return ErrnoError(errno, "open", path);
+    if (fd_ < 0) return ErrnoStatus(errno, "open", path);
     struct stat st;
-    if (::fstat(fd_, &st) != 0) return ErrnoError(errno, "fstat", path);
+    if (::fstat(fd_, &st) != 0) return ErrnoStatus(errno, "fstat", path);
     if (!S_ISREG(st.st_mode)) {
       return absl::InvalidArgumentError(absl::StrCat("upload ", path, ": not a regular file"));
     }
@@ -184,7 +179,7 @@ absl::Status PwriteAll(int fd, const std::string& path, std::span<const char> da
   while (!data.empty()) {
     const ssize_t n = ::pwrite(fd, data.data(), data.size(), offset);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoError(errno, absl::StrCat("write at ", offset, " of"), path);
+    if (n < 0) return ErrnoStatus(errno, absl::StrCat("write at ", offset, " of"), path);
     data = data.subspan(static_cast<size_t>(n));
     offset += n;
   }

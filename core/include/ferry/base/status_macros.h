@@ -47,6 +47,11 @@ namespace ferry {
 // keeping its code. OK stays OK.
 absl::Status Annotate(const absl::Status& status, std::string_view context);
 
+// The status for a failed system call on a local file: the errno's
+// canonical code (absl::ErrnoToStatusCode) and "what path: strerror".
+//   if (::fstat(fd, &st) != 0) return ErrnoStatus(errno, "fstat", path);
+absl::Status ErrnoStatus(int err, std::string_view what, std::string_view path);
+
 }  // namespace ferry
 
 #endif  // FERRY_BASE_STATUS_MACROS_H_

@@ -84,6 +84,18 @@ class ObjectStore {
   virtual void GetRange(std::string_view key, int64_t offset, int64_t length,
                         std::string_view if_match, Callback<std::string> done) = 0;
 
+  // As GetRange of dst.size() bytes, but they land in `dst` instead of a
+  // new string: a downloader reuses its chunk buffers (fresh memory costs a
+  // page fault per 4 KiB on first touch) and a direct read lands in the
+  // reader's own buffer. Completes with the number of bytes written, fewer
+  // than dst.size() only if the object ends first (0 past its end). On
+  // error `dst` holds unspecified bytes. The default calls GetRange and
+  // copies; stores that can write straight into `dst` override it.
+  // REQUIRES: `dst` stays valid, and the caller neither reads nor writes
+  // it, until `done` runs.
+  virtual void GetRangeInto(std::string_view key, int64_t offset, std::span<char> dst,
+                            std::string_view if_match, Callback<size_t> done);
+
   // Stores `bytes` as the whole object `key` in one request; returns its ETag.
   // `checksum` (algorithm kNone for none) is sent for the store to verify.
   virtual void Put(std::string_view key, std::span<const char> bytes, const Checksum& checksum,

@@ -50,6 +50,14 @@ struct HttpRequest {
   std::span<const char> body;
   // Expected response body size, to size the buffer once (-1: unknown).
   int64_t expected_body_bytes = -1;
+  // Where a 2xx response body lands instead of HttpResponse::body, when it
+  // fits: its Content-Length is at most response_buffer.size(), or it has
+  // none (then a longer body fails with DataLoss). HttpResponse::body stays
+  // empty and body_bytes counts what landed; a retry writes from the start
+  // again. Error replies, and 2xx bodies announced longer than the buffer,
+  // go to HttpResponse::body as without it. Empty: no buffer.
+  // REQUIRES: stays valid, untouched by the caller, until the callback runs.
+  std::span<char> response_buffer;
   // A connection that could not be made (refused, name not resolved)
   // fails at once with no retry, so that the caller can try
   // another endpoint (see IsConnectFailure).
@@ -61,6 +69,11 @@ struct HttpResponse {
   // Header names lower-cased; values trimmed.
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
+  // Bytes written to HttpRequest::response_buffer (0 when the body went
+  // to `body` instead).
+  size_t body_bytes = 0;
+  // True if the body went to HttpRequest::response_buffer.
+  bool body_in_buffer = false;
 
   // The first header named `name` (lower-case), or null.
   const std::string* Header(std::string_view name) const;

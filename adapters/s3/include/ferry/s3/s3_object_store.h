@@ -89,6 +89,9 @@ class S3ObjectStore : public ObjectStore {
   void Head(std::string_view key, Callback<ObjectInfo> done) override;
   void GetRange(std::string_view key, int64_t offset, int64_t length, std::string_view if_match,
                 Callback<std::string> done) override;
+  // One ranged GET whose body curl writes straight into `dst`.
+  void GetRangeInto(std::string_view key, int64_t offset, std::span<char> dst,
+                    std::string_view if_match, Callback<size_t> done) override;
   void Put(std::string_view key, std::span<const char> bytes, const Checksum& checksum,
            Callback<std::string> done) override;
   void CreateMultipart(std::string_view key, Callback<std::string> done) override;

@@ -307,16 +307,56 @@ TEST_F(MultipartDownloaderTest, RereadingAReleasedChunkFetchesItAgain) {
   EXPECT_GE(store_.bytes_served() - before, kChunk);
 }
 
-TEST_F(MultipartDownloaderTest, DestroyingTheDownloaderCancelsWaitingReadsAndFreesTheBudget) {
+TEST_F(MultipartDownloaderTest, DestroyingTheDownloaderCancelsWaitingReadsAtOnce) {
   auto d = Open(8 * kChunk, DefaultOptions());
   d->StartDownload();
   auto r = StartRead(*d, 5 * kChunk, 10);
   d.reset();
   ASSERT_TRUE(r->done);
   EXPECT_EQ(r->result.status().code(), absl::StatusCode::kCancelled);
+}
+
+TEST_F(MultipartDownloaderTest, DestroyingTheDownloaderFreesHeldChunksAtOnceAndInFlightOnesAsTheyEnd) {
+  auto d = Open(8 * kChunk, DefaultOptions());
+  d->StartDownload();
+  store_.RunNext();  // one chunk lands (held) and the next one is asked for
+  ASSERT_EQ(budget_.in_use(), 5 * kChunk);
+  d.reset();
+  // The landed chunk is freed; the store may still be writing into the
+  // four in-flight chunks' buffers.
+  EXPECT_EQ(budget_.in_use(), 4 * kChunk);
+  Drain(store_, timers_);  // late replies are dropped with their buffers
   EXPECT_EQ(budget_.in_use(), 0);
-  Drain(store_, timers_);  // late replies are dropped
-  EXPECT_EQ(budget_.in_use(), 0);
+}
+
+TEST_F(MultipartDownloaderTest, BuffersOfConsumedChunksServeLaterFetches) {
+  MultipartDownloaderOptions o = DefaultOptions();
+  o.concurrency = 2;
+  auto d = Open(16 * kChunk, o);
+  d->StartDownload();
+  // One reader consumes the object a chunk at a time as the chunks land.
+  std::vector<char> buf(kChunk);
+  for (int64_t c = 0; c < 16; ++c) {
+    auto r = StartRead(*d, c * kChunk, kChunk);
+    Drain(store_, timers_);
+    ASSERT_TRUE(r->result.ok()) << r->result.status();
+    ASSERT_TRUE(HoldsSynthetic(r->buf, c * kChunk));
+  }
+  const DownloadStats stats = d->stats();
+  EXPECT_EQ(stats.requests, 16);
+  // The read-ahead window (2 rounds of 2 requests) is all that is ever new.
+  EXPECT_LE(stats.buffers_allocated, 4);
+  EXPECT_EQ(budget_.in_use(), 0);  // nothing left to fetch: no spare kept
+}
+
+TEST_F(MultipartDownloaderTest, DirectReadLandsInTheReadersBufferWithoutBudget) {
+  auto d = Open(64 * kChunk, DefaultOptions());
+  auto r = StartRead(*d, 1000, 5000);
+  store_.RunAll();
+  ASSERT_TRUE(r->result.ok()) << r->result.status();
+  EXPECT_TRUE(HoldsSynthetic(r->buf, 1000));
+  EXPECT_EQ(budget_.peak(), 0);
+  EXPECT_EQ(d->stats().buffers_allocated, 0);
 }
 
 TEST_F(MultipartDownloaderTest, OpenOfAMissingKeyIsNotFound) {

@@ -6,7 +6,8 @@
 // readers waiting on each, and a FIFO of wanted chunks.
 //
 // A read no larger than one chunk, before any multipart download started,
-// is one exact ranged GET ("direct read"). Every other read registers on the
+// is one exact ranged GET straight into the reader's buffer ("direct
+// read": no copy, no budget). Every other read registers on the
 // chunks it spans: bytes of landed chunks are copied at once; each missing
 // chunk becomes "wanted" (queued first) and keeps the read as a waiter. When
 // a chunk lands it is copied into all its waiters and each waiter whose
@@ -20,6 +21,18 @@
 // download whose grant picks whatever chunk is most urgent by then. If a
 // reader waits and the budget is spent, a landed chunk is dropped to make
 // room (progress over read-ahead).
+//
+// Chunk memory. A chunk's bytes live in a ChunkBuffer (a LargeBuffer and
+// the budget ticket that pays for it) into which the store writes
+// (GetRangeInto). The fetch owns the buffer while the store writes, and
+// hands it to the chunk when it lands; so a dropped or cancelled chunk's
+// memory, still being written, is freed (and its ticket returned) only
+// when its request ends. A buffer whose chunk is dropped is kept as a
+// spare for the next fetch (fresh memory costs a page fault per page on
+// first touch; see large_buffer.h) while every request slot is busy and
+// spares and held chunks stay within the read-ahead limit; spares are
+// freed as soon as the pump finds nothing to fetch, and when the
+// downloader closes.
 //
 // Locking rule: store calls, reader callbacks and ticket releases never run
 // under the mutex. Releasing a ticket can run another waiter's grant
@@ -37,6 +50,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "ferry/base/large_buffer.h"
 #include "ferry/base/mutex.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
@@ -64,12 +78,18 @@ struct PendingRead {
   Callback<size_t> done;
 };
 
+// Memory for one chunk and the ticket that pays for it; `bytes` is empty
+// until the fetch that takes it allocates (outside the lock).
+struct ChunkBuffer {
+  LargeBuffer bytes;
+  MemoryBudget::Ticket ticket;
+};
+
 struct Chunk {
   enum class State { kWanted, kFetching, kLanded };
   State state = State::kWanted;
   uint64_t fetch_id = 0;
-  std::string data;
-  MemoryBudget::Ticket ticket;
+  ChunkBuffer buffer;  // kLanded only: a fetch owns it while the store writes
   IntervalSet copied;  // bytes handed to readers since it landed
   bool one_shot = false;  // fetched again: dropped once its waiters are served
   std::vector<std::shared_ptr<PendingRead>> waiters;
@@ -180,63 +200,50 @@ class DownloadState : public std::enable_shared_from_this<DownloadState> {
     PumpLocked(d);
   }
 
-  // Exact ranged GET for a small read before any multipart download.
+  // Exact ranged GET for a small read before any multipart download,
+  // written by the store straight into the reader's buffer.
   void DirectRead(int64_t offset, std::span<char> dst, Callback<size_t> done) {
     auto self = shared_from_this();
-    budget_.AcquireAsync(
-        static_cast<int64_t>(dst.size()),
-        [self, offset, dst, done = std::move(done)](absl::StatusOr<MemoryBudget::Ticket> t) mutable {
-          if (!t.ok()) {
-            done(Annotate(t.status(), absl::StrCat("read ", ToAbsl(self->key_))));
-            return;
-          }
-          const int64_t len = static_cast<int64_t>(dst.size());
-          self->FetchWithRetry(
-              offset, len,
-              [self, offset, len, dst, done = std::move(done),
-               ticket = std::move(*t)](absl::StatusOr<std::string> r) mutable {
-                if (r.ok()) {
-                  std::memcpy(dst.data(), r->data(), dst.size());
-                  {
-                    MutexLock l(&self->mu_);
-                    self->stats_.bytes_fetched += static_cast<int64_t>(r->size());
-                    ++self->stats_.requests;
-                  }
-                  r->clear();
-                  ticket.Release();
-                  done(dst.size());
-                  return;
-                }
-                ticket.Release();
-                absl::Status s = Annotate(r.status(), absl::StrCat("read ", ToAbsl(self->key_), " [",
-                                                                   offset, ", ", offset + len, ")"));
-                if (s.code() == absl::StatusCode::kFailedPrecondition) {
-                  Deferred d;
-                  MutexLock l(&self->mu_);
-                  self->PoisonLocked(s, d);
-                }
-                done(std::move(s));
-              });
-        });
+    FetchWithRetry(offset, dst,
+                   [self, offset, dst, done = std::move(done)](absl::StatusOr<size_t> r) mutable {
+                     if (r.ok()) {
+                       {
+                         MutexLock l(&self->mu_);
+                         self->stats_.bytes_fetched += static_cast<int64_t>(*r);
+                         ++self->stats_.requests;
+                       }
+                       done(dst.size());
+                       return;
+                     }
+                     absl::Status s = Annotate(
+                         r.status(), absl::StrCat("read ", ToAbsl(self->key_), " [", offset, ", ",
+                                                  offset + static_cast<int64_t>(dst.size()), ")"));
+                     if (s.code() == absl::StatusCode::kFailedPrecondition) {
+                       Deferred d;
+                       MutexLock l(&self->mu_);
+                       self->PoisonLocked(s, d);
+                     }
+                     done(std::move(s));
+                   });
   }
 
-  // GetRange pinned to the open ETag, retried per the policy. A reply of the
-  // wrong length is DataLoss (retried); once the downloader is closed, errors
-  // turn into Cancelled so nothing is retried for nobody.
-  void FetchWithRetry(int64_t offset, int64_t len, Callback<std::string> done) {
+  // GetRangeInto `dst`, pinned to the open ETag, retried per the policy. A
+  // reply of the wrong length is DataLoss (retried); once the downloader is
+  // closed, errors turn into Cancelled so nothing is retried for nobody.
+  void FetchWithRetry(int64_t offset, std::span<char> dst, Callback<size_t> done) {
     auto self = shared_from_this();
-    CallWithRetry<std::string>(
+    CallWithRetry<size_t>(
         options_.retry, *scheduler_,
-        [self, offset, len](int attempt, Callback<std::string> cb) {
+        [self, offset, dst](int attempt, Callback<size_t> cb) {
           if (attempt > 1) {
             MutexLock l(&self->mu_);
             ++self->stats_.retries;
           }
-          self->store_.GetRange(
-              self->key_, offset, len, self->info_.etag,
-              [self, offset, len, cb = std::move(cb)](absl::StatusOr<std::string> r) mutable {
-                if (r.ok() && static_cast<int64_t>(r->size()) != len) {
-                  r = absl::DataLossError(absl::StrCat("short reply: ", r->size(), " of ", len,
+          self->store_.GetRangeInto(
+              self->key_, offset, dst, self->info_.etag,
+              [self, offset, dst, cb = std::move(cb)](absl::StatusOr<size_t> r) mutable {
+                if (r.ok() && *r != dst.size()) {
+                  r = absl::DataLossError(absl::StrCat("short reply: ", *r, " of ", dst.size(),
                                                        " bytes at offset ", offset));
                 }
                 if (!r.ok() && self->IsClosed()) r = self->CancelledStatus();
@@ -300,17 +307,51 @@ class DownloadState : public std::enable_shared_from_this<DownloadState> {
     const int64_t b = std::max(cb, r.offset);
     const int64_t e = std::min(cb + ChunkLength(c), r.offset + static_cast<int64_t>(r.dst.size()));
     if (b >= e) return;
-    std::memcpy(r.dst.data() + (b - r.offset), chunk.data.data() + (b - cb),
+    std::memcpy(r.dst.data() + (b - r.offset), chunk.buffer.bytes.data() + (b - cb),
                 static_cast<size_t>(e - b));
     chunk.copied.Add(b - cb, e - cb);
   }
 
-  // Forgets a chunk, returning its ticket after the lock is dropped.
+  // Forgets a chunk; its buffer, if landed, becomes a spare or is freed.
   void EraseChunkLocked(std::unordered_map<int64_t, Chunk>::iterator it, Deferred& d)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (it->second.state != Chunk::State::kWanted) --held_;
-    d.tickets.push_back(std::move(it->second.ticket));
+    ChunkBuffer buffer = std::move(it->second.buffer);
     chunks_.erase(it);
+    RecycleLocked(std::move(buffer), d);
+  }
+
+  // True while some chunk may still be fetched: one never landed, or a
+  // reader waits on one.
+  bool MoreToFetchLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return !cancelled_ && poison_.ok() && (visited_count_ < num_chunks_ || !wanted_.empty());
+  }
+
+  // Keeps `buffer` for the next fetch if one may come and the download's
+  // spares and held chunks stay within its read-ahead; else frees it (and
+  // every spare, once nothing is left to fetch) after the lock is dropped.
+  void RecycleLocked(ChunkBuffer buffer, Deferred& d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (buffer.bytes.empty()) {
+      d.tickets.push_back(std::move(buffer.ticket));
+      return;
+    }
+    const bool more = MoreToFetchLocked();
+    if (more && held_ + static_cast<int64_t>(spares_.size()) < read_ahead_chunks_) {
+      spares_.push_back(std::move(buffer));
+      return;
+    }
+    FreeLocked(std::move(buffer), d);
+    if (!more) FreeSparesLocked(d);
+  }
+
+  void FreeLocked(ChunkBuffer buffer, Deferred& d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    d.tickets.push_back(std::move(buffer.ticket));
+    d.buffers.push_back(std::move(buffer.bytes));
+  }
+
+  void FreeSparesLocked(Deferred& d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    for (ChunkBuffer& b : spares_) FreeLocked(std::move(b), d);
+    spares_.clear();
   }
 
   // Drops a landed chunk once all of it has been copied to readers.
@@ -352,13 +393,28 @@ class DownloadState : public std::enable_shared_from_this<DownloadState> {
 
   void PumpLocked(Deferred& d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (cancelled_ || !poison_.ok()) return;
-    while (in_flight_ < options_.concurrency && !budget_wait_) {
+    while (in_flight_ < options_.concurrency) {
+      // A spare needs no budget: use it even while a budget request waits
+      // (which may be waiting for the very ticket the spare holds).
+      if (budget_wait_ && spares_.empty()) return;
       std::optional<int64_t> c = PickChunkLocked();
-      if (!c) return;
+      if (!c) {
+        // Spares are for fetches about to start, not a cache: with nothing
+        // to fetch now (read-ahead is full, or done), give them back.
+        FreeSparesLocked(d);
+        return;
+      }
+      if (!spares_.empty()) {
+        ChunkBuffer spare = std::move(spares_.back());
+        spares_.pop_back();
+        StartFetchLocked(*c, std::move(spare), d);
+        continue;
+      }
       std::optional<MemoryBudget::Ticket> t = budget_.TryAcquire(options_.chunk_bytes);
       if (!t) {
         auto it = chunks_.find(*c);
         if (it != chunks_.end() && !it->second.waiters.empty()) EvictForLocked(*c, d);
+        if (!spares_.empty()) continue;  // the evicted chunk's buffer serves it
         budget_wait_ = true;
         d.calls.push_back([self = shared_from_this()] {
           self->budget_.AcquireAsync(self->options_.chunk_bytes,
@@ -368,7 +424,7 @@ class DownloadState : public std::enable_shared_from_this<DownloadState> {
         });
         return;
       }
-      StartFetchLocked(*c, std::move(*t), d);
+      StartFetchLocked(*c, ChunkBuffer{.ticket = std::move(*t)}, d);
     }
   }
 
@@ -396,11 +452,11 @@ class DownloadState : public std::enable_shared_from_this<DownloadState> {
       d.tickets.push_back(std::move(*t));
       return;
     }
-    StartFetchLocked(*c, std::move(*t), d);
+    StartFetchLocked(*c, ChunkBuffer{.ticket = std::move(*t)}, d);
     PumpLocked(d);
   }
 
-  void StartFetchLocked(int64_t c, MemoryBudget::Ticket ticket, Deferred& d)
+  void StartFetchLocked(int64_t c, ChunkBuffer buffer, Deferred& d)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     Chunk& ch = chunks_[c];
     if (ch.state == Chunk::State::kWanted) ++held_;
@@ -408,31 +464,44 @@ class DownloadState : public std::enable_shared_from_this<DownloadState> {
       ++stats_.chunks_refetched;
       ch.one_shot = true;
     }
+    if (buffer.bytes.empty()) ++stats_.buffers_allocated;
     ch.state = Chunk::State::kFetching;
-    ch.ticket = std::move(ticket);
     ch.fetch_id = ++next_fetch_id_;
     ++in_flight_;
     const uint64_t id = ch.fetch_id;
     const int64_t begin = ChunkBegin(c), len = ChunkLength(c);
-    d.calls.push_back([self = shared_from_this(), c, id, begin, len] {
-      self->FetchWithRetry(begin, len, [self, c, id](absl::StatusOr<std::string> r) {
-        self->OnFetched(c, id, std::move(r));
-      });
+    d.calls.push_back([self = shared_from_this(), c, id, begin, len,
+                       buffer = std::move(buffer)]() mutable {
+      if (buffer.bytes.empty()) {
+        absl::StatusOr<LargeBuffer> bytes =
+            LargeBuffer::Allocate(static_cast<size_t>(self->options_.chunk_bytes));
+        if (!bytes.ok()) return self->OnFetched(c, id, std::move(buffer), bytes.status());
+        buffer.bytes = *std::move(bytes);
+      }
+      // The span stays valid while `buffer` moves into the callback.
+      const std::span<char> dst = buffer.bytes.span().first(static_cast<size_t>(len));
+      self->FetchWithRetry(begin, dst,
+                           [self, c, id, buffer = std::move(buffer)](
+                               absl::StatusOr<size_t> r) mutable {
+                             self->OnFetched(c, id, std::move(buffer), std::move(r));
+                           });
     });
   }
 
-  void OnFetched(int64_t c, uint64_t id, absl::StatusOr<std::string> r) {
+  void OnFetched(int64_t c, uint64_t id, ChunkBuffer buffer, absl::StatusOr<size_t> r) {
     Deferred d;
     MutexLock l(&mu_);
     --in_flight_;
     auto it = chunks_.find(c);
     if (it == chunks_.end() || it->second.fetch_id != id ||
         it->second.state != Chunk::State::kFetching) {
+      RecycleLocked(std::move(buffer), d);
       PumpLocked(d);  // dropped meanwhile (closed or object changed)
       return;
     }
     Chunk& ch = it->second;
     if (!r.ok()) {
+      RecycleLocked(std::move(buffer), d);
       absl::Status s =
           Annotate(r.status(), absl::StrCat("download ", ToAbsl(key_), " chunk ", c, " [",
                                             ChunkBegin(c), ", ", ChunkBegin(c) + ChunkLength(c),
@@ -449,9 +518,9 @@ class DownloadState : public std::enable_shared_from_this<DownloadState> {
       PumpLocked(d);
       return;
     }
-    stats_.bytes_fetched += static_cast<int64_t>(r->size());
+    stats_.bytes_fetched += static_cast<int64_t>(*r);
     ++stats_.requests;
-    ch.data = std::move(*r);
+    ch.buffer = std::move(buffer);
     ch.state = Chunk::State::kLanded;
     MarkVisitedLocked(c, Visit::kLanded);
     for (auto& w : ch.waiters) {
@@ -468,6 +537,7 @@ class DownloadState : public std::enable_shared_from_this<DownloadState> {
     } else {
       MaybeDropLocked(it, d);
     }
+    if (!MoreToFetchLocked()) FreeSparesLocked(d);
     PumpLocked(d);
   }
 
@@ -496,11 +566,12 @@ class DownloadState : public std::enable_shared_from_this<DownloadState> {
   void DropAllLocked(const absl::Status& s, Deferred& d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     for (auto& [c, ch] : chunks_) {
       for (auto& w : ch.waiters) FailLocked(*w, s, d);
-      d.tickets.push_back(std::move(ch.ticket));
+      FreeLocked(std::move(ch.buffer), d);
     }
     chunks_.clear();
     wanted_.clear();
     held_ = 0;
+    FreeSparesLocked(d);
   }
 
   ObjectStore& store_;
@@ -525,6 +596,7 @@ class DownloadState : public std::enable_shared_from_this<DownloadState> {
   int64_t scan_ ABSL_GUARDED_BY(mu_) = 0;  // no free chunk below this
   int in_flight_ ABSL_GUARDED_BY(mu_) = 0;  // chunk fetches, retry waits included
   int64_t held_ ABSL_GUARDED_BY(mu_) = 0;   // chunks fetching or landed
+  std::vector<ChunkBuffer> spares_ ABSL_GUARDED_BY(mu_);  // buffers (with tickets) for fetches
   bool budget_wait_ ABSL_GUARDED_BY(mu_) = false;  // an AcquireAsync is queued
   uint64_t next_fetch_id_ ABSL_GUARDED_BY(mu_) = 0;
   DownloadStats stats_ ABSL_GUARDED_BY(mu_);

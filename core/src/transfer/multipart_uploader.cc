@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "ferry/base/large_buffer.h"
 #include "ferry/base/mutex.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
@@ -146,7 +147,7 @@ struct Part {
   State state = State::kFilling;
   int64_t start = 0;
   int64_t len = 0;
-  std::unique_ptr<char[]> buf;  // kFilling .. kUploading
+  LargeBuffer buf;  // kFilling .. kUploading (huge pages: see large_buffer.h)
   MemoryBudget::Ticket ticket;
   IntervalSet written;  // relative to start
   int writers = 0;      // writes copying into buf / the scratch file now
@@ -256,7 +257,7 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
     for (int n : queue) {
       Part& p = parts[n];
       ReleaseLater(std::move(p.ticket), d);
-      p.buf.reset();
+      p.buf = LargeBuffer();
     }
     sealed -= static_cast<int>(queue.size());
     queue.clear();
@@ -270,9 +271,9 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
   // unless a writer is copying into it; CommitLocked drops it when that
   // writer is done.
   void DropIdleFillingPartLocked(Part& p, Deferred& d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
-    if (p.state != Part::State::kFilling || p.writers > 0 || p.buf == nullptr) return;
+    if (p.state != Part::State::kFilling || p.writers > 0 || p.buf.empty()) return;
     ReleaseLater(std::move(p.ticket), d);
-    p.buf.reset();
+    p.buf = LargeBuffer();
     --buffered;
   }
 
@@ -325,7 +326,7 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
       p.state = Part::State::kUploading;
       ++in_flight;
       d.calls.push_back([self = shared_from_this(), n, id = upload_id,
-                         bytes = std::span<const char>(p.buf.get(), static_cast<size_t>(p.len)),
+                         bytes = std::span<const char>(p.buf.data(), static_cast<size_t>(p.len)),
                          checksum = p.checksum] {
         CallWithRetry<std::string>(
             self->options.retry, *self->scheduler,
@@ -363,7 +364,7 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
     --sealed;
     Part& p = parts[n];
     ReleaseLater(std::move(p.ticket), d);
-    p.buf.reset();
+    p.buf = LargeBuffer();
     if (!etag.ok()) {
       FailLocked(Annotate(etag.status(), absl::StrCat(Where(n), " (", p.len, " bytes at offset ",
                                                       p.start, ")")),
@@ -385,7 +386,7 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
     std::span<const char> bytes;
     {
       MutexLock l(&mu);
-      bytes = std::span<const char>(parts[n].buf.get(), static_cast<size_t>(parts[n].len));
+      bytes = std::span<const char>(parts[n].buf.data(), static_cast<size_t>(parts[n].len));
     }
     // The buffer no longer changes (sealed), so it is read without the lock.
     Checksum c = ComputeChecksum(options.checksum, bytes);
@@ -395,7 +396,7 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
     p.checksum = std::move(c);
     if (!error.ok()) {
       ReleaseLater(std::move(p.ticket), d);
-      p.buf.reset();
+      p.buf = LargeBuffer();
       --sealed;
       return;
     }
@@ -468,7 +469,12 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
         ++stats.parts_spilled;
       } else {
         p.state = Part::State::kFilling;
-        p.buf = std::make_unique_for_overwrite<char[]>(static_cast<size_t>(len));
+        absl::StatusOr<LargeBuffer> buf = LargeBuffer::Allocate(static_cast<size_t>(len));
+        if (!buf.ok()) {
+          spare = std::move(ticket);  // returned by the caller, outside the lock
+          return Annotate(buf.status(), Where(piece.part));
+        }
+        p.buf = *std::move(buf);
         p.ticket = std::move(*ticket);
         ++buffered;
       }
@@ -483,7 +489,7 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
     }
     ++p.writers;
     if (p.state == Part::State::kFilling) {
-      piece.dst = p.buf.get() + (offset - start);
+      piece.dst = p.buf.data() + (offset - start);
     } else {
       piece.fd = scratch_fd;
     }
@@ -682,7 +688,7 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
       if (n == last) p.len = final_size - p.start;  // unknown size: the last part is short
       if (p.state == Part::State::kFilling) {
         for (const auto& [b, e] : p.written.Gaps(0, p.len)) {
-          std::memset(p.buf.get() + b, 0, static_cast<size_t>(e - b));
+          std::memset(p.buf.data() + b, 0, static_cast<size_t>(e - b));
         }
         p.state = Part::State::kSealed;
         --buffered;
@@ -738,11 +744,12 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
         fd = scratch_fd;
       }
       absl::StatusOr<MemoryBudget::Ticket> t = budget.Acquire(len);
-      std::unique_ptr<char[]> buf;
+      LargeBuffer buf;
       absl::Status s = Annotate(t.status(), Where(n));
       if (t.ok()) {
-        buf = std::make_unique_for_overwrite<char[]>(static_cast<size_t>(len));
-        s = PreadAll(fd, std::span<char>(buf.get(), static_cast<size_t>(len)), start);
+        absl::StatusOr<LargeBuffer> got = LargeBuffer::Allocate(static_cast<size_t>(len));
+        s = got.ok() ? PreadAll(fd, got->span(), start) : Annotate(got.status(), Where(n));
+        if (got.ok()) buf = *std::move(got);
       }
       {
         Deferred d;
@@ -800,7 +807,7 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
       if (!error.ok()) return error;
       auto it = parts.find(1);
       if (it != parts.end() && size > 0) {
-        bytes = std::span<const char>(it->second.buf.get(), static_cast<size_t>(size));
+        bytes = std::span<const char>(it->second.buf.data(), static_cast<size_t>(size));
       }
     }
     const Checksum checksum = ComputeChecksum(options.checksum, bytes);
@@ -819,7 +826,7 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
     auto it = parts.find(1);
     if (it != parts.end()) {
       ReleaseLater(std::move(it->second.ticket), d);
-      it->second.buf.reset();
+      it->second.buf = LargeBuffer();
     }
     if (!etag.ok()) {
       error = Annotate(etag.status(), absl::StrCat("put ", ToAbsl(key), " (", size, " bytes)"));

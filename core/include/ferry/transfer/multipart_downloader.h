@@ -19,7 +19,9 @@
 //    old and new bytes;
 //  - holds chunks only under tickets of one MemoryBudget shared by every
 //    download (and upload): when it is spent, chunk requests wait for
-//    budget instead of allocating;
+//    budget instead of allocating; the store writes each chunk straight
+//    into its buffer (ObjectStore::GetRangeInto), and a consumed chunk's
+//    buffer serves the next fetch (see "Chunk memory" below);
 //  - retries a failing chunk with exponential back-off and jitter; a chunk
 //    that keeps failing fails only the reads that need it.
 //
@@ -34,6 +36,13 @@
 // (and fetched again if read later), so a waiting reader always makes
 // progress. Landed chunks nobody reads stay until then or until the
 // downloader is destroyed; read-ahead stops at `read_ahead_bytes` held.
+//
+// Chunk memory. Chunk buffers are huge-page-advised mappings
+// (ferry/base/large_buffer.h) that the store writes into directly; the
+// buffer of a dropped chunk is kept, with its ticket, as a spare for the
+// next fetch while chunks remain to be fetched, within the read-ahead
+// limit, and freed once every chunk has landed. A direct read lands in the
+// reader's own buffer: no copy and no budget.
 //
 // Example:
 //
@@ -91,14 +100,16 @@ struct DownloadStats {
   int64_t retries = 0;          // GetRange attempts retried
   int64_t chunks_refetched = 0; // chunks fetched again after being dropped
   int64_t chunks_evicted = 0;   // landed chunks dropped unread to make room
+  int64_t buffers_allocated = 0;  // chunk buffers allocated (the other fetches reused one)
   bool download_started = false;
   bool download_complete = false;  // every chunk landed at least once
 };
 
 // Reads of one object. Thread-safe: any number of threads may read
 // concurrently. Destroying it fails reads still waiting with Cancelled and
-// returns every ticket at once; requests still in flight finish in the
-// background and their bytes are dropped.
+// frees every chunk it holds, returning their tickets, at once; a request
+// still in flight keeps its chunk's buffer and ticket until it ends (the
+// store may still be writing into it), then frees both.
 // REQUIRES: the ObjectStore, the MemoryBudget and the Runtime outlive every
 // request in flight (destroy downloaders before their manager's store).
 class MultipartDownloader {

@@ -16,6 +16,15 @@
 // early return drops the TempFile, which unlinks it. RunChunks returns
 // only once every worker has finished, so no pwrite can reach the
 // temporary after it is gone.
+//
+// An upload does the same on the server: LOOKUP the target (refusing a
+// directory before anything is created), CREATE GUARDED a temporary with
+// the same naming rules in the target's directory, WRITE into it, COMMIT,
+// the final progress report, then RENAME it over the target (atomic on the
+// server). Any failure REMOVEs the temporary once every worker is done (no
+// WRITE of ours is in flight then); a failed REMOVE is added to the first
+// error's message, never replaces it. There is no SETATTR: the temporary
+// is created with its final mode.
 #include "ferry/nfs/nfs_copy.h"
 
 #include <fcntl.h>
@@ -26,10 +35,16 @@
 #include <cerrno>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <string>
+#include <utility>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "ferry/base/clock.h"
 #include "ferry/base/mutex.h"
+#include "ferry/base/random.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
 #include "ferry/io/fd_table.h"
@@ -171,6 +186,197 @@ absl::Status RunChunks(Runtime& runtime, int parallelism, int64_t size, uint32_t
   }
 }
 
+// --- Uploads through a temporary file on the server -------------------------
+
+// Longest file name we expect a server to take: NAME_MAX is 255 bytes on
+// every server we know (NFSv3 has no way to ask short of PATHCONF).
+constexpr size_t kMaxNameBytes = 255;
+// ".<name>" + kTempTag + 16 hex digits.
+constexpr std::string_view kTempTag = ".ferry-";
+constexpr size_t kTempNameOverhead = 1 + kTempTag.size() + 16;
+// A handful of tries, as TempFile's: a collision of 64 random bits is a
+// stale temporary of an earlier crash, not a race to win.
+constexpr int kTempCreateAttempts = 8;
+
+// Splits "a/b/c" into ("a/b", "c"); ("", "c") for "c".
+std::pair<std::string_view, std::string_view> SplitParent(std::string_view path) {
+  while (!path.empty() && path.back() == '/') path.remove_suffix(1);
+  const size_t slash = path.rfind('/');
+  if (slash == std::string_view::npos) return {"", path};
+  return {path.substr(0, slash), path.substr(slash + 1)};
+}
+
+std::string JoinPath(std::string_view dir, std::string_view name) {
+  if (dir.empty()) return std::string(name);
+  return absl::StrCat(ToAbsl(dir), "/", ToAbsl(name));
+}
+
+// The temporary's name for target `name`: ".<name>.ferry-<16 hex digits>"
+// (hidden, says what it was for, never shared by two uploads), with `name`
+// cut (at a UTF-8 character boundary) so that the whole fits in
+// kMaxNameBytes; ".ferry-<hex>" alone if `bare`.
+std::string TempNameFor(std::string_view name, bool bare) {
+  const std::string random = absl::StrFormat("%016x", RandomUint64());
+  if (bare) return absl::StrCat(ToAbsl(kTempTag), random);
+  if (name.size() + kTempNameOverhead > kMaxNameBytes) {
+    size_t keep = kMaxNameBytes - kTempNameOverhead;
+    // Back up over UTF-8 continuation bytes (10xxxxxx) so no character is cut.
+    while (keep > 0 && (static_cast<unsigned char>(name[keep]) & 0xC0) == 0x80) --keep;
+    name = name.substr(0, keep);
+  }
+  return absl::StrCat(".", ToAbsl(name), ToAbsl(kTempTag), random);
+}
+
+// `status` with `note` appended to its message; code and payloads kept.
+absl::Status AppendToMessage(const absl::Status& status, std::string_view note) {
+  absl::Status out(status.code(), absl::StrCat(status.message(), ToAbsl(note)));
+  status.ForEachPayload([&out](absl::string_view url, const absl::Cord& payload) {
+    out.SetPayload(url, payload);
+  });
+  return out;
+}
+
+// `failure`, noting a failed clean-up after it: the failure stays what the
+// caller sees (code, payloads, message first).
+absl::Status WithCleanupNote(absl::Status failure, const absl::Status& cleanup) {
+  if (cleanup.ok()) return failure;
+  return AppendToMessage(
+      failure, absl::StrCat("; then removing the temporary file failed too (it may be left "
+                            "on the server): ",
+                            cleanup.message()));
+}
+
+// Where an upload goes: the directory (LOOKUPed once) and the name in it.
+struct UploadTarget {
+  FileHandle dir;
+  std::string dir_path;  // relative to the client's URL path; "" = its root
+  std::string name;
+  std::string path;     // dir_path/name (the caller's path without trailing '/')
+  std::string context;  // "copy <local path> to <DisplayPath(path)>", for messages
+  // The permission bits of the file being replaced; nullopt: a new file.
+  std::optional<uint32_t> existing_mode;
+};
+
+// LOOKUPs the target's directory and the target. NotFound for a missing
+// directory; FailedPrecondition if the directory is not one, or the target
+// exists and is not a regular file (a directory above all: replacing it is
+// never what a copy means).
+absl::StatusOr<UploadTarget> ResolveUploadTarget(NfsClient& client,
+                                                 const std::string& local_path,
+                                                 std::string_view nfs_path) {
+  auto [dir_path, name] = SplitParent(nfs_path);
+  UploadTarget t;
+  t.path = JoinPath(dir_path, name);
+  t.context = absl::StrCat("copy ", local_path, " to ", client.DisplayPath(t.path));
+  const std::string& context = t.context;
+  if (name.empty() || name == "." || name == "..") {
+    return absl::InvalidArgumentError(absl::StrCat(context, ": the path names no file"));
+  }
+  t.dir_path = std::string(dir_path);
+  t.name = std::string(name);
+  FERRY_ASSIGN_OR_RETURN(NfsObject dir, client.LookupPath(t.dir_path));
+  if (dir.attributes && dir.attributes->type != FileType::kDirectory) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        context, ": ", client.DisplayPath(t.dir_path), " is not a directory (",
+        FileTypeName(dir.attributes->type), ")"));
+  }
+  t.dir = std::move(dir.handle);
+  absl::StatusOr<NfsObject> existing = client.Lookup(t.dir, t.name, t.path);
+  if (existing.status().code() == absl::StatusCode::kNotFound) return t;
+  FERRY_RETURN_IF_ERROR(existing.status());
+  Fattr3 attrs;
+  if (existing->attributes) {
+    attrs = *existing->attributes;
+  } else {
+    FERRY_ASSIGN_OR_RETURN(attrs, client.GetAttr(existing->handle, t.path));
+  }
+  if (attrs.type == FileType::kDirectory) {
+    return absl::FailedPreconditionError(absl::StrCat(context, ": the target is a directory"));
+  }
+  if (attrs.type != FileType::kRegular) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        context, ": the target is not a regular file (", FileTypeName(attrs.type), ")"));
+  }
+  // rwx bits only: set-id bits would survive onto new content (a write
+  // clears them), and the sticky bit means nothing on a file.
+  t.existing_mode = attrs.mode & 0777;
+  return t;
+}
+
+// An upload's temporary: created in the target's directory, renamed over
+// the target at the end, removed on failure.
+struct UploadTemp {
+  std::string name;
+  std::string path;  // relative, as the target's
+  NfsObject object;
+};
+
+// REMOVEs the temporary (best effort: OK if it is already gone).
+absl::Status RemoveUploadTemp(NfsClient& client, const UploadTarget& target,
+                              const UploadTemp& temp) {
+  absl::Status s = client.Remove(target.dir, temp.name, temp.path);
+  if (s.code() == absl::StatusCode::kNotFound) return absl::OkStatus();
+  return s;
+}
+
+// CREATE GUARDED of a fresh temporary with permission bits `mode`. GUARDED
+// rather than EXCLUSIVE: it sets the mode in the same call (EXCLUSIVE needs
+// a SETATTR after), and the pool never resends a CREATE, so an EXIST reply
+// always means another file of that name. A name too long for the server
+// falls back to the bare ".ferry-<hex>".
+absl::StatusOr<UploadTemp> CreateUploadTemp(NfsClient& client, const UploadTarget& target,
+                                            uint32_t mode) {
+  bool bare = false;
+  absl::Status last;
+  for (int attempt = 0; attempt < kTempCreateAttempts; ++attempt) {
+    UploadTemp temp;
+    temp.name = TempNameFor(target.name, bare);
+    temp.path = JoinPath(target.dir_path, temp.name);
+    absl::StatusOr<NfsObject> created =
+        client.Create(target.dir, temp.name, mode, /*exclusive=*/true, /*truncate=*/false,
+                      temp.path);
+    if (created.ok()) {
+      temp.object = *std::move(created);
+      return temp;
+    }
+    last = created.status();
+    const std::optional<Nfs3Status> nfs = GetNfs3Status(last);
+    if (nfs == Nfs3Status::kExist) continue;
+    if (nfs == Nfs3Status::kNameTooLong && !bare) {
+      bare = true;
+      continue;
+    }
+    if (!nfs) {
+      // No reply (connection lost, timeout): the server may have created it.
+      last = WithCleanupNote(std::move(last), RemoveUploadTemp(client, target, temp));
+    }
+    break;
+  }
+  std::string why =
+      absl::StrCat(target.context, ": cannot create its temporary file in the same directory");
+  if (last.code() == absl::StatusCode::kPermissionDenied) {
+    // The one surprise of atomic uploads: a writable file in a read-only
+    // directory could be overwritten in place, but not replaced.
+    absl::StrAppend(&why, " (an upload writes a temporary file and renames it over the target, "
+                          "so the directory must be writable)");
+  }
+  return Annotate(last, why);
+}
+
+// RENAMEs the temporary over the target (atomic on the server: readers see
+// the old file or the new one). RENAME is never resent, so when its reply
+// is lost the target is LOOKUPed: holding the temporary's handle, the
+// rename was done.
+absl::Status RenameOverTarget(NfsClient& client, const UploadTarget& target,
+                              const UploadTemp& temp) {
+  absl::Status s = client.Rename(target.dir, temp.name, target.dir, target.name,
+                                 client.DisplayPath(temp.path), target.path);
+  if (s.ok() || GetNfs3Status(s)) return s;
+  absl::StatusOr<NfsObject> now = client.Lookup(target.dir, target.name, target.path);
+  if (now.ok() && now->handle == temp.object.handle) return absl::OkStatus();
+  return s;
+}
+
 }  // namespace
 
 absl::StatusOr<CopyStats> CopyNfsToLocal(Runtime& runtime, NfsClient& client,
@@ -243,17 +449,28 @@ absl::StatusOr<CopyStats> CopyLocalToNfs(Runtime& runtime, NfsClient& client,
   const int64_t size = st.st_size;
   const uint32_t chunk = ChunkSize(options, client.fsinfo().wtmax);
 
+  FERRY_ASSIGN_OR_RETURN(UploadTarget target, ResolveUploadTarget(client, local_path, nfs_path));
+  FERRY_ASSIGN_OR_RETURN(
+      UploadTemp temp,
+      CreateUploadTemp(client, target, target.existing_mode.value_or(options.mode)));
+
   CopyStats stats;
   ProgressReporter progress(options, size);
   // A changed write verifier means the server may have dropped unstable
-  // data: send everything again, once.
+  // data: send everything again, once, into the same temporary (every byte
+  // is rewritten, so nothing needs truncating).
+  absl::Status s;
   for (int attempt = 0;; ++attempt) {
-    FERRY_ASSIGN_OR_RETURN(std::shared_ptr<NfsFile> file,
-                           NfsFile::Create(client, nfs_path, options.mode));
+    auto file = std::make_shared<NfsFile>(client, temp.object.handle, temp.path, 0);
     FdTable<NfsFile> table;
-    FERRY_ASSIGN_OR_RETURN(auto opened, table.Open(std::string(nfs_path), file, OpenMode::kWrite));
-    const int fd = opened.fd;
-    absl::Status s = RunChunks(
+    absl::StatusOr<FdTable<NfsFile>::OpenResult> opened =
+        table.Open(temp.path, file, OpenMode::kWrite);
+    if (!opened.ok()) {
+      s = opened.status();
+      break;
+    }
+    const int fd = opened->fd;
+    s = RunChunks(
         runtime, options.parallelism, size, chunk,
         [&table, fd, &in, &local_path](int64_t offset, absl::Span<char> buf) -> absl::Status {
           for (size_t done = 0; done < buf.size();) {
@@ -274,17 +491,20 @@ absl::StatusOr<CopyStats> CopyLocalToNfs(Runtime& runtime, NfsClient& client,
         },
         progress);
     absl::StatusOr<FdTable<NfsFile>::CloseResult> closed = table.Close(fd);
-    FERRY_RETURN_IF_ERROR(s);
-    FERRY_RETURN_IF_ERROR(closed.status());
-    absl::Status committed = closed->handle->Commit();
-    if (committed.code() == absl::StatusCode::kDataLoss && attempt == 0) {
+    if (s.ok()) s = closed.status();
+    if (!s.ok()) break;
+    s = closed->handle->Commit();
+    if (s.code() == absl::StatusCode::kDataLoss && attempt == 0) {
       ++stats.rewrites;
       continue;
     }
-    FERRY_RETURN_IF_ERROR(committed);
     break;
   }
-  FERRY_RETURN_IF_ERROR(progress.Report(size, /*final=*/true));
+  // The last report comes before the rename: a stop there still leaves
+  // the target as it was.
+  if (s.ok()) s = progress.Report(size, /*final=*/true);
+  if (s.ok()) s = RenameOverTarget(client, target, temp);
+  if (!s.ok()) return WithCleanupNote(std::move(s), RemoveUploadTemp(client, target, temp));
   stats.bytes = static_cast<uint64_t>(size);
   stats.chunks = static_cast<uint64_t>((size + chunk - 1) / chunk);
   stats.elapsed = MonotonicNow() - start;

@@ -3,8 +3,11 @@
 // FdTable handle; the errors of missing sources and targets; and what a
 // download leaves behind when it fails, is stopped, or the server dies
 // mid-way (through a toxiproxy proxy in front of ganesha's NFS port): never
-// a partial file, never a temporary, an existing destination untouched.
+// a partial file, never a temporary, an existing destination untouched;
+// the same for uploads, which replace their target through a temporary on
+// the server (stopped, failing locally, or the server dying mid-way).
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
@@ -301,6 +304,308 @@ TEST_F(NfsDownloadThroughToxiproxyTest, ServerDyingMidwayKeepsExistingDestinatio
   EXPECT_EQ(s.status().code(), absl::StatusCode::kUnavailable) << s.status();
   EXPECT_THAT(LocalNames(), ElementsAre("dst.bin"));
   EXPECT_EQ(Md5OfFile(local), before);
+}
+
+// What an upload leaves behind: the old target or the complete new one,
+// never a partial one, and no temporary in the target's directory.
+class NfsUploadReplacesAtomicallyTest : public NfsCopyTest {
+ protected:
+  // An existing target with content no copy produces.
+  std::string MakeExistingTarget(std::string_view name = "dst.bin") {
+    const std::string path = Exported(name);
+    std::ofstream(path, std::ios::binary) << "the old target";
+    return path;
+  }
+
+  // A local source of `size` bytes.
+  std::string MakeSource(size_t size) {
+    const std::string local = scratch_ + "/src.bin";
+    nfs_test::WriteFile(local, size);
+    return local;
+  }
+
+  // The names in the target's directory on the server (temporaries included).
+  std::vector<std::string> ExportedNames() const {
+    std::vector<std::string> names;
+    for (const auto& [name, entry] : nfs_test::FindLocal(absl::StrCat(nfs_test::kExportDir, "/",
+                                                                       fresh_))) {
+      names.push_back(name);
+    }
+    return names;
+  }
+
+  // A client with AUTH_SYS uid/gid 1000 (root would pass every check).
+  std::unique_ptr<NfsClient> ConnectAsUser1000() {
+    absl::StatusOr<std::unique_ptr<NfsClient>> c =
+        NfsClient::Connect(runtime_, nfs_test::UrlFor(fresh_, "uid=1000&gid=1000"));
+    EXPECT_TRUE(c.ok()) << c.status();
+    return c.ok() ? *std::move(c) : nullptr;
+  }
+
+  static uint32_t ModeOf(const std::string& path) {
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0) return ~0u;
+    return st.st_mode & 07777;
+  }
+};
+
+TEST_F(NfsUploadReplacesAtomicallyTest, CompletedUploadReplacesExistingTargetsContent) {
+  const std::string target = MakeExistingTarget();
+  const std::string local = MakeSource((1 << 20) + 3);
+  absl::StatusOr<CopyStats> s = CopyLocalToNfs(runtime_, *client_, local, "dst.bin", Options());
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->bytes, (1u << 20) + 3);
+  EXPECT_EQ(Md5OfFile(target), Md5OfFile(local));
+}
+
+TEST_F(NfsUploadReplacesAtomicallyTest, CompletedUploadLeavesNoTemporaryBehind) {
+  MakeExistingTarget();
+  const std::string local = MakeSource(5 * kChunk + 1);
+  absl::StatusOr<CopyStats> s = CopyLocalToNfs(runtime_, *client_, local, "dst.bin", Options());
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_THAT(ExportedNames(), ElementsAre("dst.bin"));
+}
+
+TEST_F(NfsUploadReplacesAtomicallyTest, ReplacedTargetIsANewFileAsAfterCpAndMv) {
+  const std::string target = MakeExistingTarget();
+  struct stat before;
+  ASSERT_EQ(stat(target.c_str(), &before), 0);
+  const std::string local = MakeSource(1000);
+  absl::StatusOr<CopyStats> s = CopyLocalToNfs(runtime_, *client_, local, "dst.bin", Options());
+  ASSERT_TRUE(s.ok()) << s.status();
+  struct stat after;
+  ASSERT_EQ(stat(target.c_str(), &after), 0);
+  EXPECT_NE(after.st_ino, before.st_ino);
+}
+
+TEST_F(NfsUploadReplacesAtomicallyTest, NewTargetIsCreatedWithTheModeOption) {
+  const std::string local = MakeSource(kChunk + 1);
+  CopyOptions options = Options();
+  options.mode = 0640;
+  absl::StatusOr<CopyStats> s =
+      CopyLocalToNfs(runtime_, *client_, local, "new.bin", std::move(options));
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_THAT(ExportedNames(), ElementsAre("new.bin"));
+  EXPECT_EQ(Md5OfFile(Exported("new.bin")), Md5OfFile(local));
+  EXPECT_EQ(ModeOf(Exported("new.bin")), 0640u);
+}
+
+TEST_F(NfsUploadReplacesAtomicallyTest, ReplacedTargetKeepsItsPermissionBits) {
+  const std::string target = MakeExistingTarget();
+  ASSERT_EQ(chmod(target.c_str(), 0600), 0);
+  const std::string local = MakeSource(1000);
+  absl::StatusOr<CopyStats> s = CopyLocalToNfs(runtime_, *client_, local, "dst.bin", Options());
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(ModeOf(target), 0600u);
+}
+
+TEST_F(NfsUploadReplacesAtomicallyTest, ReadOnlyTargetOfItsOwnerIsReplacedAndStaysReadOnly) {
+  // The temporary is created read-only too (there is no SETATTR after):
+  // its creator must still be able to WRITE it, as with open(O_CREAT, 0444).
+  const std::string target = MakeExistingTarget();
+  const std::string dir = absl::StrCat(nfs_test::kExportDir, "/", fresh_);
+  ASSERT_EQ(chown(dir.c_str(), 1000, 1000), 0);
+  ASSERT_EQ(chown(target.c_str(), 1000, 1000), 0);
+  ASSERT_EQ(chmod(target.c_str(), 0444), 0);
+  const std::string local = MakeSource(3 * kChunk + 5);
+  std::unique_ptr<NfsClient> user = ConnectAsUser1000();
+  ASSERT_NE(user, nullptr);
+  absl::StatusOr<CopyStats> s = CopyLocalToNfs(runtime_, *user, local, "dst.bin", Options());
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(Md5OfFile(target), Md5OfFile(local));
+  EXPECT_EQ(ModeOf(target), 0444u);
+  EXPECT_THAT(ExportedNames(), ElementsAre("dst.bin"));
+}
+
+TEST_F(NfsUploadReplacesAtomicallyTest,
+       StopFromProgressCallbackRemovesTemporaryAndKeepsExistingTarget) {
+  const std::string target = MakeExistingTarget();
+  const std::string before = Md5OfFile(target);
+  const std::string local = MakeSource((5 << 20) + 7);
+  CopyOptions options = Options();
+  options.progress_interval = absl::ZeroDuration();
+  // Stops at the first report with bytes written: mid-way, or at the final
+  // report if every chunk landed first (both must leave nothing).
+  options.progress = [](const TransferProgress& p) {
+    return p.bytes_done > 0 ? absl::CancelledError("stop requested") : absl::OkStatus();
+  };
+  absl::StatusOr<CopyStats> s =
+      CopyLocalToNfs(runtime_, *client_, local, "dst.bin", std::move(options));
+  ASSERT_EQ(s.status().code(), absl::StatusCode::kCancelled) << s.status();
+  EXPECT_THAT(s.status().message(), HasSubstr("stop requested"));
+  EXPECT_THAT(ExportedNames(), ElementsAre("dst.bin"));
+  EXPECT_EQ(Md5OfFile(target), before);
+}
+
+TEST_F(NfsUploadReplacesAtomicallyTest, StopAtTheFinalReportKeepsExistingTarget) {
+  // Every byte is written and committed, but the rename has not happened.
+  const std::string target = MakeExistingTarget();
+  const std::string before = Md5OfFile(target);
+  const std::string local = MakeSource(2 * kChunk);
+  CopyOptions options = Options();
+  options.progress = [](const TransferProgress& p) {
+    return p.bytes_done == p.bytes_total ? absl::CancelledError("stop at the end")
+                                         : absl::OkStatus();
+  };
+  absl::StatusOr<CopyStats> s =
+      CopyLocalToNfs(runtime_, *client_, local, "dst.bin", std::move(options));
+  ASSERT_EQ(s.status().code(), absl::StatusCode::kCancelled) << s.status();
+  EXPECT_THAT(ExportedNames(), ElementsAre("dst.bin"));
+  EXPECT_EQ(Md5OfFile(target), before);
+}
+
+TEST_F(NfsUploadReplacesAtomicallyTest, StoppedUploadOfANewTargetCreatesNothing) {
+  const std::string local = MakeSource(2 * kChunk);
+  CopyOptions options = Options();
+  options.progress = [](const TransferProgress&) { return absl::CancelledError("stop"); };
+  absl::StatusOr<CopyStats> s =
+      CopyLocalToNfs(runtime_, *client_, local, "new.bin", std::move(options));
+  ASSERT_EQ(s.status().code(), absl::StatusCode::kCancelled) << s.status();
+  EXPECT_THAT(ExportedNames(), ::testing::IsEmpty());
+}
+
+TEST_F(NfsUploadReplacesAtomicallyTest, DirectoryTargetIsFailedPreconditionAndCreatesNothing) {
+  ASSERT_EQ(mkdir(Exported("adir").c_str(), 0755), 0);
+  const std::string local = MakeSource(1000);
+  absl::StatusOr<CopyStats> s = CopyLocalToNfs(runtime_, *client_, local, "adir", Options());
+  ASSERT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition) << s.status();
+  EXPECT_THAT(s.status().message(), HasSubstr("is a directory"));
+  EXPECT_THAT(s.status().message(), HasSubstr(absl::StrCat(fresh_, "/adir")));
+  EXPECT_THAT(ExportedNames(), ElementsAre("adir"));
+}
+
+TEST_F(NfsUploadReplacesAtomicallyTest, UnwritableDirectoryIsPermissionDeniedAndKeepsTarget) {
+  // The target itself is writable by the user (an in-place rewrite would
+  // work), its directory is not: a replacement cannot be made there.
+  const std::string target = MakeExistingTarget();
+  const std::string before = Md5OfFile(target);
+  ASSERT_EQ(chown(target.c_str(), 1000, 1000), 0);
+  const std::string local = MakeSource(1000);
+  std::unique_ptr<NfsClient> user = ConnectAsUser1000();
+  ASSERT_NE(user, nullptr);
+  absl::StatusOr<CopyStats> s = CopyLocalToNfs(runtime_, *user, local, "dst.bin", Options());
+  ASSERT_EQ(s.status().code(), absl::StatusCode::kPermissionDenied) << s.status();
+  EXPECT_THAT(s.status().message(), HasSubstr(absl::StrCat(fresh_, "/dst.bin")));
+  EXPECT_THAT(s.status().message(), HasSubstr("the directory must be writable"));
+  EXPECT_THAT(ExportedNames(), ElementsAre("dst.bin"));
+  EXPECT_EQ(Md5OfFile(target), before);
+}
+
+TEST_F(NfsUploadReplacesAtomicallyTest, TargetNameTooLongToPrefixStillUploads) {
+  // 250 bytes of two-byte UTF-8 characters and one ASCII byte: the
+  // temporary's ".<name>.ferry-<hex>" would pass NAME_MAX (255), so the
+  // name in it is cut, at a character boundary.
+  std::string name = "a";
+  while (name.size() < 250) name += "\xc3\xa9";  // U+00E9
+  MakeExistingTarget(name);
+  const std::string local = MakeSource(kChunk + 9);
+  absl::StatusOr<CopyStats> s = CopyLocalToNfs(runtime_, *client_, local, name, Options());
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_THAT(ExportedNames(), ElementsAre(name));
+  EXPECT_EQ(Md5OfFile(Exported(name)), Md5OfFile(local));
+}
+
+// Uploads whose NFS connections go through a toxiproxy proxy that holds
+// every reply, so the copy is still under way when the test breaks it.
+class NfsUploadThroughToxiproxyTest : public NfsUploadReplacesAtomicallyTest {
+ protected:
+  // 64 chunks, 8 in flight, each reply held 20 ms: 8+ rounds, so the first
+  // bytes are written long before the last.
+  static constexpr size_t kSize = 64 * kChunk;
+  static constexpr int64_t kHoldMs = 20;
+
+  void SetUp() override {
+    NfsUploadReplacesAtomicallyTest::SetUp();
+    if (HasFatalFailure()) return;
+    const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    proxy_ = std::make_unique<peers::ScopedProxy>(
+        toxiproxy_, absl::StrCat("nfs_upload_", info->name()), peers::kNfsPort);
+    ASSERT_TRUE(proxy_->status().ok()) << proxy_->status();
+    NfsClientOptions client_options;
+    client_options.timeout = absl::Seconds(5);
+    client_options.connect_timeout = absl::Seconds(2);
+    absl::StatusOr<std::unique_ptr<NfsClient>> c = NfsClient::Connect(
+        runtime_,
+        absl::StrCat("nfs://127.0.0.1/export/", fresh_, "?nfsport=", proxy_->port(),
+                     "&mountport=", peers::kMountPort),
+        client_options);
+    ASSERT_TRUE(c.ok()) << c.status();
+    proxied_ = *std::move(c);
+    ASSERT_TRUE(proxy_->AddToxic({.name = "hold", .type = "latency",
+                                  .attributes = {{"latency", kHoldMs}}}).ok());
+  }
+
+  void TearDown() override {
+    proxied_.reset();  // before its proxy goes
+    proxy_.reset();
+  }
+
+  peers::ToxiproxyClient toxiproxy_;
+  std::unique_ptr<peers::ScopedProxy> proxy_;
+  std::unique_ptr<NfsClient> proxied_;
+};
+
+TEST_F(NfsUploadThroughToxiproxyTest, SourceShrinkingMidwayFailsAndRemovesTheTemporary) {
+  // A local read failure mid-upload, the server still there: the
+  // temporary is removed and the target kept.
+  const std::string target = MakeExistingTarget();
+  const std::string before = Md5OfFile(target);
+  const std::string local = MakeSource(kSize);
+  CopyOptions options = Options();
+  options.progress_interval = absl::Milliseconds(1);
+  int64_t bytes_when_cut = -1;
+  options.progress = [&](const TransferProgress& p) {
+    if (bytes_when_cut < 0 && p.bytes_done > 0) {
+      bytes_when_cut = p.bytes_done;
+      if (truncate(local.c_str(), 0) != 0) return absl::InternalError("truncate failed");
+    }
+    return absl::OkStatus();
+  };
+  absl::StatusOr<CopyStats> s =
+      CopyLocalToNfs(runtime_, *proxied_, local, "dst.bin", std::move(options));
+  ASSERT_GT(bytes_when_cut, 0);
+  ASSERT_LT(bytes_when_cut, static_cast<int64_t>(kSize)) << "the copy ended before the cut";
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition) << s.status();
+  EXPECT_THAT(s.status().message(), HasSubstr("shrank"));
+  EXPECT_THAT(ExportedNames(), ElementsAre("dst.bin"));
+  EXPECT_EQ(Md5OfFile(target), before);
+}
+
+TEST_F(NfsUploadThroughToxiproxyTest,
+       ServerDyingMidwayKeepsExistingTargetAndNamesTheTemporaryItCouldNotRemove) {
+  // Once some bytes are written, every connection is reset as soon as the
+  // client sends on it (new ones too), nothing sent reaching the server:
+  // the upload fails, and so does the REMOVE of its temporary, which the
+  // error reports after the upload's own error; the target is intact.
+  const std::string target = MakeExistingTarget();
+  const std::string before = Md5OfFile(target);
+  const std::string local = MakeSource(kSize);
+  CopyOptions options = Options();
+  options.progress_interval = absl::Milliseconds(1);
+  int64_t bytes_when_killed = -1;
+  absl::Status kill_status;
+  options.progress = [&](const TransferProgress& p) {
+    if (bytes_when_killed < 0 && p.bytes_done > 0) {
+      bytes_when_killed = p.bytes_done;
+      kill_status = proxy_->AddToxic({.name = "reset", .type = "reset_peer",
+                                      .stream = "upstream", .attributes = {{"timeout", 0}}});
+    }
+    return absl::OkStatus();
+  };
+  absl::StatusOr<CopyStats> s =
+      CopyLocalToNfs(runtime_, *proxied_, local, "dst.bin", std::move(options));
+  ASSERT_TRUE(kill_status.ok()) << kill_status;
+  ASSERT_GT(bytes_when_killed, 0);
+  ASSERT_LT(bytes_when_killed, static_cast<int64_t>(kSize)) << "the copy ended before the reset";
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kUnavailable) << s.status();
+  EXPECT_EQ(Md5OfFile(target), before);
+  // The one other entry is the temporary the message names.
+  std::vector<std::string> names = ExportedNames();
+  ASSERT_EQ(names.size(), 2u) << s.status();
+  const std::string leftover = names[0] == "dst.bin" ? names[1] : names[0];
+  EXPECT_THAT(leftover, ::testing::StartsWith(".dst.bin.ferry-"));
+  EXPECT_THAT(s.status().message(), HasSubstr("removing the temporary file failed too"));
+  EXPECT_THAT(s.status().message(), HasSubstr(leftover));
 }
 
 }  // namespace

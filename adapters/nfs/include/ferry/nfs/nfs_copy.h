@@ -12,12 +12,18 @@
 // An optional progress callback runs on the calling thread while it waits
 // for the workers (the contract of ferry/transfer/file_transfer.h).
 //
-// A failed download never leaves a partial file that looks complete (as
-// DownloadToFile): the data lands in a temporary file
-// "<dir>/.<name>.ferry-<random>" beside the destination, renamed over it
-// only once every byte has been written; on any error, or when the
+// Both directions replace the destination atomically, as `cp` to a
+// temporary and `mv` over the destination would: the data lands in a
+// temporary file "<dir>/.<name>.ferry-<16 random hex digits>" beside the
+// destination (on the local disk for a download, created on the server for
+// an upload), renamed over the destination only once every byte has been
+// written (and, for an upload, COMMITted). Readers see the old file or the
+// complete new one, never a partial one. On any error, or when the
 // progress callback says stop, the temporary is removed and a file already
-// at the destination is left as it was.
+// at the destination is left as it was. Being a new file, the destination
+// gets a new inode and (on NFS) a new file handle: a client still holding
+// the old handle may find it stale, and the new file is owned by the
+// copier's identity (the URL's uid/gid for an upload), not the old owner.
 //
 //   ferry::Runtime rt({.blocking_threads = 16});
 //   FERRY_ASSIGN_OR_RETURN(ferry::nfs::CopyStats s,
@@ -54,12 +60,14 @@ struct CopyOptions {
   uint32_t chunk_bytes = 0;
   // Permission bits (minus the umask, locally) of files created on either
   // side. A download's local file is always a new file: it gets these bits
-  // even when it replaces an existing one.
+  // even when it replaces an existing one. An upload that replaces an NFS
+  // file gives the new file the old one's rwx bits (set-id bits are
+  // dropped, as a write would drop them); a new NFS file gets these bits.
   uint32_t mode = 0644;
   // Called on the calling thread (never on a worker or I/O thread) with the
   // bytes written to the destination so far, at most once per
   // progress_interval, and once more with the whole size when every byte has
-  // been written (before a download's rename: a stop there still leaves the
+  // been written (before the rename: a stop there still leaves the
   // destination untouched); bytes_done never decreases. A non-OK return
   // stops the copy, which fails with that status. May be empty. Move-only,
   // so the functions take CopyOptions by value (as TransferOptions).
@@ -83,8 +91,20 @@ absl::StatusOr<CopyStats> CopyNfsToLocal(Runtime& runtime, NfsClient& client,
                                          std::string_view nfs_path, const std::string& local_path,
                                          CopyOptions options = {});
 
-// Copies `local_path` to NFS `nfs_path` (created or truncated in place; the
-// parent directory must exist).
+// Copies `local_path` to NFS `nfs_path`, created or replaced through a
+// temporary file in its directory as above (the directory must exist, and
+// be writable: a writable file in a read-only directory cannot be
+// replaced). Errors: the errno status naming the local path for a local
+// failure; NotFound for a missing directory; FailedPrecondition if the
+// target is a directory or another non-regular file (nothing is created);
+// the NFS error for a failed call, PermissionDenied for a directory where
+// the temporary cannot be created (the message says why it was needed);
+// the callback's status for a stop. A failed upload returns its first
+// error; if removing the temporary failed as well (the server is gone),
+// that is appended to the message and the temporary, whose name is
+// ".<target name>.ferry-<hex>", stays on the server. A target name too
+// long to prefix is shortened in the temporary's name (or ".ferry-<hex>"
+// if the server still finds it too long).
 absl::StatusOr<CopyStats> CopyLocalToNfs(Runtime& runtime, NfsClient& client,
                                          const std::string& local_path, std::string_view nfs_path,
                                          CopyOptions options = {});

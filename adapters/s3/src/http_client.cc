@@ -17,6 +17,13 @@
 // CURLOPT_CLOSESOCKETFUNCTION) so a descriptor is always released from asio
 // before its fd is closed and can be reused by someone else's socket.
 //
+// A request with a response_buffer has its 2xx body written straight
+// into it (no string, no allocation per request: a downloader recycles
+// its chunk buffers). Where a body goes is chosen once the final reply's
+// headers have ended, from its status and Content-Length; a body with no
+// Content-Length that outgrows the buffer is refused in the write
+// callback and the transfer fails DataLoss, not retried.
+//
 // Asio handlers hold a shared_ptr to the Engine: the HttpClient's
 // destructor shuts the engine down (cancelling everything) and handlers
 // still queued find it shut down and return.
@@ -32,6 +39,7 @@
 #include <asio/steady_timer.hpp>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/cord.h"
@@ -128,6 +136,20 @@ bool IsConnectFailure(const absl::Status& status) {
   return status.GetPayload(kConnectFailurePayload).has_value();
 }
 
+// What one attempt has learned of its reply so far. Reset for every
+// attempt, and the first three for every status line (a 100 Continue
+// precedes the final reply).
+struct ReplyState {
+  long status = 0;              // from the status line; 0 if unreadable
+  int64_t content_length = -1;  // -1: none announced
+  // Where the body goes (HttpResponse::body_in_buffer) is chosen once the
+  // final reply's headers have ended, before its first body byte.
+  bool body_sink_chosen = false;
+  // The body outgrew HttpRequest::response_buffer: the write callback
+  // refused it, and curl's CURLE_WRITE_ERROR means DataLoss.
+  bool buffer_overflowed = false;
+};
+
 // One request from Send to its callback, retries included.
 struct Transfer {
   HttpRequest request;
@@ -136,6 +158,7 @@ struct Transfer {
   curl_slist* headers = nullptr;
   size_t sent = 0;
   HttpResponse response;
+  ReplyState reply;
   int attempts = 0;
   char errbuf[CURL_ERROR_SIZE] = {};
   std::atomic<int64_t>* bytes_received = nullptr;
@@ -226,8 +249,19 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
   static size_t OnWrite(char* data, size_t size, size_t n, void* userp) {
     auto* t = static_cast<Transfer*>(userp);
     const size_t bytes = size * n;
-    t->response.body.append(data, bytes);
     t->bytes_received->fetch_add(static_cast<int64_t>(bytes), std::memory_order_relaxed);
+    HttpResponse& response = t->response;
+    if (!response.body_in_buffer) {
+      response.body.append(data, bytes);
+      return bytes;
+    }
+    const std::span<char> buffer = t->request.response_buffer;
+    if (bytes > buffer.size() - response.body_bytes) {
+      t->reply.buffer_overflowed = true;
+      return 0;  // anything but `bytes` makes curl fail with CURLE_WRITE_ERROR
+    }
+    std::memcpy(buffer.data() + response.body_bytes, data, bytes);
+    response.body_bytes += bytes;
     return bytes;
   }
 
@@ -237,24 +271,62 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
     absl::string_view line(data, bytes);
     if (absl::StartsWith(line, "HTTP/")) {  // a new status line (after 100 Continue too)
       t->response.headers.clear();
+      t->reply.status = ParseStatusCode(line);
+      t->reply.content_length = -1;
+      t->reply.body_sink_chosen = false;
+      return bytes;
+    }
+    if (absl::StripAsciiWhitespace(line).empty()) {  // the headers' end
+      ChooseBodySink(*t);
       return bytes;
     }
     const size_t colon = line.find(':');
     if (colon == absl::string_view::npos) return bytes;
     std::string name = absl::AsciiStrToLower(line.substr(0, colon));
     absl::string_view value = absl::StripAsciiWhitespace(line.substr(colon + 1));
-    if (name == "content-length" && t->request.method != "HEAD") {
-      size_t len = 0;
-      // Sized once for the body; capped so a lying header cannot make us
-      // allocate more than the caller expected.
-      if (absl::SimpleAtoi(value, &len) &&
-          (t->request.expected_body_bytes < 0 ||
-           len <= static_cast<size_t>(t->request.expected_body_bytes))) {
-        t->response.body.reserve(len);
-      }
+    int64_t len = 0;
+    if (name == "content-length" && t->request.method != "HEAD" && absl::SimpleAtoi(value, &len) &&
+        len >= 0) {
+      t->reply.content_length = len;
     }
     t->response.headers.emplace_back(std::move(name), std::string(value));
     return bytes;
+  }
+
+  // "HTTP/1.1 206 Partial Content" -> 206; 0 if there is no code.
+  static long ParseStatusCode(absl::string_view status_line) {
+    const size_t space = status_line.find(' ');
+    long code = 0;
+    if (space == absl::string_view::npos ||
+        !absl::SimpleAtoi(status_line.substr(space + 1, 3), &code)) {
+      return 0;
+    }
+    return code;
+  }
+
+  // Once the final reply's headers have ended: a 2xx body that fits goes
+  // to the caller's response_buffer (see HttpRequest); any other is kept in
+  // HttpResponse::body, whose memory is reserved once from Content-Length,
+  // capped so a lying header cannot make us allocate more than the caller
+  // expected.
+  static void ChooseBodySink(Transfer& t) {
+    ReplyState& reply = t.reply;
+    // An interim 1xx reply: the final reply's headers follow. Trailers
+    // after a chunked body end with a blank line too: the choice stands.
+    if (reply.body_sink_chosen || reply.status < 200) return;
+    reply.body_sink_chosen = true;
+    const HttpRequest& r = t.request;
+    const bool success = reply.status <= 299;
+    if (success && !r.response_buffer.empty() &&
+        (reply.content_length < 0 ||
+         static_cast<uint64_t>(reply.content_length) <= r.response_buffer.size())) {
+      t.response.body_in_buffer = true;
+      return;
+    }
+    if (reply.content_length >= 0 &&
+        (r.expected_body_bytes < 0 || reply.content_length <= r.expected_body_bytes)) {
+      t.response.body.reserve(static_cast<size_t>(reply.content_length));
+    }
   }
 
   static size_t OnRead(char* buffer, size_t size, size_t n, void* userp) {
@@ -383,9 +455,11 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
       } else {
         curl_easy_cleanup(easy);
       }
+      // A body longer than the caller's buffer comes out the same way again.
+      const bool overflowed = code == CURLE_WRITE_ERROR && t->reply.buffer_overflowed;
       const bool retryable =
           code != CURLE_OK
-              ? code != CURLE_ABORTED_BY_CALLBACK && !TlsConfigFailure(code) &&
+              ? code != CURLE_ABORTED_BY_CALLBACK && !TlsConfigFailure(code) && !overflowed &&
                     !(t->request.fail_fast_on_connect && ConnectFailure(code))
               : RetryableHttpStatus(t->response.status);
       if (retryable && t->attempts <= options.retry_count) {
@@ -393,7 +467,13 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
         continue;
       }
       if (code != CURLE_OK) {
-        absl::Status s = CurlStatus(t->request.method, t->request.url, code, t->errbuf);
+        absl::Status s =
+            overflowed
+                ? absl::DataLossError(absl::StrCat(
+                      "HTTP ", t->request.method, " ", t->request.url, ": HTTP ",
+                      t->response.status, " reply without Content-Length has a body longer than "
+                      "the ", t->request.response_buffer.size(), "-byte response buffer"))
+                : CurlStatus(t->request.method, t->request.url, code, t->errbuf);
         if (t->attempts > 1) {
           // Say how hard we tried, and keep the transfer layer from
           // repeating the whole series.
@@ -451,7 +531,8 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
     ++t->attempts;
     t->easy = easy;
     t->sent = 0;
-    t->response = HttpResponse();
+    t->response = HttpResponse();  // a retry writes its body from the start
+    t->reply = ReplyState();
     t->errbuf[0] = '\0';
     const HttpRequest& r = t->request;
     for (const auto& [name, value] : r.headers) {

@@ -5,7 +5,10 @@
 // request to the HttpClient, which retries transport failures and 5xx
 // with the same signed headers (a signature stays valid for 15 minutes).
 // Replies are read from the headers (HEAD, PUT, UploadPart) or the XML
-// body (CreateMultipart, CompleteMultipart, listings).
+// body (CreateMultipart, CompleteMultipart, listings). GetRange and
+// GetRangeInto send the same request (Call::RangedGet) and read its reply
+// the same way (RangeBytes); GetRangeInto has curl write the body straight
+// into the caller's buffer (HttpRequest::response_buffer).
 // With several endpoints a request that cannot connect is re-signed (the
 // host header changes) and sent to the next endpoint not marked down; the
 // endpoint is marked down for kEndpointDownTime. That failover runs in the
@@ -16,6 +19,8 @@
 // caller read the status, and Debian's uninstrumented abseil hides that
 // refcount's synchronization from ThreadSanitizer.
 #include "ferry/s3/s3_object_store.h"
+
+#include <cstring>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
@@ -40,6 +45,14 @@ struct S3ObjectStore::Call {
   std::span<const char> body;
   std::string payload_hash = kUnsignedPayload;
   int64_t expected_body_bytes = -1;
+  std::span<char> response_buffer;  // see HttpRequest::response_buffer
+
+  // The GetObject of bytes [offset, offset + length) of "bucket/key" `key`
+  // (GetRange, GetRangeInto), If-Match `if_match` unless empty.
+  // InvalidArgument for a key without bucket or a negative offset or
+  // length. REQUIRES: length > 0 for the call to be sent.
+  static absl::StatusOr<Call> RangedGet(std::string_view key, int64_t offset, int64_t length,
+                                        std::string_view if_match);
 };
 
 namespace {
@@ -103,7 +116,50 @@ std::string ResourceName(const std::string& bucket, const std::string& key) {
   return key.empty() ? bucket : absl::StrCat(bucket, "/", key);
 }
 
+// The bytes of [offset, offset + length) in `r`, the reply to
+// Call::RangedGet: a view into r's body, or into `buffer` if the body
+// landed there (HttpResponse::body_in_buffer); empty past the object's
+// end. A server that ignores Range answers 200 with the whole object, from
+// which the range is cut. Moves the error out of `r`.
+absl::StatusOr<std::string_view> RangeBytes(absl::StatusOr<HttpResponse>& r, int64_t offset,
+                                            int64_t length, std::span<const char> buffer) {
+  if (!r.ok()) {
+    // Past the end of the object: the range holds no byte.
+    if (r.status().code() == absl::StatusCode::kOutOfRange) return std::string_view();
+    return std::move(r).status();
+  }
+  const std::string_view body = r->body_in_buffer
+                                    ? std::string_view(buffer.data(), r->body_bytes)
+                                    : std::string_view(r->body);
+  if (r->status == 200) {  // Range ignored: the body is the whole object
+    if (offset >= static_cast<int64_t>(body.size())) return std::string_view();
+    return body.substr(static_cast<size_t>(offset), static_cast<size_t>(length));
+  }
+  if (static_cast<int64_t>(body.size()) > length) {
+    return absl::DataLossError(absl::StrCat("S3 GetObject: asked for ", length,
+                                            " bytes at offset ", offset, ", got ", body.size()));
+  }
+  return body;
+}
+
 }  // namespace
+
+absl::StatusOr<S3ObjectStore::Call> S3ObjectStore::Call::RangedGet(std::string_view key,
+                                                                   int64_t offset, int64_t length,
+                                                                   std::string_view if_match) {
+  FERRY_ASSIGN_OR_RETURN(auto bk, SplitKey("GetObject", key));
+  if (offset < 0 || length < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("S3 GetObject ", ToAbsl(key),
+                                                   ": bad range offset ", offset, " length ",
+                                                   length));
+  }
+  Call call{.operation = "GetObject", .method = "GET", .bucket = std::move(bk.first),
+            .key = std::move(bk.second)};
+  call.headers.emplace_back("range", absl::StrCat("bytes=", offset, "-", offset + length - 1));
+  if (!if_match.empty()) call.headers.emplace_back("if-match", std::string(if_match));
+  call.expected_body_bytes = length;
+  return call;
+}
 
 absl::StatusOr<std::unique_ptr<S3ObjectStore>> S3ObjectStore::Create(Runtime& runtime,
                                                                      const S3Config& config) {
@@ -214,6 +270,7 @@ void S3ObjectStore::IssueTo(std::shared_ptr<Call> call, size_t endpoint_index, s
   }
   req.body = call->body;
   req.expected_body_bytes = call->expected_body_bytes;
+  req.response_buffer = call->response_buffer;
   req.fail_fast_on_connect = config_.endpoints.size() > 1;
 
   http_->Send(std::move(req), [this, call, endpoint_index, tried, done = std::move(done)](
@@ -261,38 +318,44 @@ void S3ObjectStore::Head(std::string_view key, Callback<ObjectInfo> done) {
 
 void S3ObjectStore::GetRange(std::string_view key, int64_t offset, int64_t length,
                              std::string_view if_match, Callback<std::string> done) {
-  auto bk = SplitKey("GetObject", key);
-  if (!bk.ok()) return FailLater(std::move(done), bk.status());
-  if (offset < 0 || length < 0) {
-    return FailLater(std::move(done),
-                     absl::InvalidArgumentError(absl::StrCat(
-                         "S3 GetObject ", ToAbsl(key), ": bad range offset ", offset,
-                         " length ", length)));
-  }
+  auto call = Call::RangedGet(key, offset, length, if_match);
+  if (!call.ok()) return FailLater(std::move(done), call.status());
   if (length == 0) {
     return runtime_.Post([done = std::move(done)]() mutable { done(std::string()); });
   }
-  Call call{.operation = "GetObject", .method = "GET", .bucket = bk->first, .key = bk->second};
-  call.headers.emplace_back("range", absl::StrCat("bytes=", offset, "-", offset + length - 1));
-  if (!if_match.empty()) call.headers.emplace_back("if-match", std::string(if_match));
-  call.expected_body_bytes = length;
-  Issue(std::move(call), [done = std::move(done), offset, length](
-                             absl::StatusOr<HttpResponse> r) mutable {
-    if (!r.ok()) {
-      // Past the end of the object: the range holds no byte.
-      if (r.status().code() == absl::StatusCode::kOutOfRange) return done(std::string());
-      return done(std::move(r).status());
+  Issue(std::move(*call), [done = std::move(done), offset, length](
+                              absl::StatusOr<HttpResponse> r) mutable {
+    absl::StatusOr<std::string_view> bytes = RangeBytes(r, offset, length, {});
+    if (!bytes.ok()) return done(std::move(bytes).status());
+    if (bytes->empty()) return done(std::string());
+    // The range is the whole body (the usual 206 reply): no copy.
+    if (bytes->size() == r->body.size()) return done(std::move(r->body));
+    done(std::string(*bytes));
+  });
+}
+
+void S3ObjectStore::GetRangeInto(std::string_view key, int64_t offset, std::span<char> dst,
+                                 std::string_view if_match, Callback<size_t> done) {
+  const auto length = static_cast<int64_t>(dst.size());
+  auto call = Call::RangedGet(key, offset, length, if_match);
+  if (!call.ok()) return FailLater(std::move(done), call.status());
+  if (dst.empty()) {
+    return runtime_.Post([done = std::move(done)]() mutable { done(size_t{0}); });
+  }
+  call->response_buffer = dst;
+  Issue(std::move(*call), [done = std::move(done), offset, dst](
+                              absl::StatusOr<HttpResponse> r) mutable {
+    absl::StatusOr<std::string_view> bytes =
+        RangeBytes(r, offset, static_cast<int64_t>(dst.size()), dst);
+    if (!bytes.ok()) return done(std::move(bytes).status());
+    // Usually the bytes are at dst's front already. A server that ignored
+    // Range left them in r's body (the object was larger than dst) or
+    // further into dst (it was not): move them to the front. The regions
+    // may overlap.
+    if (!bytes->empty() && bytes->data() != dst.data()) {
+      std::memmove(dst.data(), bytes->data(), bytes->size());
     }
-    if (r->status == 200) {
-      // The server ignored Range and sent the whole object.
-      if (offset >= static_cast<int64_t>(r->body.size())) return done(std::string());
-      return done(r->body.substr(static_cast<size_t>(offset), static_cast<size_t>(length)));
-    }
-    if (static_cast<int64_t>(r->body.size()) > length) {
-      return done(absl::DataLossError(absl::StrCat("S3 GetObject: asked for ", length,
-                                                   " bytes, got ", r->body.size())));
-    }
-    done(std::move(r->body));
+    done(bytes->size());
   });
 }
 

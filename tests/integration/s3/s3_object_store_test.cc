@@ -56,6 +56,11 @@ class S3ObjectStoreTest : public ::testing::Test {
     return Wait<std::string>(
         [&](Callback<std::string> cb) { store_->GetRange(key, off, len, if_match, std::move(cb)); });
   }
+  // GetRangeInto `buffer`; the number of bytes written.
+  absl::StatusOr<size_t> GetInto(std::string_view key, int64_t off, std::span<char> buffer) {
+    return Wait<size_t>(
+        [&](Callback<size_t> cb) { store_->GetRangeInto(key, off, buffer, "", std::move(cb)); });
+  }
   absl::StatusOr<ObjectInfo> HeadObject(std::string_view key) {
     return Wait<ObjectInfo>([&](Callback<ObjectInfo> cb) { store_->Head(key, std::move(cb)); });
   }
@@ -111,6 +116,40 @@ TEST_F(S3ObjectStoreTest, RangedGetMovesOnlyTheRequestedBytes) {
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(store_->body_bytes_received() - before, 1000);
   EXPECT_TRUE(*got == data.substr(1000000, 1000));
+}
+
+TEST_F(S3ObjectStoreTest, GetRangeIntoMovesOnlyTheRequestedBytes) {
+  const std::string data = RandomBytes(4 << 20, 14);
+  ASSERT_TRUE(PutObject(Key("big"), data).ok());
+  std::string buffer(1000, '\0');
+  const int64_t before = store_->body_bytes_received();
+  auto n = GetInto(Key("big"), 1000000, std::span<char>(buffer.data(), buffer.size()));
+  ASSERT_TRUE(n.ok()) << n.status();
+  EXPECT_EQ(*n, 1000u);
+  EXPECT_EQ(store_->body_bytes_received() - before, 1000);
+  EXPECT_TRUE(buffer == data.substr(1000000, 1000));
+}
+
+TEST_F(S3ObjectStoreTest, GetRangeIntoAnEmptyBufferReturnsZeroWithoutARequest) {
+  const int64_t before = store_->body_bytes_received();
+  // The key does not exist: a request would fail NotFound.
+  auto n = GetInto(Key("never-written"), 0, {});
+  ASSERT_TRUE(n.ok()) << n.status();
+  EXPECT_EQ(*n, 0u);
+  EXPECT_EQ(store_->body_bytes_received(), before);
+}
+
+TEST_F(S3ObjectStoreTest, GetRangeIntoWithKeyWithoutBucketIsInvalidArgument) {
+  char buffer[10];
+  auto n = GetInto("justakey", 0, buffer);
+  EXPECT_EQ(n.status().code(), absl::StatusCode::kInvalidArgument) << n.status();
+}
+
+TEST_F(S3ObjectStoreTest, GetRangeIntoAtNegativeOffsetIsInvalidArgument) {
+  char buffer[10];
+  auto n = GetInto(Key("k"), -1, buffer);
+  EXPECT_EQ(n.status().code(), absl::StatusCode::kInvalidArgument) << n.status();
+  EXPECT_THAT(n.status().message(), HasSubstr("offset -1"));
 }
 
 TEST_F(S3ObjectStoreTest, RangePastTheEndIsShort) {

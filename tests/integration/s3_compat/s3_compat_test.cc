@@ -77,6 +77,19 @@ class S3CompatTest : public ::testing::TestWithParam<Peer> {
     return Wait<std::string>(
         [&](Callback<std::string> cb) { store_->GetRange(key, off, len, if_match, std::move(cb)); });
   }
+  // GetRangeInto a buffer of `size` bytes; the bytes it wrote.
+  absl::StatusOr<std::string> GetInto(std::string_view key, int64_t off, size_t size,
+                                      std::string_view if_match = "") {
+    std::string buffer(size, '\0');
+    auto n = Wait<size_t>([&](Callback<size_t> cb) {
+      store_->GetRangeInto(key, off, std::span<char>(buffer.data(), buffer.size()), if_match,
+                           std::move(cb));
+    });
+    if (!n.ok()) return std::move(n).status();
+    if (*n > size) return absl::InternalError(absl::StrCat("wrote ", *n, " of ", size, " bytes"));
+    buffer.resize(*n);
+    return buffer;
+  }
   absl::StatusOr<ObjectInfo> Head(std::string_view key) {
     return Wait<ObjectInfo>([&](Callback<ObjectInfo> cb) { store_->Head(key, std::move(cb)); });
   }
@@ -186,6 +199,45 @@ TEST_P(S3CompatTest, GetWithStaleIfMatchIsFailedPrecondition) {
   ASSERT_TRUE(Put(Key("m"), "second version!").ok());
   auto got = Get(Key("m"), 0, 5, *old_etag);
   EXPECT_EQ(got.status().code(), absl::StatusCode::kFailedPrecondition) << got.status();
+}
+
+TEST_P(S3CompatTest, GetRangeIntoFillsTheBufferWithTheRange) {
+  const std::string data = RandomBytes(100000, 20);
+  ASSERT_TRUE(Put(Key("r"), data).ok());
+  auto got = GetInto(Key("r"), 777, 5000);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_TRUE(*got == data.substr(777, 5000));
+}
+
+TEST_P(S3CompatTest, GetRangeIntoRunningPastTheEndReturnsTheShorterCount) {
+  const std::string data = RandomBytes(1000, 21);
+  ASSERT_TRUE(Put(Key("r"), data).ok());
+  auto tail = GetInto(Key("r"), 990, 100);
+  ASSERT_TRUE(tail.ok()) << tail.status();
+  EXPECT_TRUE(*tail == data.substr(990));
+}
+
+TEST_P(S3CompatTest, GetRangeIntoFromPastTheEndReturnsZero) {
+  ASSERT_TRUE(Put(Key("r"), RandomBytes(1000, 22)).ok());
+  auto past = GetInto(Key("r"), 1000, 100);
+  ASSERT_TRUE(past.ok()) << past.status();
+  EXPECT_THAT(*past, IsEmpty());
+  auto far = GetInto(Key("r"), 5000, 100);
+  ASSERT_TRUE(far.ok()) << far.status();
+  EXPECT_THAT(*far, IsEmpty());
+}
+
+TEST_P(S3CompatTest, GetRangeIntoWithStaleIfMatchIsFailedPrecondition) {
+  auto old_etag = Put(Key("m"), "first version");
+  ASSERT_TRUE(old_etag.ok()) << old_etag.status();
+  ASSERT_TRUE(Put(Key("m"), "second version!").ok());
+  auto got = GetInto(Key("m"), 0, 5, *old_etag);
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kFailedPrecondition) << got.status();
+}
+
+TEST_P(S3CompatTest, GetRangeIntoOfMissingKeyIsNotFound) {
+  auto got = GetInto(Key("missing"), 0, 100);
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kNotFound) << got.status();
 }
 
 TEST_P(S3CompatTest, PutWithMd5AndCrc32cIsAccepted) {

@@ -6,21 +6,31 @@
 //   certificate names *.s3.localhost but not s3.localhost, so a request
 //   only verifies if the bucket is in the host name;
 // - an endpoint list whose first endpoint refuses connections;
-// - a config found through AWS profile files, as the AWS CLI would.
+// - a config found through AWS profile files, as the AWS CLI would;
+// - replies no S3 peer sends (a body without Content-Length, a server that
+//   ignores Range, a cut-off body then a good retry), from a tiny in-process
+//   server answering every request with crafted bytes, to check where
+//   HttpRequest::response_buffer puts a body and how GetRangeInto reads it.
+#include <algorithm>
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "ferry/base/strings.h"
+#include "ferry/rpc/framing.h"
 #include "ferry/runtime/runtime.h"
+#include "ferry/s3/http_client.h"
 #include "ferry/s3/s3_object_store.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/s3_peer.h"
+#include "testing/test_tcp_server.h"
 
 namespace ferry::s3 {
 namespace {
 
 using ::testing::Contains;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 
 using peers::Wait;
 
@@ -174,6 +184,201 @@ TEST_F(S3TransportTest, ProfileFilesConfigureTheStore) {
   auto names = ListBuckets(*store);
   ASSERT_TRUE(names.ok()) << names.status();
   EXPECT_THAT(*names, Contains("from-profile"));
+}
+
+// ---- Crafted replies ----
+
+// Splits a connection's stream after each request's headers: the crafted
+// server gets only GETs, which have no body.
+class RequestHeadFraming : public Framing {
+ public:
+  void Append(std::string_view record, std::string* out) const override { out->append(record); }
+  std::unique_ptr<RecordReader> NewReader() const override { return std::make_unique<Reader>(); }
+  std::string_view name() const override { return "http-request-head"; }
+
+ private:
+  class Reader : public RecordReader {
+   public:
+    absl::Status Consume(std::string_view data, std::vector<std::string>* records) override {
+      pending_.append(data);
+      for (size_t end; (end = pending_.find("\r\n\r\n")) != std::string::npos;) {
+        records->push_back(pending_.substr(0, end + 4));
+        pending_.erase(0, end + 4);
+      }
+      return absl::OkStatus();
+    }
+    size_t buffered_bytes() const override { return pending_.size(); }
+
+   private:
+    std::string pending_;
+  };
+};
+
+// Answers the n-th connection's request with replies[n] (the last reply
+// for every later one), then closes the connection. Thread-safe.
+class CraftedHttpServer {
+ public:
+  explicit CraftedHttpServer(std::vector<std::string> replies)
+      : replies_(std::move(replies)),
+        server_(std::make_shared<RequestHeadFraming>(),
+                [this](const ferry::testing::TestTcpServer::ConnPtr& conn, std::string) {
+                  const size_t n = std::min(static_cast<size_t>(conn->index()), replies_.size() - 1);
+                  conn->SendRaw(replies_[n]);
+                  conn->Close();
+                }) {}
+
+  std::string url() const { return absl::StrCat("http://127.0.0.1:", server_.port(), "/b/k"); }
+  // An S3 endpoint (the server ignores the request, signature included).
+  std::string endpoint() const { return absl::StrCat("127.0.0.1:", server_.port()); }
+  // Requests answered (one per connection).
+  int requests() const { return server_.accepted(); }
+
+ private:
+  const std::vector<std::string> replies_;
+  ferry::testing::TestTcpServer server_;
+};
+
+// A reply that closes its connection; `with_length` sends Content-Length
+// (without it the close ends the body).
+std::string Reply(std::string_view status, std::string_view body, bool with_length = true) {
+  return absl::StrCat("HTTP/1.1 ", ToAbsl(status), "\r\n",
+                      with_length ? absl::StrCat("Content-Length: ", body.size(), "\r\n") : "",
+                      "Connection: close\r\n\r\n", ToAbsl(body));
+}
+
+class CraftedReplyTest : public ::testing::Test {
+ protected:
+  // A GET of `server`'s URL with `buffer` as its response_buffer.
+  absl::StatusOr<HttpResponse> Get(HttpClient& http, const CraftedHttpServer& server,
+                                   std::span<char> buffer) {
+    return Wait<HttpResponse>([&](Callback<HttpResponse> cb) {
+      http.Send({.url = server.url(), .response_buffer = buffer}, std::move(cb));
+    });
+  }
+  std::unique_ptr<S3ObjectStore> Store(const CraftedHttpServer& server) {
+    S3Config c = BaseConfig();
+    c.endpoints = {server.endpoint()};
+    auto s = S3ObjectStore::Create(rt_, c);
+    EXPECT_TRUE(s.ok()) << s.status();
+    return s.ok() ? std::move(*s) : nullptr;
+  }
+  static absl::StatusOr<size_t> GetInto(S3ObjectStore& store, int64_t off,
+                                        std::span<char> buffer) {
+    return Wait<size_t>(
+        [&](Callback<size_t> cb) { store.GetRangeInto("b/k", off, buffer, "", std::move(cb)); });
+  }
+
+  Runtime rt_{RuntimeOptions{.io_threads = 2, .memory_budget_bytes = int64_t{64} << 20}};
+};
+
+TEST_F(CraftedReplyTest, SuccessBodyThatFitsLandsInTheBufferNotTheString) {
+  CraftedHttpServer server({Reply("206 Partial Content", "0123456789")});
+  HttpClient http(rt_, {});
+  std::string buffer(16, 'x');
+  auto r = Get(http, server, std::span<char>(buffer.data(), buffer.size()));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->status, 206);
+  EXPECT_TRUE(r->body_in_buffer);
+  EXPECT_EQ(r->body_bytes, 10u);
+  EXPECT_THAT(r->body, IsEmpty());
+  EXPECT_EQ(buffer, "0123456789xxxxxx");
+}
+
+TEST_F(CraftedReplyTest, SuccessBodyWithoutLengthThatFitsLandsInTheBuffer) {
+  CraftedHttpServer server({Reply("200 OK", "0123456789", /*with_length=*/false)});
+  HttpClient http(rt_, {});
+  std::string buffer(10, 'x');
+  auto r = Get(http, server, std::span<char>(buffer.data(), buffer.size()));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->body_in_buffer);
+  EXPECT_EQ(r->body_bytes, 10u);
+  EXPECT_EQ(buffer, "0123456789");
+}
+
+TEST_F(CraftedReplyTest, ErrorReplyGoesToTheStringAndLeavesTheBufferAlone) {
+  const std::string error = "<Error><Code>NoSuchKey</Code></Error>";
+  CraftedHttpServer server({Reply("404 Not Found", error)});
+  HttpClient http(rt_, {});
+  std::string buffer(100, 'x');
+  auto r = Get(http, server, std::span<char>(buffer.data(), buffer.size()));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->status, 404);
+  EXPECT_FALSE(r->body_in_buffer);
+  EXPECT_EQ(r->body_bytes, 0u);
+  EXPECT_EQ(r->body, error);
+  EXPECT_EQ(buffer, std::string(100, 'x'));
+}
+
+TEST_F(CraftedReplyTest, SuccessBodyAnnouncedLongerThanTheBufferGoesToTheString) {
+  CraftedHttpServer server({Reply("200 OK", "01234567890123456789")});
+  HttpClient http(rt_, {});
+  std::string buffer(10, 'x');
+  auto r = Get(http, server, std::span<char>(buffer.data(), buffer.size()));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->body_in_buffer);
+  EXPECT_EQ(r->body, "01234567890123456789");
+  EXPECT_EQ(buffer, std::string(10, 'x'));
+}
+
+TEST_F(CraftedReplyTest, BodyWithoutLengthOverflowingTheBufferIsDataLossNotRetried) {
+  CraftedHttpServer server({Reply("200 OK", "01234567890123456789", /*with_length=*/false)});
+  HttpClient http(rt_, {.retry_count = 2, .retry_wait = absl::Milliseconds(1)});
+  std::string buffer(10, 'x');
+  auto r = Get(http, server, std::span<char>(buffer.data(), buffer.size()));
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss) << r.status();
+  EXPECT_THAT(r.status().message(), HasSubstr("10-byte response buffer"));
+  EXPECT_EQ(server.requests(), 1);
+}
+
+TEST_F(CraftedReplyTest, RetryWritesTheBufferFromTheStart) {
+  // The first reply is cut off after 5 of its 10 bytes (DataLoss, retried).
+  CraftedHttpServer server({"HTTP/1.1 206 Partial Content\r\nContent-Length: 10\r\n"
+                            "Connection: close\r\n\r\nXXXXX",
+                            Reply("206 Partial Content", "0123456789")});
+  HttpClient http(rt_, {.retry_count = 1, .retry_wait = absl::Milliseconds(1)});
+  std::string buffer(10, 'x');
+  auto r = Get(http, server, std::span<char>(buffer.data(), buffer.size()));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(server.requests(), 2);
+  EXPECT_EQ(r->body_bytes, 10u);
+  EXPECT_EQ(buffer, "0123456789");
+  // Both attempts' bytes were received.
+  EXPECT_EQ(http.body_bytes_received(), 15);
+}
+
+TEST_F(CraftedReplyTest, GetRangeIntoCutsTheRangeFromAWholeObjectLargerThanTheBuffer) {
+  // A server that ignores Range: 200 and the whole object, which does not
+  // fit in the buffer.
+  CraftedHttpServer server({Reply("200 OK", "0123456789abcdefghij")});
+  auto store = Store(server);
+  ASSERT_NE(store, nullptr);
+  std::string buffer(5, 'x');
+  auto n = GetInto(*store, 3, std::span<char>(buffer.data(), buffer.size()));
+  ASSERT_TRUE(n.ok()) << n.status();
+  EXPECT_EQ(*n, 5u);
+  EXPECT_EQ(buffer, "34567");
+}
+
+TEST_F(CraftedReplyTest, GetRangeIntoCutsTheRangeFromAWholeObjectThatFitsTheBuffer) {
+  // The whole object lands in the buffer; the range is further in.
+  CraftedHttpServer server({Reply("200 OK", "0123456789")});
+  auto store = Store(server);
+  ASSERT_NE(store, nullptr);
+  std::string buffer(16, 'x');
+  auto n = GetInto(*store, 4, std::span<char>(buffer.data(), buffer.size()));
+  ASSERT_TRUE(n.ok()) << n.status();
+  EXPECT_EQ(*n, 6u);
+  EXPECT_EQ(buffer.substr(0, 6), "456789");
+}
+
+TEST_F(CraftedReplyTest, GetRangeIntoOfARangeReplyLongerThanAskedIsDataLoss) {
+  CraftedHttpServer server({Reply("206 Partial Content", "0123456789abcdefghij")});
+  auto store = Store(server);
+  ASSERT_NE(store, nullptr);
+  std::string buffer(10, 'x');
+  auto n = GetInto(*store, 0, std::span<char>(buffer.data(), buffer.size()));
+  EXPECT_EQ(n.status().code(), absl::StatusCode::kDataLoss) << n.status();
+  EXPECT_THAT(n.status().message(), HasSubstr("asked for 10 bytes"));
 }
 
 }  // namespace

@@ -12,7 +12,10 @@
 // A reply with any HTTP status is a response; only transport failures are
 // errors: Unavailable (refused, reset, nothing received), DeadlineExceeded
 // (connect timeout, a stalled transfer), DataLoss (a body shorter than its
-// Content-Length), Cancelled (the client was destroyed first). Transport
+// Content-Length, or one without a Content-Length longer than the
+// request's response_buffer), Cancelled (the client was destroyed first).
+// A 2xx body can land in the caller's memory (HttpRequest::response_buffer)
+// instead of a string allocated per request. Transport
 // failures and HTTP 429/500/502/503/504 are retried (same request, same
 // headers) up to `retry_count` times, waiting retry_wait, 2*retry_wait...
 // Connections are kept alive and reused across requests (one CURLM per
@@ -48,14 +51,16 @@ struct HttpRequest {
   // Body of a PUT or POST, streamed from the caller's memory; Content-Length
   // is always sent. REQUIRES: stays valid until the callback runs.
   std::span<const char> body;
-  // Expected response body size, to size the buffer once (-1: unknown).
+  // Expected response body size: HttpResponse::body reserves a body's
+  // Content-Length at most this large at once (-1: unknown, no cap).
   int64_t expected_body_bytes = -1;
   // Where a 2xx response body lands instead of HttpResponse::body, when it
   // fits: its Content-Length is at most response_buffer.size(), or it has
-  // none (then a longer body fails with DataLoss). HttpResponse::body stays
-  // empty and body_bytes counts what landed; a retry writes from the start
-  // again. Error replies, and 2xx bodies announced longer than the buffer,
-  // go to HttpResponse::body as without it. Empty: no buffer.
+  // none (then a longer body fails with DataLoss, not retried).
+  // HttpResponse::body stays empty and body_bytes counts what landed; a
+  // retry writes from the start again. Error replies, and 2xx bodies
+  // announced longer than the buffer, go to HttpResponse::body as without
+  // it. Empty: no buffer. On failure the buffer holds unspecified bytes.
   // REQUIRES: stays valid, untouched by the caller, until the callback runs.
   std::span<char> response_buffer;
   // A connection that could not be made (refused, name not resolved)
@@ -72,7 +77,8 @@ struct HttpResponse {
   // Bytes written to HttpRequest::response_buffer (0 when the body went
   // to `body` instead).
   size_t body_bytes = 0;
-  // True if the body went to HttpRequest::response_buffer.
+  // True if the body went to HttpRequest::response_buffer (an empty 2xx
+  // body that would have fitted counts as in the buffer).
   bool body_in_buffer = false;
 
   // The first header named `name` (lower-case), or null.

@@ -89,7 +89,8 @@ class S3ObjectStore : public ObjectStore {
   void Head(std::string_view key, Callback<ObjectInfo> done) override;
   void GetRange(std::string_view key, int64_t offset, int64_t length, std::string_view if_match,
                 Callback<std::string> done) override;
-  // One ranged GET whose body curl writes straight into `dst`.
+  // One ranged GET whose body curl writes straight into `dst`: no buffer
+  // is allocated per call. Errors as GetRange's.
   void GetRangeInto(std::string_view key, int64_t offset, std::span<char> dst,
                     std::string_view if_match, Callback<size_t> done) override;
   void Put(std::string_view key, std::span<const char> bytes, const Checksum& checksum,

@@ -311,10 +311,16 @@ struct UploadTemp {
   NfsObject object;
 };
 
-// REMOVEs the temporary (best effort: OK if it is already gone).
+// REMOVEs the temporary (best effort: OK if it is already gone). A REMOVE
+// lost to a dropped connection is sent once more on a new one (the pool
+// reconnects); NotFound then means the first one did its work.
 absl::Status RemoveUploadTemp(NfsClient& client, const UploadTarget& target,
                               const UploadTemp& temp) {
   absl::Status s = client.Remove(target.dir, temp.name, temp.path);
+  if (s.code() == absl::StatusCode::kUnavailable ||
+      s.code() == absl::StatusCode::kDeadlineExceeded) {
+    s = client.Remove(target.dir, temp.name, temp.path);
+  }
   if (s.code() == absl::StatusCode::kNotFound) return absl::OkStatus();
   return s;
 }

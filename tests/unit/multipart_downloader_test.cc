@@ -349,6 +349,16 @@ TEST_F(MultipartDownloaderTest, BuffersOfConsumedChunksServeLaterFetches) {
   EXPECT_EQ(budget_.in_use(), 0);  // nothing left to fetch: no spare kept
 }
 
+TEST_F(MultipartDownloaderTest, ChunkBufferOfASmallObjectIsSizedToTheObject) {
+  auto d = Open(1000, DefaultOptions());
+  auto r = StartRead(*d, 0, 1000);  // the whole object: a download
+  Drain(store_, timers_);
+  ASSERT_TRUE(r->result.ok()) << r->result.status();
+  EXPECT_TRUE(HoldsSynthetic(r->buf, 0));
+  EXPECT_EQ(d->stats().buffers_allocated, 1);
+  EXPECT_EQ(d->stats().buffer_bytes_allocated, 1000);
+}
+
 TEST_F(MultipartDownloaderTest, DirectReadLandsInTheReadersBufferWithoutBudget) {
   auto d = Open(64 * kChunk, DefaultOptions());
   auto r = StartRead(*d, 1000, 5000);

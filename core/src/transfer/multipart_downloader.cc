@@ -464,7 +464,10 @@ class DownloadState : public std::enable_shared_from_this<DownloadState> {
       ++stats_.chunks_refetched;
       ch.one_shot = true;
     }
-    if (buffer.bytes.empty()) ++stats_.buffers_allocated;
+    if (buffer.bytes.size() < static_cast<size_t>(ChunkLength(c))) {
+      ++stats_.buffers_allocated;
+      stats_.buffer_bytes_allocated += ChunkLength(c);
+    }
     ch.state = Chunk::State::kFetching;
     ch.fetch_id = ++next_fetch_id_;
     ++in_flight_;
@@ -472,9 +475,12 @@ class DownloadState : public std::enable_shared_from_this<DownloadState> {
     const int64_t begin = ChunkBegin(c), len = ChunkLength(c);
     d.calls.push_back([self = shared_from_this(), c, id, begin, len,
                        buffer = std::move(buffer)]() mutable {
-      if (buffer.bytes.empty()) {
-        absl::StatusOr<LargeBuffer> bytes =
-            LargeBuffer::Allocate(static_cast<size_t>(self->options_.chunk_bytes));
+      // Sized to the chunk, not chunk_bytes: a small object's only chunk
+      // is small, and a mapping of chunk_bytes would cost a huge page's
+      // zeroing (2 MiB) for a 4 KiB file. A spare from a short last chunk
+      // is too small for a full one: it is replaced.
+      if (buffer.bytes.size() < static_cast<size_t>(len)) {
+        absl::StatusOr<LargeBuffer> bytes = LargeBuffer::Allocate(static_cast<size_t>(len));
         if (!bytes.ok()) return self->OnFetched(c, id, std::move(buffer), bytes.status());
         buffer.bytes = *std::move(bytes);
       }

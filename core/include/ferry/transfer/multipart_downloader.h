@@ -101,6 +101,7 @@ struct DownloadStats {
   int64_t chunks_refetched = 0; // chunks fetched again after being dropped
   int64_t chunks_evicted = 0;   // landed chunks dropped unread to make room
   int64_t buffers_allocated = 0;  // chunk buffers allocated (the other fetches reused one)
+  int64_t buffer_bytes_allocated = 0;  // their bytes: a chunk's length, not chunk_bytes
   bool download_started = false;
   bool download_complete = false;  // every chunk landed at least once
 };

@@ -131,6 +131,29 @@ TEST_F(MultipartUploaderTest, SequentialWritesOfUnknownLengthStreamAsParts) {
   EXPECT_EQ(budget_.in_use(), 0);
 }
 
+TEST_F(MultipartUploaderTest, PartBuffersComeFromTheBufferPoolAndGoBackToIt) {
+  constexpr int64_t kBigPart = int64_t{2} << 20;  // pooled sizes start at 2 MiB
+  MemoryBudget budget(16 * kBigPart);
+  BufferPool pool(int64_t{64} << 20);
+  MultipartUploaderOptions o = DefaultOptions();
+  o.part_bytes = kBigPart;
+  o.concurrency = 1;
+  o.max_sealed_parts = 1;
+  o.memory_budget = &budget;
+  o.buffer_pool = &pool;
+  auto up = Create(o);
+  const std::string data = Pattern(8 * kBigPart, 5);
+  for (size_t at = 0; at < data.size(); at += 1 << 20) {
+    ASSERT_TRUE(up->Write(at, Slice(data, at, 1 << 20)).ok());
+  }
+  auto etag = up->Finish();
+  ASSERT_TRUE(etag.ok()) << etag.status();
+  EXPECT_EQ(store_.ObjectData(kKey), data);
+  const BufferPool::Stats stats = pool.stats();
+  EXPECT_EQ(stats.allocations + stats.reuses, 8);  // one buffer per part
+  EXPECT_EQ(stats.idle_bytes, stats.allocations * kBigPart);  // every one given back
+}
+
 TEST_F(MultipartUploaderTest, OutOfOrderParallelWritersProduceTheRightObject) {
   const std::string data = Pattern(25 * kPart + 7, 3);
   MultipartUploaderOptions o = DefaultOptions();

@@ -18,6 +18,7 @@ struct Runtime::Impl {
   explicit Impl(const RuntimeOptions& o)
       : options(o),
         budget(o.memory_budget_bytes),
+        buffers(o.idle_buffer_bytes >= 0 ? o.idle_buffer_bytes : o.memory_budget_bytes / 4),
         io(std::max(1, o.io_threads)),
         guard(asio::make_work_guard(io)),
         blocking(static_cast<size_t>(std::max(1, o.blocking_threads))) {}
@@ -27,6 +28,7 @@ struct Runtime::Impl {
   // still queued at shutdown may hold Tickets, and destroying those
   // handlers releases the Tickets into this budget.
   MemoryBudget budget;
+  BufferPool buffers;  // as the budget: outlives handlers that hold buffers
   asio::io_context io;
   asio::executor_work_guard<asio::io_context::executor_type> guard;
   asio::thread_pool blocking;
@@ -60,6 +62,8 @@ void Runtime::PostBlocking(absl::AnyInvocable<void()> fn) {
 bool Runtime::InIoThread() const { return impl_->io.get_executor().running_in_this_thread(); }
 
 MemoryBudget& Runtime::memory_budget() { return impl_->budget; }
+
+BufferPool& Runtime::buffer_pool() { return impl_->buffers; }
 
 const RuntimeOptions& Runtime::options() const { return impl_->options; }
 

@@ -27,12 +27,10 @@
 // (GetRangeInto). The fetch owns the buffer while the store writes, and
 // hands it to the chunk when it lands; so a dropped or cancelled chunk's
 // memory, still being written, is freed (and its ticket returned) only
-// when its request ends. A buffer whose chunk is dropped is kept as a
-// spare for the next fetch (fresh memory costs a page fault per page on
-// first touch; see large_buffer.h) while every request slot is busy and
-// spares and held chunks stay within the read-ahead limit; spares are
-// freed as soon as the pump finds nothing to fetch, and when the
-// downloader closes.
+// when its request ends. Buffers come from the Runtime's BufferPool and go
+// back to it when their chunk is dropped, so the next fetch (of this or
+// any download) reuses memory already touched (fresh memory costs a fault
+// and zeroing per page; see buffer_pool.h).
 //
 // Locking rule: store calls, reader callbacks and ticket releases never run
 // under the mutex. Releasing a ticket can run another waiter's grant
@@ -100,10 +98,12 @@ enum class Visit : uint8_t { kNever, kLanded, kFailed };
 
 class DownloadState : public std::enable_shared_from_this<DownloadState> {
  public:
-  DownloadState(ObjectStore& store, MemoryBudget& budget, std::shared_ptr<DelayScheduler> scheduler,
-                const MultipartDownloaderOptions& options, std::string key, ObjectInfo info)
+  DownloadState(ObjectStore& store, MemoryBudget& budget, BufferPool& pool,
+                std::shared_ptr<DelayScheduler> scheduler, const MultipartDownloaderOptions& options,
+                std::string key, ObjectInfo info)
       : store_(store),
         budget_(budget),
+        pool_(pool),
         scheduler_(std::move(scheduler)),
         options_(options),
         key_(std::move(key)),
@@ -312,46 +312,20 @@ class DownloadState : public std::enable_shared_from_this<DownloadState> {
     chunk.copied.Add(b - cb, e - cb);
   }
 
-  // Forgets a chunk; its buffer, if landed, becomes a spare or is freed.
+  // Forgets a chunk; its buffer, if landed, goes back to the pool.
   void EraseChunkLocked(std::unordered_map<int64_t, Chunk>::iterator it, Deferred& d)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (it->second.state != Chunk::State::kWanted) --held_;
     ChunkBuffer buffer = std::move(it->second.buffer);
     chunks_.erase(it);
-    RecycleLocked(std::move(buffer), d);
+    ReleaseLocked(std::move(buffer), d);
   }
 
-  // True while some chunk may still be fetched: one never landed, or a
-  // reader waits on one.
-  bool MoreToFetchLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return !cancelled_ && poison_.ok() && (visited_count_ < num_chunks_ || !wanted_.empty());
-  }
-
-  // Keeps `buffer` for the next fetch if one may come and the download's
-  // spares and held chunks stay within its read-ahead; else frees it (and
-  // every spare, once nothing is left to fetch) after the lock is dropped.
-  void RecycleLocked(ChunkBuffer buffer, Deferred& d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (buffer.bytes.empty()) {
-      d.tickets.push_back(std::move(buffer.ticket));
-      return;
-    }
-    const bool more = MoreToFetchLocked();
-    if (more && held_ + static_cast<int64_t>(spares_.size()) < read_ahead_chunks_) {
-      spares_.push_back(std::move(buffer));
-      return;
-    }
-    FreeLocked(std::move(buffer), d);
-    if (!more) FreeSparesLocked(d);
-  }
-
-  void FreeLocked(ChunkBuffer buffer, Deferred& d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  // Gives the buffer back to the pool and its ticket to the budget, after
+  // the lock is dropped.
+  void ReleaseLocked(ChunkBuffer buffer, Deferred& d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (!buffer.bytes.empty()) d.buffers.push_back({&pool_, std::move(buffer.bytes)});
     d.tickets.push_back(std::move(buffer.ticket));
-    d.buffers.push_back(std::move(buffer.bytes));
-  }
-
-  void FreeSparesLocked(Deferred& d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    for (ChunkBuffer& b : spares_) FreeLocked(std::move(b), d);
-    spares_.clear();
   }
 
   // Drops a landed chunk once all of it has been copied to readers.
@@ -393,28 +367,13 @@ class DownloadState : public std::enable_shared_from_this<DownloadState> {
 
   void PumpLocked(Deferred& d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (cancelled_ || !poison_.ok()) return;
-    while (in_flight_ < options_.concurrency) {
-      // A spare needs no budget: use it even while a budget request waits
-      // (which may be waiting for the very ticket the spare holds).
-      if (budget_wait_ && spares_.empty()) return;
+    while (in_flight_ < options_.concurrency && !budget_wait_) {
       std::optional<int64_t> c = PickChunkLocked();
-      if (!c) {
-        // Spares are for fetches about to start, not a cache: with nothing
-        // to fetch now (read-ahead is full, or done), give them back.
-        FreeSparesLocked(d);
-        return;
-      }
-      if (!spares_.empty()) {
-        ChunkBuffer spare = std::move(spares_.back());
-        spares_.pop_back();
-        StartFetchLocked(*c, std::move(spare), d);
-        continue;
-      }
+      if (!c) return;
       std::optional<MemoryBudget::Ticket> t = budget_.TryAcquire(options_.chunk_bytes);
       if (!t) {
         auto it = chunks_.find(*c);
         if (it != chunks_.end() && !it->second.waiters.empty()) EvictForLocked(*c, d);
-        if (!spares_.empty()) continue;  // the evicted chunk's buffer serves it
         budget_wait_ = true;
         d.calls.push_back([self = shared_from_this()] {
           self->budget_.AcquireAsync(self->options_.chunk_bytes,
@@ -464,10 +423,6 @@ class DownloadState : public std::enable_shared_from_this<DownloadState> {
       ++stats_.chunks_refetched;
       ch.one_shot = true;
     }
-    if (buffer.bytes.size() < static_cast<size_t>(ChunkLength(c))) {
-      ++stats_.buffers_allocated;
-      stats_.buffer_bytes_allocated += ChunkLength(c);
-    }
     ch.state = Chunk::State::kFetching;
     ch.fetch_id = ++next_fetch_id_;
     ++in_flight_;
@@ -476,14 +431,10 @@ class DownloadState : public std::enable_shared_from_this<DownloadState> {
     d.calls.push_back([self = shared_from_this(), c, id, begin, len,
                        buffer = std::move(buffer)]() mutable {
       // Sized to the chunk, not chunk_bytes: a small object's only chunk
-      // is small, and a mapping of chunk_bytes would cost a huge page's
-      // zeroing (2 MiB) for a 4 KiB file. A spare from a short last chunk
-      // is too small for a full one: it is replaced.
-      if (buffer.bytes.size() < static_cast<size_t>(len)) {
-        absl::StatusOr<LargeBuffer> bytes = LargeBuffer::Allocate(static_cast<size_t>(len));
-        if (!bytes.ok()) return self->OnFetched(c, id, std::move(buffer), bytes.status());
-        buffer.bytes = *std::move(bytes);
-      }
+      // is small (a 4 KiB object must not cost a 2 MiB huge page's zeroing).
+      absl::StatusOr<LargeBuffer> bytes = self->pool_.Take(static_cast<size_t>(len));
+      if (!bytes.ok()) return self->OnFetched(c, id, std::move(buffer), bytes.status());
+      buffer.bytes = *std::move(bytes);
       // The span stays valid while `buffer` moves into the callback.
       const std::span<char> dst = buffer.bytes.span().first(static_cast<size_t>(len));
       self->FetchWithRetry(begin, dst,
@@ -501,13 +452,13 @@ class DownloadState : public std::enable_shared_from_this<DownloadState> {
     auto it = chunks_.find(c);
     if (it == chunks_.end() || it->second.fetch_id != id ||
         it->second.state != Chunk::State::kFetching) {
-      RecycleLocked(std::move(buffer), d);
+      ReleaseLocked(std::move(buffer), d);
       PumpLocked(d);  // dropped meanwhile (closed or object changed)
       return;
     }
     Chunk& ch = it->second;
     if (!r.ok()) {
-      RecycleLocked(std::move(buffer), d);
+      ReleaseLocked(std::move(buffer), d);
       absl::Status s =
           Annotate(r.status(), absl::StrCat("download ", ToAbsl(key_), " chunk ", c, " [",
                                             ChunkBegin(c), ", ", ChunkBegin(c) + ChunkLength(c),
@@ -543,7 +494,6 @@ class DownloadState : public std::enable_shared_from_this<DownloadState> {
     } else {
       MaybeDropLocked(it, d);
     }
-    if (!MoreToFetchLocked()) FreeSparesLocked(d);
     PumpLocked(d);
   }
 
@@ -572,16 +522,16 @@ class DownloadState : public std::enable_shared_from_this<DownloadState> {
   void DropAllLocked(const absl::Status& s, Deferred& d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     for (auto& [c, ch] : chunks_) {
       for (auto& w : ch.waiters) FailLocked(*w, s, d);
-      FreeLocked(std::move(ch.buffer), d);
+      ReleaseLocked(std::move(ch.buffer), d);
     }
     chunks_.clear();
     wanted_.clear();
     held_ = 0;
-    FreeSparesLocked(d);
   }
 
   ObjectStore& store_;
   MemoryBudget& budget_;
+  BufferPool& pool_;
   const std::shared_ptr<DelayScheduler> scheduler_;
   const MultipartDownloaderOptions options_;
   const std::string key_;
@@ -602,7 +552,6 @@ class DownloadState : public std::enable_shared_from_this<DownloadState> {
   int64_t scan_ ABSL_GUARDED_BY(mu_) = 0;  // no free chunk below this
   int in_flight_ ABSL_GUARDED_BY(mu_) = 0;  // chunk fetches, retry waits included
   int64_t held_ ABSL_GUARDED_BY(mu_) = 0;   // chunks fetching or landed
-  std::vector<ChunkBuffer> spares_ ABSL_GUARDED_BY(mu_);  // buffers (with tickets) for fetches
   bool budget_wait_ ABSL_GUARDED_BY(mu_) = false;  // an AcquireAsync is queued
   uint64_t next_fetch_id_ ABSL_GUARDED_BY(mu_) = 0;
   DownloadStats stats_ ABSL_GUARDED_BY(mu_);
@@ -642,7 +591,8 @@ MultipartDownloadManager::MultipartDownloadManager(ObjectStore& store, Runtime& 
                                                    const MultipartDownloaderOptions& options)
     : store_(store),
       options_(options),
-      budget_(options.memory_budget != nullptr ? options.memory_budget : &runtime.memory_budget()) {
+      budget_(options.memory_budget != nullptr ? options.memory_budget : &runtime.memory_budget()),
+      pool_(options.buffer_pool != nullptr ? options.buffer_pool : &runtime.buffer_pool()) {
   if (options.scheduler != nullptr) {
     scheduler_ = std::shared_ptr<DelayScheduler>(options.scheduler, [](DelayScheduler*) {});
   } else {
@@ -689,7 +639,7 @@ absl::StatusOr<std::unique_ptr<MultipartDownloader>> MultipartDownloadManager::O
     return absl::InvalidArgumentError(
         absl::StrCat("open ", ToAbsl(key), ": negative object size ", info.size));
   }
-  auto state = std::make_shared<DownloadState>(store_, *budget_, scheduler_, options_,
+  auto state = std::make_shared<DownloadState>(store_, *budget_, *pool_, scheduler_, options_,
                                                std::string(key), info);
   return std::unique_ptr<MultipartDownloader>(new MultipartDownloaderImpl(std::move(state)));
 }

@@ -170,8 +170,9 @@ const char* StateName(Part::State s) {
 struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader::State> {
   State(ObjectStore& s, Runtime& rt, MemoryBudget& b, std::shared_ptr<DelayScheduler> sched,
         const MultipartUploaderOptions& o, std::string k, PartLayout l)
-      : store(s), runtime(rt), budget(b), scheduler(std::move(sched)), options(o),
-        key(std::move(k)), layout(std::move(l)) {}
+      : store(s), runtime(rt), budget(b),
+        pool(o.buffer_pool != nullptr ? *o.buffer_pool : rt.buffer_pool()),
+        scheduler(std::move(sched)), options(o), key(std::move(k)), layout(std::move(l)) {}
 
   ~State() {
     MutexLock lock(&mu);
@@ -181,6 +182,7 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
   ObjectStore& store;
   Runtime& runtime;
   MemoryBudget& budget;
+  BufferPool& pool;  // part buffers come from it and go back to it
   const std::shared_ptr<DelayScheduler> scheduler;
   const MultipartUploaderOptions options;
   const std::string key;
@@ -257,7 +259,7 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
     for (int n : queue) {
       Part& p = parts[n];
       ReleaseLater(std::move(p.ticket), d);
-      p.buf = LargeBuffer();
+      d.buffers.push_back({&pool, std::move(p.buf)});
     }
     sealed -= static_cast<int>(queue.size());
     queue.clear();
@@ -273,7 +275,7 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
   void DropIdleFillingPartLocked(Part& p, Deferred& d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     if (p.state != Part::State::kFilling || p.writers > 0 || p.buf.empty()) return;
     ReleaseLater(std::move(p.ticket), d);
-    p.buf = LargeBuffer();
+    d.buffers.push_back({&pool, std::move(p.buf)});
     --buffered;
   }
 
@@ -364,7 +366,7 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
     --sealed;
     Part& p = parts[n];
     ReleaseLater(std::move(p.ticket), d);
-    p.buf = LargeBuffer();
+    d.buffers.push_back({&pool, std::move(p.buf)});
     if (!etag.ok()) {
       FailLocked(Annotate(etag.status(), absl::StrCat(Where(n), " (", p.len, " bytes at offset ",
                                                       p.start, ")")),
@@ -396,7 +398,7 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
     p.checksum = std::move(c);
     if (!error.ok()) {
       ReleaseLater(std::move(p.ticket), d);
-      p.buf = LargeBuffer();
+      d.buffers.push_back({&pool, std::move(p.buf)});
       --sealed;
       return;
     }
@@ -469,7 +471,7 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
         ++stats.parts_spilled;
       } else {
         p.state = Part::State::kFilling;
-        absl::StatusOr<LargeBuffer> buf = LargeBuffer::Allocate(static_cast<size_t>(len));
+        absl::StatusOr<LargeBuffer> buf = pool.Take(static_cast<size_t>(len));
         if (!buf.ok()) {
           spare = std::move(ticket);  // returned by the caller, outside the lock
           return Annotate(buf.status(), Where(piece.part));
@@ -747,8 +749,8 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
       LargeBuffer buf;
       absl::Status s = Annotate(t.status(), Where(n));
       if (t.ok()) {
-        absl::StatusOr<LargeBuffer> got = LargeBuffer::Allocate(static_cast<size_t>(len));
-        s = got.ok() ? PreadAll(fd, got->span(), start) : Annotate(got.status(), Where(n));
+        absl::StatusOr<LargeBuffer> got = pool.Take(static_cast<size_t>(len));
+        s = got.ok() ? PreadAll(fd, got->span().first(static_cast<size_t>(len)), start) : Annotate(got.status(), Where(n));
         if (got.ok()) buf = *std::move(got);
       }
       {
@@ -826,7 +828,7 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
     auto it = parts.find(1);
     if (it != parts.end()) {
       ReleaseLater(std::move(it->second.ticket), d);
-      it->second.buf = LargeBuffer();
+      d.buffers.push_back({&pool, std::move(it->second.buf)});
     }
     if (!etag.ok()) {
       error = Annotate(etag.status(), absl::StrCat("put ", ToAbsl(key), " (", size, " bytes)"));

@@ -51,6 +51,9 @@ class LargeBuffer {
   char* data() const { return data_; }
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
+  // True if the buffer is its own anonymous mapping (not heap memory), so
+  // page-level advice such as MADV_FREE may be applied to it.
+  bool mapped() const { return mapping_ != nullptr; }
   // The whole buffer. Moving the buffer keeps its memory where it is, so
   // a span taken before a move stays valid.
   std::span<char> span() const { return {data_, size_}; }

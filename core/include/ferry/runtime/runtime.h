@@ -1,7 +1,8 @@
 // Runtime: the only place ferry's threads come from.
 //
 // A Runtime owns the asio io_context and its I/O threads, a small pool for
-// blocking work (disk, user loaders), and the process's MemoryBudget. Users
+// blocking work (disk, user loaders), the process's MemoryBudget and the
+// BufferPool that recycles transfer buffers. Users
 // create one and pass it to every pool, client and transfer; nothing in
 // ferry is global and nothing starts threads on its own.
 //
@@ -17,6 +18,7 @@
 #include <memory>
 
 #include "absl/functional/any_invocable.h"
+#include "ferry/runtime/buffer_pool.h"
 #include "ferry/runtime/memory_budget.h"
 
 namespace asio {
@@ -37,6 +39,10 @@ struct RuntimeOptions {
   int blocking_threads = 4;
   // Bytes all transfers of this Runtime may hold at once.
   int64_t memory_budget_bytes = int64_t{512} << 20;
+  // Most bytes of idle chunk and part buffers kept for reuse (BufferPool),
+  // outside the budget. -1: a quarter of memory_budget_bytes, one
+  // transfer's requests in flight with the S3 defaults; 0: none kept.
+  int64_t idle_buffer_bytes = -1;
 };
 
 // Thread-safe. REQUIRES: everything created with a Runtime (pools, clients,
@@ -61,6 +67,7 @@ class Runtime {
   bool InIoThread() const;
 
   MemoryBudget& memory_budget();
+  BufferPool& buffer_pool();
   const RuntimeOptions& options() const;
 
  private:

@@ -21,7 +21,7 @@
 //    download (and upload): when it is spent, chunk requests wait for
 //    budget instead of allocating; the store writes each chunk straight
 //    into its buffer (ObjectStore::GetRangeInto), and a consumed chunk's
-//    buffer serves the next fetch (see "Chunk memory" below);
+//    buffer goes back to a pool for the next fetch (see "Chunk memory");
 //  - retries a failing chunk with exponential back-off and jitter; a chunk
 //    that keeps failing fails only the reads that need it.
 //
@@ -37,11 +37,10 @@
 // progress. Landed chunks nobody reads stay until then or until the
 // downloader is destroyed; read-ahead stops at `read_ahead_bytes` held.
 //
-// Chunk memory. Chunk buffers are huge-page-advised mappings
-// (ferry/base/large_buffer.h) that the store writes into directly; the
-// buffer of a dropped chunk is kept, with its ticket, as a spare for the
-// next fetch while chunks remain to be fetched, within the read-ahead
-// limit, and freed once every chunk has landed. A direct read lands in the
+// Chunk memory. Chunk buffers, sized to their chunk, come from the
+// Runtime's BufferPool (huge-page mappings recycled between transfers:
+// ferry/runtime/buffer_pool.h) and the store writes into them directly; a
+// dropped chunk's buffer goes back to the pool. A direct read lands in the
 // reader's own buffer: no copy and no budget.
 //
 // Example:
@@ -62,6 +61,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "ferry/runtime/buffer_pool.h"
 #include "ferry/runtime/future.h"
 #include "ferry/runtime/memory_budget.h"
 #include "ferry/transfer/object_store.h"
@@ -89,6 +89,9 @@ struct MultipartDownloaderOptions {
   RetryPolicy retry;
   // Budget every chunk is held under; null = the Runtime's memory_budget().
   MemoryBudget* memory_budget = nullptr;
+  // Where chunk buffers come from and go back to; null = the Runtime's
+  // buffer_pool().
+  BufferPool* buffer_pool = nullptr;
   // Where back-off waits run; null = timers on the Runtime's io_context.
   DelayScheduler* scheduler = nullptr;
 };
@@ -100,8 +103,6 @@ struct DownloadStats {
   int64_t retries = 0;          // GetRange attempts retried
   int64_t chunks_refetched = 0; // chunks fetched again after being dropped
   int64_t chunks_evicted = 0;   // landed chunks dropped unread to make room
-  int64_t buffers_allocated = 0;  // chunk buffers allocated (the other fetches reused one)
-  int64_t buffer_bytes_allocated = 0;  // their bytes: a chunk's length, not chunk_bytes
   bool download_started = false;
   bool download_complete = false;  // every chunk landed at least once
 };
@@ -172,6 +173,7 @@ class MultipartDownloadManager {
   ObjectStore& store_;
   MultipartDownloaderOptions options_;
   MemoryBudget* budget_;
+  BufferPool* pool_;
   std::shared_ptr<DelayScheduler> scheduler_;  // shared with the downloads' requests
 };
 

@@ -56,6 +56,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "ferry/runtime/future.h"
+#include "ferry/runtime/buffer_pool.h"
 #include "ferry/runtime/memory_budget.h"
 #include "ferry/transfer/checksum.h"
 #include "ferry/transfer/object_store.h"
@@ -136,6 +137,9 @@ struct MultipartUploaderOptions {
   RetryPolicy retry;
   // Budget part buffers are held under; null = the Runtime's memory_budget().
   MemoryBudget* memory_budget = nullptr;
+  // Where part buffers come from and go back to; null = the Runtime's
+  // buffer_pool().
+  BufferPool* buffer_pool = nullptr;
   // Where back-off waits run; null = timers on the Runtime's io_context.
   DelayScheduler* scheduler = nullptr;
   // Directory for the scratch file; empty = $TMPDIR, else /tmp.

@@ -77,6 +77,7 @@ class Runtime:
         io_threads: int = 1,
         blocking_threads: int = 4,
         memory_budget_bytes: int = 512 << 20,
+        idle_buffer_bytes: int = -1,
     ) -> None: ...
     def close(self) -> None:
         """Stops the threads now. Raises ferry.Error (FailedPrecondition)
@@ -89,6 +90,10 @@ class Runtime:
     def blocking_threads(self) -> int: ...
     @property
     def memory_budget_bytes(self) -> int: ...
+    @property
+    def idle_buffer_bytes(self) -> int:
+        """Cap on idle transfer buffers kept for reuse (-1: a quarter of
+        the budget; 0: none)."""
     @property
     def memory_budget(self) -> MemoryBudget: ...
     def __enter__(self) -> "Runtime": ...

@@ -124,8 +124,10 @@ void RegisterRuntime(py::module_& m) {
   py::class_<PyRuntime>(m, "Runtime", R"doc(
 Where ferry's threads come from: an event loop with `io_threads` I/O
 threads, a pool of `blocking_threads` for blocking work (and Python
-callbacks such as refresh-ahead loaders), and one MemoryBudget of
-`memory_budget_bytes` for all transfers.
+callbacks such as refresh-ahead loaders), one MemoryBudget of
+`memory_budget_bytes` for all transfers, and a pool that keeps up to
+`idle_buffer_bytes` of transfer buffers for reuse (-1: a quarter of the
+budget; 0: none).
 
 Use it as a context manager, or call close(); objects made with it keep it
 alive, so dropping the last reference in any order is safe.
@@ -133,16 +135,19 @@ alive, so dropping the last reference in any order is safe.
     with ferry.Runtime(io_threads=2) as rt:
         cache = ferry.TtlCache(refresh_after=20, runtime=rt)
 )doc")
-      .def(py::init([](int io_threads, int blocking_threads, int64_t memory_budget_bytes) {
+      .def(py::init([](int io_threads, int blocking_threads, int64_t memory_budget_bytes,
+                       int64_t idle_buffer_bytes) {
              return std::make_unique<PyRuntime>(RuntimeOptions{
                  .io_threads = io_threads,
                  .blocking_threads = blocking_threads,
                  .memory_budget_bytes = memory_budget_bytes,
+                 .idle_buffer_bytes = idle_buffer_bytes,
              });
            }),
            py::kw_only(), py::arg("io_threads") = defaults.io_threads,
            py::arg("blocking_threads") = defaults.blocking_threads,
-           py::arg("memory_budget_bytes") = defaults.memory_budget_bytes)
+           py::arg("memory_budget_bytes") = defaults.memory_budget_bytes,
+           py::arg("idle_buffer_bytes") = defaults.idle_buffer_bytes)
       .def("close", &PyRuntime::Close, R"doc(
 Stops the threads now (work still queued is dropped). Objects made with
 this runtime that can do without it degrade (a TtlCache stops refreshing
@@ -162,6 +167,9 @@ with code "FailedPrecondition". Closing twice is fine.)doc")
       .def_property_readonly(
           "memory_budget_bytes",
           [](const PyRuntime& r) { return r.handle()->options().memory_budget_bytes; })
+      .def_property_readonly(
+          "idle_buffer_bytes",
+          [](const PyRuntime& r) { return r.handle()->options().idle_buffer_bytes; })
       .def_property_readonly(
           "memory_budget", [](const PyRuntime& r) { return PyMemoryBudget(r.handle()); },
           "This runtime's MemoryBudget.")

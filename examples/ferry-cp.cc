@@ -17,6 +17,9 @@
 //                       caps it so 4 x concurrency chunks fit the budget)
 //   --concurrency=N     S3 requests in flight per file (default 10)
 //   --memory-mib=N      the Runtime's memory budget (default 512)
+//   --idle-buffer-mib=N transfer buffers kept for reuse between chunks,
+//                       parts and files (default: a quarter of the budget;
+//                       0: none)
 //   --parallelism=N     NFS chunks in flight (default 16)
 //   --range=OFF:LEN     read LEN bytes at OFF of one S3 object (DST may be -)
 //   --make-bucket       create the destination bucket if it is missing
@@ -102,6 +105,7 @@ struct CpOptions {
   int64_t chunk_bytes = 8 * kMiB;
   int concurrency = 10;
   int64_t memory_budget_bytes = 512 * kMiB;
+  int64_t idle_buffer_bytes = -1;  // RuntimeOptions' default
   int nfs_parallelism = 16;
   std::optional<ByteRange> range;
   bool make_bucket = false;
@@ -112,7 +116,7 @@ struct CpOptions {
 
 constexpr char kUsage[] =
     "usage: ferry-cp [-r] [--jobs=N] [--chunk-mib=N] [--concurrency=N] [--memory-mib=N]\n"
-    "                [--parallelism=N] [--range=OFF:LEN] [--make-bucket]\n"
+    "                [--idle-buffer-mib=N] [--parallelism=N] [--range=OFF:LEN] [--make-bucket]\n"
     "                [--progress|--quiet] [--json] SRC DST\n"
     "  SRC/DST: a local path, s3://bucket/key or nfs://host/export/path?...;\n"
     "  one side local, the other remote\n";
@@ -176,6 +180,13 @@ absl::StatusOr<CpOptions> ParseArgs(int argc, char** argv) {
     } else if ((v = FlagValue(a, "memory-mib"))) {
       FERRY_RETURN_IF_ERROR(ParsePositive("memory-mib", *v, &o.memory_budget_bytes));
       o.memory_budget_bytes *= kMiB;
+    } else if ((v = FlagValue(a, "idle-buffer-mib"))) {
+      int64_t mib = 0;
+      if (!absl::SimpleAtoi(ferry::ToAbsl(*v), &mib) || mib < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--idle-buffer-mib wants a number >= 0, got '", ferry::ToAbsl(*v), "'"));
+      }
+      o.idle_buffer_bytes = mib * kMiB;
     } else if ((v = FlagValue(a, "parallelism"))) {
       FERRY_RETURN_IF_ERROR(ParsePositive("parallelism", *v, &o.nfs_parallelism));
     } else if ((v = FlagValue(a, "range"))) {
@@ -887,7 +898,8 @@ int main(int argc, char** argv) {
   ferry::Runtime runtime({.blocking_threads = remote_end.kind == Kind::kNfs
                                                   ? options->nfs_parallelism
                                                   : std::max(4, options->jobs),
-                          .memory_budget_bytes = options->memory_budget_bytes});
+                          .memory_budget_bytes = options->memory_budget_bytes,
+                          .idle_buffer_bytes = options->idle_buffer_bytes});
   absl::StatusOr<std::unique_ptr<Remote>> remote = OpenRemote(runtime, remote_end, *options);
   if (!remote.ok()) return Fail(1, remote.status());
 

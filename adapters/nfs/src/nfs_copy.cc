@@ -50,6 +50,7 @@
 #include "ferry/io/fd_table.h"
 #include "ferry/io/internal/temp_file.h"
 #include "ferry/nfs/nfs_file.h"
+#include "ferry/nfs/nfs_url.h"
 
 namespace ferry::nfs {
 namespace {
@@ -198,14 +199,6 @@ constexpr size_t kTempNameOverhead = 1 + kTempTag.size() + 16;
 // stale temporary of an earlier crash, not a race to win.
 constexpr int kTempCreateAttempts = 8;
 
-// Splits "a/b/c" into ("a/b", "c"); ("", "c") for "c".
-std::pair<std::string_view, std::string_view> SplitParent(std::string_view path) {
-  while (!path.empty() && path.back() == '/') path.remove_suffix(1);
-  const size_t slash = path.rfind('/');
-  if (slash == std::string_view::npos) return {"", path};
-  return {path.substr(0, slash), path.substr(slash + 1)};
-}
-
 std::string JoinPath(std::string_view dir, std::string_view name) {
   if (dir.empty()) return std::string(name);
   return absl::StrCat(ToAbsl(dir), "/", ToAbsl(name));
@@ -264,7 +257,7 @@ struct UploadTarget {
 absl::StatusOr<UploadTarget> ResolveUploadTarget(NfsClient& client,
                                                  const std::string& local_path,
                                                  std::string_view nfs_path) {
-  auto [dir_path, name] = SplitParent(nfs_path);
+  auto [dir_path, name] = SplitNfsPath(nfs_path);
   UploadTarget t;
   t.path = JoinPath(dir_path, name);
   t.context = absl::StrCat("copy ", local_path, " to ", client.DisplayPath(t.path));

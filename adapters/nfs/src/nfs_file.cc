@@ -15,6 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
+#include "ferry/nfs/nfs_url.h"
 
 namespace ferry::nfs {
 namespace {
@@ -28,14 +29,6 @@ constexpr size_t kMaxCallBytes = 1 << 20;
 // 1 ms (as the copier's parallelism does) and bounds the reply records
 // received at once for a huge buffer.
 constexpr size_t kReadsInFlight = 16;
-
-// Splits "a/b/c" into ("a/b", "c"); ("", "c") for "c".
-std::pair<std::string_view, std::string_view> SplitParent(std::string_view path) {
-  while (!path.empty() && path.back() == '/') path.remove_suffix(1);
-  const size_t slash = path.rfind('/');
-  if (slash == std::string_view::npos) return {"", path};
-  return {path.substr(0, slash), path.substr(slash + 1)};
-}
 
 }  // namespace
 
@@ -60,7 +53,7 @@ absl::StatusOr<std::shared_ptr<NfsFile>> NfsFile::Open(NfsClient& client,
 absl::StatusOr<std::shared_ptr<NfsFile>> NfsFile::Create(NfsClient& client,
                                                          std::string_view relative_path,
                                                          uint32_t mode) {
-  auto [parent, name] = SplitParent(relative_path);
+  auto [parent, name] = SplitNfsPath(relative_path);
   if (name.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("create ", client.DisplayPath(relative_path), ": no file name"));

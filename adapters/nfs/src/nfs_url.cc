@@ -175,4 +175,11 @@ absl::StatusOr<NfsUrl> ParseNfsUrl(std::string_view url) {
   return out;
 }
 
+std::pair<std::string_view, std::string_view> SplitNfsPath(std::string_view path) {
+  while (!path.empty() && path.back() == '/') path.remove_suffix(1);
+  const size_t slash = path.rfind('/');
+  if (slash == std::string_view::npos) return {"", path};
+  return {path.substr(0, slash), path.substr(slash + 1)};
+}
+
 }  // namespace ferry::nfs

@@ -237,6 +237,31 @@ TEST_F(NfsDownloadLeavesNoPartialFileTest, CompletedDownloadReplacesExistingDest
   EXPECT_EQ(Md5OfFile(local), Md5OfFile(Exported("src.bin")));
 }
 
+// An NfsClient of export directory `dir` whose NFS connections go through
+// a toxiproxy proxy named `name` (MOUNT goes straight to ganesha: only the
+// data path is cut), with short call timeouts so that a dead server fails
+// a copy in seconds. The client goes before its proxy.
+struct ProxiedNfsClient {
+  void Open(Runtime& runtime, peers::ToxiproxyClient& toxiproxy, const std::string& name,
+            const std::string& dir) {
+    proxy = std::make_unique<peers::ScopedProxy>(toxiproxy, name, peers::kNfsPort);
+    ASSERT_TRUE(proxy->status().ok()) << proxy->status();
+    NfsClientOptions client_options;
+    client_options.timeout = absl::Seconds(5);
+    client_options.connect_timeout = absl::Seconds(2);
+    absl::StatusOr<std::unique_ptr<NfsClient>> c = NfsClient::Connect(
+        runtime,
+        absl::StrCat("nfs://127.0.0.1/export/", dir, "?nfsport=", proxy->port(),
+                     "&mountport=", peers::kMountPort),
+        client_options);
+    ASSERT_TRUE(c.ok()) << c.status();
+    client = *std::move(c);
+  }
+
+  std::unique_ptr<peers::ScopedProxy> proxy;
+  std::unique_ptr<NfsClient> client;  // declared after the proxy: destroyed first
+};
+
 // The same, with the client's NFS connections through a toxiproxy proxy
 // (MOUNT goes straight to ganesha: only the data path is cut).
 class NfsDownloadThroughToxiproxyTest : public NfsDownloadLeavesNoPartialFileTest {
@@ -245,30 +270,11 @@ class NfsDownloadThroughToxiproxyTest : public NfsDownloadLeavesNoPartialFileTes
     NfsDownloadLeavesNoPartialFileTest::SetUp();
     if (HasFatalFailure()) return;
     const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    proxy_ = std::make_unique<peers::ScopedProxy>(
-        toxiproxy_, absl::StrCat("nfs_copy_", info->name()), peers::kNfsPort);
-    ASSERT_TRUE(proxy_->status().ok()) << proxy_->status();
-    // Short call timeouts: a dead server must fail the copy in seconds.
-    NfsClientOptions client_options;
-    client_options.timeout = absl::Seconds(5);
-    client_options.connect_timeout = absl::Seconds(2);
-    absl::StatusOr<std::unique_ptr<NfsClient>> c = NfsClient::Connect(
-        runtime_,
-        absl::StrCat("nfs://127.0.0.1/export/", fresh_, "?nfsport=", proxy_->port(),
-                     "&mountport=", peers::kMountPort),
-        client_options);
-    ASSERT_TRUE(c.ok()) << c.status();
-    proxied_ = *std::move(c);
-  }
-
-  void TearDown() override {
-    proxied_.reset();  // before its proxy goes
-    proxy_.reset();
+    proxied_.Open(runtime_, toxiproxy_, absl::StrCat("nfs_copy_", info->name()), fresh_);
   }
 
   peers::ToxiproxyClient toxiproxy_;
-  std::unique_ptr<peers::ScopedProxy> proxy_;
-  std::unique_ptr<NfsClient> proxied_;
+  ProxiedNfsClient proxied_;
 };
 
 TEST_F(NfsDownloadThroughToxiproxyTest, ServerDyingMidwayKeepsExistingDestinationAndNoTemporary) {
@@ -279,7 +285,7 @@ TEST_F(NfsDownloadThroughToxiproxyTest, ServerDyingMidwayKeepsExistingDestinatio
   nfs_test::WriteFile(Exported("src.bin"), kSize);
   const std::string local = MakeExistingDestination();
   const std::string before = Md5OfFile(local);
-  ASSERT_TRUE(proxy_->AddToxic({.name = "hold", .type = "latency",
+  ASSERT_TRUE(proxied_.proxy->AddToxic({.name = "hold", .type = "latency",
                                 .attributes = {{"latency", kHoldMs}}}).ok());
 
   CopyOptions options = Options();
@@ -291,13 +297,13 @@ TEST_F(NfsDownloadThroughToxiproxyTest, ServerDyingMidwayKeepsExistingDestinatio
   options.progress = [&](const TransferProgress& p) {
     if (bytes_when_killed < 0 && p.bytes_done > 0) {
       bytes_when_killed = p.bytes_done;
-      kill_status = proxy_->AddToxic(
+      kill_status = proxied_.proxy->AddToxic(
           {.name = "reset", .type = "reset_peer", .attributes = {{"timeout", 0}}});
     }
     return absl::OkStatus();
   };
   absl::StatusOr<CopyStats> s =
-      CopyNfsToLocal(runtime_, *proxied_, "src.bin", local, std::move(options));
+      CopyNfsToLocal(runtime_, *proxied_.client, "src.bin", local, std::move(options));
   ASSERT_TRUE(kill_status.ok()) << kill_status;
   ASSERT_GT(bytes_when_killed, 0);
   ASSERT_LT(bytes_when_killed, static_cast<int64_t>(kSize)) << "the copy ended before the reset";
@@ -518,31 +524,14 @@ class NfsUploadThroughToxiproxyTest : public NfsUploadReplacesAtomicallyTest {
     NfsUploadReplacesAtomicallyTest::SetUp();
     if (HasFatalFailure()) return;
     const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    proxy_ = std::make_unique<peers::ScopedProxy>(
-        toxiproxy_, absl::StrCat("nfs_upload_", info->name()), peers::kNfsPort);
-    ASSERT_TRUE(proxy_->status().ok()) << proxy_->status();
-    NfsClientOptions client_options;
-    client_options.timeout = absl::Seconds(5);
-    client_options.connect_timeout = absl::Seconds(2);
-    absl::StatusOr<std::unique_ptr<NfsClient>> c = NfsClient::Connect(
-        runtime_,
-        absl::StrCat("nfs://127.0.0.1/export/", fresh_, "?nfsport=", proxy_->port(),
-                     "&mountport=", peers::kMountPort),
-        client_options);
-    ASSERT_TRUE(c.ok()) << c.status();
-    proxied_ = *std::move(c);
-    ASSERT_TRUE(proxy_->AddToxic({.name = "hold", .type = "latency",
+    proxied_.Open(runtime_, toxiproxy_, absl::StrCat("nfs_upload_", info->name()), fresh_);
+    if (HasFatalFailure()) return;
+    ASSERT_TRUE(proxied_.proxy->AddToxic({.name = "hold", .type = "latency",
                                   .attributes = {{"latency", kHoldMs}}}).ok());
   }
 
-  void TearDown() override {
-    proxied_.reset();  // before its proxy goes
-    proxy_.reset();
-  }
-
   peers::ToxiproxyClient toxiproxy_;
-  std::unique_ptr<peers::ScopedProxy> proxy_;
-  std::unique_ptr<NfsClient> proxied_;
+  ProxiedNfsClient proxied_;
 };
 
 TEST_F(NfsUploadThroughToxiproxyTest, SourceShrinkingMidwayFailsAndRemovesTheTemporary) {
@@ -562,7 +551,7 @@ TEST_F(NfsUploadThroughToxiproxyTest, SourceShrinkingMidwayFailsAndRemovesTheTem
     return absl::OkStatus();
   };
   absl::StatusOr<CopyStats> s =
-      CopyLocalToNfs(runtime_, *proxied_, local, "dst.bin", std::move(options));
+      CopyLocalToNfs(runtime_, *proxied_.client, local, "dst.bin", std::move(options));
   ASSERT_GT(bytes_when_cut, 0);
   ASSERT_LT(bytes_when_cut, static_cast<int64_t>(kSize)) << "the copy ended before the cut";
   EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition) << s.status();
@@ -587,13 +576,13 @@ TEST_F(NfsUploadThroughToxiproxyTest,
   options.progress = [&](const TransferProgress& p) {
     if (bytes_when_killed < 0 && p.bytes_done > 0) {
       bytes_when_killed = p.bytes_done;
-      kill_status = proxy_->AddToxic({.name = "reset", .type = "reset_peer",
+      kill_status = proxied_.proxy->AddToxic({.name = "reset", .type = "reset_peer",
                                       .stream = "upstream", .attributes = {{"timeout", 0}}});
     }
     return absl::OkStatus();
   };
   absl::StatusOr<CopyStats> s =
-      CopyLocalToNfs(runtime_, *proxied_, local, "dst.bin", std::move(options));
+      CopyLocalToNfs(runtime_, *proxied_.client, local, "dst.bin", std::move(options));
   ASSERT_TRUE(kill_status.ok()) << kill_status;
   ASSERT_GT(bytes_when_killed, 0);
   ASSERT_LT(bytes_when_killed, static_cast<int64_t>(kSize)) << "the copy ended before the reset";

@@ -83,5 +83,12 @@ TEST(NfsUrlTest, JoinNfsPath) {
   EXPECT_EQ(JoinNfsPath("/export", ""), "/export");
 }
 
+TEST(NfsUrlTest, SplitNfsPathSeparatesDirectoryAndLastName) {
+  using Split = std::pair<std::string_view, std::string_view>;
+  EXPECT_EQ(SplitNfsPath("a/b/c"), Split("a/b", "c"));
+  EXPECT_EQ(SplitNfsPath("c"), Split("", "c"));
+  EXPECT_EQ(SplitNfsPath("a/b/"), Split("a", "b"));
+}
+
 }  // namespace
 }  // namespace ferry::nfs

@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "absl/status/statusor.h"
 
@@ -46,6 +47,10 @@ absl::StatusOr<NfsUrl> ParseNfsUrl(std::string_view url);
 // Joins a normalised absolute path and a relative one ("" = `base`):
 // JoinNfsPath("/export", "a/b") == "/export/a/b".
 std::string JoinNfsPath(std::string_view base, std::string_view relative);
+
+// Splits a path into its directory and last name, trailing '/'s ignored:
+// SplitNfsPath("a/b/c") == {"a/b", "c"}; SplitNfsPath("c") == {"", "c"}.
+std::pair<std::string_view, std::string_view> SplitNfsPath(std::string_view path);
 
 }  // namespace ferry::nfs
 

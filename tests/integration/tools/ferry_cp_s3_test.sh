@@ -84,6 +84,14 @@ else fail WrongCredentialsFailWithAMessage "rc=$rc err=$err"; fi
 if [ $rc -eq 2 ] || [ $rc -eq 1 ]; then pass MalformedUrlIsRejected
 else fail MalformedUrlIsRejected "rc=$rc"; fi
 
+# Without a buffer pool (--idle-buffer-mib=0) a copy is the same copy;
+# a bad value is a usage error.
+"$CP" --quiet --idle-buffer-mib=0 "$BUCKET/a/multi.bin" "$WORK/nopool.bin" &&
+  same "$WORK/multi.bin" "$WORK/nopool.bin"; rc=$?
+"$CP" --quiet --idle-buffer-mib=-1 "$WORK/multi.bin" "$BUCKET/a/x" >/dev/null 2>&1; rc2=$?
+if [ $rc -eq 0 ] && [ $rc2 -eq 2 ]; then pass IdleBufferCapZeroCopiesAndBadValueIsUsageError
+else fail IdleBufferCapZeroCopiesAndBadValueIsUsageError "rc=$rc rc2=$rc2"; fi
+
 # An unreachable endpoint fails with a message instead of hanging.
 err=$(AWS_ENDPOINT_URL=http://127.0.0.1:1 timeout 60 "$CP" --quiet "$WORK/empty" "$BUCKET/a/x" 2>&1); rc=$?
 if [ $rc -eq 1 ] && [ -n "$err" ]; then pass UnreachableEndpointFailsWithAMessage

@@ -286,7 +286,7 @@ TEST_F(NfsDownloadThroughToxiproxyTest, ServerDyingMidwayKeepsExistingDestinatio
   const std::string local = MakeExistingDestination();
   const std::string before = Md5OfFile(local);
   ASSERT_TRUE(proxied_.proxy->AddToxic({.name = "hold", .type = "latency",
-                                .attributes = {{"latency", kHoldMs}}}).ok());
+                                        .attributes = {{"latency", kHoldMs}}}).ok());
 
   CopyOptions options = Options();
   options.progress_interval = absl::Milliseconds(1);
@@ -527,7 +527,7 @@ class NfsUploadThroughToxiproxyTest : public NfsUploadReplacesAtomicallyTest {
     proxied_.Open(runtime_, toxiproxy_, absl::StrCat("nfs_upload_", info->name()), fresh_);
     if (HasFatalFailure()) return;
     ASSERT_TRUE(proxied_.proxy->AddToxic({.name = "hold", .type = "latency",
-                                  .attributes = {{"latency", kHoldMs}}}).ok());
+                                          .attributes = {{"latency", kHoldMs}}}).ok());
   }
 
   peers::ToxiproxyClient toxiproxy_;
@@ -577,7 +577,8 @@ TEST_F(NfsUploadThroughToxiproxyTest,
     if (bytes_when_killed < 0 && p.bytes_done > 0) {
       bytes_when_killed = p.bytes_done;
       kill_status = proxied_.proxy->AddToxic({.name = "reset", .type = "reset_peer",
-                                      .stream = "upstream", .attributes = {{"timeout", 0}}});
+                                              .stream = "upstream",
+                                              .attributes = {{"timeout", 0}}});
     }
     return absl::OkStatus();
   };

@@ -41,10 +41,8 @@
 
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "ferry/base/clock.h"
 #include "ferry/base/mutex.h"
-#include "ferry/base/random.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
 #include "ferry/io/fd_table.h"
@@ -192,32 +190,24 @@ absl::Status RunChunks(Runtime& runtime, int parallelism, int64_t size, uint32_t
 // Longest file name we expect a server to take: NAME_MAX is 255 bytes on
 // every server we know (NFSv3 has no way to ask short of PATHCONF).
 constexpr size_t kMaxNameBytes = 255;
-// ".<name>" + kTempTag + 16 hex digits.
-constexpr std::string_view kTempTag = ".ferry-";
-constexpr size_t kTempNameOverhead = 1 + kTempTag.size() + 16;
-// A handful of tries, as TempFile's: a collision of 64 random bits is a
-// stale temporary of an earlier crash, not a race to win.
-constexpr int kTempCreateAttempts = 8;
 
 std::string JoinPath(std::string_view dir, std::string_view name) {
   if (dir.empty()) return std::string(name);
   return absl::StrCat(ToAbsl(dir), "/", ToAbsl(name));
 }
 
-// The temporary's name for target `name`: ".<name>.ferry-<16 hex digits>"
-// (hidden, says what it was for, never shared by two uploads), with `name`
-// cut (at a UTF-8 character boundary) so that the whole fits in
-// kMaxNameBytes; ".ferry-<hex>" alone if `bare`.
-std::string TempNameFor(std::string_view name, bool bare) {
-  const std::string random = absl::StrFormat("%016x", RandomUint64());
-  if (bare) return absl::StrCat(ToAbsl(kTempTag), random);
-  if (name.size() + kTempNameOverhead > kMaxNameBytes) {
-    size_t keep = kMaxNameBytes - kTempNameOverhead;
+// The temporary's name for target `name`: io_internal::TempNameFor (the
+// local downloads' rules), with `name` cut (at a UTF-8 character boundary)
+// so that the whole fits in kMaxNameBytes; ".ferry-<hex>" alone if `bare`.
+std::string UploadTempName(std::string_view name, bool bare) {
+  if (bare) return io_internal::TempNameFor("");
+  if (name.size() + io_internal::kTempNameExtraBytes > kMaxNameBytes) {
+    size_t keep = kMaxNameBytes - io_internal::kTempNameExtraBytes;
     // Back up over UTF-8 continuation bytes (10xxxxxx) so no character is cut.
     while (keep > 0 && (static_cast<unsigned char>(name[keep]) & 0xC0) == 0x80) --keep;
     name = name.substr(0, keep);
   }
-  return absl::StrCat(".", ToAbsl(name), ToAbsl(kTempTag), random);
+  return io_internal::TempNameFor(name);
 }
 
 // `status` with `note` appended to its message; code and payloads kept.
@@ -327,9 +317,9 @@ absl::StatusOr<UploadTemp> CreateUploadTemp(NfsClient& client, const UploadTarge
                                             uint32_t mode) {
   bool bare = false;
   absl::Status last;
-  for (int attempt = 0; attempt < kTempCreateAttempts; ++attempt) {
+  for (int attempt = 0; attempt < io_internal::kTempCreateAttempts; ++attempt) {
     UploadTemp temp;
-    temp.name = TempNameFor(target.name, bare);
+    temp.name = UploadTempName(target.name, bare);
     temp.path = JoinPath(target.dir_path, temp.name);
     absl::StatusOr<NfsObject> created =
         client.Create(target.dir, temp.name, mode, /*exclusive=*/true, /*truncate=*/false,
@@ -400,28 +390,19 @@ absl::StatusOr<CopyStats> CopyNfsToLocal(Runtime& runtime, NfsClient& client,
     return s;
   }
 
-  const int out = temp->fd();
-  const std::string& out_path = temp->path();
+  const io_internal::TempFile& out = *temp;
   const std::string display = client.DisplayPath(nfs_path);
   ProgressReporter progress(options, size);
   s = RunChunks(
       runtime, options.parallelism, size, chunk,
-      [&table, fd, out, &out_path, &display](int64_t offset, absl::Span<char> buf) -> absl::Status {
+      [&table, fd, &out, &display](int64_t offset, absl::Span<char> buf) -> absl::Status {
         FERRY_ASSIGN_OR_RETURN(size_t n, table.PRead(fd, offset, buf));
         if (n != buf.size()) {
           return absl::FailedPreconditionError(absl::StrCat(
               "copy ", display, ": the file shrank while being read (", n, " of ", buf.size(),
               " bytes at offset ", offset, ")"));
         }
-        for (size_t done = 0; done < n;) {
-          ssize_t w = pwrite(out, buf.data() + done, n - done, offset + done);
-          if (w < 0) {
-            if (errno == EINTR) continue;
-            return ErrnoStatus(errno, "write", out_path);
-          }
-          done += static_cast<size_t>(w);
-        }
-        return absl::OkStatus();
+        return out.WriteAt(std::span<const char>(buf.data(), n), offset);
       },
       progress);
   (void)table.Close(fd);

@@ -17,15 +17,16 @@
 #include "absl/strings/str_format.h"
 #include "ferry/base/random.h"
 #include "ferry/base/status_macros.h"
+#include "ferry/base/strings.h"
 
 namespace ferry::io_internal {
-namespace {
 
-// A handful of tries: a collision of 64 random bits is a stale file of an
-// earlier crash with the same name, not a race to win.
-constexpr int kCreateAttempts = 8;
-
-}  // namespace
+std::string TempNameFor(std::string_view name) {
+  constexpr std::string_view kTag = ".ferry-";
+  const std::string random = absl::StrFormat("%016x", RandomUint64());
+  if (name.empty()) return absl::StrCat(ToAbsl(kTag), random);
+  return absl::StrCat(".", ToAbsl(name), ToAbsl(kTag), random);
+}
 
 absl::StatusOr<TempFile> TempFile::CreateBeside(const std::string& destination, uint32_t mode) {
   const size_t slash = destination.rfind('/');
@@ -37,8 +38,8 @@ absl::StatusOr<TempFile> TempFile::CreateBeside(const std::string& destination, 
         absl::StrCat("temporary file for ", destination, ": the path names a directory"));
   }
   std::string path;
-  for (int attempt = 0; attempt < kCreateAttempts; ++attempt) {
-    path = absl::StrFormat("%s.%s.ferry-%016x", dir, base, RandomUint64());
+  for (int attempt = 0; attempt < kTempCreateAttempts; ++attempt) {
+    path = dir + TempNameFor(base);
     const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
                           static_cast<mode_t>(mode));
     if (fd >= 0) return TempFile(std::move(path), fd);
@@ -64,6 +65,17 @@ TempFile::~TempFile() { Discard(); }
 absl::Status TempFile::Resize(int64_t size) {
   if (::ftruncate(fd_, size) != 0) {
     return ErrnoStatus(errno, absl::StrCat("ftruncate to ", size, " bytes"), path_);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TempFile::WriteAt(std::span<const char> data, int64_t offset) const {
+  while (!data.empty()) {
+    const ssize_t n = ::pwrite(fd_, data.data(), data.size(), offset);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoStatus(errno, absl::StrCat("write at ", offset, " of"), path_);
+    data = data.subspan(static_cast<size_t>(n));
+    offset += n;
   }
   return absl::OkStatus();
 }

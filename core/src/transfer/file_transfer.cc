@@ -156,7 +156,6 @@ class SourceFile {
   int64_t size_ = 0;
 };
 
-
 // A piece read into a pool buffer, ready to be written to the file.
 struct LandedPiece {
   int64_t piece = 0;
@@ -173,18 +172,6 @@ struct PoolTracker {
   std::vector<LandedPiece> landed ABSL_GUARDED_BY(mu);
   std::vector<int> failed_buffers ABSL_GUARDED_BY(mu);  // reads that ended without data
 };
-
-absl::Status PwriteAll(int fd, const std::string& path, std::span<const char> data,
-                       int64_t offset) {
-  while (!data.empty()) {
-    const ssize_t n = ::pwrite(fd, data.data(), data.size(), offset);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoStatus(errno, absl::StrCat("write at ", offset, " of"), path);
-    data = data.subspan(static_cast<size_t>(n));
-    offset += n;
-  }
-  return absl::OkStatus();
-}
 
 }  // namespace
 
@@ -294,10 +281,9 @@ absl::StatusOr<TransferStats> DownloadToFile(MultipartDownloadManager& downloads
       const int64_t off = l.piece * buf_bytes;
       const int64_t len = std::min(buf_bytes, size - off);
       if (failure.ok()) {
-        failure = PwriteAll(temp.fd(), temp.path(),
-                            std::span<const char>(buffers[static_cast<size_t>(l.buffer)].get(),
-                                                  static_cast<size_t>(len)),
-                            off);
+        failure = temp.WriteAt(std::span<const char>(buffers[static_cast<size_t>(l.buffer)].get(),
+                                                     static_cast<size_t>(len)),
+                               off);
         if (failure.ok()) done_bytes += len;
       }
       free_buffers.push_back(l.buffer);

@@ -1,5 +1,6 @@
-// Internals shared by ferry's whole-file downloads (DownloadToFile,
-// nfs::CopyNfsToLocal). Users must not touch anything here.
+// Internals shared by ferry's whole-file transfers (DownloadToFile,
+// nfs::CopyNfsToLocal, and for its naming rules nfs::CopyLocalToNfs). Users
+// must not touch anything here.
 //
 // A download must never leave a partial file that looks complete, so it
 // writes into a temporary file beside the destination and renames it over
@@ -9,7 +10,7 @@
 //   FERRY_ASSIGN_OR_RETURN(ferry::io_internal::TempFile temp,
 //                          ferry::io_internal::TempFile::CreateBeside(local_path));
 //   FERRY_RETURN_IF_ERROR(temp.Resize(size));
-//   ... pwrite(temp.fd(), ...) ...           // an early return unlinks it
+//   FERRY_RETURN_IF_ERROR(temp.WriteAt(bytes, offset));  // an early return unlinks it
 //   FERRY_RETURN_IF_ERROR(temp.Commit(local_path));
 //
 // Thread-safety: thread-compatible. fd() may be written through from many
@@ -18,14 +19,29 @@
 #ifndef FERRY_IO_INTERNAL_TEMP_FILE_H_
 #define FERRY_IO_INTERNAL_TEMP_FILE_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
 namespace ferry::io_internal {
+
+// The name of a temporary for a destination named `name`:
+// ".<name>.ferry-<16 random hex digits>" (hidden, says what it was for,
+// never shared by two transfers); ".ferry-<hex>" for an empty `name`.
+std::string TempNameFor(std::string_view name);
+
+// Bytes TempNameFor adds to a non-empty name: '.', ".ferry-", 16 digits.
+inline constexpr size_t kTempNameExtraBytes = 1 + 7 + 16;
+
+// Names a creator of temporaries tries before giving up: a collision of 64
+// random bits is a stale file of an earlier crash, not a race to win.
+inline constexpr int kTempCreateAttempts = 8;
 
 // A temporary file beside a destination, removed unless committed.
 class TempFile {
@@ -51,6 +67,11 @@ class TempFile {
 
   // Sets the file's size (sparse until written). REQUIRES: fd() >= 0.
   absl::Status Resize(int64_t size);
+
+  // Writes all of `data` at `offset` (pwrite, again after EINTR or a short
+  // write); the errno status naming the offset and the temporary's path.
+  // May run on many threads at once. REQUIRES: fd() >= 0.
+  absl::Status WriteAt(std::span<const char> data, int64_t offset) const;
 
   // Closes the file and renames it over `destination` (normally the one
   // given to CreateBeside: same directory, so the rename is atomic). On

@@ -20,9 +20,9 @@
 namespace ferry::internal {
 
 struct DeferredWork {
-  // A buffer to give back to its pool (or free, with no pool).
+  // A buffer to give back to its pool.
   struct Buffer {
-    BufferPool* pool = nullptr;
+    BufferPool* pool;
     LargeBuffer bytes;
   };
   // Given back before the tickets are returned, so that whoever the
@@ -31,9 +31,7 @@ struct DeferredWork {
   std::vector<MemoryBudget::Ticket> tickets;
   std::vector<absl::AnyInvocable<void()>> calls;
   ~DeferredWork() {
-    for (Buffer& b : buffers) {
-      if (b.pool != nullptr) b.pool->Give(std::move(b.bytes));
-    }
+    for (Buffer& b : buffers) b.pool->Give(std::move(b.bytes));
     buffers.clear();
     tickets.clear();
     for (auto& c : calls) c();

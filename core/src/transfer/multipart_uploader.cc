@@ -253,14 +253,17 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
     });
   }
 
+  // Gives a part's buffer back to the pool and its ticket to the budget,
+  // once the lock is dropped.
+  void ReleasePartLater(Part& p, Deferred& d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    ReleaseLater(std::move(p.ticket), d);
+    d.buffers.push_back({&pool, std::move(p.buf)});
+  }
+
   // Records the first error; queued parts will not be sent.
   void FailLocked(absl::Status s, Deferred& d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     if (error.ok()) error = std::move(s);
-    for (int n : queue) {
-      Part& p = parts[n];
-      ReleaseLater(std::move(p.ticket), d);
-      d.buffers.push_back({&pool, std::move(p.buf)});
-    }
+    for (int n : queue) ReleasePartLater(parts[n], d);
     sealed -= static_cast<int>(queue.size());
     queue.clear();
     for (auto& [n, p] : parts) DropIdleFillingPartLocked(p, d);
@@ -274,8 +277,7 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
   // writer is done.
   void DropIdleFillingPartLocked(Part& p, Deferred& d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     if (p.state != Part::State::kFilling || p.writers > 0 || p.buf.empty()) return;
-    ReleaseLater(std::move(p.ticket), d);
-    d.buffers.push_back({&pool, std::move(p.buf)});
+    ReleasePartLater(p, d);
     --buffered;
   }
 
@@ -365,8 +367,7 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
     --in_flight;
     --sealed;
     Part& p = parts[n];
-    ReleaseLater(std::move(p.ticket), d);
-    d.buffers.push_back({&pool, std::move(p.buf)});
+    ReleasePartLater(p, d);
     if (!etag.ok()) {
       FailLocked(Annotate(etag.status(), absl::StrCat(Where(n), " (", p.len, " bytes at offset ",
                                                       p.start, ")")),
@@ -397,8 +398,7 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
     Part& p = parts[n];
     p.checksum = std::move(c);
     if (!error.ok()) {
-      ReleaseLater(std::move(p.ticket), d);
-      d.buffers.push_back({&pool, std::move(p.buf)});
+      ReleasePartLater(p, d);
       --sealed;
       return;
     }
@@ -574,21 +574,23 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
   // max_sealed_parts sealed parts are not yet accepted. A write into a part
   // already being filled never waits: that part holds its memory already.
   bool MustWaitForSealedLocked(int64_t offset) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
-    if (options.max_sealed_parts <= 0 || sealed < options.max_sealed_parts) return false;
-    if (!error.ok() || finishing) return false;  // Write fails at once
-    return !parts.contains(layout.PartAt(offset));
+    return SealedPartsFullLocked() && !parts.contains(layout.PartAt(offset));
+  }
+
+  // True while max_sealed_parts sealed parts are not yet accepted and the
+  // upload can still take writes (after a failure or Finish, Write fails
+  // at once instead of waiting).
+  bool SealedPartsFullLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    return options.max_sealed_parts > 0 && sealed >= options.max_sealed_parts && error.ok() &&
+           !finishing;
   }
 
   bool WaitUntilWritable(absl::Duration timeout) {
     // CondVar deadlines are wall-clock times.
     const absl::Time deadline = absl::Now() + timeout;
     MutexLock l(&mu);
-    auto full = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
-      return options.max_sealed_parts > 0 && sealed >= options.max_sealed_parts && error.ok() &&
-             !finishing;
-    };
-    while (full()) {
-      if (!cv.WaitWithDeadline(&mu, deadline)) return !full();
+    while (SealedPartsFullLocked()) {
+      if (!cv.WaitWithDeadline(&mu, deadline)) return !SealedPartsFullLocked();
     }
     return true;
   }
@@ -750,8 +752,12 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
       absl::Status s = Annotate(t.status(), Where(n));
       if (t.ok()) {
         absl::StatusOr<LargeBuffer> got = pool.Take(static_cast<size_t>(len));
-        s = got.ok() ? PreadAll(fd, got->span().first(static_cast<size_t>(len)), start) : Annotate(got.status(), Where(n));
-        if (got.ok()) buf = *std::move(got);
+        if (got.ok()) {
+          buf = *std::move(got);
+          s = PreadAll(fd, buf.span().first(static_cast<size_t>(len)), start);
+        } else {
+          s = Annotate(got.status(), Where(n));
+        }
       }
       {
         Deferred d;
@@ -827,8 +833,7 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
     MutexLock l(&mu);
     auto it = parts.find(1);
     if (it != parts.end()) {
-      ReleaseLater(std::move(it->second.ticket), d);
-      d.buffers.push_back({&pool, std::move(it->second.buf)});
+      ReleasePartLater(it->second, d);
     }
     if (!etag.ok()) {
       error = Annotate(etag.status(), absl::StrCat("put ", ToAbsl(key), " (", size, " bytes)"));

@@ -2,21 +2,16 @@
 // destination, renamed over it on Commit and removed otherwise.
 #include "ferry/io/internal/temp_file.h"
 
-#include <dirent.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <utility>
-#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/scratch_dir.h"
 
 namespace ferry::io_internal {
 namespace {
@@ -25,109 +20,101 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::MatchesRegex;
+using ::ferry::testing::ReadFile;
+using ::ferry::testing::WriteFile;
 
 class TempFileTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/ferry_temp_file_test.XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    for (const std::string& name : Names()) unlink((dir_ + "/" + name).c_str());
-    rmdir(dir_.c_str());
-  }
-
-  std::vector<std::string> Names() const {
-    std::vector<std::string> names;
-    DIR* d = opendir(dir_.c_str());
-    if (d == nullptr) return names;
-    while (dirent* e = readdir(d)) {
-      const std::string name = e->d_name;
-      if (name != "." && name != "..") names.push_back(name);
-    }
-    closedir(d);
-    return names;
-  }
-
-  static std::string Read(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }
+  void SetUp() override { ASSERT_TRUE(dir_.ok()); }
 
   static void Write(const TempFile& f, const std::string& data) {
-    ASSERT_EQ(pwrite(f.fd(), data.data(), data.size(), 0), static_cast<ssize_t>(data.size()));
+    ASSERT_TRUE(f.WriteAt(data, 0).ok());
   }
 
-  std::string dir_;
+  ferry::testing::ScratchDir dir_{"ferry_temp_file_test."};
 };
 
 TEST_F(TempFileTest, CreatesAHiddenFileNamedAfterTheDestinationBesideIt) {
-  absl::StatusOr<TempFile> f = TempFile::CreateBeside(dir_ + "/out.bin");
+  absl::StatusOr<TempFile> f = TempFile::CreateBeside(dir_.Path("out.bin"));
   ASSERT_TRUE(f.ok()) << f.status();
-  EXPECT_THAT(Names(), ElementsAre(MatchesRegex("\\.out\\.bin\\.ferry-[0-9a-f]{16}")));
-  EXPECT_EQ(f->path(), dir_ + "/" + Names()[0]);
+  EXPECT_THAT(dir_.Files(), ElementsAre(MatchesRegex("\\.out\\.bin\\.ferry-[0-9a-f]{16}")));
+  EXPECT_EQ(f->path(), dir_.Path(dir_.Files()[0]));
+}
+
+TEST_F(TempFileTest, WriteAtPutsTheBytesAtTheirOffset) {
+  const std::string dest = dir_.Path("out.bin");
+  absl::StatusOr<TempFile> f = TempFile::CreateBeside(dest);
+  ASSERT_TRUE(f.ok()) << f.status();
+  ASSERT_TRUE(f->Resize(6).ok());
+  ASSERT_TRUE(f->WriteAt(std::string("def"), 3).ok());
+  ASSERT_TRUE(f->WriteAt(std::string("abc"), 0).ok());
+  ASSERT_TRUE(f->Commit(dest).ok());
+  EXPECT_EQ(ReadFile(dest), "abcdef");
+}
+
+TEST(TempNameForTest, NamesAHiddenTemporaryAfterItsDestination) {
+  EXPECT_THAT(TempNameFor("out.bin"), MatchesRegex("\\.out\\.bin\\.ferry-[0-9a-f]{16}"));
+  EXPECT_EQ(TempNameFor("out.bin").size(), 7 + kTempNameExtraBytes);
+  EXPECT_THAT(TempNameFor(""), MatchesRegex("\\.ferry-[0-9a-f]{16}"));
 }
 
 TEST_F(TempFileTest, CommitRenamesOverAnExistingDestination) {
-  const std::string dest = dir_ + "/out.bin";
-  std::ofstream(dest) << "old";
+  const std::string dest = dir_.Path("out.bin");
+  WriteFile(dest, "old");
   absl::StatusOr<TempFile> f = TempFile::CreateBeside(dest);
   ASSERT_TRUE(f.ok()) << f.status();
   Write(*f, "new content");
   ASSERT_TRUE(f->Commit(dest).ok());
-  EXPECT_THAT(Names(), ElementsAre("out.bin"));
-  EXPECT_EQ(Read(dest), "new content");
+  EXPECT_THAT(dir_.Files(), ElementsAre("out.bin"));
+  EXPECT_EQ(ReadFile(dest), "new content");
 }
 
 TEST_F(TempFileTest, DestructionWithoutCommitRemovesTheFileAndKeepsTheDestination) {
-  const std::string dest = dir_ + "/out.bin";
-  std::ofstream(dest) << "old";
+  const std::string dest = dir_.Path("out.bin");
+  WriteFile(dest, "old");
   {
     absl::StatusOr<TempFile> f = TempFile::CreateBeside(dest);
     ASSERT_TRUE(f.ok()) << f.status();
     Write(*f, "partial");
   }
-  EXPECT_THAT(Names(), ElementsAre("out.bin"));
-  EXPECT_EQ(Read(dest), "old");
+  EXPECT_THAT(dir_.Files(), ElementsAre("out.bin"));
+  EXPECT_EQ(ReadFile(dest), "old");
 }
 
 TEST_F(TempFileTest, FailedRenameRemovesTheTemporary) {
-  absl::StatusOr<TempFile> f = TempFile::CreateBeside(dir_ + "/out.bin");
+  absl::StatusOr<TempFile> f = TempFile::CreateBeside(dir_.Path("out.bin"));
   ASSERT_TRUE(f.ok()) << f.status();
-  absl::Status s = f->Commit(dir_ + "/no/such/dir/out.bin");
+  absl::Status s = f->Commit(dir_.Path("no/such/dir/out.bin"));
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
   EXPECT_THAT(s.message(), HasSubstr("rename"));
-  EXPECT_THAT(Names(), IsEmpty());
+  EXPECT_THAT(dir_.Files(), IsEmpty());
 }
 
 TEST_F(TempFileTest, MovedFromFileRemovesNothing) {
-  absl::StatusOr<TempFile> f = TempFile::CreateBeside(dir_ + "/out.bin");
+  absl::StatusOr<TempFile> f = TempFile::CreateBeside(dir_.Path("out.bin"));
   ASSERT_TRUE(f.ok()) << f.status();
   TempFile moved = *std::move(f);
   f = absl::UnknownError("reset");  // destroys the moved-from TempFile
-  EXPECT_EQ(Names().size(), 1u);
-  ASSERT_TRUE(moved.Commit(dir_ + "/out.bin").ok());
-  EXPECT_THAT(Names(), ElementsAre("out.bin"));
+  EXPECT_EQ(dir_.Files().size(), 1u);
+  ASSERT_TRUE(moved.Commit(dir_.Path("out.bin")).ok());
+  EXPECT_THAT(dir_.Files(), ElementsAre("out.bin"));
 }
 
 TEST_F(TempFileTest, DestinationNamingADirectoryIsInvalidArgument) {
-  absl::StatusOr<TempFile> f = TempFile::CreateBeside(dir_ + "/");
+  absl::StatusOr<TempFile> f = TempFile::CreateBeside(dir_.Path(""));
   EXPECT_EQ(f.status().code(), absl::StatusCode::kInvalidArgument) << f.status();
-  EXPECT_THAT(Names(), IsEmpty());
+  EXPECT_THAT(dir_.Files(), IsEmpty());
 }
 
 TEST_F(TempFileTest, MissingDirectoryNamesTheTemporaryPath) {
-  absl::StatusOr<TempFile> f = TempFile::CreateBeside(dir_ + "/nope/out.bin");
+  absl::StatusOr<TempFile> f = TempFile::CreateBeside(dir_.Path("nope/out.bin"));
   EXPECT_EQ(f.status().code(), absl::StatusCode::kNotFound) << f.status();
-  EXPECT_THAT(f.status().message(), HasSubstr(dir_ + "/nope/.out.bin.ferry-"));
+  EXPECT_THAT(f.status().message(), HasSubstr(dir_.Path("nope/.out.bin.ferry-")));
 }
 
 TEST_F(TempFileTest, ModeIsTheRequestedBitsMinusTheUmask) {
   const mode_t old = umask(022);
-  absl::StatusOr<TempFile> f = TempFile::CreateBeside(dir_ + "/out.bin", 0666);
+  absl::StatusOr<TempFile> f = TempFile::CreateBeside(dir_.Path("out.bin"), 0666);
   umask(old);
   ASSERT_TRUE(f.ok()) << f.status();
   struct stat st;

@@ -130,16 +130,24 @@ std::optional<std::string_view> FlagValue(std::string_view arg, std::string_view
   return arg.substr(name.size() + 3);
 }
 
+// A whole number of at least `min` (0 or 1), named in the error as "a
+// number >= 0" or "a positive number".
 template <typename Int>
-absl::Status ParsePositive(std::string_view flag, std::string_view text, Int* out) {
+absl::Status ParseAtLeast(std::string_view flag, std::string_view text, int64_t min, Int* out) {
   int64_t v = 0;
-  if (!absl::SimpleAtoi(ferry::ToAbsl(text), &v) || v <= 0) {
+  if (!absl::SimpleAtoi(ferry::ToAbsl(text), &v) || v < min) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--", ferry::ToAbsl(flag), " wants a positive number, got '",
+        absl::StrCat("--", ferry::ToAbsl(flag), " wants ",
+                     min > 0 ? "a positive number" : "a number >= 0", ", got '",
                      ferry::ToAbsl(text), "'"));
   }
   *out = static_cast<Int>(v);
   return absl::OkStatus();
+}
+
+template <typename Int>
+absl::Status ParsePositive(std::string_view flag, std::string_view text, Int* out) {
+  return ParseAtLeast(flag, text, 1, out);
 }
 
 absl::StatusOr<ByteRange> ParseRange(std::string_view text) {
@@ -181,12 +189,8 @@ absl::StatusOr<CpOptions> ParseArgs(int argc, char** argv) {
       FERRY_RETURN_IF_ERROR(ParsePositive("memory-mib", *v, &o.memory_budget_bytes));
       o.memory_budget_bytes *= kMiB;
     } else if ((v = FlagValue(a, "idle-buffer-mib"))) {
-      int64_t mib = 0;
-      if (!absl::SimpleAtoi(ferry::ToAbsl(*v), &mib) || mib < 0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "--idle-buffer-mib wants a number >= 0, got '", ferry::ToAbsl(*v), "'"));
-      }
-      o.idle_buffer_bytes = mib * kMiB;
+      FERRY_RETURN_IF_ERROR(ParseAtLeast("idle-buffer-mib", *v, 0, &o.idle_buffer_bytes));
+      o.idle_buffer_bytes *= kMiB;
     } else if ((v = FlagValue(a, "parallelism"))) {
       FERRY_RETURN_IF_ERROR(ParsePositive("parallelism", *v, &o.nfs_parallelism));
     } else if ((v = FlagValue(a, "range"))) {

@@ -15,7 +15,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <tuple>
 #include <utility>
 
 #include <pybind11/pybind11.h>
@@ -24,12 +23,12 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "bindings.h"
-#include "ferry/base/strings.h"
 #include "ferry/io/fd_table.h"
 #include "ferry/nfs/nfs_client.h"
 #include "ferry/nfs/nfs_copy.h"
 #include "ferry/nfs/nfs_file.h"
 #include "ferry/nfs/nfs_url.h"
+#include "nfs_url_args.h"
 #include "open_file.h"
 #include "progress.h"
 #include "runtime_handle.h"
@@ -89,15 +88,6 @@ struct NfsConnectConfig {
   nfs::NfsClientOptions client;
 };
 
-// An AUTH_SYS uid or gid: 32 bits. REQUIRES: GIL held.
-std::optional<uint32_t> IdFromPython(std::optional<int64_t> id, const char* what) {
-  if (!id.has_value()) return std::nullopt;
-  if (*id < 0 || *id > int64_t{UINT32_MAX}) {
-    ThrowStatus(absl::InvalidArgumentError(
-        absl::StrCat("nfs: ", what, " must be in [0, 2^32), got ", *id)));
-  }
-  return static_cast<uint32_t>(*id);
-}
 
 // ferry._core._NfsClient. Only Python uses it (GIL held on entry).
 class PyNfsClient {
@@ -179,17 +169,16 @@ class PyNfsClient {
  private:
   absl::Status Connect(RuntimeHandle& handle, const std::string& text,
                        const NfsConnectConfig& config, bool split_file) {
-    absl::StatusOr<nfs::NfsUrl> url = nfs::ParseNfsUrl(text);
+    absl::StatusOr<nfs::NfsUrl> url = ParseNfsUrlWithIds(text, config.uid, config.gid);
     if (!url.ok()) return url.status();
-    if (config.uid.has_value()) url->uid = config.uid;
-    if (config.gid.has_value()) url->gid = config.gid;
     if (split_file) {
-      const size_t slash = url->path.rfind('/');
-      file_name_ = url->path.substr(slash + 1);
-      if (file_name_.empty()) {
+      // The URL's path is normalised: absolute, no trailing '/'.
+      const auto [dir, name] = nfs::SplitNfsPath(url->path);
+      if (name.empty()) {
         return absl::InvalidArgumentError(absl::StrCat("nfs: no file name in ", text));
       }
-      url->path = slash == 0 ? "/" : url->path.substr(0, slash);
+      file_name_ = std::string(name);
+      url->path = dir.empty() ? "/" : std::string(dir);
     }
     absl::StatusOr<RuntimeHandle::Pin> pin = handle.Acquire("nfs connect");
     if (!pin.ok()) return pin.status();
@@ -246,8 +235,8 @@ A mounted NFS export: open files, whole-file copies. Use ferry.nfs.NfsClient.)do
                ThrowStatus(absl::InvalidArgumentError(
                    absl::StrCat("nfs: connections must be > 0, got ", connections)));
              }
-             NfsConnectConfig config{.uid = IdFromPython(uid, "uid"),
-                                     .gid = IdFromPython(gid, "gid")};
+             NfsConnectConfig config{.uid = IdFromPython(uid, "uid", "nfs"),
+                                     .gid = IdFromPython(gid, "gid", "nfs")};
              config.client.connections = connections;
              return std::make_unique<PyNfsClient>(runtime, url, config, split_file);
            }),

@@ -34,6 +34,7 @@
 #include "ferry/nfs/nfs_url.h"
 #include "ferry/nfs/tree_walker.h"
 #include "ferry/nfs/walk_records.h"
+#include "nfs_url_args.h"
 #include "python_object.h"
 #include "runtime_handle.h"
 #include "status_exceptions.h"
@@ -236,10 +237,8 @@ class PyNfsWalk {
 
  private:
   absl::Status Start(RuntimeHandle& handle, NfsWalkConfig config) {
-    absl::StatusOr<nfs::NfsUrl> url = nfs::ParseNfsUrl(config.url);
+    absl::StatusOr<nfs::NfsUrl> url = ParseNfsUrlWithIds(config.url, config.uid, config.gid);
     if (!url.ok()) return url.status();
-    if (config.uid.has_value()) url->uid = config.uid;
-    if (config.gid.has_value()) url->gid = config.gid;
     absl::StatusOr<RuntimeHandle::Pin> pin = handle.Acquire("nfs.walk");
     if (!pin.ok()) return pin.status();
     pin_.emplace(std::move(*pin));
@@ -273,16 +272,6 @@ class PyNfsWalk {
   std::optional<nfs::WalkStats> stats_;
 };
 
-// An AUTH_SYS uid or gid: 32 bits. REQUIRES: GIL held.
-std::optional<uint32_t> IdFromPython(std::optional<int64_t> id, const char* what) {
-  if (!id.has_value()) return std::nullopt;
-  if (*id < 0 || *id > int64_t{UINT32_MAX}) {
-    ThrowStatus(absl::InvalidArgumentError(
-        absl::StrCat("nfs.walk: ", what, " must be in [0, 2^32), got ", *id)));
-  }
-  return static_cast<uint32_t>(*id);
-}
-
 }  // namespace
 
 void RegisterNfsWalk(py::module_& m) {
@@ -298,8 +287,8 @@ Use ferry.nfs.walk(), which decodes them.)doc")
                    absl::StrCat("nfs.walk: batch_entries must be > 0, got ", batch_entries)));
              }
              NfsWalkConfig config{.url = url,
-                                  .uid = IdFromPython(uid, "uid"),
-                                  .gid = IdFromPython(gid, "gid")};
+                                  .uid = IdFromPython(uid, "uid", "nfs.walk"),
+                                  .gid = IdFromPython(gid, "gid", "nfs.walk")};
              if (max_directories_in_flight <= 0 || connections <= 0) {
                ThrowStatus(absl::InvalidArgumentError(absl::StrCat(
                    "nfs.walk: max_directories_in_flight (", max_directories_in_flight,

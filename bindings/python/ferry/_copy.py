@@ -3,9 +3,10 @@ URL scheme; the transfer itself is the C++ one (S3Client::Download/Upload,
 nfs::CopyNfsToLocal/CopyLocalToNfs)."""
 
 import contextlib
-from typing import Any, Callable, Optional
+from typing import Optional
 
 from ferry import _core, nfs, s3
+from ferry._files import Progress
 from ferry.records_pb2 import TransferStats
 
 # Blocking threads of the Runtime ferry.copy makes when given none: one
@@ -22,7 +23,7 @@ def _scheme(location: str) -> str:
     return "local"
 
 
-def copy(src: str, dst: str, *, progress: Optional[Callable[[int, Optional[int]], Any]] = None,
+def copy(src: str, dst: str, *, progress: Optional[Progress] = None,
          runtime: Optional[_core.Runtime] = None,
          s3_client: Optional["s3.S3Client"] = None) -> TransferStats:
     """Copies ``src`` to ``dst``: one is a local path, the other an

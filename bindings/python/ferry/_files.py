@@ -9,11 +9,21 @@ line-by-line or text access.
 """
 
 import io
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 from ferry import _core
 
+Progress = Callable[[int, Optional[int]], Any]
+"""progress(bytes_done, bytes_total): bytes written to the destination so
+far and the whole size (None if unknown)."""
+
 _MODES = {"rb": "r", "wb": "w"}
+
+
+def _close_all(owned: Iterable[Any]) -> None:
+    """Closes what a call opened for itself (a client, a runtime), in order."""
+    for thing in owned:
+        thing.close()
 
 
 def _core_mode(mode: str) -> str:
@@ -111,8 +121,7 @@ class ObjectFile(io.RawIOBase):
         finally:
             super().close()
             owned, self._owned = self._owned, []
-            for thing in owned:
-                thing.close()
+            _close_all(owned)
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"fd={self._raw.fd}"

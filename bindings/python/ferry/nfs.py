@@ -49,15 +49,12 @@ exception raised there stops the copy and is re-raised.
 from typing import Any, Callable, Iterator, List, Optional, Tuple, Union
 
 from ferry import _core
-from ferry._files import ObjectFile, _core_mode
+from ferry._files import ObjectFile, Progress, _close_all, _core_mode
 from ferry.records_pb2 import TransferStats, WalkBatch, WalkEntry, WalkError
 
 __all__ = ["NfsClient", "Walk", "download", "open", "upload", "walk", "walk_entries",
            "TransferStats", "WalkBatch", "WalkEntry", "WalkError"]
 
-Progress = Callable[[int, Optional[int]], Any]
-"""progress(bytes_done, bytes_total): bytes written to the destination so
-far and the whole size (None if unknown)."""
 
 # Defaults of the C++ walker (ferry::nfs::WalkOptions / NfsClientOptions).
 DEFAULT_BATCH_ENTRIES = 4096
@@ -245,15 +242,9 @@ def _connect(target: Target, runtime: Optional[_core.Runtime], uid: Optional[int
     try:
         client = NfsClient(target, runtime=runtime, uid=uid, gid=gid)
     except BaseException:
-        for thing in owned:
-            thing.close()
+        _close_all(owned)
         raise
     return client, [client] + owned
-
-
-def _close_all(owned: List[Any]) -> None:
-    for thing in owned:
-        thing.close()
 
 
 def open(target: Target, path: str, mode: str = "rb", *,  # noqa: A001 (like io.open)

@@ -29,17 +29,14 @@ complete; an upload that fails is aborted (no object, no orphan parts).
 exception raised there stops the transfer and is re-raised unchanged.
 """
 
-from typing import Any, Callable, Optional
+from typing import Optional
 
 from ferry import _core
-from ferry._files import ObjectFile, _core_mode
+from ferry._files import ObjectFile, Progress, _core_mode
 from ferry.records_pb2 import TransferStats
 
 __all__ = ["S3Client", "download", "open", "upload", "TransferStats"]
 
-Progress = Callable[[int, Optional[int]], Any]
-"""progress(bytes_done, bytes_total): bytes written to the destination so
-far and the whole size (None if unknown)."""
 
 
 class S3Client:

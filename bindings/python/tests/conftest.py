@@ -238,6 +238,21 @@ def versitygw(tmp_path_factory):
             print(f"tests/peers/versitygw stop failed:\n{stopped.stdout}{stopped.stderr}")
 
 
+def make_s3_client(rt, endpoint, secret=S3_SECRET_KEY, **kw):
+    """A ferry.s3.S3Client of `endpoint` with the fixture's credentials."""
+    import ferry.s3
+
+    return ferry.s3.S3Client(runtime=rt, endpoint=endpoint, access_key_id=S3_ACCESS_KEY,
+                             secret_access_key=secret, region=S3_REGION, **kw)
+
+
+@pytest.fixture
+def s3(versitygw, rt):
+    """A client of the fixture's versitygw on the test module's `rt`."""
+    with make_s3_client(rt, versitygw) as c:
+        yield c
+
+
 def boto3_client(endpoint=S3_ENDPOINT, secret=S3_SECRET_KEY):
     """boto3's S3 client for the fixture's versitygw (the reference reader
     and writer); skips the test if boto3 is missing."""

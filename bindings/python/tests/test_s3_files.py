@@ -10,7 +10,8 @@ import pytest
 
 import ferry
 import ferry.s3
-from conftest import S3_ACCESS_KEY, S3_BUCKET, S3_REGION, S3_SECRET_KEY, boto3_client
+from conftest import (S3_ACCESS_KEY, S3_BUCKET, S3_REGION, S3_SECRET_KEY, boto3_client,
+                      make_s3_client)
 
 SIZE = 5 * (1 << 20) + 4321  # more than one part at 5 MiB parts, and a ragged end
 
@@ -19,17 +20,6 @@ SIZE = 5 * (1 << 20) + 4321  # more than one part at 5 MiB parts, and a ragged e
 def rt():
     with ferry.Runtime(io_threads=1, blocking_threads=4) as r:
         yield r
-
-
-def make_client(rt, endpoint, secret=S3_SECRET_KEY, **kw):
-    return ferry.s3.S3Client(runtime=rt, endpoint=endpoint, access_key_id=S3_ACCESS_KEY,
-                             secret_access_key=secret, region=S3_REGION, **kw)
-
-
-@pytest.fixture
-def s3(versitygw, rt):
-    with make_client(rt, versitygw) as c:
-        yield c
 
 
 @pytest.fixture
@@ -195,7 +185,7 @@ def test_not_an_s3_url_is_a_value_error(s3):
 
 def test_open_file_survives_closing_its_client(versitygw, rt, stored):
     u, payload = stored
-    client = make_client(rt, versitygw)
+    client = make_s3_client(rt, versitygw)
     f = client.open(u, "rb")
     client.close()
     with pytest.raises(ferry.Error) as info:
@@ -222,7 +212,7 @@ def test_missing_bucket_is_file_not_found(s3):
 
 
 def test_wrong_secret_is_a_permission_error(versitygw, rt, stored, tmp_path):
-    with make_client(rt, versitygw, secret="WRONG") as bad:
+    with make_s3_client(rt, versitygw, secret="WRONG") as bad:
         with pytest.raises(PermissionError) as info:
             bad.download(stored[0], str(tmp_path / "x"))
         assert isinstance(info.value, ferry.Error)
@@ -233,7 +223,7 @@ def test_wrong_secret_is_a_permission_error(versitygw, rt, stored, tmp_path):
 def test_failed_upload_raises_at_close(versitygw, rt, boto):
     # The bucket does not exist: the upload cannot complete, and close()
     # says so (the object was not written).
-    with make_client(rt, versitygw) as c:
+    with make_s3_client(rt, versitygw) as c:
         f = c.open("s3://no-such-bucket-ferry/key.bin", "wb")
         with pytest.raises(ferry.Error):
             f.write(b"x" * 1000)

@@ -22,12 +22,6 @@ def rt():
         yield r
 
 
-@pytest.fixture
-def s3(versitygw, rt):
-    with ferry.s3.S3Client(runtime=rt, endpoint=versitygw, access_key_id=S3_ACCESS_KEY,
-                           secret_access_key=S3_SECRET_KEY, region=S3_REGION) as c:
-        yield c
-
 
 @pytest.fixture(scope="module")
 def big(versitygw):

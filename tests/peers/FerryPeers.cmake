@@ -1,8 +1,7 @@
 # ctest fixtures for the real peers, and the C++ helpers tests use to reach
-# them. Included by every tests/integration/<area>/CMakeLists.txt that needs a
-# peer; defines everything once per build tree, however many include it.
+# them. Included once, by tests/CMakeLists.txt before it adds the
+# integration directories, which inherit its variables; in them:
 #
-#   include(${CMAKE_SOURCE_DIR}/tests/peers/FerryPeers.cmake)
 #   ferry_add_gtest(rpc_faults_integration_test SOURCES faults_test.cc
 #                   LIBS ferry_testing_peers LABELS integration)
 #   ferry_require_peers(rpc_faults_integration_test peer_ganesha peer_toxiproxy)
@@ -23,14 +22,11 @@
 # tests sharing a peer never run at once, and build trees (release, asan)
 # must run their integration tests one after another.
 
-# The paths are set in every directory that includes this file (variables
-# are directory-scoped; the guard below would leave a second includer with
-# empty ones, and its peers' state in "/").
+include_guard(GLOBAL)
+
 set(FERRY_PEERS_SCRIPTS ${CMAKE_SOURCE_DIR}/tests/peers)
 set(FERRY_PEERS_STATE_DIR ${CMAKE_BINARY_DIR}/tests/peers)
 set(FERRY_PEER_EXPORT_DIR ${FERRY_PEERS_STATE_DIR}/export)
-
-include_guard(GLOBAL)
 
 # A small export tree, made at configure time: a few files and a subdirectory,
 # enough for MOUNT and a listing; tests that need more create it themselves.

@@ -1,6 +1,7 @@
 // What the transfer unit tests (multipart uploader, file transfers, the
 // object file table) set their fixtures up with: deterministic payloads and
-// an InMemoryObjectStore whose parts are small. Header-only, like
+// an InMemoryObjectStore whose parts are small, run by hand if need be.
+// Header-only, like
 // in_memory_object_store.h, so tests need no CMake edit.
 //
 //   ferry::testing::InMemoryObjectStore store(
@@ -10,8 +11,11 @@
 #ifndef FERRY_TESTS_TESTING_TRANSFER_FIXTURES_H_
 #define FERRY_TESTS_TESTING_TRANSFER_FIXTURES_H_
 
+#include <atomic>
 #include <cstddef>
 #include <string>
+#include <thread>
+#include <utility>
 
 #include "ferry/transfer/object_store.h"
 #include "testing/in_memory_object_store.h"
@@ -38,6 +42,25 @@ inline InMemoryObjectStore::Options SmallPartStoreOptions(
   o.limits.min_part_bytes = 1024;  // small parts keep the tests small
   o.limits.max_parts = max_parts;
   return o;
+}
+
+// Runs `call` (a blocking transfer call) on a thread of its own while this
+// thread completes the manual `store`'s requests one at a time, until the
+// call returns; returns what it returned.
+template <typename Call>
+auto RunRequestsUntilDone(InMemoryObjectStore& store, Call call) -> decltype(call()) {
+  std::atomic<bool> done{false};
+  decltype(call()) result;
+  std::thread caller([&] {
+    result = call();
+    done = true;
+  });
+  while (!done) {
+    store.RunNext();
+    std::this_thread::yield();
+  }
+  caller.join();
+  return result;
 }
 
 }  // namespace ferry::testing

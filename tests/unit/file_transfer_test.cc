@@ -1,6 +1,5 @@
 #include "ferry/transfer/file_transfer.h"
 
-#include <atomic>
 #include <memory>
 #include <string>
 #include <thread>
@@ -19,6 +18,7 @@ namespace {
 using ::ferry::testing::ImmediateDelayScheduler;
 using ::ferry::testing::InMemoryObjectStore;
 using ::ferry::testing::Pattern;
+using ::ferry::testing::RunRequestsUntilDone;
 using ::ferry::testing::ReadFile;
 using ::ferry::testing::ScratchDir;
 using ::ferry::testing::SmallPartStoreOptions;
@@ -258,25 +258,14 @@ TEST_F(FileTransferTest, UploadHoldsAtMostConcurrencyPlusTwoSealedPartsAndOneFil
   // Requests wait until this thread runs them: without back-pressure the
   // reader would seal all 20 parts before the first is accepted.
   InMemoryObjectStore manual(SmallPartStoreOptions(nullptr));
-  MemoryBudget budget(64 * kChunk);
   const std::string data = Pattern(20 * kChunk);
   WriteFile(dir_.Path("in.bin"), data);
-  TransferOptions o = UploadOptions();
-  o.upload.memory_budget = &budget;
-  std::atomic<bool> done{false};
-  absl::StatusOr<TransferStats> stats;
-  std::thread uploader([&] {
-    stats = UploadFromFile(manual, runtime_, dir_.Path("in.bin"), kKey, std::move(o));
-    done = true;
+  absl::StatusOr<TransferStats> stats = RunRequestsUntilDone(manual, [&] {
+    return UploadFromFile(manual, runtime_, dir_.Path("in.bin"), kKey, UploadOptions());
   });
-  while (!done) {
-    manual.RunNext();
-    std::this_thread::yield();
-  }
-  uploader.join();
   ASSERT_TRUE(stats.ok()) << stats.status();
   EXPECT_TRUE(manual.ObjectData(kKey) == data);
-  EXPECT_LE(budget.peak(), (3 + 2 + 1) * kChunk);  // concurrency 3
+  EXPECT_LE(budget_.peak(), (3 + 2 + 1) * kChunk);  // concurrency 3
 }
 
 }  // namespace

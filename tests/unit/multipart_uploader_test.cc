@@ -19,6 +19,7 @@ namespace {
 using ::ferry::testing::ImmediateDelayScheduler;
 using ::ferry::testing::InMemoryObjectStore;
 using ::ferry::testing::Pattern;
+using ::ferry::testing::RunRequestsUntilDone;
 using ::ferry::testing::SmallPartStoreOptions;
 using ::testing::Each;
 using ::testing::HasSubstr;
@@ -405,18 +406,7 @@ TEST_F(MultipartUploaderTest, FinishAsyncCompletesThroughTheCallback) {
 // Runs the manual store's requests until `up` finishes; returns Finish's result.
 absl::StatusOr<std::string> FinishRunningRequests(InMemoryObjectStore& store,
                                                   MultipartUploader& up) {
-  std::atomic<bool> done{false};
-  absl::StatusOr<std::string> etag;
-  std::thread finisher([&] {
-    etag = up.Finish();
-    done = true;
-  });
-  while (!done) {
-    store.RunAll();
-    std::this_thread::yield();
-  }
-  finisher.join();
-  return etag;
+  return RunRequestsUntilDone(store, [&up] { return up.Finish(); });
 }
 
 TEST_F(MultipartUploaderTest, WriteOfANewPartWaitsUntilASealedPartIsAccepted) {

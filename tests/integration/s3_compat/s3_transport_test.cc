@@ -246,7 +246,7 @@ std::string Reply(std::string_view status, std::string_view body, bool with_leng
                       "Connection: close\r\n\r\n", ToAbsl(body));
 }
 
-class CraftedReplyTest : public ::testing::Test {
+class CraftedReplyTest : public S3TransportTest {
  protected:
   // A GET of `server`'s URL with `buffer` as its response_buffer.
   absl::StatusOr<HttpResponse> Get(HttpClient& http, const CraftedHttpServer& server,
@@ -255,20 +255,17 @@ class CraftedReplyTest : public ::testing::Test {
       http.Send({.url = server.url(), .response_buffer = buffer}, std::move(cb));
     });
   }
+  // An S3ObjectStore whose only endpoint is `server`.
   std::unique_ptr<S3ObjectStore> Store(const CraftedHttpServer& server) {
     S3Config c = BaseConfig();
     c.endpoints = {server.endpoint()};
-    auto s = S3ObjectStore::Create(rt_, c);
-    EXPECT_TRUE(s.ok()) << s.status();
-    return s.ok() ? std::move(*s) : nullptr;
+    return S3TransportTest::Store(c);
   }
   static absl::StatusOr<size_t> GetInto(S3ObjectStore& store, int64_t off,
                                         std::span<char> buffer) {
     return Wait<size_t>(
         [&](Callback<size_t> cb) { store.GetRangeInto("b/k", off, buffer, "", std::move(cb)); });
   }
-
-  Runtime rt_{RuntimeOptions{.io_threads = 2, .memory_budget_bytes = int64_t{64} << 20}};
 };
 
 TEST_F(CraftedReplyTest, SuccessBodyThatFitsLandsInTheBufferNotTheString) {

@@ -12,7 +12,6 @@ one line `RESULT {json}`.
 
 import argparse
 import functools
-import hashlib
 import json
 import os
 import resource
@@ -28,9 +27,10 @@ import ferry
 import ferry.nfs
 import ferry.s3
 
-ACCESS_KEY, SECRET_KEY, REGION = "AKIDLOCAL", "SECRETLOCAL", "us-east-1"
+# The peer's keys and the checksum, as the s3 bench has them (same folder).
+from s3_bench import ACCESS_KEY, MIB, REGION, SECRET_KEY, sha256
+
 BUCKET = "bench-python"
-MIB = 1 << 20
 
 
 def timed(fn):
@@ -41,14 +41,6 @@ def timed(fn):
 
 def run(cmd, env=None):
     subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
-
-
-def sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(MIB), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def bench_download(args):

@@ -199,22 +199,17 @@ class PyNfsClient {
       ThrowStatus(absl::InvalidArgumentError(
           absl::StrCat("nfs copy: parallelism must be > 0, got ", parallelism)));
     }
-    PythonProgress py_progress(progress);
-    nfs::CopyOptions options;
-    options.parallelism = parallelism;
-    options.chunk_bytes = chunk_bytes;
-    options.mode = file_mode;
-    options.progress = py_progress.Callback();
-    absl::StatusOr<nfs::CopyStats> stats;
-    {
-      py::gil_scoped_release nogil;
-      stats = run(std::move(options));
-    }
-    py_progress.RethrowIfRaised();
-    ThrowIfError(stats.status());
+    const nfs::CopyStats stats = RunWithProgress(progress, [&](ProgressCallback callback) {
+      nfs::CopyOptions options;
+      options.parallelism = parallelism;
+      options.chunk_bytes = chunk_bytes;
+      options.mode = file_mode;
+      options.progress = std::move(callback);
+      return run(std::move(options));
+    });
     return py::bytes(SerializeCopyStats(
         {.operation = operation, .source = std::move(source), .destination = std::move(destination)},
-        *stats, state.runtime().memory_budget().peak()));
+        stats, state.runtime().memory_budget().peak()));
   }
 
   std::shared_ptr<NfsState> state_;  // null once closed

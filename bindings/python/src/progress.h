@@ -7,14 +7,9 @@
 // Cancelled) and is kept, to be raised unchanged -- same object, same
 // traceback -- once the transfer function has returned.
 //
-//   PythonProgress progress(py_callable);           // GIL held
-//   absl::StatusOr<TransferStats> r;
-//   {
-//     py::gil_scoped_release nogil;
-//     r = s3.Download(key, path, {.progress = progress.Callback()});
-//   }
-//   progress.RethrowIfRaised();                     // the callback's exception first
-//   ThrowIfError(r.status());
+//   TransferStats stats = RunWithProgress(py_callable, [&](ProgressCallback cb) {
+//     return s3.Download(key, path, {.progress = std::move(cb)});  // GIL released
+//   });  // raises the callback's exception first, else the error
 //
 // The callable gets (bytes_done: int, bytes_total: int | None).
 //
@@ -27,6 +22,7 @@
 #include <pybind11/pybind11.h>
 
 #include "ferry/transfer/file_transfer.h"
+#include "status_exceptions.h"
 
 namespace ferry::python {
 
@@ -51,6 +47,23 @@ class PythonProgress {
   pybind11::object fn_;
   std::optional<pybind11::error_already_set> raised_;
 };
+
+// Runs `run(callback)`, a transfer returning absl::StatusOr<T>, with the
+// GIL released and `progress` (a callable or None) as its progress
+// callback; then raises the callable's exception if it raised one, else
+// the transfer's error; returns the T. REQUIRES: GIL held.
+template <typename Run>
+auto RunWithProgress(const pybind11::object& progress, Run run) {
+  PythonProgress py_progress(progress);
+  decltype(run(ProgressCallback())) result;
+  {
+    pybind11::gil_scoped_release nogil;
+    result = run(py_progress.Callback());
+  }
+  py_progress.RethrowIfRaised();
+  ThrowIfError(result.status());
+  return *std::move(result);
+}
 
 }  // namespace ferry::python
 

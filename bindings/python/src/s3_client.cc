@@ -185,17 +185,12 @@ class PyS3Client {
 
   template <typename Run>
   py::bytes Transfer(TransferRecordContext context, const py::object& progress, Run run) {
-    PythonProgress py_progress(progress);
-    TransferOptions options;
-    options.progress = py_progress.Callback();
-    absl::StatusOr<TransferStats> stats;
-    {
-      py::gil_scoped_release nogil;
-      stats = run(std::move(options));
-    }
-    py_progress.RethrowIfRaised();
-    ThrowIfError(stats.status());
-    return py::bytes(SerializeTransferStats(context, *stats));
+    const TransferStats stats = RunWithProgress(progress, [&](ProgressCallback callback) {
+      TransferOptions options;
+      options.progress = std::move(callback);
+      return run(std::move(options));
+    });
+    return py::bytes(SerializeTransferStats(context, stats));
   }
 
   std::shared_ptr<S3State> state_;  // null once closed

@@ -19,6 +19,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
@@ -70,6 +71,27 @@ class NfsCopyTest : public ::testing::TestWithParam<size_t> {
     o.chunk_bytes = kChunk;
     o.parallelism = 8;
     return o;
+  }
+
+  // What happened at the first progress report with bytes written.
+  struct Midway {
+    int64_t bytes = -1;  // bytes written then; -1: no such report came
+    absl::Status acted;  // what the action returned
+  };
+  // Options() whose progress callback, reporting every millisecond, runs
+  // `act` once, at the first report with bytes written (so mid-way through
+  // a copy long enough), recording it in `midway`.
+  CopyOptions OptionsActingOnceMidway(Midway& midway, absl::AnyInvocable<absl::Status()> act) const {
+    CopyOptions options = Options();
+    options.progress_interval = absl::Milliseconds(1);
+    options.progress = [&midway, act = std::move(act)](const TransferProgress& p) mutable {
+      if (midway.bytes < 0 && p.bytes_done > 0) {
+        midway.bytes = p.bytes_done;
+        midway.acted = act();
+      }
+      return absl::OkStatus();
+    };
+    return options;
   }
 
   // The names in the local scratch folder (temporaries included).
@@ -288,25 +310,18 @@ TEST_F(NfsDownloadThroughToxiproxyTest, ServerDyingMidwayKeepsExistingDestinatio
   ASSERT_TRUE(proxied_.proxy->AddToxic({.name = "hold", .type = "latency",
                                         .attributes = {{"latency", kHoldMs}}}).ok());
 
-  CopyOptions options = Options();
-  options.progress_interval = absl::Milliseconds(1);
   // Once some bytes have landed, every connection to the server is reset
   // (new ones too): the remaining READs fail after their retries.
-  int64_t bytes_when_killed = -1;
-  absl::Status kill_status;
-  options.progress = [&](const TransferProgress& p) {
-    if (bytes_when_killed < 0 && p.bytes_done > 0) {
-      bytes_when_killed = p.bytes_done;
-      kill_status = proxied_.proxy->AddToxic(
-          {.name = "reset", .type = "reset_peer", .attributes = {{"timeout", 0}}});
-    }
-    return absl::OkStatus();
-  };
+  Midway killed;
+  CopyOptions options = OptionsActingOnceMidway(killed, [&] {
+    return proxied_.proxy->AddToxic(
+        {.name = "reset", .type = "reset_peer", .attributes = {{"timeout", 0}}});
+  });
   absl::StatusOr<CopyStats> s =
       CopyNfsToLocal(runtime_, *proxied_.client, "src.bin", local, std::move(options));
-  ASSERT_TRUE(kill_status.ok()) << kill_status;
-  ASSERT_GT(bytes_when_killed, 0);
-  ASSERT_LT(bytes_when_killed, static_cast<int64_t>(kSize)) << "the copy ended before the reset";
+  ASSERT_TRUE(killed.acted.ok()) << killed.acted;
+  ASSERT_GT(killed.bytes, 0);
+  ASSERT_LT(killed.bytes, static_cast<int64_t>(kSize)) << "the copy ended before the reset";
   EXPECT_EQ(s.status().code(), absl::StatusCode::kUnavailable) << s.status();
   EXPECT_THAT(LocalNames(), ElementsAre("dst.bin"));
   EXPECT_EQ(Md5OfFile(local), before);
@@ -540,20 +555,16 @@ TEST_F(NfsUploadThroughToxiproxyTest, SourceShrinkingMidwayFailsAndRemovesTheTem
   const std::string target = MakeExistingTarget();
   const std::string before = Md5OfFile(target);
   const std::string local = MakeSource(kSize);
-  CopyOptions options = Options();
-  options.progress_interval = absl::Milliseconds(1);
-  int64_t bytes_when_cut = -1;
-  options.progress = [&](const TransferProgress& p) {
-    if (bytes_when_cut < 0 && p.bytes_done > 0) {
-      bytes_when_cut = p.bytes_done;
-      if (truncate(local.c_str(), 0) != 0) return absl::InternalError("truncate failed");
-    }
-    return absl::OkStatus();
-  };
+  Midway cut;
+  CopyOptions options = OptionsActingOnceMidway(cut, [&] {
+    return truncate(local.c_str(), 0) == 0 ? absl::OkStatus()
+                                           : absl::InternalError("truncate failed");
+  });
   absl::StatusOr<CopyStats> s =
       CopyLocalToNfs(runtime_, *proxied_.client, local, "dst.bin", std::move(options));
-  ASSERT_GT(bytes_when_cut, 0);
-  ASSERT_LT(bytes_when_cut, static_cast<int64_t>(kSize)) << "the copy ended before the cut";
+  ASSERT_TRUE(cut.acted.ok()) << cut.acted;
+  ASSERT_GT(cut.bytes, 0);
+  ASSERT_LT(cut.bytes, static_cast<int64_t>(kSize)) << "the copy ended before the cut";
   EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition) << s.status();
   EXPECT_THAT(s.status().message(), HasSubstr("shrank"));
   EXPECT_THAT(ExportedNames(), ElementsAre("dst.bin"));
@@ -569,24 +580,16 @@ TEST_F(NfsUploadThroughToxiproxyTest,
   const std::string target = MakeExistingTarget();
   const std::string before = Md5OfFile(target);
   const std::string local = MakeSource(kSize);
-  CopyOptions options = Options();
-  options.progress_interval = absl::Milliseconds(1);
-  int64_t bytes_when_killed = -1;
-  absl::Status kill_status;
-  options.progress = [&](const TransferProgress& p) {
-    if (bytes_when_killed < 0 && p.bytes_done > 0) {
-      bytes_when_killed = p.bytes_done;
-      kill_status = proxied_.proxy->AddToxic({.name = "reset", .type = "reset_peer",
-                                              .stream = "upstream",
-                                              .attributes = {{"timeout", 0}}});
-    }
-    return absl::OkStatus();
-  };
+  Midway killed;
+  CopyOptions options = OptionsActingOnceMidway(killed, [&] {
+    return proxied_.proxy->AddToxic({.name = "reset", .type = "reset_peer", .stream = "upstream",
+                                     .attributes = {{"timeout", 0}}});
+  });
   absl::StatusOr<CopyStats> s =
       CopyLocalToNfs(runtime_, *proxied_.client, local, "dst.bin", std::move(options));
-  ASSERT_TRUE(kill_status.ok()) << kill_status;
-  ASSERT_GT(bytes_when_killed, 0);
-  ASSERT_LT(bytes_when_killed, static_cast<int64_t>(kSize)) << "the copy ended before the reset";
+  ASSERT_TRUE(killed.acted.ok()) << killed.acted;
+  ASSERT_GT(killed.bytes, 0);
+  ASSERT_LT(killed.bytes, static_cast<int64_t>(kSize)) << "the copy ended before the reset";
   EXPECT_EQ(s.status().code(), absl::StatusCode::kUnavailable) << s.status();
   EXPECT_EQ(Md5OfFile(target), before);
   // The one other entry is the temporary the message names.

@@ -403,112 +403,117 @@ TEST_F(MultipartUploaderTest, FinishAsyncCompletesThroughTheCallback) {
 // wait until the test runs them, so "accepted" happens exactly when the
 // test says.
 
-// Runs the manual store's requests until `up` finishes; returns Finish's result.
-absl::StatusOr<std::string> FinishRunningRequests(InMemoryObjectStore& store,
-                                                  MultipartUploader& up) {
-  return RunRequestsUntilDone(store, [&up] { return up.Finish(); });
-}
+class MultipartUploaderManualStoreTest : public MultipartUploaderTest {
+ protected:
+  std::unique_ptr<MultipartUploader> CreateManual(const MultipartUploaderOptions& o) {
+    auto up = MultipartUploader::Create(manual_, runtime_, kKey, o);
+    EXPECT_TRUE(up.ok()) << up.status();
+    return up.ok() ? std::move(*up) : nullptr;
+  }
 
-TEST_F(MultipartUploaderTest, WriteOfANewPartWaitsUntilASealedPartIsAccepted) {
-  InMemoryObjectStore store(SmallPartStoreOptions(nullptr));
+  // Runs the store's requests until `up` finishes; returns Finish's result.
+  absl::StatusOr<std::string> FinishRunningRequests(MultipartUploader& up) {
+    return RunRequestsUntilDone(manual_, [&up] { return up.Finish(); });
+  }
+
+  InMemoryObjectStore manual_{SmallPartStoreOptions(nullptr)};
+};
+
+TEST_F(MultipartUploaderManualStoreTest, WriteOfANewPartWaitsUntilASealedPartIsAccepted) {
   MultipartUploaderOptions o = DefaultOptions();
   o.total_bytes = 4 * kPart;
   o.max_sealed_parts = 2;
-  auto up = MultipartUploader::Create(store, runtime_, kKey, o);
-  ASSERT_TRUE(up.ok()) << up.status();
+  auto up = CreateManual(o);
+  ASSERT_NE(up, nullptr);
   const std::string data = Pattern(4 * kPart);
-  ASSERT_TRUE((*up)->Write(0, Slice(data, 0, kPart)).ok());
-  ASSERT_TRUE((*up)->Write(kPart, Slice(data, kPart, kPart)).ok());
+  ASSERT_TRUE(up->Write(0, Slice(data, 0, kPart)).ok());
+  ASSERT_TRUE(up->Write(kPart, Slice(data, kPart, kPart)).ok());
   std::atomic<bool> returned{false};
   absl::Status third;
   std::thread writer([&] {
-    third = (*up)->Write(2 * kPart, Slice(data, 2 * kPart, kPart));
+    third = up->Write(2 * kPart, Slice(data, 2 * kPart, kPart));
     returned = true;
   });
-  while ((*up)->stats().sealed_waits == 0) std::this_thread::yield();
-  ASSERT_TRUE(store.RunNext());  // CreateMultipart; parts 1 and 2 go out
+  while (up->stats().sealed_waits == 0) std::this_thread::yield();
+  ASSERT_TRUE(manual_.RunNext());  // CreateMultipart; parts 1 and 2 go out
   EXPECT_FALSE(returned);        // sent is not accepted
-  ASSERT_TRUE(store.RunMatching([](const InMemoryObjectStore::Request& r) {
+  ASSERT_TRUE(manual_.RunMatching([](const InMemoryObjectStore::Request& r) {
     return r.op == InMemoryObjectStore::Op::kUploadPart && r.part_number == 1;
   }));
   writer.join();
   EXPECT_TRUE(third.ok()) << third;
-  store.RunAll();
-  ASSERT_TRUE((*up)->Write(3 * kPart, Slice(data, 3 * kPart, kPart)).ok());
-  ASSERT_TRUE(FinishRunningRequests(store, **up).ok());
-  EXPECT_EQ(store.ObjectData(kKey), data);
+  manual_.RunAll();
+  ASSERT_TRUE(up->Write(3 * kPart, Slice(data, 3 * kPart, kPart)).ok());
+  ASSERT_TRUE(FinishRunningRequests(*up).ok());
+  EXPECT_EQ(manual_.ObjectData(kKey), data);
 }
 
-TEST_F(MultipartUploaderTest, WriteWaitingForASealedPartReturnsTheUploadsFailure) {
-  InMemoryObjectStore store(SmallPartStoreOptions(nullptr));
-  store.SetFault([](const InMemoryObjectStore::Request& r) {
+TEST_F(MultipartUploaderManualStoreTest, WriteWaitingForASealedPartReturnsTheUploadsFailure) {
+  manual_.SetFault([](const InMemoryObjectStore::Request& r) {
     return r.op == InMemoryObjectStore::Op::kUploadPart ? absl::UnavailableError("503 SlowDown")
                                                         : absl::OkStatus();
   });
   MultipartUploaderOptions o = DefaultOptions();
   o.max_sealed_parts = 1;
   o.retry.max_attempts = 1;  // the failure is final at once
-  auto up = MultipartUploader::Create(store, runtime_, kKey, o);
-  ASSERT_TRUE(up.ok()) << up.status();
+  auto up = CreateManual(o);
+  ASSERT_NE(up, nullptr);
   const std::string data = Pattern(2 * kPart);
-  ASSERT_TRUE((*up)->Write(0, Slice(data, 0, kPart)).ok());
+  ASSERT_TRUE(up->Write(0, Slice(data, 0, kPart)).ok());
   absl::Status second;
-  std::thread writer([&] { second = (*up)->Write(kPart, Slice(data, kPart, kPart)); });
-  while ((*up)->stats().sealed_waits == 0) std::this_thread::yield();
-  store.RunAll();  // create, part 1 fails, abort
+  std::thread writer([&] { second = up->Write(kPart, Slice(data, kPart, kPart)); });
+  while (up->stats().sealed_waits == 0) std::this_thread::yield();
+  manual_.RunAll();  // create, part 1 fails, abort
   writer.join();
   EXPECT_EQ(second.code(), absl::StatusCode::kUnavailable) << second;
   EXPECT_THAT(second.message(), HasSubstr("part 1"));
-  store.RunAll();
-  EXPECT_EQ(store.open_uploads(), 0);
+  manual_.RunAll();
+  EXPECT_EQ(manual_.open_uploads(), 0);
 }
 
-TEST_F(MultipartUploaderTest, WriteIntoAPartAlreadyBeingFilledDoesNotWait) {
-  InMemoryObjectStore store(SmallPartStoreOptions(nullptr));
+TEST_F(MultipartUploaderManualStoreTest, WriteIntoAPartAlreadyBeingFilledDoesNotWait) {
   MultipartUploaderOptions o = DefaultOptions();
   o.total_bytes = 2 * kPart;
   o.max_sealed_parts = 1;
-  auto up = MultipartUploader::Create(store, runtime_, kKey, o);
-  ASSERT_TRUE(up.ok()) << up.status();
+  auto up = CreateManual(o);
+  ASSERT_NE(up, nullptr);
   const std::string data = Pattern(2 * kPart);
-  ASSERT_TRUE((*up)->Write(kPart, Slice(data, kPart, kPart / 2)).ok());  // part 2 filling
-  ASSERT_TRUE((*up)->Write(0, Slice(data, 0, kPart)).ok());              // part 1 sealed: full
+  ASSERT_TRUE(up->Write(kPart, Slice(data, kPart, kPart / 2)).ok());  // part 2 filling
+  ASSERT_TRUE(up->Write(0, Slice(data, 0, kPart)).ok());              // part 1 sealed: full
   // Nothing has been accepted, yet the rest of part 2 goes in at once.
-  ASSERT_TRUE((*up)->Write(kPart + kPart / 2, Slice(data, kPart + kPart / 2, kPart)).ok());
-  EXPECT_EQ((*up)->stats().sealed_waits, 0);
-  ASSERT_TRUE(FinishRunningRequests(store, **up).ok());
-  EXPECT_EQ(store.ObjectData(kKey), data);
+  ASSERT_TRUE(up->Write(kPart + kPart / 2, Slice(data, kPart + kPart / 2, kPart)).ok());
+  EXPECT_EQ(up->stats().sealed_waits, 0);
+  ASSERT_TRUE(FinishRunningRequests(*up).ok());
+  EXPECT_EQ(manual_.ObjectData(kKey), data);
 }
 
-TEST_F(MultipartUploaderTest, WithoutMaxSealedPartsWritesQueueEveryPartWithoutWaiting) {
-  InMemoryObjectStore store(SmallPartStoreOptions(nullptr));
-  auto up = MultipartUploader::Create(store, runtime_, kKey, DefaultOptions());
-  ASSERT_TRUE(up.ok()) << up.status();
+TEST_F(MultipartUploaderManualStoreTest, WithoutMaxSealedPartsWritesQueueEveryPartWithoutWaiting) {
+  auto up = CreateManual(DefaultOptions());
+  ASSERT_NE(up, nullptr);
   const std::string data = Pattern(8 * kPart);
   for (size_t at = 0; at < data.size(); at += kPart) {
-    ASSERT_TRUE((*up)->Write(at, Slice(data, at, kPart)).ok());  // nothing accepted yet
+    ASSERT_TRUE(up->Write(at, Slice(data, at, kPart)).ok());  // nothing accepted yet
   }
-  EXPECT_EQ((*up)->stats().sealed_waits, 0);
-  ASSERT_TRUE(FinishRunningRequests(store, **up).ok());
-  EXPECT_EQ(store.ObjectData(kKey), data);
+  EXPECT_EQ(up->stats().sealed_waits, 0);
+  ASSERT_TRUE(FinishRunningRequests(*up).ok());
+  EXPECT_EQ(manual_.ObjectData(kKey), data);
 }
 
-TEST_F(MultipartUploaderTest, WaitUntilWritableTimesOutWhileFullAndIsTrueOnceAPartIsAccepted) {
-  InMemoryObjectStore store(SmallPartStoreOptions(nullptr));
+TEST_F(MultipartUploaderManualStoreTest, WaitUntilWritableTimesOutWhileFullAndIsTrueOnceAPartIsAccepted) {
   MultipartUploaderOptions o = DefaultOptions();
   o.total_bytes = 2 * kPart;
   o.max_sealed_parts = 1;
-  auto up = MultipartUploader::Create(store, runtime_, kKey, o);
-  ASSERT_TRUE(up.ok()) << up.status();
+  auto up = CreateManual(o);
+  ASSERT_NE(up, nullptr);
   const std::string data = Pattern(2 * kPart);
-  EXPECT_TRUE((*up)->WaitUntilWritable(absl::ZeroDuration()));
-  ASSERT_TRUE((*up)->Write(0, Slice(data, 0, kPart)).ok());
-  EXPECT_FALSE((*up)->WaitUntilWritable(absl::ZeroDuration()));  // no time to wait
-  store.RunAll();  // create, part 1 accepted
-  EXPECT_TRUE((*up)->WaitUntilWritable(absl::ZeroDuration()));
-  ASSERT_TRUE((*up)->Write(kPart, Slice(data, kPart, kPart)).ok());
-  EXPECT_EQ((*up)->stats().sealed_waits, 0);
-  ASSERT_TRUE(FinishRunningRequests(store, **up).ok());
+  EXPECT_TRUE(up->WaitUntilWritable(absl::ZeroDuration()));
+  ASSERT_TRUE(up->Write(0, Slice(data, 0, kPart)).ok());
+  EXPECT_FALSE(up->WaitUntilWritable(absl::ZeroDuration()));  // no time to wait
+  manual_.RunAll();  // create, part 1 accepted
+  EXPECT_TRUE(up->WaitUntilWritable(absl::ZeroDuration()));
+  ASSERT_TRUE(up->Write(kPart, Slice(data, kPart, kPart)).ok());
+  EXPECT_EQ(up->stats().sealed_waits, 0);
+  ASSERT_TRUE(FinishRunningRequests(*up).ok());
 }
 
 TEST_F(MultipartUploaderTest, NegativeMaxSealedPartsIsInvalidArgument) {

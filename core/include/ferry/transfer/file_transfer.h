@@ -35,23 +35,11 @@
 #include "ferry/transfer/multipart_downloader.h"
 #include "ferry/transfer/multipart_uploader.h"
 #include "ferry/transfer/object_store.h"
+#include "ferry/transfer/transfer_stats.h"
 
 namespace ferry {
 
 class Runtime;
-
-// How far a transfer has got.
-struct TransferProgress {
-  int64_t bytes_done = 0;    // payload bytes written to the destination
-  int64_t bytes_total = -1;  // the whole transfer's size; -1 if unknown
-  absl::Duration elapsed;
-};
-
-// Called on the thread that called the transfer function (never on an I/O
-// thread, so it may take the GIL or a lock), at most once per
-// TransferOptions::progress_interval and once more at the end. A non-OK
-// return stops the transfer, which then fails with that status.
-using ProgressCallback = absl::AnyInvocable<absl::Status(const TransferProgress&)>;
 
 struct TransferOptions {
   ProgressCallback progress;  // may be empty
@@ -59,18 +47,6 @@ struct TransferOptions {
   // Uploads: part size, parts in flight, checksum, retries (total_bytes is
   // set from the file's size). Downloads take theirs from the manager.
   MultipartUploaderOptions upload;
-};
-
-// What one transfer did (the C++ side of records.proto's TransferStats).
-struct TransferStats {
-  int64_t bytes = 0;           // payload bytes moved
-  int64_t bytes_fetched = 0;   // bytes received from the store
-  int64_t bytes_uploaded = 0;  // part (or Put) bytes the store accepted
-  int64_t requests = 0;        // GETs / parts that succeeded
-  int parts = 0;               // multipart parts uploaded
-  int64_t retries = 0;
-  absl::Duration elapsed;
-  int64_t peak_memory_bytes = 0;  // the MemoryBudget's peak during it
 };
 
 // Downloads object `key` to `local_path` (created or replaced; mode 0644

@@ -1,0 +1,96 @@
+// Entry: what a listing, a walk or a stat says about one object, whatever
+// the protocol (an NFS file, an S3 key or common prefix, an iRODS data
+// object or collection, a local file).
+//
+//   FERRY_ASSIGN_OR_RETURN(ferry::fs::Entry e, fs.Stat("dir/big.bin"));
+//   if (e.kind == ferry::fs::EntryKind::kFile) Use(e.size, e.mtime);
+//
+// Walks stream entries in batches (WalkBatch) to a callback on the caller's
+// thread; WalkStats sums up a walk. See file_system.h.
+//
+// Thread-safety: plain values.
+#ifndef FERRY_FS_ENTRY_H_
+#define FERRY_FS_ENTRY_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+
+namespace ferry::fs {
+
+// What an entry is. Protocols with fewer kinds use fewer values: S3 and
+// iRODS have only kFile (an object) and kDirectory (a common prefix, a
+// collection).
+enum class EntryKind {
+  kUnknown = 0,
+  kFile,       // bytes that can be read (regular file, object, data object)
+  kDirectory,  // holds entries (directory, prefix, collection, bucket)
+  kSymlink,    // reported, never followed
+  kOther,      // device, socket, FIFO: listed, never copied
+};
+
+// "file", "directory", "symlink", "other" or "unknown", for messages.
+std::string_view EntryKindName(EntryKind kind);
+
+struct Entry {
+  // '/'-separated. Relative to the walk's root for walks and listings;
+  // the path asked for for Stat. Bytes as the server sent them (any byte
+  // but '/' and NUL on NFS; S3 keys may hold anything): see safe_path.h
+  // before using one as a local path.
+  std::string path;
+  EntryKind kind = EntryKind::kUnknown;
+  int64_t size = 0;                          // bytes; 0 for directories
+  absl::Time mtime = absl::InfinitePast();   // InfinitePast: not known
+  uint32_t mode = 0;                         // permission bits; 0: none
+  uint32_t uid = 0;                          // numeric owner where the
+  uint32_t gid = 0;                          // protocol has one, else 0
+  // A stable identity for the object while it exists (NFS fileid, iRODS
+  // data or collection id); 0 where the protocol has none (S3).
+  uint64_t id = 0;
+};
+
+// A directory a walk could not read; the walk carries on past it.
+struct WalkError {
+  std::string path;  // the directory ("" = the walk's root)
+  absl::Status status;
+};
+
+struct WalkBatch {
+  std::vector<Entry> entries;
+  std::vector<WalkError> errors;
+};
+
+struct WalkStats {
+  uint64_t directories = 0;  // directories listed to the end (the root included)
+  uint64_t entries = 0;      // entries handed to the callback
+  uint64_t bytes = 0;        // sum of the files' sizes among them
+  uint64_t errors = 0;       // WalkErrors reported
+  uint64_t requests = 0;     // listing calls the protocol made
+  uint64_t retries = 0;
+  absl::Duration elapsed;
+  bool stopped_early = false;  // the callback returned false
+};
+
+struct WalkOptions {
+  // Listing calls in flight at once (directories read in parallel). 256
+  // keeps a 2-core NFS server busy and covers a few ms of latency.
+  int max_in_flight = 256;
+  // Entries per batch handed to the callback.
+  size_t batch_entries = 4096;
+  // While the callback waits, a batch goes out once it holds this many
+  // entries (1: at once; batch_entries: only full batches, for callers with
+  // a cost per batch such as a binding). Clamped to [1, batch_entries].
+  size_t min_batch_entries = 1;
+  // Full batches waiting for the callback before listing pauses (bounded
+  // memory: about (max_queued_batches + 1) x batch_entries entries).
+  int max_queued_batches = 8;
+};
+
+}  // namespace ferry::fs
+
+#endif  // FERRY_FS_ENTRY_H_

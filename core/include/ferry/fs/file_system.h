@@ -1,0 +1,169 @@
+// FileSystem: the one protocol-neutral front every tool and binding holds.
+//
+// Each adapter implements it once (NFS, S3, iRODS; the core has the local
+// disk, tests an in-memory one) and registers a URL scheme with a
+// FileSystemRegistry (registry.h); ferry-cp, ferry-walk and the bindings
+// get a FileSystem from a URL and never name a protocol. A copy between
+// any two of them goes through the one transfer engine
+// (ferry/transfer/copy_engine.h), never through a local file.
+//
+//   ferry::fs::FileSystemRegistry registry(runtime);
+//   FERRY_RETURN_IF_ERROR(ferry::RegisterBuiltinFileSystems(registry));
+//   FERRY_ASSIGN_OR_RETURN(ferry::fs::Location where,
+//                          registry.Resolve("s3://bucket/dir/big.bin"));
+//   FERRY_ASSIGN_OR_RETURN(ferry::fs::Entry e, where.fs->Stat(where.path));
+//   FERRY_ASSIGN_OR_RETURN(std::unique_ptr<ferry::fs::File> f, where.fs->OpenRead(where.path));
+//   FERRY_ASSIGN_OR_RETURN(size_t n, f->ReadAt(1 << 30, absl::MakeSpan(buf)));
+//
+// Paths are '/'-separated and relative to the filesystem's root (the export
+// for NFS, the endpoint for S3 where the first component is the bucket,
+// the zone for iRODS, '/' locally); "" is the root. A trailing '/' is
+// ignored. Errors follow ferry's table (docs/architecture.md) and name the
+// operation and Url(path).
+//
+// Like Arrow's arrow::fs::FileSystem and rclone's Fs: a handful of
+// primitives every protocol fills in; what it lacks answers Unimplemented.
+//
+// Thread-safety: implementations are thread-safe; every method may be
+// called from many threads at once. Methods block: REQUIRES not called on
+// an I/O thread of the Runtime the filesystem was made with.
+#ifndef FERRY_FS_FILE_SYSTEM_H_
+#define FERRY_FS_FILE_SYSTEM_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "ferry/fs/entry.h"
+
+namespace ferry::fs {
+
+// An open file: positional reads and writes (a ferry::FdHandle, so an
+// FdTable gives it POSIX descriptors and offsets: see file_table.h).
+//
+// A file opened for writing is published by Close(): where the protocol
+// allows it atomically (local and NFS: a temporary file renamed over the
+// target; S3: a multipart upload completed), so readers see the old object
+// or the whole new one, never a partial one. Destroying a written file
+// that was not closed with OK discards what was written and leaves the
+// target as it was.
+//
+// Thread-safety: ReadAt, WriteAt and Size may run on many threads at once
+// (disjoint ranges for writes); Close must not race with them.
+class File {
+ public:
+  virtual ~File() = default;
+
+  // Up to buf.size() bytes at `offset`; fewer only at the end (0 at or past
+  // it). FailedPrecondition on a file opened for writing only.
+  virtual absl::StatusOr<size_t> ReadAt(int64_t offset, absl::Span<char> buf);
+
+  // All of `data` at `offset`; returns data.size(). Writes may arrive in
+  // any order. FailedPrecondition on a file opened for reading only.
+  virtual absl::StatusOr<size_t> WriteAt(int64_t offset, absl::Span<const char> data);
+
+  // The size: as opened for a read file; the bytes written so far (the
+  // highest offset reached) for a written one.
+  virtual absl::StatusOr<int64_t> Size() = 0;
+
+  // Ends the file. For a written file: publishes it, and an error means
+  // the target was NOT replaced. Aborted means the server lost written
+  // data (an NFS write verifier changed: it restarted): every byte must be
+  // written again, and then Close called again; the file stays open.
+  // Idempotent once OK.
+  virtual absl::Status Close() { return absl::OkStatus(); }
+};
+
+struct WriteOptions {
+  // The final size if known (object stores lay multipart parts out by it),
+  // else -1.
+  int64_t size = -1;
+  // Permission bits of a new file, where the protocol has them. A file
+  // that replaces another keeps the old one's rwx bits where it can.
+  uint32_t mode = 0644;
+};
+
+class FileSystem {
+ public:
+  virtual ~FileSystem() = default;
+
+  // "nfs", "s3", "file", ... as registered.
+  virtual std::string_view scheme() const = 0;
+
+  // `path` as a user would write it (a URL, or a local path), for messages.
+  virtual std::string Url(std::string_view path) const = 0;
+
+  // What `path` is. NotFound if nothing is there.
+  virtual absl::StatusOr<Entry> Stat(std::string_view path) = 0;
+
+  // The entries directly in directory `dir` (paths are their names), in
+  // batches as the protocol pages them; `on_batch` may take the entries
+  // and returns false to stop. NotFound for a missing directory;
+  // FailedPrecondition if `dir` is a file.
+  virtual absl::Status List(std::string_view dir,
+                            absl::FunctionRef<bool(std::vector<Entry>&)> on_batch) = 0;
+
+  // Every entry below `root` (not the root itself), once, paths relative to
+  // it, in no particular order, in batches on this thread. Symlinks are
+  // reported, never followed; a directory that cannot be read is a
+  // WalkError and the walk goes on. The default reads one directory at a
+  // time with List; adapters override it with parallel walks.
+  virtual absl::StatusOr<WalkStats> Walk(std::string_view root, const WalkOptions& options,
+                                         absl::FunctionRef<bool(WalkBatch&)> on_batch);
+
+  // Opens an existing file for reading. NotFound; FailedPrecondition if it
+  // is a directory.
+  virtual absl::StatusOr<std::unique_ptr<File>> OpenRead(std::string_view path) = 0;
+
+  // Opens `path` for writing: creates it or (at Close) replaces it. The
+  // parent directory must exist where the protocol has directories
+  // (NotFound otherwise); FailedPrecondition if `path` is a directory.
+  virtual absl::StatusOr<std::unique_ptr<File>> OpenWrite(std::string_view path,
+                                                          const WriteOptions& options) = 0;
+
+  // Creates directory `path` (and missing parents if `parents`); OK if it
+  // exists. Protocols without directories (S3) succeed and do nothing.
+  virtual absl::Status CreateDir(std::string_view path, bool parents);
+
+  // Removes a file (not a directory). NotFound if missing.
+  virtual absl::Status Remove(std::string_view path);
+
+  // Removes an empty directory.
+  virtual absl::Status RemoveDir(std::string_view path);
+
+  // Renames a file or directory; replaces a file at `to`.
+  virtual absl::Status Rename(std::string_view from, std::string_view to);
+
+  // Copies file `from` to `to` on this filesystem without moving the bytes
+  // through the client (S3 CopyObject / UploadPartCopy), when the protocol
+  // can. Unimplemented otherwise: the engine then copies the bytes.
+  virtual absl::Status CopyWithin(std::string_view from, std::string_view to);
+
+  // The chunk size the engine should move this filesystem's bytes in, and
+  // how many chunks of one file it should keep in flight; 0: no preference
+  // (the local disk has none: the other side decides).
+  virtual int64_t preferred_chunk_bytes() const { return 0; }
+  virtual int preferred_parallelism() const { return 0; }
+};
+
+// "a/b" + "c" -> "a/b/c"; "" + "c" -> "c"; "a/" + "c" -> "a/c".
+std::string JoinPath(std::string_view dir, std::string_view name);
+
+// The last component of `path` ("a/b/" -> "b"; "" -> "").
+std::string_view BaseName(std::string_view path);
+
+// `path` without its last component ("a/b/c" -> "a/b"; "c" -> "").
+std::string_view DirName(std::string_view path);
+
+// `path` without leading and trailing '/' and with runs of '/' folded.
+std::string NormalizePath(std::string_view path);
+
+}  // namespace ferry::fs
+
+#endif  // FERRY_FS_FILE_SYSTEM_H_

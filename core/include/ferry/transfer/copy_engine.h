@@ -1,0 +1,111 @@
+// The one transfer engine: chunked, parallel copies of files and whole
+// trees between any two filesystems (ferry/fs/file_system.h), on the
+// Runtime, under its memory budget, with one progress callback (which is
+// also how a caller cancels) and one statistics type.
+//
+//   FERRY_ASSIGN_OR_RETURN(ferry::fs::Location src, registry.Resolve("s3://b/big.bin"));
+//   FERRY_ASSIGN_OR_RETURN(ferry::fs::Location dst, registry.Resolve("nfs://h/export/big.bin"));
+//   FERRY_ASSIGN_OR_RETURN(ferry::TransferStats stats,
+//       ferry::CopyFile(runtime, *src.fs, src.path, *dst.fs, dst.path,
+//                       {.progress = [](const ferry::TransferProgress& p) {
+//                          Draw(p.bytes_done, p.bytes_total);
+//                          return absl::OkStatus();   // non-OK: stop
+//                        }}));
+//
+// How it works: workers on the Runtime's blocking pool take chunks of the
+// open files (positional ReadAt on the source's File, WriteAt on the
+// destination's), each worker holding one chunk buffer under a
+// MemoryBudget ticket. Up to `jobs` files are open at once, so a tree of
+// small files keeps as many opens, chunks and closes in flight as a large
+// file keeps chunks. A destination File publishes the file at Close
+// (a local or NFS temporary renamed over the target, an S3 multipart
+// upload completed): a failed or stopped copy never leaves a partial file
+// that looks complete, and the old target stays as it was. When source and
+// destination are one filesystem that can copy server-side (S3), no byte
+// passes through the client.
+//
+// Every remote name of a tree goes through fs::SafeRelativePath: a listed
+// "../x", an absolute name or a NUL is skipped with a warning (never
+// written outside the destination), and the tree copy reports it as a
+// failure.
+//
+// Thread-safety: thread-safe; the functions block the caller.
+// REQUIRES: not called on an I/O or blocking-pool thread of `runtime`.
+#ifndef FERRY_TRANSFER_COPY_ENGINE_H_
+#define FERRY_TRANSFER_COPY_ENGINE_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "ferry/fs/file_system.h"
+#include "ferry/transfer/transfer_stats.h"
+
+namespace ferry {
+
+class Runtime;
+
+struct CopyOptions {
+  // Bytes per chunk; 0: the larger of the two filesystems' preferences
+  // (S3 8 MiB, NFS 1 MiB), else 8 MiB.
+  int64_t chunk_bytes = 0;
+  // Chunks in flight at once (for one file or spread over several); 0:
+  // the smaller of the two filesystems' non-zero preferences, else 16. The
+  // Runtime's blocking_threads caps it (each is a blocking-pool worker).
+  int parallelism = 0;
+  // Files open at once in a tree copy.
+  int jobs = 4;
+  // Permission bits of new files where the destination has them.
+  uint32_t mode = 0644;
+  // Called on the calling thread, at most once per progress_interval and
+  // once at the end with every byte done; a non-OK return stops the copy
+  // (files in flight are discarded) and the copy returns that status.
+  ProgressCallback progress;
+  absl::Duration progress_interval = absl::Milliseconds(100);
+  // Copy server-side when source and destination are one filesystem that
+  // can (FileSystem::CopyWithin).
+  bool server_side = true;
+};
+
+// Copies file `src_path` of `src` to `dst_path` of `dst` (created or
+// replaced at the end; the parent must exist). NotFound naming the source
+// for a missing source (nothing is created); FailedPrecondition if the
+// source is a directory or shrinks while it is read; either side's error
+// otherwise, annotated with both URLs.
+absl::StatusOr<TransferStats> CopyFile(Runtime& runtime, fs::FileSystem& src,
+                                       std::string_view src_path, fs::FileSystem& dst,
+                                       std::string_view dst_path, CopyOptions options = {});
+
+// One file of a tree copy that did not make it.
+struct FileCopyFailure {
+  std::string source;       // URL
+  std::string destination;  // URL; empty for a name refused as unsafe
+  absl::Status status;
+};
+
+struct TreeCopyResult {
+  TransferStats totals;  // files copied, their bytes and chunks
+  int64_t files_failed = 0;
+  int64_t files_skipped = 0;  // unsafe names, symlinks and other non-files
+  std::vector<FileCopyFailure> failures;  // failed files and unsafe names
+  std::vector<std::string> warnings;      // one line per skipped entry
+};
+
+// Copies every file below directory `src_dir` to the same relative path
+// below `dst_dir`, creating directories as needed (empty ones included);
+// `jobs` files at once. A file that fails is reported in the result and
+// the others go on; the function itself fails only if the source cannot be
+// walked at all (NotFound for a missing `src_dir`), the destination
+// directory cannot be created, or the progress callback stopped it.
+// Symlinks and special files are skipped with a warning.
+absl::StatusOr<TreeCopyResult> CopyTree(Runtime& runtime, fs::FileSystem& src,
+                                        std::string_view src_dir, fs::FileSystem& dst,
+                                        std::string_view dst_dir, CopyOptions options = {});
+
+}  // namespace ferry
+
+#endif  // FERRY_TRANSFER_COPY_ENGINE_H_

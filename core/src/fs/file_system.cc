@@ -1,0 +1,139 @@
+// The FileSystem defaults: what a protocol lacks answers Unimplemented,
+// and Walk reads one directory at a time with List (adapters with a
+// parallel listing override it).
+#include "ferry/fs/file_system.h"
+
+#include <deque>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "ferry/base/clock.h"
+#include "ferry/base/strings.h"
+
+namespace ferry::fs {
+namespace {
+
+absl::Status NotOffered(const FileSystem& fs, std::string_view what, std::string_view path) {
+  return absl::UnimplementedError(absl::StrCat(ToAbsl(what), " ", fs.Url(path), ": ",
+                                               ToAbsl(fs.scheme()), ":// does not offer it"));
+}
+
+}  // namespace
+
+absl::StatusOr<size_t> File::ReadAt(int64_t /*offset*/, absl::Span<char> /*buf*/) {
+  return absl::FailedPreconditionError("read: the file is open for writing only");
+}
+
+absl::StatusOr<size_t> File::WriteAt(int64_t /*offset*/, absl::Span<const char> /*data*/) {
+  return absl::FailedPreconditionError("write: the file is open for reading only");
+}
+
+absl::Status FileSystem::CreateDir(std::string_view path, bool /*parents*/) {
+  return NotOffered(*this, "mkdir", path);
+}
+
+absl::Status FileSystem::Remove(std::string_view path) { return NotOffered(*this, "remove", path); }
+
+absl::Status FileSystem::RemoveDir(std::string_view path) {
+  return NotOffered(*this, "rmdir", path);
+}
+
+absl::Status FileSystem::Rename(std::string_view from, std::string_view /*to*/) {
+  return NotOffered(*this, "rename", from);
+}
+
+absl::Status FileSystem::CopyWithin(std::string_view from, std::string_view /*to*/) {
+  return NotOffered(*this, "server-side copy of", from);
+}
+
+absl::StatusOr<WalkStats> FileSystem::Walk(std::string_view root, const WalkOptions& options,
+                                           absl::FunctionRef<bool(WalkBatch&)> on_batch) {
+  const absl::Time start = MonotonicNow();
+  WalkStats stats;
+  const std::string base = NormalizePath(root);
+  {
+    // The root must exist and be a directory: a walk of a typo is an error,
+    // not an empty result.
+    absl::StatusOr<Entry> top = Stat(base);
+    if (!top.ok()) return top.status();
+    if (top->kind != EntryKind::kDirectory) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("walk ", Url(base), ": not a directory (", ToAbsl(EntryKindName(top->kind)), ")"));
+    }
+  }
+  const size_t batch_limit = std::max<size_t>(options.batch_entries, 1);
+  WalkBatch batch;
+  bool stop = false;
+  auto flush = [&](bool force) {
+    if (stop || (batch.entries.empty() && batch.errors.empty())) return;
+    if (!force && batch.entries.size() < batch_limit) return;
+    stats.entries += batch.entries.size();
+    stats.errors += batch.errors.size();
+    if (!on_batch(batch)) {
+      stop = true;
+      stats.stopped_early = true;
+    }
+    batch = WalkBatch();
+  };
+  std::deque<std::string> pending{""};  // relative to base
+  while (!pending.empty() && !stop) {
+    const std::string rel = std::move(pending.front());
+    pending.pop_front();
+    ++stats.requests;
+    absl::Status listed = List(JoinPath(base, rel), [&](std::vector<Entry>& entries) {
+      for (Entry& e : entries) {
+        e.path = JoinPath(rel, e.path);
+        if (e.kind == EntryKind::kDirectory) pending.push_back(e.path);
+        if (e.kind == EntryKind::kFile) stats.bytes += static_cast<uint64_t>(e.size);
+        batch.entries.push_back(std::move(e));
+        flush(/*force=*/false);
+        if (stop) return false;
+      }
+      return true;
+    });
+    if (listed.ok()) {
+      ++stats.directories;
+    } else {
+      batch.errors.push_back({rel, std::move(listed)});
+    }
+  }
+  flush(/*force=*/true);
+  stats.elapsed = MonotonicNow() - start;
+  return stats;
+}
+
+std::string JoinPath(std::string_view dir, std::string_view name) {
+  while (!dir.empty() && dir.back() == '/') dir.remove_suffix(1);
+  while (!name.empty() && name.front() == '/') name.remove_prefix(1);
+  if (dir.empty()) return std::string(name);
+  if (name.empty()) return std::string(dir);
+  return absl::StrCat(ToAbsl(dir), "/", ToAbsl(name));
+}
+
+std::string_view BaseName(std::string_view path) {
+  while (!path.empty() && path.back() == '/') path.remove_suffix(1);
+  const size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+std::string_view DirName(std::string_view path) {
+  while (!path.empty() && path.back() == '/') path.remove_suffix(1);
+  const size_t slash = path.rfind('/');
+  if (slash == std::string_view::npos) return {};
+  path = path.substr(0, slash);
+  while (!path.empty() && path.back() == '/') path.remove_suffix(1);
+  return path;
+}
+
+std::string NormalizePath(std::string_view path) {
+  std::string out;
+  out.reserve(path.size());
+  for (char c : path) {
+    if (c == '/' && (out.empty() || out.back() == '/')) continue;
+    out.push_back(c);
+  }
+  if (!out.empty() && out.back() == '/') out.pop_back();
+  return out;
+}
+
+}  // namespace ferry::fs

@@ -1,0 +1,267 @@
+// LocalFileSystem: POSIX calls. Reads are pread on one descriptor shared
+// by every caller; writes go through io_internal::TempFile (pwrite into a
+// hidden temporary beside the target, renamed over it by Close).
+#include "ferry/fs/local_file_system.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <climits>
+#include <optional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "ferry/base/mutex.h"
+#include "ferry/base/status_macros.h"
+#include "ferry/base/strings.h"
+#include "ferry/io/internal/temp_file.h"
+
+namespace ferry::fs {
+namespace {
+
+std::string Abs(std::string_view path) { return absl::StrCat("/", ToAbsl(path)); }
+
+Entry EntryFromStat(std::string path, const struct stat& st) {
+  Entry e;
+  e.path = std::move(path);
+  if (S_ISREG(st.st_mode)) {
+    e.kind = EntryKind::kFile;
+    e.size = st.st_size;
+  } else if (S_ISDIR(st.st_mode)) {
+    e.kind = EntryKind::kDirectory;
+  } else if (S_ISLNK(st.st_mode)) {
+    e.kind = EntryKind::kSymlink;
+  } else {
+    e.kind = EntryKind::kOther;
+  }
+  e.mtime = absl::TimeFromTimespec(st.st_mtim);
+  e.mode = st.st_mode & 07777;
+  e.uid = st.st_uid;
+  e.gid = st.st_gid;
+  e.id = st.st_ino;
+  return e;
+}
+
+// An open local file for reading: one descriptor, pread from any thread.
+class LocalReadFile final : public File {
+ public:
+  LocalReadFile(int fd, std::string path, int64_t size)
+      : fd_(fd), path_(std::move(path)), size_(size) {}
+  ~LocalReadFile() override { ::close(fd_); }
+
+  absl::StatusOr<size_t> ReadAt(int64_t offset, absl::Span<char> buf) override {
+    size_t done = 0;
+    while (done < buf.size()) {
+      const ssize_t n = ::pread(fd_, buf.data() + done, buf.size() - done,
+                                static_cast<off_t>(offset + static_cast<int64_t>(done)));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return ErrnoStatus(errno, absl::StrCat("read at offset ", offset), path_);
+      if (n == 0) break;  // end of file
+      done += static_cast<size_t>(n);
+    }
+    return done;
+  }
+
+  absl::StatusOr<int64_t> Size() override { return size_; }
+
+ private:
+  const int fd_;
+  const std::string path_;
+  const int64_t size_;
+};
+
+// A file being written: a TempFile beside the target, renamed over it by
+// Close; destroyed unclosed, the temporary is removed.
+class LocalWriteFile final : public File {
+ public:
+  LocalWriteFile(io_internal::TempFile temp, std::string target)
+      : temp_(std::move(temp)), target_(std::move(target)) {}
+
+  absl::StatusOr<size_t> WriteAt(int64_t offset, absl::Span<const char> data) override {
+    FERRY_RETURN_IF_ERROR(temp_.WriteAt(std::span<const char>(data.data(), data.size()), offset));
+    int64_t end = offset + static_cast<int64_t>(data.size());
+    int64_t seen = high_water_.load(std::memory_order_relaxed);
+    while (end > seen && !high_water_.compare_exchange_weak(seen, end)) {
+    }
+    return data.size();
+  }
+
+  absl::StatusOr<int64_t> Size() override { return high_water_.load(); }
+
+  absl::Status Close() override {
+    MutexLock lock(&mu_);
+    if (committed_) return absl::OkStatus();
+    FERRY_RETURN_IF_ERROR(temp_.Commit(target_));
+    committed_ = true;
+    return absl::OkStatus();
+  }
+
+ private:
+  io_internal::TempFile temp_;
+  const std::string target_;
+  std::atomic<int64_t> high_water_{0};
+  Mutex mu_;
+  bool committed_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace
+
+std::string LocalPathToFsPath(std::string_view local_path) {
+  if (!local_path.empty() && local_path.front() == '/') return NormalizePath(local_path);
+  char cwd[PATH_MAX];
+  const std::string base = ::getcwd(cwd, sizeof cwd) != nullptr ? cwd : "/";
+  // Fold "." and ".." lexically, as a shell's `cd` would; a user's own
+  // local path may use them (remote names may not: see safe_path.h).
+  std::vector<std::string_view> parts;
+  const std::string joined = absl::StrCat(base, "/", ToAbsl(local_path));
+  std::string_view rest = joined;
+  while (!rest.empty()) {
+    const size_t slash = rest.find('/');
+    const std::string_view part = rest.substr(0, slash);
+    rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
+    if (part.empty() || part == ".") continue;
+    if (part == "..") {
+      if (!parts.empty()) parts.pop_back();
+      continue;
+    }
+    parts.push_back(part);
+  }
+  std::string out;
+  for (std::string_view p : parts) out = JoinPath(out, p);
+  return out;
+}
+
+std::string LocalFileSystem::Url(std::string_view path) const { return Abs(path); }
+
+absl::StatusOr<Entry> LocalFileSystem::Stat(std::string_view path) {
+  const std::string abs = Abs(path);
+  struct stat st;
+  if (::lstat(abs.c_str(), &st) != 0) return ErrnoStatus(errno, "stat", abs);
+  return EntryFromStat(std::string(path), st);
+}
+
+absl::Status LocalFileSystem::List(std::string_view dir,
+                                   absl::FunctionRef<bool(std::vector<Entry>&)> on_batch) {
+  const std::string abs = Abs(dir);
+  const int dfd = ::open(abs.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) {
+    if (errno == ENOTDIR) {
+      return absl::FailedPreconditionError(absl::StrCat("list ", abs, ": not a directory"));
+    }
+    return ErrnoStatus(errno, "list", abs);
+  }
+  DIR* d = ::fdopendir(dfd);
+  if (d == nullptr) {
+    const int err = errno;
+    ::close(dfd);
+    return ErrnoStatus(err, "list", abs);
+  }
+  // 1,024 entries a batch: a directory of millions stays bounded in memory.
+  constexpr size_t kBatch = 1024;
+  std::vector<Entry> batch;
+  absl::Status status;
+  for (;;) {
+    errno = 0;
+    const dirent* de = ::readdir(d);
+    if (de == nullptr) {
+      if (errno != 0) status = ErrnoStatus(errno, "list", abs);
+      break;
+    }
+    const std::string_view name = de->d_name;
+    if (name == "." || name == "..") continue;
+    struct stat st;
+    if (::fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      if (errno == ENOENT) continue;  // removed since readdir saw it
+      status = ErrnoStatus(errno, "stat", JoinPath(abs, name));
+      break;
+    }
+    batch.push_back(EntryFromStat(std::string(name), st));
+    if (batch.size() == kBatch) {
+      if (!on_batch(batch)) break;
+      batch.clear();
+    }
+  }
+  ::closedir(d);
+  if (status.ok() && !batch.empty()) on_batch(batch);
+  return status;
+}
+
+absl::StatusOr<std::unique_ptr<File>> LocalFileSystem::OpenRead(std::string_view path) {
+  const std::string abs = Abs(path);
+  const int fd = ::open(abs.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus(errno, "open", abs);
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return ErrnoStatus(err, "stat", abs);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return absl::FailedPreconditionError(absl::StrCat("open ", abs, ": not a regular file"));
+  }
+  return std::unique_ptr<File>(new LocalReadFile(fd, abs, st.st_size));
+}
+
+absl::StatusOr<std::unique_ptr<File>> LocalFileSystem::OpenWrite(std::string_view path,
+                                                                 const WriteOptions& options) {
+  const std::string abs = Abs(path);
+  if (path.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat("open ", abs, " for writing: a directory"));
+  }
+  struct stat st;
+  if (::stat(abs.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("open ", abs, " for writing: it is a directory"));
+  }
+  FERRY_ASSIGN_OR_RETURN(io_internal::TempFile temp,
+                         io_internal::TempFile::CreateBeside(abs, options.mode));
+  if (options.size > 0) FERRY_RETURN_IF_ERROR(temp.Resize(options.size));
+  return std::unique_ptr<File>(new LocalWriteFile(std::move(temp), abs));
+}
+
+absl::Status LocalFileSystem::CreateDir(std::string_view path, bool parents) {
+  const std::string abs = Abs(path);
+  if (parents && !path.empty()) {
+    const std::string_view parent = DirName(path);
+    if (!parent.empty()) {
+      struct stat st;
+      if (::stat(Abs(parent).c_str(), &st) != 0) FERRY_RETURN_IF_ERROR(CreateDir(parent, true));
+    }
+  }
+  if (::mkdir(abs.c_str(), 0777) == 0) return absl::OkStatus();
+  const int err = errno;
+  struct stat st;
+  if (err == EEXIST && ::stat(abs.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return absl::OkStatus();
+  }
+  return ErrnoStatus(err, "mkdir", abs);
+}
+
+absl::Status LocalFileSystem::Remove(std::string_view path) {
+  const std::string abs = Abs(path);
+  if (::unlink(abs.c_str()) != 0) return ErrnoStatus(errno, "remove", abs);
+  return absl::OkStatus();
+}
+
+absl::Status LocalFileSystem::RemoveDir(std::string_view path) {
+  const std::string abs = Abs(path);
+  if (::rmdir(abs.c_str()) != 0) return ErrnoStatus(errno, "rmdir", abs);
+  return absl::OkStatus();
+}
+
+absl::Status LocalFileSystem::Rename(std::string_view from, std::string_view to) {
+  const std::string a = Abs(from);
+  const std::string b = Abs(to);
+  if (::rename(a.c_str(), b.c_str()) != 0) {
+    return ErrnoStatus(errno, absl::StrCat("rename to ", b), a);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace ferry::fs

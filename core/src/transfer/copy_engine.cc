@@ -1,0 +1,547 @@
+// Copy engine design. A CopyRun holds the files to copy (tasks) and runs
+// workers on the Runtime's blocking pool. Each worker loops, taking under
+// one lock the most useful action there is:
+//   1. finish a file whose chunks are all moved (or that failed): close
+//      the reader, publish the writer (Close) or discard it;
+//   2. move the next chunk of an open file: ReadAt into the worker's
+//      buffer, WriteAt out of it;
+//   3. open the next file (Stat/OpenRead/OpenWrite, or a server-side copy)
+//      while fewer than `jobs` files are open;
+// and waits when none is ready (another worker is opening or moving the
+// last chunks). Finishing first keeps few files open; chunks before opens
+// keep the bytes of open files flowing. No worker ever waits for another
+// pool task, so the pool cannot deadlock however small it is.
+//
+// A single-file copy is finished by the caller instead, after the final
+// progress report: a stop there still leaves the target untouched. A
+// writer whose Close says Aborted (the server lost unstable writes) gets
+// every chunk again, once.
+//
+// The caller waits on the condition variable, waking every
+// progress_interval to report bytes moved so far (outside the lock: the
+// callback may block on Python's GIL). A non-OK report is recorded as the
+// stop status: workers fail the open files with it (so they are discarded)
+// and open no more.
+#include "ferry/transfer/copy_engine.h"
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "ferry/base/clock.h"
+#include "ferry/base/large_buffer.h"
+#include "ferry/base/mutex.h"
+#include "ferry/base/status_macros.h"
+#include "ferry/base/strings.h"
+#include "ferry/fs/safe_path.h"
+#include "ferry/runtime/buffer_pool.h"
+#include "ferry/runtime/memory_budget.h"
+#include "ferry/runtime/runtime.h"
+
+namespace ferry {
+namespace {
+
+constexpr int64_t kDefaultChunkBytes = int64_t{8} << 20;
+constexpr int kDefaultParallelism = 16;
+
+struct Task {
+  std::string src_path;
+  std::string dst_path;
+  int64_t size_hint = -1;  // from the walk; -1: unknown until opened
+};
+
+struct TaskResult {
+  absl::Status status;
+  TransferStats stats;
+  bool done = false;
+};
+
+// One file being copied: its reader and writer and how far its chunks got.
+struct ActiveFile {
+  size_t task = 0;
+  std::unique_ptr<fs::File> reader;
+  std::unique_ptr<fs::File> writer;
+  int64_t size = 0;
+  int64_t chunks = 0;
+  int64_t next_chunk = 0;
+  int64_t chunks_done = 0;
+  int in_flight = 0;
+  bool finishing = false;
+  int rewrites = 0;
+  absl::Status error;
+  absl::Time start;
+  int64_t bytes_written = 0;
+};
+
+int64_t ChooseChunk(const CopyOptions& o, const fs::FileSystem& src, const fs::FileSystem& dst) {
+  if (o.chunk_bytes > 0) return o.chunk_bytes;
+  const int64_t pref = std::max(src.preferred_chunk_bytes(), dst.preferred_chunk_bytes());
+  return pref > 0 ? pref : kDefaultChunkBytes;
+}
+
+int ChooseParallelism(const CopyOptions& o, const fs::FileSystem& src,
+                      const fs::FileSystem& dst) {
+  if (o.parallelism > 0) return o.parallelism;
+  const int a = src.preferred_parallelism();
+  const int b = dst.preferred_parallelism();
+  if (a > 0 && b > 0) return std::min(a, b);
+  if (a > 0 || b > 0) return std::max(a, b);
+  return kDefaultParallelism;
+}
+
+class CopyRun {
+ public:
+  CopyRun(Runtime& runtime, fs::FileSystem& src, fs::FileSystem& dst, CopyOptions& options,
+          std::vector<Task> tasks)
+      : runtime_(runtime),
+        src_(src),
+        dst_(dst),
+        options_(options),
+        tasks_(std::move(tasks)),
+        results_(tasks_.size()),
+        chunk_(ChooseChunk(options, src, dst)),
+        jobs_(std::max(options.jobs, 1)),
+        finish_on_caller_(tasks_.size() == 1),
+        start_(MonotonicNow()) {
+    for (const Task& t : tasks_) bytes_total_ += std::max<int64_t>(t.size_hint, 0);
+    const int parallelism = ChooseParallelism(options, src, dst);
+    workers_ = std::max(1, std::min(std::max(parallelism, finish_on_caller_ ? 1 : jobs_),
+                                    runtime.options().blocking_threads));
+  }
+
+  // Copies every task; returns the stop status (OK unless the progress
+  // callback stopped the run). Per-file outcomes are in results().
+  absl::Status Run() {
+    absl::Status stop = RunWorkers();
+    if (finish_on_caller_) {
+      for (;;) {
+        std::shared_ptr<ActiveFile> f;
+        {
+          MutexLock lock(&mu_);
+          if (!active_.empty()) f = active_.front();
+        }
+        if (f == nullptr) break;  // failed to open, or copied server-side
+        if (f->error.ok()) f->error = stop;
+        if (f->error.ok()) f->error = Report(/*final=*/true);
+        if (f->error.ok() && f->reader != nullptr) f->error = f->reader->Close();
+        if (FinishFile(*f)) {  // Aborted: every chunk again, once
+          stop = RunWorkers();
+          continue;
+        }
+        MutexLock lock(&mu_);
+        active_.clear();
+        break;
+      }
+    } else if (stop.ok()) {
+      stop = Report(/*final=*/true);
+    }
+    for (size_t i = 0; i < tasks_.size(); ++i) {
+      if (!results_[i].done) results_[i].status = stop.ok() ? absl::CancelledError() : stop;
+    }
+    return stop;
+  }
+
+  const std::vector<TaskResult>& results() const { return results_; }
+  const std::vector<Task>& tasks() const { return tasks_; }
+
+ private:
+  enum class ActionKind { kExit, kOpen, kChunk, kFinish };
+  struct Action {
+    ActionKind kind = ActionKind::kExit;
+    std::shared_ptr<ActiveFile> file;
+    size_t task = 0;
+    int64_t chunk = 0;
+  };
+
+  // Starts the workers and waits for them, reporting progress meanwhile.
+  absl::Status RunWorkers() {
+    {
+      MutexLock lock(&mu_);
+      running_ = workers_;
+    }
+    for (int w = 0; w < workers_; ++w) runtime_.PostBlocking([this] { Worker(); });
+    for (;;) {
+      {
+        MutexLock lock(&mu_);
+        if (running_ > 0) {
+          if (options_.progress) {
+            // CondVar waits take wall-clock deadlines.
+            cv_.WaitWithDeadline(&mu_, absl::Now() + options_.progress_interval);
+          } else {
+            cv_.Wait(&mu_);
+          }
+        }
+        if (running_ == 0) return stop_;
+        if (!stop_.ok()) continue;
+      }
+      absl::Status s = Report(/*final=*/false);
+      if (!s.ok()) {
+        MutexLock lock(&mu_);
+        if (stop_.ok()) stop_ = std::move(s);
+        cv_.SignalAll();
+      }
+    }
+  }
+
+  // Calls the progress callback (on the caller's thread) if one is set and
+  // the interval has passed, or always if `final`.
+  absl::Status Report(bool final) {
+    if (!options_.progress) return absl::OkStatus();
+    const absl::Time now = MonotonicNow();
+    if (!final && now - last_report_ < options_.progress_interval) return absl::OkStatus();
+    last_report_ = now;
+    TransferProgress p;
+    {
+      MutexLock lock(&mu_);
+      p.bytes_done = std::max(bytes_done_, reported_bytes_);
+      p.bytes_total = std::max(bytes_total_, p.bytes_done);
+      p.files_done = files_done_;
+      p.files_total = static_cast<int64_t>(tasks_.size());
+    }
+    if (final && finish_on_caller_) p.bytes_done = p.bytes_total;
+    reported_bytes_ = p.bytes_done;
+    p.elapsed = now - start_;
+    return options_.progress(p);
+  }
+
+  void Worker() {
+    std::optional<MemoryBudget::Ticket> ticket;
+    LargeBuffer buffer;
+    for (;;) {
+      Action action = NextAction();
+      switch (action.kind) {
+        case ActionKind::kExit: {
+          if (!buffer.empty()) runtime_.buffer_pool().Give(std::move(buffer));
+          ticket.reset();
+          MutexLock lock(&mu_);
+          if (--running_ == 0) cv_.SignalAll();
+          return;
+        }
+        case ActionKind::kOpen:
+          Open(action.task);
+          break;
+        case ActionKind::kChunk: {
+          absl::Status s;
+          if (buffer.empty()) {
+            // A buffer and its budget once per worker, reused for every chunk.
+            absl::StatusOr<MemoryBudget::Ticket> t = runtime_.memory_budget().Acquire(chunk_);
+            if (t.ok()) {
+              ticket.emplace(*std::move(t));
+              absl::StatusOr<LargeBuffer> b =
+                  runtime_.buffer_pool().Take(static_cast<size_t>(chunk_));
+              if (b.ok()) buffer = *std::move(b);
+              s = b.status();
+            } else {
+              s = t.status();
+            }
+          }
+          int64_t moved = 0;
+          if (s.ok()) s = MoveChunk(*action.file, action.chunk, buffer, &moved);
+          MutexLock lock(&mu_);
+          ActiveFile& f = *action.file;
+          --f.in_flight;
+          if (s.ok()) {
+            ++f.chunks_done;
+            f.bytes_written += moved;
+            bytes_done_ += moved;
+          } else if (f.error.ok()) {
+            f.error = std::move(s);
+          }
+          cv_.SignalAll();
+          break;
+        }
+        case ActionKind::kFinish: {
+          ActiveFile& f = *action.file;
+          if (f.error.ok() && f.reader != nullptr) f.error = f.reader->Close();
+          if (FinishFile(f)) {
+            MutexLock lock(&mu_);
+            cv_.SignalAll();
+            break;
+          }
+          MutexLock lock(&mu_);
+          active_.erase(std::find(active_.begin(), active_.end(), action.file));
+          cv_.SignalAll();
+          break;
+        }
+      }
+    }
+  }
+
+  Action NextAction() {
+    MutexLock lock(&mu_);
+    for (;;) {
+      if (!stop_.ok()) {
+        for (auto& f : active_) {
+          if (f->error.ok()) f->error = stop_;
+        }
+      }
+      for (auto& f : active_) {
+        const bool chunks_over = !f->error.ok() || f->chunks_done == f->chunks;
+        if (!finish_on_caller_ && !f->finishing && f->in_flight == 0 && chunks_over) {
+          f->finishing = true;
+          return {ActionKind::kFinish, f, 0, 0};
+        }
+      }
+      for (auto& f : active_) {
+        if (f->error.ok() && f->next_chunk < f->chunks) {
+          ++f->in_flight;
+          return {ActionKind::kChunk, f, 0, f->next_chunk++};
+        }
+      }
+      if (stop_.ok() && next_task_ < tasks_.size() &&
+          static_cast<int>(active_.size()) + opening_ < jobs_) {
+        ++opening_;
+        return {ActionKind::kOpen, nullptr, next_task_++, 0};
+      }
+      // Nothing to take now. Wait if work may still appear: an open under
+      // way, a chunk in flight (its file may become finishable), a file
+      // being finished (a rewrite resets its chunks); otherwise exit.
+      bool work_may_appear = opening_ > 0;
+      for (auto& f : active_) {
+        if (f->in_flight > 0 || f->finishing) work_may_appear = true;
+      }
+      if (!work_may_appear && (next_task_ >= tasks_.size() || !stop_.ok())) return {};
+      cv_.Wait(&mu_);
+    }
+  }
+
+  // Opens task `i` and installs it as an active file, or records its
+  // outcome at once (an open that failed, an empty file, a server-side copy).
+  void Open(size_t i) {
+    const Task& task = tasks_[i];
+    auto f = std::make_shared<ActiveFile>();
+    f->task = i;
+    f->start = MonotonicNow();
+    absl::Status s = OpenFile(task, *f);
+    MutexLock lock(&mu_);
+    --opening_;
+    if (!s.ok()) {
+      Record(*f, std::move(s));
+    } else if (f->writer != nullptr) {
+      if (task.size_hint < 0) bytes_total_ += f->size;
+      active_.push_back(std::move(f));
+    }
+    cv_.SignalAll();
+  }
+
+  absl::Status OpenFile(const Task& task, ActiveFile& f) {
+    if (options_.server_side && &src_ == &dst_) {
+      FERRY_ASSIGN_OR_RETURN(fs::Entry e, src_.Stat(task.src_path));
+      if (e.kind != fs::EntryKind::kFile) return NotAFile(e);
+      absl::Status s = dst_.CopyWithin(task.src_path, task.dst_path);
+      if (s.code() != absl::StatusCode::kUnimplemented) {
+        f.size = e.size;
+        FERRY_RETURN_IF_ERROR(s);
+        MutexLock lock(&mu_);
+        bytes_done_ += e.size;
+        if (task.size_hint < 0) bytes_total_ += e.size;
+        Record(f, absl::OkStatus());
+        return absl::OkStatus();
+      }
+    }
+    FERRY_ASSIGN_OR_RETURN(f.reader, src_.OpenRead(task.src_path));
+    FERRY_ASSIGN_OR_RETURN(f.size, f.reader->Size());
+    f.chunks = (f.size + chunk_ - 1) / chunk_;
+    FERRY_ASSIGN_OR_RETURN(f.writer,
+                           dst_.OpenWrite(task.dst_path, {.size = f.size, .mode = options_.mode}));
+    return absl::OkStatus();
+  }
+
+  absl::Status NotAFile(const fs::Entry& e) const {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "copy ", src_.Url(e.path), ": not a file (", ToAbsl(fs::EntryKindName(e.kind)), ")"));
+  }
+
+  absl::Status MoveChunk(ActiveFile& f, int64_t index, const LargeBuffer& buffer,
+                         int64_t* moved) {
+    const int64_t offset = index * chunk_;
+    const size_t len = static_cast<size_t>(std::min(chunk_, f.size - offset));
+    absl::Span<char> buf(buffer.data(), len);
+    FERRY_ASSIGN_OR_RETURN(size_t n, f.reader->ReadAt(offset, buf));
+    if (n != len) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "copy ", src_.Url(tasks_[f.task].src_path), ": the file shrank while being read (",
+          n, " of ", len, " bytes at offset ", offset, ")"));
+    }
+    FERRY_RETURN_IF_ERROR(f.writer->WriteAt(offset, buf).status());
+    *moved = static_cast<int64_t>(len);
+    return absl::OkStatus();
+  }
+
+  // Publishes or discards `f`'s writer and records the outcome. True if
+  // the file must be written again (Close said Aborted the first time):
+  // its chunks are reset and it stays active.
+  bool FinishFile(ActiveFile& f) {
+    absl::Status s = f.error;
+    if (s.ok()) s = f.writer->Close();
+    if (s.code() == absl::StatusCode::kAborted && f.rewrites == 0) {
+      MutexLock lock(&mu_);
+      ++f.rewrites;
+      f.next_chunk = 0;
+      f.chunks_done = 0;
+      f.finishing = false;
+      return true;
+    }
+    f.reader.reset();
+    f.writer.reset();  // unclosed: discarded
+    MutexLock lock(&mu_);
+    Record(f, std::move(s));
+    return false;
+  }
+
+  void Record(const ActiveFile& f, absl::Status s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    TaskResult& r = results_[f.task];
+    r.done = true;
+    ++files_done_;
+    if (!s.ok()) {
+      r.status = std::move(s);
+      return;
+    }
+    r.stats.bytes = f.size;
+    r.stats.bytes_fetched = f.bytes_written;
+    r.stats.bytes_uploaded = f.bytes_written;
+    r.stats.requests = f.chunks * (f.rewrites + 1);
+    r.stats.retries = f.rewrites;
+    r.stats.files = 1;
+    r.stats.elapsed = MonotonicNow() - f.start;
+    r.stats.peak_memory_bytes = runtime_.memory_budget().peak();
+  }
+
+  Runtime& runtime_;
+  fs::FileSystem& src_;
+  fs::FileSystem& dst_;
+  CopyOptions& options_;
+  const std::vector<Task> tasks_;
+  std::vector<TaskResult> results_;  // slot i written under mu_ by task i's owner
+  const int64_t chunk_;
+  const int jobs_;
+  const bool finish_on_caller_;
+  const absl::Time start_;
+  int workers_ = 1;
+  // The caller's own (progress runs on it alone).
+  absl::Time last_report_ = absl::InfinitePast();
+  int64_t reported_bytes_ = 0;
+
+  Mutex mu_;
+  CondVar cv_;
+  size_t next_task_ ABSL_GUARDED_BY(mu_) = 0;
+  int opening_ ABSL_GUARDED_BY(mu_) = 0;
+  int running_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<std::shared_ptr<ActiveFile>> active_ ABSL_GUARDED_BY(mu_);
+  absl::Status stop_ ABSL_GUARDED_BY(mu_);
+  int64_t bytes_done_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t bytes_total_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t files_done_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace
+
+absl::StatusOr<TransferStats> CopyFile(Runtime& runtime, fs::FileSystem& src,
+                                       std::string_view src_path, fs::FileSystem& dst,
+                                       std::string_view dst_path, CopyOptions options) {
+  const absl::Time start = MonotonicNow();
+  std::vector<Task> tasks;
+  tasks.push_back({fs::NormalizePath(src_path), fs::NormalizePath(dst_path), -1});
+  CopyRun run(runtime, src, dst, options, std::move(tasks));
+  absl::Status stop = run.Run();
+  const TaskResult& r = run.results()[0];
+  if (!r.status.ok()) return r.status;
+  FERRY_RETURN_IF_ERROR(stop);
+  TransferStats stats = r.stats;
+  stats.elapsed = MonotonicNow() - start;
+  return stats;
+}
+
+absl::StatusOr<TreeCopyResult> CopyTree(Runtime& runtime, fs::FileSystem& src,
+                                        std::string_view src_dir, fs::FileSystem& dst,
+                                        std::string_view dst_dir, CopyOptions options) {
+  const absl::Time start = MonotonicNow();
+  const std::string src_root = fs::NormalizePath(src_dir);
+  const std::string dst_root = fs::NormalizePath(dst_dir);
+  TreeCopyResult result;
+  std::vector<Task> tasks;
+  std::vector<std::string> dirs;
+  auto skip = [&](const std::string& rel, std::string why, absl::Status status) {
+    ++result.files_skipped;
+    result.warnings.push_back(
+        absl::StrCat("skipped ", src.Url(fs::JoinPath(src_root, rel)), ": ", why));
+    if (!status.ok()) {
+      // An unsafe name is a failure: the caller must not think the tree whole.
+      ++result.files_failed;
+      result.failures.push_back({src.Url(fs::JoinPath(src_root, rel)), "", std::move(status)});
+    }
+  };
+  FERRY_ASSIGN_OR_RETURN(
+      fs::WalkStats walked,
+      src.Walk(src_root, fs::WalkOptions{}, [&](fs::WalkBatch& batch) {
+        for (fs::Entry& e : batch.entries) {
+          absl::StatusOr<std::string> rel = fs::SafeRelativePath(e.path);
+          if (!rel.ok()) {
+            skip(e.path, std::string(rel.status().message()), rel.status());
+            continue;
+          }
+          switch (e.kind) {
+            case fs::EntryKind::kFile:
+              tasks.push_back({fs::JoinPath(src_root, *rel), fs::JoinPath(dst_root, *rel),
+                               e.size});
+              break;
+            case fs::EntryKind::kDirectory:
+              dirs.push_back(fs::JoinPath(dst_root, *rel));
+              break;
+            default:
+              skip(*rel, absl::StrCat("a ", ToAbsl(fs::EntryKindName(e.kind)), ", not copied"),
+                   absl::OkStatus());
+              break;
+          }
+        }
+        for (fs::WalkError& err : batch.errors) {
+          result.failures.push_back(
+              {src.Url(fs::JoinPath(src_root, err.path)), "", std::move(err.status)});
+          ++result.files_failed;
+        }
+        return true;
+      }));
+  (void)walked;
+  // Directories first, parents before children (sorted), so every file's
+  // parent exists before it is opened: the listed ones (empty ones too) and
+  // every file's parent (object stores list no directories).
+  FERRY_RETURN_IF_ERROR(dst.CreateDir(dst_root, /*parents=*/true));
+  for (const Task& t : tasks) dirs.emplace_back(fs::DirName(t.dst_path));
+  std::sort(dirs.begin(), dirs.end());
+  dirs.erase(std::unique(dirs.begin(), dirs.end()), dirs.end());
+  std::erase(dirs, dst_root);
+  for (const std::string& d : dirs) {
+    absl::Status s = dst.CreateDir(d, /*parents=*/true);
+    if (!s.ok()) result.failures.push_back({src.Url(d), dst.Url(d), std::move(s)});
+  }
+  std::sort(tasks.begin(), tasks.end(),
+            [](const Task& a, const Task& b) { return a.dst_path < b.dst_path; });
+  CopyRun run(runtime, src, dst, options, std::move(tasks));
+  const absl::Status stop = run.Run();
+  FERRY_RETURN_IF_ERROR(stop);
+  for (size_t i = 0; i < run.tasks().size(); ++i) {
+    const TaskResult& r = run.results()[i];
+    if (!r.status.ok()) {
+      ++result.files_failed;
+      result.failures.push_back(
+          {src.Url(run.tasks()[i].src_path), dst.Url(run.tasks()[i].dst_path), r.status});
+      continue;
+    }
+    TransferStats& t = result.totals;
+    t.bytes += r.stats.bytes;
+    t.bytes_fetched += r.stats.bytes_fetched;
+    t.bytes_uploaded += r.stats.bytes_uploaded;
+    t.requests += r.stats.requests;
+    t.parts += r.stats.parts;
+    t.retries += r.stats.retries;
+    t.files += 1;
+  }
+  result.totals.elapsed = MonotonicNow() - start;
+  result.totals.peak_memory_bytes = runtime.memory_budget().peak();
+  return result;
+}
+
+}  // namespace ferry

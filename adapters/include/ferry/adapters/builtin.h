@@ -1,0 +1,39 @@
+// RegisterBuiltinFileSystems: every adapter built into this ferry, registered
+// with one call, so a tool or binding resolves nfs://, s3:// (and, once
+// built, irods://) URLs without naming a protocol.
+//
+//   ferry::Runtime runtime;
+//   ferry::fs::FileSystemRegistry registry(runtime);          // file:// built in
+//   FERRY_RETURN_IF_ERROR(ferry::RegisterBuiltinFileSystems(registry));
+//   FERRY_ASSIGN_OR_RETURN(ferry::fs::Location src, registry.Resolve(argv[1]));
+//
+// Thread-safety: call before the registry is shared.
+#ifndef FERRY_ADAPTERS_BUILTIN_H_
+#define FERRY_ADAPTERS_BUILTIN_H_
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "ferry/fs/registry.h"
+
+namespace ferry {
+
+// Settings a tool may pass to the adapters; 0 / false keep each adapter's
+// own defaults (and, for S3, what the AWS environment says).
+struct BuiltinFileSystemOptions {
+  // S3: part and ranged-GET size, requests in flight per file.
+  int64_t s3_chunk_bytes = 0;
+  int s3_concurrency = 0;
+  // S3: CreateDir of a bucket that does not exist creates it.
+  bool s3_make_bucket = false;
+  // NFS: chunks in flight per file.
+  int nfs_parallelism = 0;
+};
+
+// Registers nfs:// and s3:// (file:// is the registry's own).
+absl::Status RegisterBuiltinFileSystems(fs::FileSystemRegistry& registry,
+                                        const BuiltinFileSystemOptions& options = {});
+
+}  // namespace ferry
+
+#endif  // FERRY_ADAPTERS_BUILTIN_H_

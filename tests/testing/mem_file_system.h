@@ -1,0 +1,315 @@
+// MemFileSystem: a test-only, in-memory ferry::fs::FileSystem registered as
+// mem://NAME/path, so the copy engine's own tests run on something that is
+// neither NFS nor S3 shaped (the interface must not lean on either).
+//
+//   ferry::testing::MemFileSystem mem;
+//   mem.PutFile("src/a.bin", "bytes");
+//   ferry::CopyFile(runtime, mem, "src/a.bin", local, "/tmp/a.bin");
+//
+// Directories are explicit (CreateDir) as on a disk; files written through
+// OpenWrite appear only at Close (atomic publish, like the real ones).
+// Faults for tests: fail_read_at (a ReadAt covering that offset fails
+// once per setting), abort_first_close (a Close says Aborted once, as an
+// NFS server that lost unstable writes), and counters of calls in flight.
+//
+// Thread-safety: thread-safe (one lock; tests, not speed).
+#ifndef FERRY_TESTING_MEM_FILE_SYSTEM_H_
+#define FERRY_TESTING_MEM_FILE_SYSTEM_H_
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "ferry/base/mutex.h"
+#include "ferry/base/strings.h"
+#include "ferry/fs/file_system.h"
+#include "ferry/fs/registry.h"
+
+namespace ferry::testing {
+
+class MemFileSystem final : public fs::FileSystem {
+ public:
+  explicit MemFileSystem(std::string name = "test") : name_(std::move(name)) {
+    nodes_[""] = Node{fs::EntryKind::kDirectory, nullptr};
+  }
+
+  std::string_view scheme() const override { return "mem"; }
+  std::string Url(std::string_view path) const override {
+    return absl::StrCat("mem://", name_, "/", ToAbsl(path));
+  }
+
+  // Test set-up: a file with `bytes` (parents created).
+  void PutFile(std::string_view path, std::string bytes) {
+    MutexLock lock(&mu_);
+    const std::string p(path);
+    MakeParentsLocked(p);
+    nodes_[p] = Node{fs::EntryKind::kFile, std::make_shared<std::string>(std::move(bytes))};
+  }
+  // A file stored under exactly `path`, no parents made: how an object
+  // store holds a key such as "t/../../x", listed under "t" as it is.
+  void PutRawFile(std::string_view path, std::string bytes) {
+    MutexLock lock(&mu_);
+    nodes_[std::string(path)] =
+        Node{fs::EntryKind::kFile, std::make_shared<std::string>(std::move(bytes))};
+  }
+  void PutSymlink(std::string_view path) {
+    MutexLock lock(&mu_);
+    MakeParentsLocked(std::string(path));
+    nodes_[std::string(path)] = Node{fs::EntryKind::kSymlink, nullptr};
+  }
+  // The bytes of a published file, or nullopt.
+  std::optional<std::string> GetFile(std::string_view path) const {
+    MutexLock lock(&mu_);
+    auto it = nodes_.find(std::string(path));
+    if (it == nodes_.end() || it->second.kind != fs::EntryKind::kFile) return std::nullopt;
+    return *it->second.bytes;
+  }
+  std::vector<std::string> Paths() const {
+    MutexLock lock(&mu_);
+    std::vector<std::string> out;
+    for (const auto& [p, n] : nodes_) out.push_back(p);
+    return out;
+  }
+
+  // Faults and counters.
+  std::atomic<int64_t> fail_read_at{-1};
+  std::atomic<bool> abort_first_close{false};
+  std::atomic<int> reads_in_flight{0};
+  std::atomic<int> max_reads_in_flight{0};
+  std::atomic<int> open_writers{0};
+  std::atomic<int> max_open_writers{0};
+  std::atomic<int> closes{0};
+  int64_t chunk_preference = 0;
+  int parallelism_preference = 0;
+  std::atomic<int> copy_within_calls{0};
+  bool offers_copy_within = false;
+
+  int64_t preferred_chunk_bytes() const override { return chunk_preference; }
+  int preferred_parallelism() const override { return parallelism_preference; }
+
+  absl::StatusOr<fs::Entry> Stat(std::string_view path) override {
+    MutexLock lock(&mu_);
+    const std::string p = fs::NormalizePath(path);
+    auto it = nodes_.find(p);
+    if (it == nodes_.end()) return absl::NotFoundError(absl::StrCat("stat ", Url(p), ": no such file"));
+    return EntryOf(p, p, it->second);
+  }
+
+  absl::Status List(std::string_view dir,
+                    absl::FunctionRef<bool(std::vector<fs::Entry>&)> on_batch) override {
+    std::vector<fs::Entry> out;
+    {
+      MutexLock lock(&mu_);
+      const std::string d = fs::NormalizePath(dir);
+      auto it = nodes_.find(d);
+      if (it == nodes_.end()) return absl::NotFoundError(absl::StrCat("list ", Url(d), ": no such directory"));
+      if (it->second.kind != fs::EntryKind::kDirectory) {
+        return absl::FailedPreconditionError(absl::StrCat("list ", Url(d), ": not a directory"));
+      }
+      const std::string prefix = d.empty() ? "" : d + "/";
+      for (auto c = nodes_.lower_bound(prefix); c != nodes_.end(); ++c) {
+        if (c->first.compare(0, prefix.size(), prefix) != 0) break;
+        if (c->first.size() == prefix.size()) continue;
+        const std::string name = c->first.substr(prefix.size());
+        // Only direct children: a name with '/' beyond the prefix is deeper,
+        // unless its parent is not a node (then the store holds odd names,
+        // such as "a/../x", and they are listed as they are).
+        const size_t slash = name.find('/');
+        if (slash != std::string::npos && nodes_.count(prefix + name.substr(0, slash))) continue;
+        out.push_back(EntryOf(name, c->first, c->second));
+      }
+    }
+    if (!out.empty()) on_batch(out);
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::unique_ptr<fs::File>> OpenRead(std::string_view path) override {
+    MutexLock lock(&mu_);
+    const std::string p = fs::NormalizePath(path);
+    auto it = nodes_.find(p);
+    if (it == nodes_.end()) return absl::NotFoundError(absl::StrCat("open ", Url(p), ": no such file"));
+    if (it->second.kind != fs::EntryKind::kFile) {
+      return absl::FailedPreconditionError(absl::StrCat("open ", Url(p), ": not a file"));
+    }
+    return std::unique_ptr<fs::File>(new Reader(this, it->second.bytes));
+  }
+
+  absl::StatusOr<std::unique_ptr<fs::File>> OpenWrite(std::string_view path,
+                                                      const fs::WriteOptions& options) override {
+    MutexLock lock(&mu_);
+    const std::string p = fs::NormalizePath(path);
+    auto parent = nodes_.find(std::string(fs::DirName(p)));
+    if (parent == nodes_.end() || parent->second.kind != fs::EntryKind::kDirectory) {
+      return absl::NotFoundError(absl::StrCat("open ", Url(p), ": no parent directory"));
+    }
+    auto it = nodes_.find(p);
+    if (it != nodes_.end() && it->second.kind == fs::EntryKind::kDirectory) {
+      return absl::FailedPreconditionError(absl::StrCat("open ", Url(p), ": a directory"));
+    }
+    const int now = ++open_writers;
+    int seen = max_open_writers.load();
+    while (now > seen && !max_open_writers.compare_exchange_weak(seen, now)) {
+    }
+    return std::unique_ptr<fs::File>(new Writer(this, p, std::max<int64_t>(options.size, 0)));
+  }
+
+  absl::Status CreateDir(std::string_view path, bool parents) override {
+    MutexLock lock(&mu_);
+    const std::string p = fs::NormalizePath(path);
+    auto it = nodes_.find(p);
+    if (it != nodes_.end()) {
+      return it->second.kind == fs::EntryKind::kDirectory
+                 ? absl::OkStatus()
+                 : absl::AlreadyExistsError(absl::StrCat("mkdir ", Url(p), ": a file"));
+    }
+    if (!nodes_.count(std::string(fs::DirName(p)))) {
+      if (!parents) return absl::NotFoundError(absl::StrCat("mkdir ", Url(p), ": no parent"));
+      MakeParentsLocked(p);
+    }
+    nodes_[p] = Node{fs::EntryKind::kDirectory, nullptr};
+    return absl::OkStatus();
+  }
+
+  absl::Status Remove(std::string_view path) override {
+    MutexLock lock(&mu_);
+    if (nodes_.erase(fs::NormalizePath(path)) == 0) return absl::NotFoundError("remove: no such file");
+    return absl::OkStatus();
+  }
+
+  absl::Status CopyWithin(std::string_view from, std::string_view to) override {
+    if (!offers_copy_within) return fs::FileSystem::CopyWithin(from, to);
+    ++copy_within_calls;
+    MutexLock lock(&mu_);
+    auto it = nodes_.find(fs::NormalizePath(from));
+    if (it == nodes_.end()) return absl::NotFoundError("copy: no such file");
+    nodes_[fs::NormalizePath(to)] = it->second;
+    return absl::OkStatus();
+  }
+
+ private:
+  struct Node {
+    fs::EntryKind kind = fs::EntryKind::kUnknown;
+    std::shared_ptr<const std::string> bytes;  // files only; replaced, never changed
+  };
+
+  class Reader final : public fs::File {
+   public:
+    Reader(MemFileSystem* fs, std::shared_ptr<const std::string> bytes)
+        : fs_(fs), bytes_(std::move(bytes)) {}
+    absl::StatusOr<size_t> ReadAt(int64_t offset, absl::Span<char> buf) override {
+      const int now = ++fs_->reads_in_flight;
+      int seen = fs_->max_reads_in_flight.load();
+      while (now > seen && !fs_->max_reads_in_flight.compare_exchange_weak(seen, now)) {
+      }
+      struct Leave {
+        MemFileSystem* fs;
+        ~Leave() { --fs->reads_in_flight; }
+      } leave{fs_};
+      int64_t fail = fs_->fail_read_at.load();
+      if (fail >= offset && fail < offset + static_cast<int64_t>(buf.size()) &&
+          fs_->fail_read_at.compare_exchange_strong(fail, -1)) {
+        return absl::UnavailableError(absl::StrCat("read at ", offset, ": injected failure"));
+      }
+      if (offset >= static_cast<int64_t>(bytes_->size())) return 0;
+      const size_t n = std::min(buf.size(), bytes_->size() - static_cast<size_t>(offset));
+      std::memcpy(buf.data(), bytes_->data() + offset, n);
+      return n;
+    }
+    absl::StatusOr<int64_t> Size() override { return static_cast<int64_t>(bytes_->size()); }
+
+   private:
+    MemFileSystem* fs_;
+    std::shared_ptr<const std::string> bytes_;
+  };
+
+  class Writer final : public fs::File {
+   public:
+    Writer(MemFileSystem* fs, std::string path, int64_t size)
+        : fs_(fs), path_(std::move(path)), bytes_(static_cast<size_t>(size), '\0') {}
+    ~Writer() override { --fs_->open_writers; }
+    absl::StatusOr<size_t> WriteAt(int64_t offset, absl::Span<const char> data) override {
+      MutexLock lock(&mu_);
+      const size_t end = static_cast<size_t>(offset) + data.size();
+      if (end > bytes_.size()) bytes_.resize(end);
+      std::memcpy(bytes_.data() + offset, data.data(), data.size());
+      return data.size();
+    }
+    absl::StatusOr<int64_t> Size() override {
+      MutexLock lock(&mu_);
+      return static_cast<int64_t>(bytes_.size());
+    }
+    absl::Status Close() override {
+      ++fs_->closes;
+      if (fs_->abort_first_close.exchange(false)) {
+        return absl::AbortedError("close: injected lost writes (write every byte again)");
+      }
+      MutexLock lock(&mu_);
+      fs_->PutFile(path_, bytes_);
+      return absl::OkStatus();
+    }
+
+   private:
+    MemFileSystem* fs_;
+    const std::string path_;
+    Mutex mu_;
+    std::string bytes_ ABSL_GUARDED_BY(mu_);
+  };
+
+  fs::Entry EntryOf(std::string name, const std::string& /*full*/, const Node& n) const {
+    fs::Entry e;
+    e.path = std::move(name);
+    e.kind = n.kind;
+    e.size = n.bytes ? static_cast<int64_t>(n.bytes->size()) : 0;
+    return e;
+  }
+
+  void MakeParentsLocked(const std::string& path) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    for (std::string_view d = fs::DirName(path); !d.empty(); d = fs::DirName(d)) {
+      nodes_.try_emplace(std::string(d), Node{fs::EntryKind::kDirectory, nullptr});
+    }
+  }
+
+  const std::string name_;
+  mutable Mutex mu_;
+  std::map<std::string, Node> nodes_ ABSL_GUARDED_BY(mu_);
+};
+
+// mem://NAME/path -> the MemFileSystem called NAME (made at first use).
+class MemProvider final : public fs::FileSystemProvider {
+ public:
+  absl::StatusOr<fs::Location> Resolve(Runtime& /*runtime*/, std::string_view url) override {
+    std::string_view rest = url.substr(6);  // "mem://"
+    const size_t slash = rest.find('/');
+    const std::string name(rest.substr(0, slash));
+    if (name.empty()) return absl::InvalidArgumentError(absl::StrCat("mem URL ", ToAbsl(url), ": no name"));
+    fs::Location out;
+    {
+      MutexLock lock(&mu_);
+      auto& slot = filesystems_[name];
+      if (slot == nullptr) slot = std::make_shared<MemFileSystem>(name);
+      out.fs = slot;
+    }
+    const std::string_view path = slash == std::string_view::npos ? "" : rest.substr(slash + 1);
+    out.path = fs::NormalizePath(path);
+    out.names_directory = path.empty() || path.back() == '/';
+    out.url = std::string(url);
+    return out;
+  }
+
+ private:
+  Mutex mu_;
+  std::map<std::string, std::shared_ptr<MemFileSystem>> filesystems_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace ferry::testing
+
+#endif  // FERRY_TESTING_MEM_FILE_SYSTEM_H_

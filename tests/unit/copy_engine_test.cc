@@ -1,0 +1,229 @@
+// The copy engine over the in-memory filesystem (and the local disk): what
+// it promises whatever the protocol.
+#include "ferry/transfer/copy_engine.h"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "ferry/fs/local_file_system.h"
+#include "ferry/runtime/runtime.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testing/mem_file_system.h"
+#include "testing/scratch_dir.h"
+
+namespace ferry {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Optional;
+using testing::MemFileSystem;
+
+std::string Pattern(size_t n, int seed = 0) {
+  std::string s(n, '\0');
+  for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>((i * 131 + seed * 7) % 251);
+  return s;
+}
+
+class CopyEngineTest : public ::testing::Test {
+ protected:
+  Runtime runtime_{{.blocking_threads = 8, .memory_budget_bytes = 64 << 20}};
+  MemFileSystem src_{"src"};
+  MemFileSystem dst_{"dst"};
+  // Small chunks so a few KiB make many.
+  CopyOptions Small() {
+    CopyOptions o;
+    o.chunk_bytes = 1000;
+    o.parallelism = 4;
+    return o;
+  }
+};
+
+TEST_F(CopyEngineTest, CopiesOneFileByteForByte) {
+  const std::string data = Pattern(10'500);
+  src_.PutFile("a/big.bin", data);
+  ASSERT_TRUE(dst_.CreateDir("out", false).ok());
+  absl::StatusOr<TransferStats> stats = CopyFile(runtime_, src_, "a/big.bin", dst_, "out/big.bin", Small());
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_THAT(dst_.GetFile("out/big.bin"), Optional(data));
+  EXPECT_EQ(stats->bytes, 10'500);
+  EXPECT_EQ(stats->requests, 11);  // ceil(10,500 / 1,000) chunks
+  EXPECT_EQ(stats->files, 1);
+}
+
+TEST_F(CopyEngineTest, CopiesAnEmptyFile) {
+  src_.PutFile("empty", "");
+  ASSERT_TRUE(CopyFile(runtime_, src_, "empty", dst_, "empty", Small()).ok());
+  EXPECT_THAT(dst_.GetFile("empty"), Optional(std::string()));
+}
+
+TEST_F(CopyEngineTest, MissingSourceIsNotFoundAndCreatesNothing) {
+  absl::StatusOr<TransferStats> stats = CopyFile(runtime_, src_, "nope", dst_, "nope", Small());
+  EXPECT_EQ(stats.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(stats.status().message(), HasSubstr("mem://src/nope"));
+  EXPECT_EQ(dst_.GetFile("nope"), std::nullopt);
+}
+
+TEST_F(CopyEngineTest, SourceDirectoryIsFailedPrecondition) {
+  ASSERT_TRUE(src_.CreateDir("d", false).ok());
+  EXPECT_EQ(CopyFile(runtime_, src_, "d", dst_, "d", Small()).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_F(CopyEngineTest, FailedReadLeavesTheOldTargetAsItWas) {
+  src_.PutFile("f", Pattern(8'000));
+  dst_.PutFile("f", "old");
+  src_.fail_read_at = 5'500;
+  absl::StatusOr<TransferStats> stats = CopyFile(runtime_, src_, "f", dst_, "f", Small());
+  EXPECT_EQ(stats.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(dst_.GetFile("f"), Optional(std::string("old")));
+}
+
+TEST_F(CopyEngineTest, WritesEveryChunkAgainOnceWhenCloseSaysAborted) {
+  const std::string data = Pattern(4'200);
+  src_.PutFile("f", data);
+  dst_.abort_first_close = true;
+  absl::StatusOr<TransferStats> stats = CopyFile(runtime_, src_, "f", dst_, "f", Small());
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_THAT(dst_.GetFile("f"), Optional(data));
+  EXPECT_EQ(stats->retries, 1);
+  EXPECT_EQ(dst_.closes, 2);
+}
+
+TEST_F(CopyEngineTest, ProgressStopFailsTheCopyAndLeavesTheTargetUntouched) {
+  src_.PutFile("f", Pattern(50'000));
+  dst_.PutFile("f", "old");
+  CopyOptions o = Small();
+  o.progress_interval = absl::ZeroDuration();
+  o.progress = [](const TransferProgress&) { return absl::CancelledError("user stopped"); };
+  absl::StatusOr<TransferStats> stats = CopyFile(runtime_, src_, "f", dst_, "f", std::move(o));
+  EXPECT_EQ(stats.status(), absl::CancelledError("user stopped"));
+  EXPECT_THAT(dst_.GetFile("f"), Optional(std::string("old")));
+}
+
+TEST_F(CopyEngineTest, ProgressNeverGoesBackAndEndsWithEveryByte) {
+  src_.PutFile("f", Pattern(30'000));
+  std::vector<int64_t> seen;
+  CopyOptions o = Small();
+  o.progress_interval = absl::ZeroDuration();
+  o.progress = [&seen](const TransferProgress& p) {
+    seen.push_back(p.bytes_done);
+    EXPECT_EQ(p.bytes_total, 30'000);
+    return absl::OkStatus();
+  };
+  ASSERT_TRUE(CopyFile(runtime_, src_, "f", dst_, "f", std::move(o)).ok());
+  ASSERT_FALSE(seen.empty());
+  EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+  EXPECT_EQ(seen.back(), 30'000);
+}
+
+TEST_F(CopyEngineTest, CopiesServerSideWhenBothSidesAreOneFileSystemThatCan) {
+  src_.offers_copy_within = true;
+  src_.PutFile("a", Pattern(5'000));
+  absl::StatusOr<TransferStats> stats = CopyFile(runtime_, src_, "a", src_, "b", Small());
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(src_.copy_within_calls, 1);
+  EXPECT_EQ(src_.max_reads_in_flight, 0);  // no byte through the client
+  EXPECT_THAT(src_.GetFile("b"), Optional(Pattern(5'000)));
+  EXPECT_EQ(stats->bytes, 5'000);
+}
+
+TEST_F(CopyEngineTest, CopiesBytesWithinOneFileSystemThatCannotCopyServerSide) {
+  src_.PutFile("a", Pattern(5'000));
+  ASSERT_TRUE(CopyFile(runtime_, src_, "a", src_, "b", Small()).ok());
+  EXPECT_THAT(src_.GetFile("b"), Optional(Pattern(5'000)));
+}
+
+TEST_F(CopyEngineTest, TreeCopiesEveryFileAndEmptyDirectories) {
+  src_.PutFile("t/a.bin", Pattern(3'333, 1));
+  src_.PutFile("t/x/b.bin", Pattern(1, 2));
+  src_.PutFile("t/x/y/c.bin", Pattern(0, 3));
+  ASSERT_TRUE(src_.CreateDir("t/empty", false).ok());
+  absl::StatusOr<TreeCopyResult> r = CopyTree(runtime_, src_, "t", dst_, "copy", Small());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->files_failed, 0);
+  EXPECT_EQ(r->totals.files, 3);
+  EXPECT_EQ(r->totals.bytes, 3'334);
+  EXPECT_THAT(dst_.GetFile("copy/a.bin"), Optional(Pattern(3'333, 1)));
+  EXPECT_THAT(dst_.GetFile("copy/x/b.bin"), Optional(Pattern(1, 2)));
+  EXPECT_THAT(dst_.GetFile("copy/x/y/c.bin"), Optional(std::string()));
+  EXPECT_EQ(dst_.Stat("copy/empty")->kind, fs::EntryKind::kDirectory);
+}
+
+TEST_F(CopyEngineTest, TreeSkipsNamesThatWouldLeaveTheDestinationAndCountsThemFailed) {
+  src_.PutFile("t/ok.bin", "fine");
+  src_.PutRawFile("t/../../escape", "evil");  // a key a server may list
+  absl::StatusOr<TreeCopyResult> r = CopyTree(runtime_, src_, "t", dst_, "copy/in", Small());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_THAT(dst_.GetFile("copy/in/ok.bin"), Optional(std::string("fine")));
+  for (const std::string& p : dst_.Paths()) {
+    EXPECT_TRUE(p.empty() || p == "copy" || p.rfind("copy/in", 0) == 0) << p;
+  }
+  EXPECT_EQ(r->files_failed, 1);
+  ASSERT_EQ(r->failures.size(), 1u);
+  EXPECT_THAT(r->failures[0].status.message(), HasSubstr("'..'"));
+}
+
+TEST_F(CopyEngineTest, TreeSkipsSymlinksWithAWarning) {
+  src_.PutFile("t/a", "a");
+  src_.PutSymlink("t/link");
+  absl::StatusOr<TreeCopyResult> r = CopyTree(runtime_, src_, "t", dst_, "c", Small());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->files_skipped, 1);
+  EXPECT_EQ(r->files_failed, 0);
+  EXPECT_THAT(r->warnings, ElementsAre(HasSubstr("symlink")));
+}
+
+TEST_F(CopyEngineTest, TreeKeepsAtMostJobsFilesOpen) {
+  for (int i = 0; i < 40; ++i) src_.PutFile(absl::StrCat("t/f", i), Pattern(2'500, i));
+  CopyOptions o = Small();
+  o.jobs = 3;
+  o.parallelism = 8;
+  absl::StatusOr<TreeCopyResult> r = CopyTree(runtime_, src_, "t", dst_, "c", std::move(o));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->totals.files, 40);
+  EXPECT_LE(dst_.max_open_writers, 3);
+  for (int i = 0; i < 40; ++i) {
+    EXPECT_THAT(dst_.GetFile(absl::StrCat("c/f", i)), Optional(Pattern(2'500, i)));
+  }
+}
+
+TEST_F(CopyEngineTest, TreeReportsAFailedFileAndCopiesTheOthers) {
+  src_.PutFile("t/a", Pattern(3'000));
+  src_.PutFile("t/b", Pattern(3'000, 1));
+  src_.fail_read_at = 2'500;  // hits exactly one file's chunk
+  absl::StatusOr<TreeCopyResult> r = CopyTree(runtime_, src_, "t", dst_, "c", Small());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->files_failed, 1);
+  EXPECT_EQ(r->totals.files, 1);
+  ASSERT_EQ(r->failures.size(), 1u);
+  EXPECT_EQ(r->failures[0].status.code(), absl::StatusCode::kUnavailable);
+}
+
+TEST_F(CopyEngineTest, TreeOfAMissingDirectoryIsNotFound) {
+  EXPECT_EQ(CopyTree(runtime_, src_, "nope", dst_, "c", Small()).status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+TEST_F(CopyEngineTest, CopiesTreesBetweenMemoryAndTheLocalDiskBothWays) {
+  testing::ScratchDir scratch("ferry_copy_engine_");
+  ASSERT_TRUE(scratch.ok());
+  fs::LocalFileSystem local;
+  const std::string root = fs::LocalPathToFsPath(scratch.Path("tree"));
+  src_.PutFile("t/a.bin", Pattern(7'777, 1));
+  src_.PutFile("t/d/b.bin", Pattern(12, 2));
+  ASSERT_TRUE(CopyTree(runtime_, src_, "t", local, root, Small()).ok());
+  EXPECT_EQ(testing::ReadFile(scratch.Path("tree/d/b.bin")), Pattern(12, 2));
+  absl::StatusOr<TreeCopyResult> back = CopyTree(runtime_, local, root, dst_, "back", Small());
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->totals.files, 2);
+  EXPECT_THAT(dst_.GetFile("back/a.bin"), Optional(Pattern(7'777, 1)));
+  EXPECT_THAT(dst_.GetFile("back/d/b.bin"), Optional(Pattern(12, 2)));
+  std::filesystem::remove_all(scratch.Path("tree"));
+}
+
+}  // namespace
+}  // namespace ferry

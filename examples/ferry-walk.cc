@@ -1,15 +1,17 @@
-// ferry-walk: walks an NFS tree with ferry's parallel walker.
+// ferry-walk: walks a tree anywhere ferry reaches (nfs://, s3://, a local
+// path, every registered scheme) with the filesystem's own parallel walk.
 //
-//   ferry-walk nfs://127.0.0.1/export?nfsport=2049&mountport=20048
-//   ferry-walk URL --list            every entry: type, size, path (TSV)
+//   ferry-walk 'nfs://127.0.0.1/export?nfsport=2049&mountport=20048'
+//   ferry-walk s3://bucket/prefix/
+//   ferry-walk URL --list            every entry: kind, size, path (TSV)
 //   ferry-walk URL --list --json     every entry as a JSON line
 //   ferry-walk URL --json            the summary as one JSON object
-//   options: --connections=N --in-flight=N (READDIRPLUS calls in flight)
+//   options: --in-flight=N (listing calls in flight)
 //
-// Prints a summary (entries, directories, bytes, files/s, RPCs) on stdout
-// and, when the walk runs longer than a second, a progress line on stderr.
-// Unreadable directories are reported on stderr and the walk carries on;
-// the exit status is then 1 (2 if the walk could not start).
+// Prints a summary (entries, directories, bytes, entries/s, listing calls)
+// on stdout and, when the walk runs longer than a second, a progress line on
+// stderr. Unreadable directories are reported on stderr and the walk carries
+// on; the exit status is then 1 (2 if the walk could not start).
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -19,17 +21,18 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "ferry/adapters/builtin.h"
 #include "ferry/base/clock.h"
-#include "ferry/nfs/nfs_client.h"
-#include "ferry/nfs/tree_walker.h"
+#include "ferry/fs/registry.h"
 #include "ferry/runtime/runtime.h"
 
 namespace {
 
 void Usage() {
   std::fprintf(stderr,
-               "usage: ferry-walk nfs://HOST/EXPORT[/PATH][?nfsport=&mountport=&uid=&gid=] "
-               "[--list] [--json] [--connections=N] [--in-flight=N]\n");
+               "usage: ferry-walk URL [--list] [--json] [--in-flight=N]\n"
+               "  URL: nfs://HOST/EXPORT[/PATH][?nfsport=&mountport=&uid=&gid=], "
+               "s3://BUCKET[/PREFIX], a local path\n");
 }
 
 // JSON string body: escapes quotes, backslashes and control bytes; other
@@ -68,8 +71,7 @@ int main(int argc, char** argv) {
   std::string url;
   bool list = false;
   bool json = false;
-  ferry::nfs::NfsClientOptions client_options;
-  ferry::nfs::WalkOptions walk_options;
+  ferry::fs::WalkOptions walk_options;
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
     int v = 0;
@@ -77,10 +79,8 @@ int main(int argc, char** argv) {
       list = true;
     } else if (a == "--json") {
       json = true;
-    } else if (FlagValue(a, "--connections=", &v) && v > 0) {
-      client_options.connections = v;
     } else if (FlagValue(a, "--in-flight=", &v) && v > 0) {
-      walk_options.max_directories_in_flight = v;
+      walk_options.max_in_flight = v;
     } else if (a == "-h" || a == "--help") {
       Usage();
       return 0;
@@ -97,10 +97,12 @@ int main(int argc, char** argv) {
   }
 
   ferry::Runtime runtime;
-  absl::StatusOr<std::unique_ptr<ferry::nfs::NfsClient>> client =
-      ferry::nfs::NfsClient::Connect(runtime, url, client_options);
-  if (!client.ok()) {
-    std::fprintf(stderr, "ferry-walk: %s\n", Describe(client.status()).c_str());
+  ferry::fs::FileSystemRegistry registry(runtime);
+  absl::Status registered = ferry::RegisterBuiltinFileSystems(registry);
+  absl::StatusOr<ferry::fs::Location> root =
+      registered.ok() ? registry.Resolve(url) : absl::StatusOr<ferry::fs::Location>(registered);
+  if (!root.ok()) {
+    std::fprintf(stderr, "ferry-walk: %s\n", Describe(root.status()).c_str());
     return 2;
   }
 
@@ -110,25 +112,26 @@ int main(int argc, char** argv) {
   uint64_t entries = 0;
   uint64_t errors = 0;
   std::string out;
-  absl::StatusOr<ferry::nfs::WalkStats> stats = ferry::nfs::WalkTree(
-      **client, "", walk_options, [&](ferry::nfs::WalkBatch& batch) {
+  absl::StatusOr<ferry::fs::WalkStats> stats = root->fs->Walk(
+      root->path, walk_options, [&](ferry::fs::WalkBatch& batch) {
         entries += batch.entries.size();
         if (list) {
           out.clear();
-          for (const ferry::nfs::WalkEntry& e : batch.entries) {
+          for (const ferry::fs::Entry& e : batch.entries) {
+            const std::string_view kind = ferry::fs::EntryKindName(e.kind);
             if (json) {
               absl::StrAppend(&out, "{\"path\":\"", JsonEscape(e.path), "\",\"type\":\"",
-                              ferry::nfs::FileTypeName(e.type), "\",\"size\":", e.size,
+                              ferry::ToAbsl(kind), "\",\"size\":", e.size,
                               ",\"mode\":", e.mode, ",\"uid\":", e.uid, ",\"gid\":", e.gid,
-                              ",\"mtime\":", e.mtime.seconds, ",\"fileid\":", e.fileid, "}\n");
+                              ",\"mtime\":", absl::ToUnixSeconds(e.mtime), ",\"id\":", e.id,
+                              "}\n");
             } else {
-              absl::StrAppend(&out, ferry::nfs::FileTypeName(e.type), "\t", e.size, "\t",
-                              e.path, "\n");
+              absl::StrAppend(&out, ferry::ToAbsl(kind), "\t", e.size, "\t", e.path, "\n");
             }
           }
           std::fwrite(out.data(), 1, out.size(), stdout);
         }
-        for (const ferry::nfs::WalkError& e : batch.errors) {
+        for (const ferry::fs::WalkError& e : batch.errors) {
           ++errors;
           std::fprintf(stderr, "%sferry-walk: %s\n", progress_shown ? "\n" : "",
                        Describe(e.status).c_str());
@@ -153,21 +156,21 @@ int main(int argc, char** argv) {
   if (json) {
     std::printf(
         "{\"url\":\"%s\",\"entries\":%llu,\"directories\":%llu,\"bytes\":%llu,\"errors\":%llu,"
-        "\"rpcs\":%llu,\"retries\":%llu,\"seconds\":%.6f,\"entries_per_second\":%.0f}\n",
+        "\"requests\":%llu,\"retries\":%llu,\"seconds\":%.6f,\"entries_per_second\":%.0f}\n",
         JsonEscape(url).c_str(), static_cast<unsigned long long>(stats->entries),
         static_cast<unsigned long long>(stats->directories),
         static_cast<unsigned long long>(stats->bytes),
         static_cast<unsigned long long>(stats->errors),
-        static_cast<unsigned long long>(stats->rpcs),
+        static_cast<unsigned long long>(stats->requests),
         static_cast<unsigned long long>(stats->retries), secs, stats->entries / secs);
   } else if (!list) {
-    std::printf("walked %s\n", (*client)->url().ToString().c_str());
+    std::printf("walked %s\n", root->fs->Url(root->path).c_str());
     std::printf("  entries      %llu\n", static_cast<unsigned long long>(stats->entries));
     std::printf("  directories  %llu\n", static_cast<unsigned long long>(stats->directories));
     std::printf("  bytes        %llu\n", static_cast<unsigned long long>(stats->bytes));
     std::printf("  errors       %llu\n", static_cast<unsigned long long>(stats->errors));
-    std::printf("  RPCs         %llu (retries %llu)\n",
-                static_cast<unsigned long long>(stats->rpcs),
+    std::printf("  requests     %llu (retries %llu)\n",
+                static_cast<unsigned long long>(stats->requests),
                 static_cast<unsigned long long>(stats->retries));
     std::printf("  time         %.3f s (%.0f files/s)\n", secs, stats->entries / secs);
   }

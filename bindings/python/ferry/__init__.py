@@ -15,7 +15,10 @@ A thin layer over ferry's C++ library (the compiled ``ferry._core``):
 - :mod:`ferry.s3` -- ``S3Client``, ``open``, ``download``, ``upload``: S3
   objects as files and parallel multipart transfers.
 - :class:`ObjectFile` -- the binary file (``io.RawIOBase``) both open.
-- :func:`copy` -- one file between a local path and an s3:// or nfs:// URL.
+- :class:`FileSystems`, :func:`copy`, :func:`open`, :func:`walk`,
+  :func:`walk_entries`, :func:`stat` -- one front for every place ferry
+  reaches, by URL (local paths, s3://, nfs://): files, walks, and copies of
+  files and trees between any two of them on the C++ engine.
 - :mod:`ferry.records_pb2` -- the cross-language records (walk batches,
   transfer stats, bench results), generated from ``records.proto``.
 
@@ -43,13 +46,14 @@ from ferry._core import (
 
 from ferry._files import ObjectFile  # noqa: E402  (after _core: these import from it)
 from ferry import nfs, s3  # noqa: E402
-from ferry._copy import copy  # noqa: E402
+from ferry._fs import FileSystems, Walk, copy, open, stat, walk, walk_entries  # noqa: E402
 
 __version__ = "0.1.0"
 
 __all__ = [
     "DeadlineExceededError",
     "Error",
+    "FileSystems",
     "InvalidArgumentError",
     "ManualClock",
     "MemoryBudget",
@@ -63,8 +67,13 @@ __all__ = [
     "TtlCacheStats",
     "UnauthenticatedError",
     "UnavailableError",
+    "Walk",
     "__version__",
     "copy",
     "nfs",
+    "open",
     "s3",
+    "stat",
+    "walk",
+    "walk_entries",
 ]

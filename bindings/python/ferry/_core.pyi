@@ -197,6 +197,55 @@ class _NfsWalk:
         """directories, entries, bytes, errors, rpcs, retries, elapsed
         (seconds), stopped_early: once the walk ended, else None."""
 
+# ---------------------------------------------------------------- filesystems
+
+class _Walk:
+    """A walk yielding records.proto WalkBatch bytes; use ferry.walk(),
+    which decodes them."""
+
+    def __iter__(self) -> "_Walk": ...
+    def __next__(self) -> bytes:
+        """The next serialized WalkBatch (GIL released while waiting);
+        raises the walk's error, if any, at the end."""
+    def close(self) -> None:
+        """Stops the walk and waits until it has stopped. Idempotent."""
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def stats(self) -> Optional[dict[str, Any]]:
+        """directories, entries, bytes, errors, requests, retries, elapsed
+        (seconds), stopped_early: once the walk ended, else None."""
+
+class _FileSystems:
+    """Every filesystem ferry reaches, by URL; use ferry.FileSystems."""
+
+    def __init__(
+        self,
+        *,
+        runtime: Runtime,
+        s3_chunk_bytes: int = 0,
+        s3_concurrency: int = 0,
+        s3_make_bucket: bool = False,
+        nfs_parallelism: int = 0,
+    ) -> None: ...
+    def stat(self, url: str) -> dict[str, Any]: ...
+    def open(self, url: str, mode: str = "r", *, size: int = -1) -> _OpenFile: ...
+    def walk(self, url: str, *, batch_entries: int = 4096, max_in_flight: int = 256) -> _Walk: ...
+    def copy(
+        self,
+        src: str,
+        dst: str,
+        *,
+        recursive: bool = False,
+        progress: Optional[Callable[[int, Optional[int]], Any]] = None,
+        jobs: int = 4,
+        chunk_bytes: int = 0,
+        parallelism: int = 0,
+    ) -> bytes: ...
+    def close(self) -> None: ...
+    @property
+    def closed(self) -> bool: ...
+
 # ---------------------------------------------------------------- files
 
 class _OpenFile:

@@ -8,6 +8,7 @@
 namespace ferry::python {
 
 void RegisterExceptions(pybind11::module_& m);  // status_exceptions.cc
+void RegisterFileSystems(pybind11::module_& m);  // file_systems.cc
 void RegisterManualClock(pybind11::module_& m);  // manual_clock.cc
 void RegisterNfsFiles(pybind11::module_& m);     // nfs_files.cc
 void RegisterNfsWalk(pybind11::module_& m);      // nfs_walk.cc

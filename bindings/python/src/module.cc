@@ -15,4 +15,5 @@ PYBIND11_MODULE(_core, m) {
   ferry::python::RegisterOpenFile(m);
   ferry::python::RegisterNfsFiles(m);
   ferry::python::RegisterS3Client(m);
+  ferry::python::RegisterFileSystems(m);
 }

@@ -262,3 +262,16 @@ def boto3_client(endpoint=S3_ENDPOINT, secret=S3_SECRET_KEY):
     return boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=S3_ACCESS_KEY,
                         aws_secret_access_key=secret, region_name=S3_REGION,
                         config=Config(s3={"addressing_style": "path"}))
+
+
+@pytest.fixture
+def s3_env(versitygw, monkeypatch, tmp_path):
+    """The AWS environment pointing at the fixture's versitygw, as
+    ferry.FileSystems and ferry.copy read it (and nobody's ~/.aws)."""
+    monkeypatch.setenv("AWS_ENDPOINT_URL", versitygw)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", S3_ACCESS_KEY)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", S3_SECRET_KEY)
+    monkeypatch.setenv("AWS_REGION", S3_REGION)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/dev/null")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
+    return versitygw

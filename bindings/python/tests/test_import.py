@@ -44,7 +44,7 @@ def test_pure_python_modules_are_typed_in_place():
     # ferry.s3, ferry.nfs, ferry.ObjectFile and ferry.copy are Python with
     # annotations (py.typed covers them); only _core needs a stub.
     assert ferry.ObjectFile.__module__ == "ferry._files"
-    assert ferry.copy.__module__ == "ferry._copy"
+    assert ferry.copy.__module__ == "ferry._fs"
     assert "return" in ferry.copy.__annotations__
 
 

@@ -322,6 +322,12 @@ def test_copy_picks_nfs_by_scheme(ganesha, data, tmp_path):
     assert stats.operation == records_pb2.TransferStats.OPERATION_UPLOAD
 
 
-def test_copy_between_two_local_paths_is_a_value_error(tmp_path):
-    with pytest.raises(ValueError):
-        ferry.copy(str(tmp_path / "a"), str(tmp_path / "b"))
+def test_copy_between_two_local_paths_copies_the_file(tmp_path):
+    (tmp_path / "a").write_bytes(b"local to local")
+    ferry.copy(str(tmp_path / "a"), str(tmp_path / "b"))
+    assert (tmp_path / "b").read_bytes() == b"local to local"
+
+
+def test_copy_of_an_unknown_scheme_is_a_value_error(tmp_path):
+    with pytest.raises(ValueError, match="ftp://"):
+        ferry.copy("ftp://host/x", str(tmp_path / "b"))

@@ -98,13 +98,13 @@ def test_download_releases_the_gil(s3, big, tmp_path):
     assert w.saw(lambda name, size: name != "big.bin")
 
 
-def test_copy_picks_s3_by_scheme(s3, big, tmp_path):
-    stats = ferry.copy(big[0], str(tmp_path / "c.bin"), s3_client=s3)
+def test_copy_picks_s3_by_scheme(s3, s3_env, big, tmp_path):
+    stats = ferry.copy(big[0], str(tmp_path / "c.bin"))
     assert (tmp_path / "c.bin").read_bytes() == big[1]
     assert stats.operation == ferry.records_pb2.TransferStats.OPERATION_DOWNLOAD
     dst = f"s3://{S3_BUCKET}/py/{uuid.uuid4().hex}.bin"
     calls = []
-    ferry.copy(str(tmp_path / "c.bin"), dst, s3_client=s3, progress=lambda d, t: calls.append(d))
+    ferry.copy(str(tmp_path / "c.bin"), dst, progress=lambda d, t: calls.append(d))
     assert calls[-1] == SIZE
     with s3.open(dst, "rb") as f:
         assert f.read() == big[1]
@@ -119,6 +119,6 @@ def test_copy_configures_s3_from_the_environment(versitygw, big, tmp_path, monke
     assert (tmp_path / "e.bin").read_bytes() == big[1]
 
 
-def test_copy_of_a_missing_key_is_file_not_found(s3, tmp_path):
+def test_copy_of_a_missing_key_is_file_not_found(s3_env, tmp_path):
     with pytest.raises(FileNotFoundError):
-        ferry.copy(f"s3://{S3_BUCKET}/py/absent", str(tmp_path / "x"), s3_client=s3)
+        ferry.copy(f"s3://{S3_BUCKET}/py/absent", str(tmp_path / "x"))

@@ -1,0 +1,202 @@
+"""One front for every place ferry reaches: local paths, ``s3://``,
+``nfs://`` and every scheme an adapter registers, chosen by URL (as
+``fsspec.open`` and Arrow's ``FileSystemFromUri`` do). Nothing here names a
+protocol: the C++ registry resolves the URL, the C++ engine copies.
+
+    import ferry
+
+    with ferry.Runtime() as rt, ferry.FileSystems(runtime=rt) as fs:
+        fs.copy("s3://bucket/big.bin", "/tmp/big.bin",
+                progress=lambda done, total: print(done, total))
+        fs.copy("nfs://host/export/tree", "s3://bucket/tree", recursive=True)
+        for entry in fs.walk_entries("s3://bucket/tree/"):
+            print(os.fsdecode(entry.path), entry.size)
+        with fs.open("nfs://host/export/a.bin") as f:     # ferry.ObjectFile
+            f.seek(1 << 20); head = f.read(4096)
+
+    ferry.copy(src, dst)    # the same, with a Runtime made for the call
+
+S3 credentials, region and endpoint come from the AWS environment (as the
+AWS CLI reads them); NFS options from the URL. Copies return
+``ferry.records_pb2.TransferStats``; a tree copy with failed files raises
+the first failure (saying how many failed). Names a server lists that
+would leave the destination (``../x``, absolute, NUL) are never written.
+"""
+
+import contextlib
+from typing import Any, Callable, Dict, Iterator, Optional
+
+from ferry import _core
+from ferry._files import ObjectFile, Progress, _core_mode
+from ferry.records_pb2 import TransferStats, WalkBatch, WalkEntry, WalkError
+
+__all__ = ["FileSystems", "Walk", "copy", "open", "stat", "walk", "walk_entries"]
+
+DEFAULT_BATCH_ENTRIES = 4096
+DEFAULT_MAX_IN_FLIGHT = 256
+DEFAULT_JOBS = 4
+# Blocking threads of a Runtime made for one call: the engine's chunk
+# workers run there (16: the NFS default of chunks in flight).
+_CALL_THREADS = 16
+
+
+class Walk:
+    """A walk of a tree: iterate for ``ferry.records_pb2.WalkBatch`` records;
+    a context manager. ``stats`` is a dict once the walk ended."""
+
+    def __init__(self, raw: "_core._Walk") -> None:
+        self._raw = raw
+
+    def __iter__(self) -> "Walk":
+        return self
+
+    def __next__(self) -> WalkBatch:
+        return WalkBatch.FromString(next(self._raw))
+
+    def close(self) -> None:
+        self._raw.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._raw.closed
+
+    @property
+    def stats(self) -> Optional[dict]:
+        return self._raw.stats
+
+    def __enter__(self) -> "Walk":
+        return self
+
+    def __exit__(self, *exc: object) -> bool:
+        self.close()
+        return False
+
+
+def _entries(w: Walk, onerror: Optional[Callable[[WalkError], None]]) -> Iterator[WalkEntry]:
+    # A generator: closed (and so the walk) when the caller drops it.
+    with w:
+        for batch in w:
+            if onerror is not None:
+                for error in batch.errors:
+                    onerror(error)
+            yield from batch.entries
+
+
+class FileSystems:
+    """Every filesystem ferry reaches, by URL, on one Runtime; a context
+    manager. Filesystems are made at first use and shared (one S3 client
+    per endpoint, one NFS mount per export)."""
+
+    def __init__(self, *, runtime: _core.Runtime, s3_chunk_bytes: int = 0,
+                 s3_concurrency: int = 0, s3_make_bucket: bool = False,
+                 nfs_parallelism: int = 0) -> None:
+        self._raw = _core._FileSystems(runtime=runtime, s3_chunk_bytes=s3_chunk_bytes,
+                                       s3_concurrency=s3_concurrency,
+                                       s3_make_bucket=s3_make_bucket,
+                                       nfs_parallelism=nfs_parallelism)
+
+    def stat(self, url: str) -> Dict[str, Any]:
+        """{'url', 'kind' ('file', 'directory', ...), 'size', 'mtime_ns',
+        'mode', 'id'}; FileNotFoundError if nothing is there."""
+        return self._raw.stat(url)
+
+    def open(self, url: str, mode: str = "rb", *, size: Optional[int] = None) -> ObjectFile:
+        """A binary file (``io.RawIOBase``): "rb" reads (positional, only
+        the bytes asked for move), "wb" writes (published at close:
+        atomically, the old file stays until then). ``size``: the final
+        size of a written file if known (object stores lay parts out by it)."""
+        raw = self._raw.open(url, _core_mode(mode), size=-1 if size is None else size)
+        return ObjectFile(raw, mode)
+
+    def walk(self, url: str, *, batch_entries: int = DEFAULT_BATCH_ENTRIES,
+             max_in_flight: int = DEFAULT_MAX_IN_FLIGHT) -> Walk:
+        """Every entry below ``url``, once, in batches (see :class:`Walk`)."""
+        return Walk(self._raw.walk(url, batch_entries=batch_entries, max_in_flight=max_in_flight))
+
+    def walk_entries(self, url: str, *, onerror: Optional[Callable[[WalkError], None]] = None,
+                     **kwargs: Any) -> Iterator[WalkEntry]:
+        """The entries of :meth:`walk`, one by one; unreadable directories go
+        to ``onerror`` (skipped if None)."""
+        return _entries(self.walk(url, **kwargs), onerror)
+
+    def copy(self, src: str, dst: str, *, recursive: bool = False,
+             progress: Optional[Progress] = None, jobs: int = DEFAULT_JOBS,
+             chunk_bytes: int = 0, parallelism: int = 0) -> TransferStats:
+        """Copies file ``src`` to ``dst`` (or, with ``recursive``, every file
+        below directory ``src`` to the same path below ``dst``), between any
+        two places, remote to remote straight through.
+        ``progress(bytes_done, bytes_total)`` runs on this thread; an
+        exception raised there stops the copy and is re-raised."""
+        return TransferStats.FromString(self._raw.copy(
+            src, dst, recursive=recursive, progress=progress, jobs=jobs,
+            chunk_bytes=chunk_bytes, parallelism=parallelism))
+
+    def close(self) -> None:
+        self._raw.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._raw.closed
+
+    def __enter__(self) -> "FileSystems":
+        return self
+
+    def __exit__(self, *exc: object) -> bool:
+        self.close()
+        return False
+
+
+@contextlib.contextmanager
+def _filesystems(runtime: Optional[_core.Runtime],
+                 filesystems: Optional[FileSystems]) -> Iterator[FileSystems]:
+    """The caller's FileSystems, or one (and a Runtime) made for one call."""
+    if filesystems is not None:
+        yield filesystems
+        return
+    with contextlib.ExitStack() as stack:
+        if runtime is None:
+            runtime = stack.enter_context(_core.Runtime(blocking_threads=_CALL_THREADS))
+        yield stack.enter_context(FileSystems(runtime=runtime))
+
+
+def copy(src: str, dst: str, *, recursive: bool = False, progress: Optional[Progress] = None,
+         runtime: Optional[_core.Runtime] = None, filesystems: Optional[FileSystems] = None,
+         jobs: int = DEFAULT_JOBS) -> TransferStats:
+    """:meth:`FileSystems.copy` with ``filesystems``, or with a FileSystems
+    (on ``runtime``, or a Runtime made for the call) that lives for it."""
+    with _filesystems(runtime, filesystems) as fs:
+        return fs.copy(src, dst, recursive=recursive, progress=progress, jobs=jobs)
+
+
+def stat(url: str, *, runtime: Optional[_core.Runtime] = None,
+         filesystems: Optional[FileSystems] = None) -> Dict[str, Any]:
+    """:meth:`FileSystems.stat`, as :func:`copy` chooses the FileSystems."""
+    with _filesystems(runtime, filesystems) as fs:
+        return fs.stat(url)
+
+
+def open(url: str, mode: str = "rb", *, runtime: _core.Runtime,  # noqa: A001 (like io.open)
+         size: Optional[int] = None) -> ObjectFile:
+    """:meth:`FileSystems.open` on ``runtime``; the file keeps what it
+    needs alive until it is closed."""
+    fs = FileSystems(runtime=runtime)
+    try:
+        return fs.open(url, mode, size=size)
+    finally:
+        fs.close()  # the open file holds the registry and runtime pin itself
+
+
+def walk(url: str, *, runtime: _core.Runtime, **kwargs: Any) -> Walk:
+    """:meth:`FileSystems.walk` on ``runtime`` (the walk keeps what it needs)."""
+    fs = FileSystems(runtime=runtime)
+    try:
+        return fs.walk(url, **kwargs)
+    finally:
+        fs.close()
+
+
+def walk_entries(url: str, *, runtime: _core.Runtime,
+                 onerror: Optional[Callable[[WalkError], None]] = None,
+                 **kwargs: Any) -> Iterator[WalkEntry]:
+    """:meth:`FileSystems.walk_entries` on ``runtime``."""
+    return _entries(walk(url, runtime=runtime, **kwargs), onerror)

@@ -1,0 +1,357 @@
+// ferry._core._FileSystems and _Walk: the protocol-neutral front from
+// Python. A _FileSystems pins a Runtime and owns a FileSystemRegistry with
+// every built adapter registered (ferry::RegisterBuiltinFileSystems) and
+// one fs::FileTable; ferry/_fs.py is the API (ferry.open, ferry.walk,
+// ferry.copy, ferry.stat, ferry.FileSystems).
+//
+// Nothing here knows a protocol: URLs resolve through the registry, files
+// are fs::FileTable descriptors behind the same PyOpenFile the clients'
+// files use, walks are bindings::WalkStream batches, copies the core
+// engine. Every call that may touch the network runs with the GIL released.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "absl/status/status.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "bindings.h"
+#include "ferry/adapters/builtin.h"
+#include "ferry/base/mutex.h"
+#include "ferry/bindings/walk_stream.h"
+#include "ferry/fs/file_table.h"
+#include "ferry/fs/registry.h"
+#include "ferry/records/fs_records.h"
+#include "ferry/transfer/copy_engine.h"
+#include "open_file.h"
+#include "progress.h"
+#include "runtime_handle.h"
+#include "status_exceptions.h"
+
+namespace py = pybind11;
+
+namespace ferry::python {
+namespace {
+
+// The registry's files as the FileTable PyOpenFile reads through. Holds
+// the filesystems of open descriptors alive (the registry's providers
+// hold them too). Thread-safe.
+class FsFileTable final : public FileTable {
+ public:
+  absl::StatusOr<int> Open(std::shared_ptr<fs::FileSystem> fs, std::string_view path,
+                           OpenMode mode, const fs::WriteOptions& options) {
+    absl::StatusOr<int> fd = files_.Open(*fs, path, mode, options);
+    if (fd.ok()) {
+      MutexLock l(&mu_);
+      owners_[*fd] = std::move(fs);
+    }
+    return fd;
+  }
+  absl::StatusOr<size_t> Read(int fd, absl::Span<char> buf) override {
+    return files_.Read(fd, buf);
+  }
+  absl::StatusOr<size_t> Write(int fd, absl::Span<const char> data) override {
+    return files_.Write(fd, data);
+  }
+  absl::StatusOr<int64_t> Lseek(int fd, int64_t offset, int whence) override {
+    return files_.Lseek(fd, offset, whence);
+  }
+  absl::Status Close(int fd) override {
+    absl::Status s = files_.Close(fd);
+    MutexLock l(&mu_);
+    owners_.erase(fd);
+    return s;
+  }
+
+ private:
+  fs::FileTable files_;
+  Mutex mu_;
+  absl::flat_hash_map<int, std::shared_ptr<fs::FileSystem>> owners_ ABSL_GUARDED_BY(mu_);
+};
+
+std::string KindName(fs::EntryKind kind) { return std::string(fs::EntryKindName(kind)); }
+
+// The state a _FileSystems and everything it made share; the last owner
+// (the Python object, an open file, a walk) drops the Runtime pin.
+struct Shared {
+  RuntimeHandle::Pin pin;
+  std::unique_ptr<fs::FileSystemRegistry> registry;
+  std::shared_ptr<FsFileTable> files = std::make_shared<FsFileTable>();
+
+  explicit Shared(RuntimeHandle::Pin p) : pin(std::move(p)) {}
+  ~Shared() {
+    files.reset();
+    registry.reset();  // the filesystems, before the Runtime they run on
+  }
+};
+
+// What an open file reads through: the shared file table, holding the
+// whole Shared (and so the Runtime pin and the filesystem) alive until the
+// file is closed, even if the _FileSystems was closed first.
+class SharedFiles final : public FileTable {
+ public:
+  explicit SharedFiles(std::shared_ptr<Shared> shared) : shared_(std::move(shared)) {}
+  absl::StatusOr<size_t> Read(int fd, absl::Span<char> buf) override {
+    return shared_->files->Read(fd, buf);
+  }
+  absl::StatusOr<size_t> Write(int fd, absl::Span<const char> data) override {
+    return shared_->files->Write(fd, data);
+  }
+  absl::StatusOr<int64_t> Lseek(int fd, int64_t offset, int whence) override {
+    return shared_->files->Lseek(fd, offset, whence);
+  }
+  absl::Status Close(int fd) override { return shared_->files->Close(fd); }
+
+ private:
+  std::shared_ptr<Shared> shared_;
+};
+
+// ferry._core._Walk: records.proto WalkBatch bytes, pulled. GIL held on
+// entry to every method.
+class PyWalk {
+ public:
+  PyWalk(std::shared_ptr<Shared> shared, std::unique_ptr<bindings::WalkStream> stream)
+      : shared_(std::move(shared)), stream_(std::move(stream)) {}
+  ~PyWalk() { Close(); }
+
+  py::bytes Next() {
+    if (stream_ == nullptr) throw py::stop_iteration();
+    absl::StatusOr<std::optional<std::string>> bytes;
+    {
+      py::gil_scoped_release nogil;
+      bytes = stream_->Next();
+    }
+    if (bytes.ok() && bytes->has_value()) return py::bytes(**bytes);
+    Close();
+    if (!bytes.ok()) ThrowStatus(bytes.status());
+    throw py::stop_iteration();
+  }
+
+  // Stops the walk, waits for it, and lets go of the Runtime. Idempotent.
+  void Close() {
+    if (stream_ == nullptr) return;
+    py::gil_scoped_release nogil;
+    stream_->Close();
+    stats_ = stream_->stats();
+    stream_.reset();
+    shared_.reset();
+  }
+
+  py::object Stats() const {
+    if (!stats_.has_value()) return py::none();
+    const fs::WalkStats& s = *stats_;
+    py::dict d;
+    d["directories"] = s.directories;
+    d["entries"] = s.entries;
+    d["bytes"] = s.bytes;
+    d["errors"] = s.errors;
+    d["requests"] = s.requests;
+    d["retries"] = s.retries;
+    d["elapsed"] = absl::ToDoubleSeconds(s.elapsed);
+    d["stopped_early"] = s.stopped_early;
+    return d;
+  }
+
+  bool closed() const { return stream_ == nullptr; }
+
+ private:
+  std::shared_ptr<Shared> shared_;
+  std::unique_ptr<bindings::WalkStream> stream_;  // null once closed
+  std::optional<fs::WalkStats> stats_;
+};
+
+// ferry._core._FileSystems. GIL held on entry to every method.
+class PyFileSystems {
+ public:
+  PyFileSystems(const py::object& runtime, const BuiltinFileSystemOptions& options) {
+    std::shared_ptr<RuntimeHandle> handle = HandleOf(runtime);
+    RuntimeHandle::Pin pin = ValueOrThrow(handle->Acquire("FileSystems"));
+    auto shared = std::make_shared<Shared>(std::move(pin));
+    shared->registry = std::make_unique<fs::FileSystemRegistry>(shared->pin.runtime());
+    ThrowIfError(RegisterBuiltinFileSystems(*shared->registry, options));
+    shared_ = std::move(shared);
+  }
+
+  fs::Location Resolve(const std::string& url) {
+    absl::StatusOr<fs::Location> where;
+    {
+      py::gil_scoped_release nogil;  // a provider may connect
+      where = Live("resolve").registry->Resolve(url);
+    }
+    return ValueOrThrow(std::move(where));
+  }
+
+  py::dict Stat(const std::string& url) {
+    fs::Location where = Resolve(url);
+    absl::StatusOr<fs::Entry> e;
+    {
+      py::gil_scoped_release nogil;
+      e = where.fs->Stat(where.path);
+    }
+    ThrowIfError(e.status());
+    py::dict d;
+    d["url"] = url;
+    d["kind"] = KindName(e->kind);
+    d["size"] = e->size;
+    d["mtime_ns"] = e->mtime == absl::InfinitePast() ? 0 : absl::ToUnixNanos(e->mtime);
+    d["mode"] = e->mode;
+    d["id"] = e->id;
+    return d;
+  }
+
+  std::unique_ptr<PyOpenFile> Open(const std::string& url, const std::string& mode,
+                                   int64_t size) {
+    const bool write = mode == "w";
+    if (!write && mode != "r") {
+      ThrowStatus(absl::InvalidArgumentError(
+          absl::StrCat("open ", url, ": mode must be 'r' or 'w', got '", mode, "'")));
+    }
+    fs::Location where = Resolve(url);
+    std::shared_ptr<Shared> shared = Live("open");
+    absl::StatusOr<int> fd;
+    {
+      py::gil_scoped_release nogil;
+      fd = shared->files->Open(where.fs, where.path, write ? OpenMode::kWrite : OpenMode::kRead,
+                               {.size = size});
+    }
+    ThrowIfError(fd.status());
+    return std::make_unique<PyOpenFile>(std::make_shared<SharedFiles>(std::move(shared)), *fd,
+                                        where.fs->Url(where.path), !write, write);
+  }
+
+  std::unique_ptr<PyWalk> Walk(const std::string& url, int64_t batch_entries,
+                               int max_in_flight) {
+    if (batch_entries <= 0 || max_in_flight <= 0) {
+      ThrowStatus(absl::InvalidArgumentError(absl::StrCat(
+          "walk: batch_entries (", batch_entries, ") and max_in_flight (", max_in_flight,
+          ") must be > 0")));
+    }
+    fs::Location where = Resolve(url);
+    bindings::WalkStream::Options o;
+    o.walk.batch_entries = static_cast<size_t>(batch_entries);
+    // Full batches only: each costs a serialization, a wake-up of the
+    // Python thread and a decode.
+    o.walk.min_batch_entries = o.walk.batch_entries;
+    o.walk.max_in_flight = max_in_flight;
+    o.walk.max_queued_batches = static_cast<int>(o.max_queued);
+    o.walk_id = static_cast<uint64_t>(absl::ToUnixNanos(absl::Now()));
+    std::shared_ptr<Shared> shared = Live("walk");
+    std::unique_ptr<bindings::WalkStream> stream;
+    {
+      py::gil_scoped_release nogil;
+      stream = bindings::WalkStream::Start(shared->pin.runtime(), where.fs, where.path,
+                                           std::move(o));
+    }
+    return std::make_unique<PyWalk>(std::move(shared), std::move(stream));
+  }
+
+  // One file, or a tree with `recursive`; TransferStats bytes. A tree with
+  // failed files raises the first failure, naming how many failed.
+  py::bytes Copy(const std::string& src_url, const std::string& dst_url, bool recursive,
+                 const py::object& progress, int jobs, int64_t chunk_bytes, int parallelism) {
+    fs::Location src = Resolve(src_url);
+    fs::Location dst = Resolve(dst_url);
+    std::shared_ptr<Shared> shared = Live("copy");
+    Runtime& runtime = shared->pin.runtime();
+    auto options = [&](ProgressCallback cb) {
+      CopyOptions o;
+      o.jobs = jobs;
+      o.chunk_bytes = chunk_bytes;
+      o.parallelism = parallelism;
+      o.progress = std::move(cb);
+      return o;
+    };
+    const bool src_local = src.fs->scheme() == "file";
+    const bool dst_local = dst.fs->scheme() == "file";
+    records::TransferRecordContext context{
+        .operation = src_local && !dst_local   ? records::TransferOperation::kUpload
+                     : !src_local && dst_local ? records::TransferOperation::kDownload
+                                               : records::TransferOperation::kCopy,
+        .source = src_url,
+        .destination = dst_url};
+    if (!recursive) {
+      TransferStats stats = RunWithProgress(progress, [&](ProgressCallback cb) {
+        return CopyFile(runtime, *src.fs, src.path, *dst.fs, dst.path, options(std::move(cb)));
+      });
+      return py::bytes(records::SerializeTransferStats(context, stats));
+    }
+    TreeCopyResult tree = RunWithProgress(progress, [&](ProgressCallback cb) {
+      return CopyTree(runtime, *src.fs, src.path, *dst.fs, dst.path, options(std::move(cb)));
+    });
+    if (!tree.failures.empty()) {
+      const FileCopyFailure& f = tree.failures.front();
+      ThrowStatus(absl::Status(
+          f.status.code(), absl::StrCat("copy ", src_url, " to ", dst_url, ": ",
+                                        tree.files_failed, " file(s) failed; first: ", f.source,
+                                        ": ", f.status.message())));
+    }
+    return py::bytes(records::SerializeTransferStats(context, tree.totals));
+  }
+
+  // Drops the registry and its filesystems once nothing else holds them.
+  void Close() {
+    if (shared_ == nullptr) return;
+    py::gil_scoped_release nogil;
+    shared_.reset();
+  }
+  bool closed() const { return shared_ == nullptr; }
+
+ private:
+  std::shared_ptr<Shared> Live(const char* op) const {
+    if (shared_ == nullptr) {
+      ThrowStatus(absl::FailedPreconditionError(absl::StrCat(op, ": the FileSystems is closed")));
+    }
+    return shared_;
+  }
+
+  std::shared_ptr<Shared> shared_;  // null once closed
+};
+
+}  // namespace
+
+void RegisterFileSystems(py::module_& m) {
+  const fs::WalkOptions walk_defaults;
+  py::class_<PyWalk>(m, "_Walk", R"doc(
+A walk: iterating yields records.proto WalkBatch bytes. Use ferry.walk(),
+which decodes them.)doc")
+      .def("__iter__", [](py::object self) { return self; })
+      .def("__next__", &PyWalk::Next)
+      .def("close", &PyWalk::Close, "Stops the walk and waits for it to stop. Idempotent.")
+      .def_property_readonly("closed", &PyWalk::closed)
+      .def_property_readonly("stats", &PyWalk::Stats,
+                             "The walk's statistics (a dict) once it ended, else None.");
+  py::class_<PyFileSystems>(m, "_FileSystems", R"doc(
+Every filesystem ferry reaches, by URL (file paths, s3://, nfs://, ...).
+Use ferry.FileSystems, the Python wrapper.)doc")
+      .def(py::init([](const py::object& runtime, int64_t s3_chunk_bytes, int s3_concurrency,
+                       bool s3_make_bucket, int nfs_parallelism) {
+             return std::make_unique<PyFileSystems>(
+                 runtime, BuiltinFileSystemOptions{.s3_chunk_bytes = s3_chunk_bytes,
+                                                   .s3_concurrency = s3_concurrency,
+                                                   .s3_make_bucket = s3_make_bucket,
+                                                   .nfs_parallelism = nfs_parallelism});
+           }),
+           py::kw_only(), py::arg("runtime"), py::arg("s3_chunk_bytes") = 0,
+           py::arg("s3_concurrency") = 0, py::arg("s3_make_bucket") = false,
+           py::arg("nfs_parallelism") = 0)
+      .def("stat", &PyFileSystems::Stat, py::arg("url"))
+      .def("open", &PyFileSystems::Open, py::arg("url"), py::arg("mode") = "r",
+           py::kw_only(), py::arg("size") = -1)
+      .def("walk", &PyFileSystems::Walk, py::arg("url"), py::kw_only(),
+           py::arg("batch_entries") = walk_defaults.batch_entries,
+           py::arg("max_in_flight") = walk_defaults.max_in_flight)
+      .def("copy", &PyFileSystems::Copy, py::arg("src"), py::arg("dst"), py::kw_only(),
+           py::arg("recursive") = false, py::arg("progress") = py::none(),
+           py::arg("jobs") = CopyOptions{}.jobs, py::arg("chunk_bytes") = 0,
+           py::arg("parallelism") = 0)
+      .def("close", &PyFileSystems::Close)
+      .def_property_readonly("closed", &PyFileSystems::closed);
+}
+
+}  // namespace ferry::python

@@ -1,0 +1,116 @@
+"""ferry.FileSystems / ferry.copy / ferry.walk / ferry.open: one front for
+local paths, s3:// (the session versitygw) and nfs:// (the session
+ganesha), chosen by URL; every copy direction checked byte for byte."""
+
+import os
+import uuid
+
+import pytest
+
+import ferry
+from conftest import S3_BUCKET, boto3_client, nfs_url
+
+
+@pytest.fixture
+def fs(s3_env, ganesha):
+    with ferry.Runtime(blocking_threads=16) as rt, ferry.FileSystems(runtime=rt) as fsys:
+        yield fsys
+
+
+def make_tree(root):
+    files = {"a.bin": os.urandom(3 << 20 | 77), "d/b.txt": b"b" * 1000, "d/e/c": b""}
+    for rel, data in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return files
+
+
+def read_tree(root):
+    out = {}
+    for dirpath, _, names in os.walk(root):
+        for n in names:
+            p = os.path.join(dirpath, n)
+            with open(p, "rb") as f:
+                out[os.path.relpath(p, root)] = f.read()
+    return out
+
+
+def test_tree_goes_local_to_s3_to_nfs_to_local_unchanged(fs, ganesha, tmp_path):
+    files = make_tree(tmp_path / "src")
+    prefix = f"s3://{S3_BUCKET}/fsys/{uuid.uuid4().hex}"
+    nfs_dir = f"tree-{uuid.uuid4().hex}"
+    (ganesha / nfs_dir).mkdir()
+    up = fs.copy(str(tmp_path / "src"), prefix, recursive=True)
+    assert up.bytes == sum(len(d) for d in files.values())
+    fs.copy(prefix, nfs_url(nfs_dir), recursive=True)        # remote to remote
+    fs.copy(nfs_url(nfs_dir), str(tmp_path / "back"), recursive=True)
+    assert read_tree(tmp_path / "back") == files
+    assert read_tree(ganesha / nfs_dir) == files
+
+
+def test_single_file_s3_to_nfs_and_back(fs, ganesha, tmp_path):
+    data = os.urandom(5 << 20 | 3)
+    key = f"fsys/{uuid.uuid4().hex}.bin"
+    boto3_client().put_object(Bucket=S3_BUCKET, Key=key, Body=data)
+    name = f"{uuid.uuid4().hex}.bin"
+    stats = fs.copy(f"s3://{S3_BUCKET}/{key}", nfs_url(name))
+    assert stats.operation == ferry.records_pb2.TransferStats.OPERATION_COPY
+    assert (ganesha / name).read_bytes() == data
+
+
+def test_walk_lists_every_entry_of_an_s3_prefix_and_an_nfs_directory(fs, ganesha, tmp_path):
+    files = make_tree(tmp_path / "src")
+    prefix = f"s3://{S3_BUCKET}/walk/{uuid.uuid4().hex}"
+    fs.copy(str(tmp_path / "src"), prefix, recursive=True)
+    s3_files = {os.fsdecode(e.path) for e in fs.walk_entries(prefix)
+                if e.type == ferry.records_pb2.FILE_TYPE_REGULAR}
+    assert s3_files == set(files)
+    local = {os.fsdecode(e.path) for e in fs.walk_entries(str(tmp_path / "src"))}
+    assert local == {"a.bin", "d", "d/b.txt", "d/e", "d/e/c"}
+
+
+def test_open_by_url_reads_positionally_and_writes_at_close(fs, ganesha):
+    name = f"{uuid.uuid4().hex}.bin"
+    with fs.open(nfs_url(name), "wb") as f:
+        f.write(b"0123456789")
+        assert not (ganesha / name).exists()  # published at close
+    with fs.open(nfs_url(name), "rb") as f:
+        f.seek(4)
+        assert f.read(3) == b"456"
+    key = f"s3://{S3_BUCKET}/fsys/{uuid.uuid4().hex}"
+    with fs.open(key, "wb", size=3) as f:
+        f.write(b"abc")
+    assert fs.stat(key)["size"] == 3
+
+
+def test_stat_says_kind_and_size_and_missing_is_file_not_found(fs, tmp_path):
+    (tmp_path / "f").write_bytes(b"12345")
+    st = fs.stat(str(tmp_path / "f"))
+    assert (st["kind"], st["size"]) == ("file", 5)
+    assert fs.stat(str(tmp_path))["kind"] == "directory"
+    with pytest.raises(FileNotFoundError):
+        fs.stat(f"s3://{S3_BUCKET}/nope/{uuid.uuid4().hex}")
+
+
+def test_progress_exception_stops_the_copy_and_is_reraised(fs, tmp_path):
+    (tmp_path / "big").write_bytes(os.urandom(8 << 20))
+
+    def stop(done, total):
+        raise KeyboardInterrupt("stop")
+
+    with pytest.raises(KeyboardInterrupt):
+        fs.copy(str(tmp_path / "big"), str(tmp_path / "out"), progress=stop)
+    assert not (tmp_path / "out").exists()
+
+
+def test_closed_file_systems_refuse_calls_but_open_files_still_work(s3_env, tmp_path):
+    (tmp_path / "f").write_bytes(b"still here")
+    with ferry.Runtime() as rt:
+        fsys = ferry.FileSystems(runtime=rt)
+        f = fsys.open(str(tmp_path / "f"))
+        fsys.close()
+        assert f.read() == b"still here"
+        f.close()
+        with pytest.raises(ferry.Error):
+            fsys.stat(str(tmp_path / "f"))

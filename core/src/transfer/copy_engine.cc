@@ -106,7 +106,13 @@ class CopyRun {
         jobs_(std::max(options.jobs, 1)),
         finish_on_caller_(tasks_.size() == 1),
         start_(MonotonicNow()) {
-    for (const Task& t : tasks_) bytes_total_ += std::max<int64_t>(t.size_hint, 0);
+    for (const Task& t : tasks_) {
+      if (t.size_hint < 0) {
+        ++unknown_sizes_;
+      } else {
+        bytes_total_ += t.size_hint;
+      }
+    }
     const int parallelism = ChooseParallelism(options, src, dst);
     workers_ = std::max(1, std::min(std::max(parallelism, finish_on_caller_ ? 1 : jobs_),
                                     runtime.options().blocking_threads));
@@ -197,11 +203,12 @@ class CopyRun {
     {
       MutexLock lock(&mu_);
       p.bytes_done = std::max(bytes_done_, reported_bytes_);
-      p.bytes_total = std::max(bytes_total_, p.bytes_done);
+      // Unknown (-1) until every file of unknown size has been opened.
+      p.bytes_total = unknown_sizes_ > 0 ? -1 : std::max(bytes_total_, p.bytes_done);
       p.files_done = files_done_;
       p.files_total = static_cast<int64_t>(tasks_.size());
     }
-    if (final && finish_on_caller_) p.bytes_done = p.bytes_total;
+    if (final && finish_on_caller_ && p.bytes_total >= 0) p.bytes_done = p.bytes_total;
     reported_bytes_ = p.bytes_done;
     p.elapsed = now - start_;
     return options_.progress(p);
@@ -318,6 +325,7 @@ class CopyRun {
     absl::Status s = OpenFile(task, *f);
     MutexLock lock(&mu_);
     --opening_;
+    if (task.size_hint < 0) --unknown_sizes_;
     if (!s.ok()) {
       Record(*f, std::move(s));
     } else if (f->writer != nullptr) {
@@ -435,6 +443,7 @@ class CopyRun {
   int64_t bytes_done_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t bytes_total_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t files_done_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t unknown_sizes_ ABSL_GUARDED_BY(mu_) = 0;  // unopened files of unknown size
 };
 
 }  // namespace

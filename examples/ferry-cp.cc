@@ -262,7 +262,7 @@ void PrintJson(const Summary& s) {
     absl::StrAppend(&errors, errors.empty() ? "" : ",", "{\"source\":", JsonString(f.source),
                     ",\"destination\":", JsonString(f.destination),
                     ",\"code\":", JsonString(absl::StatusCodeToString(f.status.code())),
-                    ",\"message\":", JsonString(f.status.message()), "}");
+                    ",\"message\":", JsonString(ferry::ToStd(f.status.message())), "}");
   }
   std::printf(
       "{\"direction\":\"%s\",\"files\":%lld,\"files_failed\":%lld,\"files_skipped\":%lld,"

@@ -23,6 +23,7 @@
 #include "absl/time/clock.h"
 #include "ferry/adapters/builtin.h"
 #include "ferry/base/clock.h"
+#include "ferry/base/strings.h"
 #include "ferry/fs/registry.h"
 #include "ferry/runtime/runtime.h"
 

@@ -259,8 +259,13 @@ absl::StatusOr<std::unique_ptr<NfsClient>> NfsClient::Connect(Runtime& runtime, 
   // Below the export: LOOKUP each remaining component. The display base is
   // still the URL, so errors here name the component as a URL path.
   m.root_handle = mounted.root;
+  if (options.root_at_export) {
+    m.url.path = m.export_path;
+    m.url_base = NfsUrl{.host = url.host, .path = m.export_path}.ToString();
+  }
   std::string_view below = std::string_view(url.path).substr(
       m.export_path == "/" ? 0 : m.export_path.size());
+  if (options.root_at_export) below = {};
   if (!below.empty() && below.front() == '/') below.remove_prefix(1);
   std::string walked;
   // Display paths are relative to the URL; during resolution name the

@@ -33,7 +33,7 @@
 #include "progress.h"
 #include "runtime_handle.h"
 #include "status_exceptions.h"
-#include "transfer_records.h"
+#include "ferry/records/fs_records.h"
 
 namespace py = pybind11;
 
@@ -134,7 +134,7 @@ class PyNfsClient {
   py::bytes Download(const std::string& path, const std::string& local_path,
                      const py::object& progress, int parallelism, uint32_t chunk_bytes) {
     std::shared_ptr<NfsState> state = State("download");
-    return Copy(*state, TransferOperation::kDownload, progress, parallelism, chunk_bytes, 0644,
+    return Copy(*state, records::TransferOperation::kDownload, progress, parallelism, chunk_bytes, 0644,
                 state->client().DisplayPath(path), local_path,
                 [&](nfs::CopyOptions options) {
                   return nfs::CopyNfsToLocal(state->runtime(), state->client(), path, local_path,
@@ -146,7 +146,7 @@ class PyNfsClient {
                    const py::object& progress, int parallelism, uint32_t chunk_bytes,
                    uint32_t file_mode) {
     std::shared_ptr<NfsState> state = State("upload");
-    return Copy(*state, TransferOperation::kUpload, progress, parallelism, chunk_bytes, file_mode,
+    return Copy(*state, records::TransferOperation::kUpload, progress, parallelism, chunk_bytes, file_mode,
                 local_path, state->client().DisplayPath(path),
                 [&](nfs::CopyOptions options) {
                   return nfs::CopyLocalToNfs(state->runtime(), state->client(), local_path, path,
@@ -192,14 +192,14 @@ class PyNfsClient {
   }
 
   template <typename Run>
-  py::bytes Copy(NfsState& state, TransferOperation operation, const py::object& progress,
+  py::bytes Copy(NfsState& state, records::TransferOperation operation, const py::object& progress,
                  int parallelism, uint32_t chunk_bytes, uint32_t file_mode, std::string source,
                  std::string destination, Run run) {
     if (parallelism <= 0) {
       ThrowStatus(absl::InvalidArgumentError(
           absl::StrCat("nfs copy: parallelism must be > 0, got ", parallelism)));
     }
-    const nfs::CopyStats stats = RunWithProgress(progress, [&](ProgressCallback callback) {
+    const TransferStats stats = RunWithProgress(progress, [&](ProgressCallback callback) {
       nfs::CopyOptions options;
       options.parallelism = parallelism;
       options.chunk_bytes = chunk_bytes;
@@ -207,9 +207,10 @@ class PyNfsClient {
       options.progress = std::move(callback);
       return run(std::move(options));
     });
-    return py::bytes(SerializeCopyStats(
+    (void)state;
+    return py::bytes(records::SerializeTransferStats(
         {.operation = operation, .source = std::move(source), .destination = std::move(destination)},
-        stats, state.runtime().memory_budget().peak()));
+        stats));
   }
 
   std::shared_ptr<NfsState> state_;  // null once closed

@@ -32,7 +32,7 @@
 #include "progress.h"
 #include "runtime_handle.h"
 #include "status_exceptions.h"
-#include "transfer_records.h"
+#include "ferry/records/fs_records.h"
 
 namespace py = pybind11;
 
@@ -130,7 +130,7 @@ class PyS3Client {
                      const py::object& progress) {
     std::shared_ptr<S3State> state = State("download", url);
     const std::string key = ValueOrThrow(s3::S3UrlToKey(url));
-    return Transfer({.operation = TransferOperation::kDownload, .source = url,
+    return Transfer({.operation = records::TransferOperation::kDownload, .source = url,
                      .destination = local_path},
                     progress, [&](TransferOptions options) {
                       return state->client().Download(key, local_path, std::move(options));
@@ -141,7 +141,7 @@ class PyS3Client {
                    const py::object& progress) {
     std::shared_ptr<S3State> state = State("upload", url);
     const std::string key = ValueOrThrow(s3::S3UrlToKey(url));
-    return Transfer({.operation = TransferOperation::kUpload, .source = local_path,
+    return Transfer({.operation = records::TransferOperation::kUpload, .source = local_path,
                      .destination = url},
                     progress, [&](TransferOptions options) {
                       return state->client().Upload(local_path, key, std::move(options));
@@ -184,13 +184,13 @@ class PyS3Client {
   }
 
   template <typename Run>
-  py::bytes Transfer(TransferRecordContext context, const py::object& progress, Run run) {
+  py::bytes Transfer(records::TransferRecordContext context, const py::object& progress, Run run) {
     const TransferStats stats = RunWithProgress(progress, [&](ProgressCallback callback) {
       TransferOptions options;
       options.progress = std::move(callback);
       return run(std::move(options));
     });
-    return py::bytes(SerializeTransferStats(context, stats));
+    return py::bytes(records::SerializeTransferStats(context, stats));
   }
 
   std::shared_ptr<S3State> state_;  // null once closed

@@ -17,6 +17,15 @@ absl::Status Annotate(const absl::Status& status, std::string_view context) {
   return out;
 }
 
+absl::Status AppendToMessage(const absl::Status& status, std::string_view note) {
+  if (status.ok() || note.empty()) return status;
+  absl::Status out(status.code(), absl::StrCat(status.message(), ToAbsl(note)));
+  status.ForEachPayload([&out](absl::string_view url, const absl::Cord& payload) {
+    out.SetPayload(url, payload);
+  });
+  return out;
+}
+
 absl::Status ErrnoStatus(int err, std::string_view what, std::string_view path) {
   return absl::Status(absl::ErrnoToStatusCode(err),
                       absl::StrCat(ToAbsl(what), " ", ToAbsl(path), ": ", std::strerror(err)));

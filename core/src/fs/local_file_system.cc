@@ -101,6 +101,12 @@ class LocalWriteFile final : public File {
     return absl::OkStatus();
   }
 
+  absl::Status Discard() override {
+    MutexLock lock(&mu_);
+    if (!committed_) temp_.Discard();
+    return absl::OkStatus();
+  }
+
  private:
   io_internal::TempFile temp_;
   const std::string target_;

@@ -393,8 +393,14 @@ class CopyRun {
       f.finishing = false;
       return true;
     }
+    if (!s.ok()) {
+      // The target stays as it was; a clean-up that failed too (a server
+      // gone) is told after the failure, which stays what the caller sees.
+      const absl::Status discarded = f.writer->Discard();
+      if (!discarded.ok()) s = AppendToMessage(s, absl::StrCat("; then ", discarded.message()));
+    }
     f.reader.reset();
-    f.writer.reset();  // unclosed: discarded
+    f.writer.reset();
     MutexLock lock(&mu_);
     Record(f, std::move(s));
     return false;

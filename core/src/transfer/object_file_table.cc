@@ -286,6 +286,27 @@ absl::StatusOr<int64_t> ObjectFileTable::Lseek(int fd, int64_t offset, int whenc
 
 absl::Status ObjectFileTable::Close(int fd) { return impl_->Close(fd); }
 
+absl::Status ObjectFileTable::Abort(int fd) {
+  std::shared_ptr<MultipartUploader> uploader;
+  std::string key;
+  {
+    MutexLock l(&impl_->mu);
+    auto it = impl_->open.find(fd);
+    if (it == impl_->open.end()) return fd_table_internal::NotOpenError("Abort", fd);
+    if (!it->second.writes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Abort: fd ", fd, " ('", it->second.key, "') is open for reading"));
+    }
+    key = it->second.key;
+    auto w = impl_->writers.find(key);
+    if (w != impl_->writers.end()) uploader = w->second.uploader;
+  }
+  absl::Status aborted = uploader != nullptr ? uploader->Abort() : absl::OkStatus();
+  // The last Close of an aborted upload reports the abort, not a success.
+  impl_->Close(fd).IgnoreError();
+  return Annotate(aborted, absl::StrCat("Abort: fd ", fd, " ('", key, "')"));
+}
+
 absl::StatusOr<ObjectInfo> ObjectFileTable::Stat(int fd) {
   std::shared_ptr<ObjectHandle> handle;
   {

@@ -111,10 +111,10 @@ TEST_P(NfsCopyTest, NfsToLocalKeepsEveryByte) {
   const size_t size = GetParam();
   nfs_test::WriteFile(Exported("src.bin"), size);
   const std::string local = scratch_ + "/dst.bin";
-  absl::StatusOr<CopyStats> s = CopyNfsToLocal(runtime_, *client_, "src.bin", local, Options());
+  absl::StatusOr<TransferStats> s = CopyNfsToLocal(runtime_, *client_, "src.bin", local, Options());
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->bytes, size);
-  EXPECT_EQ(s->chunks, (size + kChunk - 1) / kChunk);
+  EXPECT_EQ(s->requests, (size + kChunk - 1) / kChunk);
   EXPECT_EQ(Md5OfFile(local), Md5OfFile(Exported("src.bin")));
 }
 
@@ -122,10 +122,10 @@ TEST_P(NfsCopyTest, LocalToNfsKeepsEveryByteAndCommits) {
   const size_t size = GetParam();
   const std::string local = scratch_ + "/src.bin";
   nfs_test::WriteFile(local, size);
-  absl::StatusOr<CopyStats> s = CopyLocalToNfs(runtime_, *client_, local, "dst.bin", Options());
+  absl::StatusOr<TransferStats> s = CopyLocalToNfs(runtime_, *client_, local, "dst.bin", Options());
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->bytes, size);
-  EXPECT_EQ(s->rewrites, 0);
+  EXPECT_EQ(s->retries, 0);
   EXPECT_EQ(Md5OfFile(Exported("dst.bin")), Md5OfFile(local));
 }
 
@@ -136,7 +136,7 @@ INSTANTIATE_TEST_SUITE_P(Sizes, NfsCopyTest,
 class NfsCopyErrorsTest : public NfsCopyTest {};
 
 TEST_F(NfsCopyErrorsTest, MissingSourceIsNotFoundNamingIt) {
-  absl::StatusOr<CopyStats> s =
+  absl::StatusOr<TransferStats> s =
       CopyNfsToLocal(runtime_, *client_, "absent.bin", scratch_ + "/x", Options());
   EXPECT_EQ(s.status().code(), absl::StatusCode::kNotFound) << s.status();
   EXPECT_THAT(s.status().message(), HasSubstr(absl::StrCat(fresh_, "/absent.bin")));
@@ -145,14 +145,14 @@ TEST_F(NfsCopyErrorsTest, MissingSourceIsNotFoundNamingIt) {
 TEST_F(NfsCopyErrorsTest, TargetInMissingDirectoryIsNotFound) {
   const std::string local = scratch_ + "/src.bin";
   nfs_test::WriteFile(local, 10);
-  absl::StatusOr<CopyStats> s =
+  absl::StatusOr<TransferStats> s =
       CopyLocalToNfs(runtime_, *client_, local, "no/such/dir/x.bin", Options());
   EXPECT_EQ(s.status().code(), absl::StatusCode::kNotFound) << s.status();
 }
 
 TEST_F(NfsCopyErrorsTest, DirectorySourceIsFailedPrecondition) {
   mkdir(Exported("adir").c_str(), 0755);
-  absl::StatusOr<CopyStats> s =
+  absl::StatusOr<TransferStats> s =
       CopyNfsToLocal(runtime_, *client_, "adir", scratch_ + "/x", Options());
   EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition) << s.status();
 }
@@ -224,7 +224,7 @@ class NfsDownloadLeavesNoPartialFileTest : public NfsCopyTest {
 };
 
 TEST_F(NfsDownloadLeavesNoPartialFileTest, MissingSourceCreatesNothingLocally) {
-  absl::StatusOr<CopyStats> s =
+  absl::StatusOr<TransferStats> s =
       CopyNfsToLocal(runtime_, *client_, "absent.bin", scratch_ + "/dst.bin", Options());
   ASSERT_EQ(s.status().code(), absl::StatusCode::kNotFound) << s.status();
   EXPECT_THAT(LocalNames(), ::testing::IsEmpty());
@@ -242,7 +242,7 @@ TEST_F(NfsDownloadLeavesNoPartialFileTest,
   options.progress = [](const TransferProgress& p) {
     return p.bytes_done > 0 ? absl::CancelledError("stop requested") : absl::OkStatus();
   };
-  absl::StatusOr<CopyStats> s =
+  absl::StatusOr<TransferStats> s =
       CopyNfsToLocal(runtime_, *client_, "src.bin", local, std::move(options));
   ASSERT_EQ(s.status().code(), absl::StatusCode::kCancelled) << s.status();
   EXPECT_THAT(s.status().message(), HasSubstr("stop requested"));
@@ -253,7 +253,7 @@ TEST_F(NfsDownloadLeavesNoPartialFileTest,
 TEST_F(NfsDownloadLeavesNoPartialFileTest, CompletedDownloadReplacesExistingDestination) {
   nfs_test::WriteFile(Exported("src.bin"), (1 << 20) + 3);
   const std::string local = MakeExistingDestination();
-  absl::StatusOr<CopyStats> s = CopyNfsToLocal(runtime_, *client_, "src.bin", local, Options());
+  absl::StatusOr<TransferStats> s = CopyNfsToLocal(runtime_, *client_, "src.bin", local, Options());
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_THAT(LocalNames(), ElementsAre("dst.bin"));
   EXPECT_EQ(Md5OfFile(local), Md5OfFile(Exported("src.bin")));
@@ -317,7 +317,7 @@ TEST_F(NfsDownloadThroughToxiproxyTest, ServerDyingMidwayKeepsExistingDestinatio
     return proxied_.proxy->AddToxic(
         {.name = "reset", .type = "reset_peer", .attributes = {{"timeout", 0}}});
   });
-  absl::StatusOr<CopyStats> s =
+  absl::StatusOr<TransferStats> s =
       CopyNfsToLocal(runtime_, *proxied_.client, "src.bin", local, std::move(options));
   ASSERT_TRUE(killed.acted.ok()) << killed.acted;
   ASSERT_GT(killed.bytes, 0);
@@ -373,7 +373,7 @@ class NfsUploadReplacesAtomicallyTest : public NfsCopyTest {
 TEST_F(NfsUploadReplacesAtomicallyTest, CompletedUploadReplacesExistingTargetsContent) {
   const std::string target = MakeExistingTarget();
   const std::string local = MakeSource((1 << 20) + 3);
-  absl::StatusOr<CopyStats> s = CopyLocalToNfs(runtime_, *client_, local, "dst.bin", Options());
+  absl::StatusOr<TransferStats> s = CopyLocalToNfs(runtime_, *client_, local, "dst.bin", Options());
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->bytes, (1u << 20) + 3);
   EXPECT_EQ(Md5OfFile(target), Md5OfFile(local));
@@ -382,7 +382,7 @@ TEST_F(NfsUploadReplacesAtomicallyTest, CompletedUploadReplacesExistingTargetsCo
 TEST_F(NfsUploadReplacesAtomicallyTest, CompletedUploadLeavesNoTemporaryBehind) {
   MakeExistingTarget();
   const std::string local = MakeSource(5 * kChunk + 1);
-  absl::StatusOr<CopyStats> s = CopyLocalToNfs(runtime_, *client_, local, "dst.bin", Options());
+  absl::StatusOr<TransferStats> s = CopyLocalToNfs(runtime_, *client_, local, "dst.bin", Options());
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_THAT(ExportedNames(), ElementsAre("dst.bin"));
 }
@@ -392,7 +392,7 @@ TEST_F(NfsUploadReplacesAtomicallyTest, ReplacedTargetIsANewFileAsAfterCpAndMv) 
   struct stat before;
   ASSERT_EQ(stat(target.c_str(), &before), 0);
   const std::string local = MakeSource(1000);
-  absl::StatusOr<CopyStats> s = CopyLocalToNfs(runtime_, *client_, local, "dst.bin", Options());
+  absl::StatusOr<TransferStats> s = CopyLocalToNfs(runtime_, *client_, local, "dst.bin", Options());
   ASSERT_TRUE(s.ok()) << s.status();
   struct stat after;
   ASSERT_EQ(stat(target.c_str(), &after), 0);
@@ -403,7 +403,7 @@ TEST_F(NfsUploadReplacesAtomicallyTest, NewTargetIsCreatedWithTheModeOption) {
   const std::string local = MakeSource(kChunk + 1);
   CopyOptions options = Options();
   options.mode = 0640;
-  absl::StatusOr<CopyStats> s =
+  absl::StatusOr<TransferStats> s =
       CopyLocalToNfs(runtime_, *client_, local, "new.bin", std::move(options));
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_THAT(ExportedNames(), ElementsAre("new.bin"));
@@ -415,7 +415,7 @@ TEST_F(NfsUploadReplacesAtomicallyTest, ReplacedTargetKeepsItsPermissionBits) {
   const std::string target = MakeExistingTarget();
   ASSERT_EQ(chmod(target.c_str(), 0600), 0);
   const std::string local = MakeSource(1000);
-  absl::StatusOr<CopyStats> s = CopyLocalToNfs(runtime_, *client_, local, "dst.bin", Options());
+  absl::StatusOr<TransferStats> s = CopyLocalToNfs(runtime_, *client_, local, "dst.bin", Options());
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(ModeOf(target), 0600u);
 }
@@ -431,7 +431,7 @@ TEST_F(NfsUploadReplacesAtomicallyTest, ReadOnlyTargetOfItsOwnerIsReplacedAndSta
   const std::string local = MakeSource(3 * kChunk + 5);
   std::unique_ptr<NfsClient> user = ConnectAsUser1000();
   ASSERT_NE(user, nullptr);
-  absl::StatusOr<CopyStats> s = CopyLocalToNfs(runtime_, *user, local, "dst.bin", Options());
+  absl::StatusOr<TransferStats> s = CopyLocalToNfs(runtime_, *user, local, "dst.bin", Options());
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(Md5OfFile(target), Md5OfFile(local));
   EXPECT_EQ(ModeOf(target), 0444u);
@@ -450,7 +450,7 @@ TEST_F(NfsUploadReplacesAtomicallyTest,
   options.progress = [](const TransferProgress& p) {
     return p.bytes_done > 0 ? absl::CancelledError("stop requested") : absl::OkStatus();
   };
-  absl::StatusOr<CopyStats> s =
+  absl::StatusOr<TransferStats> s =
       CopyLocalToNfs(runtime_, *client_, local, "dst.bin", std::move(options));
   ASSERT_EQ(s.status().code(), absl::StatusCode::kCancelled) << s.status();
   EXPECT_THAT(s.status().message(), HasSubstr("stop requested"));
@@ -468,7 +468,7 @@ TEST_F(NfsUploadReplacesAtomicallyTest, StopAtTheFinalReportKeepsExistingTarget)
     return p.bytes_done == p.bytes_total ? absl::CancelledError("stop at the end")
                                          : absl::OkStatus();
   };
-  absl::StatusOr<CopyStats> s =
+  absl::StatusOr<TransferStats> s =
       CopyLocalToNfs(runtime_, *client_, local, "dst.bin", std::move(options));
   ASSERT_EQ(s.status().code(), absl::StatusCode::kCancelled) << s.status();
   EXPECT_THAT(ExportedNames(), ElementsAre("dst.bin"));
@@ -479,7 +479,7 @@ TEST_F(NfsUploadReplacesAtomicallyTest, StoppedUploadOfANewTargetCreatesNothing)
   const std::string local = MakeSource(2 * kChunk);
   CopyOptions options = Options();
   options.progress = [](const TransferProgress&) { return absl::CancelledError("stop"); };
-  absl::StatusOr<CopyStats> s =
+  absl::StatusOr<TransferStats> s =
       CopyLocalToNfs(runtime_, *client_, local, "new.bin", std::move(options));
   ASSERT_EQ(s.status().code(), absl::StatusCode::kCancelled) << s.status();
   EXPECT_THAT(ExportedNames(), ::testing::IsEmpty());
@@ -488,7 +488,7 @@ TEST_F(NfsUploadReplacesAtomicallyTest, StoppedUploadOfANewTargetCreatesNothing)
 TEST_F(NfsUploadReplacesAtomicallyTest, DirectoryTargetIsFailedPreconditionAndCreatesNothing) {
   ASSERT_EQ(mkdir(Exported("adir").c_str(), 0755), 0);
   const std::string local = MakeSource(1000);
-  absl::StatusOr<CopyStats> s = CopyLocalToNfs(runtime_, *client_, local, "adir", Options());
+  absl::StatusOr<TransferStats> s = CopyLocalToNfs(runtime_, *client_, local, "adir", Options());
   ASSERT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition) << s.status();
   EXPECT_THAT(s.status().message(), HasSubstr("is a directory"));
   EXPECT_THAT(s.status().message(), HasSubstr(absl::StrCat(fresh_, "/adir")));
@@ -504,7 +504,7 @@ TEST_F(NfsUploadReplacesAtomicallyTest, UnwritableDirectoryIsPermissionDeniedAnd
   const std::string local = MakeSource(1000);
   std::unique_ptr<NfsClient> user = ConnectAsUser1000();
   ASSERT_NE(user, nullptr);
-  absl::StatusOr<CopyStats> s = CopyLocalToNfs(runtime_, *user, local, "dst.bin", Options());
+  absl::StatusOr<TransferStats> s = CopyLocalToNfs(runtime_, *user, local, "dst.bin", Options());
   ASSERT_EQ(s.status().code(), absl::StatusCode::kPermissionDenied) << s.status();
   EXPECT_THAT(s.status().message(), HasSubstr(absl::StrCat(fresh_, "/dst.bin")));
   EXPECT_THAT(s.status().message(), HasSubstr("the directory must be writable"));
@@ -520,7 +520,7 @@ TEST_F(NfsUploadReplacesAtomicallyTest, TargetNameTooLongToPrefixStillUploads) {
   while (name.size() < 250) name += "\xc3\xa9";  // U+00E9
   MakeExistingTarget(name);
   const std::string local = MakeSource(kChunk + 9);
-  absl::StatusOr<CopyStats> s = CopyLocalToNfs(runtime_, *client_, local, name, Options());
+  absl::StatusOr<TransferStats> s = CopyLocalToNfs(runtime_, *client_, local, name, Options());
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_THAT(ExportedNames(), ElementsAre(name));
   EXPECT_EQ(Md5OfFile(Exported(name)), Md5OfFile(local));
@@ -560,7 +560,7 @@ TEST_F(NfsUploadThroughToxiproxyTest, SourceShrinkingMidwayFailsAndRemovesTheTem
     return truncate(local.c_str(), 0) == 0 ? absl::OkStatus()
                                            : absl::InternalError("truncate failed");
   });
-  absl::StatusOr<CopyStats> s =
+  absl::StatusOr<TransferStats> s =
       CopyLocalToNfs(runtime_, *proxied_.client, local, "dst.bin", std::move(options));
   ASSERT_TRUE(cut.acted.ok()) << cut.acted;
   ASSERT_GT(cut.bytes, 0);
@@ -585,7 +585,7 @@ TEST_F(NfsUploadThroughToxiproxyTest,
     return proxied_.proxy->AddToxic({.name = "reset", .type = "reset_peer", .stream = "upstream",
                                      .attributes = {{"timeout", 0}}});
   });
-  absl::StatusOr<CopyStats> s =
+  absl::StatusOr<TransferStats> s =
       CopyLocalToNfs(runtime_, *proxied_.client, local, "dst.bin", std::move(options));
   ASSERT_TRUE(killed.acted.ok()) << killed.acted;
   ASSERT_GT(killed.bytes, 0);

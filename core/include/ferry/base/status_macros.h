@@ -47,6 +47,11 @@ namespace ferry {
 // keeping its code. OK stays OK.
 absl::Status Annotate(const absl::Status& status, std::string_view context);
 
+// Returns `status` with `note` appended to its message (code and payloads
+// kept): how a clean-up that failed after a failure is told without
+// replacing it. OK stays OK.
+absl::Status AppendToMessage(const absl::Status& status, std::string_view note);
+
 // The status for a failed system call on a local file: the errno's
 // canonical code (absl::ErrnoToStatusCode) and "what path: strerror".
 //   if (::fstat(fd, &st) != 0) return ErrnoStatus(errno, "fstat", path);

@@ -78,6 +78,13 @@ class File {
   // written again, and then Close called again; the file stays open.
   // Idempotent once OK.
   virtual absl::Status Close() { return absl::OkStatus(); }
+
+  // Ends a written file without publishing it (the temporary removed, the
+  // upload aborted: the target stays as it was). Its status says whether
+  // that clean-up worked (a server gone may leave a temporary behind; the
+  // message names it). The destructor does the same, silently, for a file
+  // neither closed nor discarded. Idempotent.
+  virtual absl::Status Discard() { return absl::OkStatus(); }
 };
 
 struct WriteOptions {

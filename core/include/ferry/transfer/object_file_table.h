@@ -86,6 +86,13 @@ class ObjectFileTable {
   // returns the upload's status (the object exists only if OK).
   absl::Status Close(int fd);
 
+  // Closes write descriptor `fd` WITHOUT publishing: the key's multipart
+  // upload is aborted (no orphan parts; an object already there stays as
+  // it was), so later writes through other descriptors of the key fail
+  // and their Close reports the abort. Returns the abort's status.
+  // InvalidArgument for a read descriptor or an fd not open.
+  absl::Status Abort(int fd);
+
   // Size and ETag of the object behind a read descriptor (as opened).
   absl::StatusOr<ObjectInfo> Stat(int fd);
 

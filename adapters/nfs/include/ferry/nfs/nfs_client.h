@@ -64,6 +64,11 @@ struct NfsClientOptions {
   absl::Duration connect_timeout = absl::Seconds(10);
   // AUTH_SYS machinename.
   std::string machine_name = "ferry";
+  // Root the client at the export holding the URL's path rather than at
+  // the path itself (which then need not exist): NfsFileSystem's paths are
+  // relative to the export, so a copy's target may be a file not yet made.
+  // url() and DisplayPath then name paths from the export.
+  bool root_at_export = false;
 };
 
 // An object found by LOOKUP, CREATE or MKDIR.

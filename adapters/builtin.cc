@@ -1,0 +1,21 @@
+// The one place that knows every adapter built into this ferry.
+#include "ferry/adapters/builtin.h"
+
+#include "ferry/base/status_macros.h"
+#include "ferry/nfs/nfs_file_system.h"
+#include "ferry/s3/s3_file_system.h"
+
+namespace ferry {
+
+absl::Status RegisterBuiltinFileSystems(fs::FileSystemRegistry& registry,
+                                        const BuiltinFileSystemOptions& options) {
+  FERRY_RETURN_IF_ERROR(registry.Register(
+      "nfs", nfs::NewNfsProvider({.parallelism = options.nfs_parallelism})));
+  FERRY_RETURN_IF_ERROR(registry.Register(
+      "s3", s3::NewS3Provider({.chunk_bytes = options.s3_chunk_bytes,
+                               .concurrency = options.s3_concurrency,
+                               .make_bucket = options.s3_make_bucket})));
+  return absl::OkStatus();
+}
+
+}  // namespace ferry

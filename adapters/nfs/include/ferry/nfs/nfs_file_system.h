@@ -1,0 +1,91 @@
+// NfsFileSystem: one NFS export as a ferry::fs::FileSystem (scheme "nfs").
+//
+// Paths are relative to the client's root (the export, when made by the
+// provider that RegisterBuiltinFileSystems registers: see
+// NfsClientOptions::root_at_export). Stat is LOOKUP with the attributes it
+// returns; List pages READDIRPLUS; Walk is the parallel WalkTree; files
+// read and write through NfsFile (many READ/WRITE calls in flight).
+//
+// A written file is atomic, as `cp` to a temporary and `mv` over the
+// target would be: OpenWrite LOOKUPs the target (refusing a directory),
+// CREATEs a temporary ".<name>.ferry-<hex>" beside it (GUARDED, with the old
+// file's rwx bits or WriteOptions::mode), writes go out UNSTABLE, and Close
+// COMMITs, checks the write verifier and RENAMEs the temporary over the
+// target. A verifier that changed (the server restarted and may have lost
+// unstable writes) makes Close answer Aborted, so the engine writes every
+// byte again and closes once more. A writer destroyed unclosed REMOVEs its
+// temporary (once more after a dropped connection). A writable file in a
+// read-only directory cannot be replaced this way: PermissionDenied says so.
+//
+//   FERRY_ASSIGN_OR_RETURN(auto nfs, ferry::nfs::NfsFileSystem::Connect(runtime, url));
+//   FERRY_ASSIGN_OR_RETURN(ferry::fs::Entry e, nfs->Stat("dir/big.bin"));
+//
+// Thread-safety: thread-safe. REQUIRES: the Runtime (and a borrowed
+// client) outlive the filesystem; not called on an I/O thread.
+#ifndef FERRY_NFS_NFS_FILE_SYSTEM_H_
+#define FERRY_NFS_NFS_FILE_SYSTEM_H_
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ferry/fs/file_system.h"
+#include "ferry/fs/registry.h"
+#include "ferry/nfs/nfs_client.h"
+#include "ferry/nfs/nfs_url.h"
+
+namespace ferry::nfs {
+
+struct NfsFileSystemOptions {
+  NfsClientOptions client;
+  // Chunks of one file the copy engine keeps in flight; 0: 16 (16 x 1 MiB
+  // covers a 10 GbE link at 1 ms).
+  int parallelism = 0;
+};
+
+class NfsFileSystem final : public fs::FileSystem {
+ public:
+  // Mounts the export holding `url`'s path and roots the filesystem there.
+  static absl::StatusOr<std::shared_ptr<NfsFileSystem>> Connect(
+      Runtime& runtime, const NfsUrl& url, const NfsFileSystemOptions& options = {});
+
+  // Over a client the caller owns (rooted wherever it is rooted).
+  NfsFileSystem(NfsClient& client, const NfsFileSystemOptions& options = {});
+  ~NfsFileSystem() override;
+
+  NfsClient& client() { return client_; }
+
+  std::string_view scheme() const override { return "nfs"; }
+  std::string Url(std::string_view path) const override;
+  absl::StatusOr<fs::Entry> Stat(std::string_view path) override;
+  absl::Status List(std::string_view dir,
+                    absl::FunctionRef<bool(std::vector<fs::Entry>&)> on_batch) override;
+  absl::StatusOr<fs::WalkStats> Walk(std::string_view root, const fs::WalkOptions& options,
+                                     absl::FunctionRef<bool(fs::WalkBatch&)> on_batch) override;
+  absl::StatusOr<std::unique_ptr<fs::File>> OpenRead(std::string_view path) override;
+  absl::StatusOr<std::unique_ptr<fs::File>> OpenWrite(std::string_view path,
+                                                      const fs::WriteOptions& options) override;
+  absl::Status CreateDir(std::string_view path, bool parents) override;
+  absl::Status Remove(std::string_view path) override;
+  absl::Status RemoveDir(std::string_view path) override;
+  absl::Status Rename(std::string_view from, std::string_view to) override;
+  int64_t preferred_chunk_bytes() const override;
+  int preferred_parallelism() const override;
+
+ private:
+  NfsFileSystem(std::unique_ptr<NfsClient> owned, const NfsFileSystemOptions& options);
+
+  std::unique_ptr<NfsClient> owned_;  // null when borrowed
+  NfsClient& client_;
+  const int parallelism_;
+};
+
+// nfs:// URLs -> one NfsFileSystem per (host, ports, uid, gid, export),
+// rooted at the export; Location::path is the URL's path below it.
+std::unique_ptr<fs::FileSystemProvider> NewNfsProvider(const NfsFileSystemOptions& options = {});
+
+}  // namespace ferry::nfs
+
+#endif  // FERRY_NFS_NFS_FILE_SYSTEM_H_

@@ -1,0 +1,553 @@
+// NfsFileSystem: the fs::FileSystem calls as NFSv3 procedures. The writer
+// is the atomic upload (a temporary beside the target, COMMIT with a
+// write-verifier check, RENAME over the target; removed on any failure);
+// the copy engine drives its chunks, so this file holds no copy loop.
+#include "ferry/nfs/nfs_file_system.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "ferry/base/mutex.h"
+#include "ferry/base/status_macros.h"
+#include "ferry/base/strings.h"
+#include "ferry/io/internal/temp_file.h"
+#include "ferry/nfs/nfs_error.h"
+#include "ferry/nfs/nfs_file.h"
+#include "ferry/nfs/tree_walker.h"
+
+namespace ferry::nfs {
+namespace {
+
+// Default chunk cap: servers advertise up to 64 MiB rtmax/wtmax (ganesha),
+// but 1 MiB calls already amortise the per-call cost, and smaller chunks
+// keep many calls in flight and memory low.
+constexpr int64_t kMaxDefaultChunk = int64_t{1} << 20;
+constexpr int kDefaultParallelism = 16;
+
+// Longest file name we expect a server to take: NAME_MAX is 255 bytes on
+// every server we know (NFSv3 has no way to ask short of PATHCONF).
+constexpr size_t kMaxNameBytes = 255;
+
+fs::EntryKind KindOf(FileType type) {
+  switch (type) {
+    case FileType::kRegular: return fs::EntryKind::kFile;
+    case FileType::kDirectory: return fs::EntryKind::kDirectory;
+    case FileType::kSymlink: return fs::EntryKind::kSymlink;
+    default: return fs::EntryKind::kOther;
+  }
+}
+
+absl::Time TimeOf(const NfsTime& t) {
+  return absl::FromUnixSeconds(t.seconds) + absl::Nanoseconds(t.nseconds);
+}
+
+fs::Entry EntryOf(std::string path, const Fattr3& a) {
+  fs::Entry e;
+  e.path = std::move(path);
+  e.kind = KindOf(a.type);
+  e.size = e.kind == fs::EntryKind::kFile ? static_cast<int64_t>(a.size) : 0;
+  e.mtime = TimeOf(a.mtime);
+  e.mode = a.mode;
+  e.uid = a.uid;
+  e.gid = a.gid;
+  e.id = a.fileid;
+  return e;
+}
+
+// `failure`, noting a failed clean-up after it: the failure stays what the
+// caller sees (code, payloads, message first).
+absl::Status WithCleanupNote(absl::Status failure, const absl::Status& cleanup) {
+  if (cleanup.ok()) return failure;
+  return AppendToMessage(
+      failure, absl::StrCat("; then removing the temporary file failed too (it may be left "
+                            "on the server): ",
+                            cleanup.message()));
+}
+
+// The temporary's name for target `name`: io_internal::TempNameFor (the
+// local temporaries' rules), with `name` cut (at a UTF-8 character
+// boundary) so that the whole fits in kMaxNameBytes; ".ferry-<hex>" alone
+// if `bare`.
+std::string UploadTempName(std::string_view name, bool bare) {
+  if (bare) return io_internal::TempNameFor("");
+  if (name.size() + io_internal::kTempNameExtraBytes > kMaxNameBytes) {
+    size_t keep = kMaxNameBytes - io_internal::kTempNameExtraBytes;
+    // Back up over UTF-8 continuation bytes (10xxxxxx) so no character is cut.
+    while (keep > 0 && (static_cast<unsigned char>(name[keep]) & 0xC0) == 0x80) --keep;
+    name = name.substr(0, keep);
+  }
+  return io_internal::TempNameFor(name);
+}
+
+// Where a written file goes: the directory (LOOKUPed once) and the name.
+struct UploadTarget {
+  FileHandle dir;
+  std::string dir_path;  // relative to the client's root; "" = the root
+  std::string name;
+  std::string path;     // dir_path/name
+  std::string context;  // "write <DisplayPath(path)>", for messages
+  // The permission bits of the file being replaced; nullopt: a new file.
+  std::optional<uint32_t> existing_mode;
+};
+
+// LOOKUPs the target's directory and the target. NotFound for a missing
+// directory; FailedPrecondition if the directory is not one, or the target
+// exists and is not a regular file (a directory above all: replacing it is
+// never what a copy means).
+absl::StatusOr<UploadTarget> ResolveUploadTarget(NfsClient& client, std::string_view path) {
+  auto [dir_path, name] = SplitNfsPath(path);
+  UploadTarget t;
+  t.path = fs::JoinPath(dir_path, name);
+  t.context = absl::StrCat("write ", client.DisplayPath(t.path));
+  if (name.empty() || name == "." || name == "..") {
+    return absl::InvalidArgumentError(absl::StrCat(t.context, ": the path names no file"));
+  }
+  t.dir_path = std::string(dir_path);
+  t.name = std::string(name);
+  FERRY_ASSIGN_OR_RETURN(NfsObject dir, client.LookupPath(t.dir_path));
+  if (dir.attributes && dir.attributes->type != FileType::kDirectory) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        t.context, ": ", client.DisplayPath(t.dir_path), " is not a directory (",
+        FileTypeName(dir.attributes->type), ")"));
+  }
+  t.dir = std::move(dir.handle);
+  absl::StatusOr<NfsObject> existing = client.Lookup(t.dir, t.name, t.path);
+  if (existing.status().code() == absl::StatusCode::kNotFound) return t;
+  FERRY_RETURN_IF_ERROR(existing.status());
+  Fattr3 attrs;
+  if (existing->attributes) {
+    attrs = *existing->attributes;
+  } else {
+    FERRY_ASSIGN_OR_RETURN(attrs, client.GetAttr(existing->handle, t.path));
+  }
+  if (attrs.type == FileType::kDirectory) {
+    return absl::FailedPreconditionError(absl::StrCat(t.context, ": the target is a directory"));
+  }
+  if (attrs.type != FileType::kRegular) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        t.context, ": the target is not a regular file (", FileTypeName(attrs.type), ")"));
+  }
+  // rwx bits only: set-id bits would survive onto new content (a write
+  // clears them), and the sticky bit means nothing on a file.
+  t.existing_mode = attrs.mode & 0777;
+  return t;
+}
+
+struct UploadTemp {
+  std::string name;
+  std::string path;  // relative, as the target's
+  NfsObject object;
+};
+
+// REMOVEs the temporary (best effort: OK if it is already gone). A REMOVE
+// lost to a dropped connection is sent once more on a new one (the pool
+// reconnects); NotFound then means the first one did its work.
+absl::Status RemoveUploadTemp(NfsClient& client, const UploadTarget& target,
+                              const UploadTemp& temp) {
+  absl::Status s = client.Remove(target.dir, temp.name, temp.path);
+  if (s.code() == absl::StatusCode::kUnavailable ||
+      s.code() == absl::StatusCode::kDeadlineExceeded) {
+    s = client.Remove(target.dir, temp.name, temp.path);
+  }
+  if (s.code() == absl::StatusCode::kNotFound) return absl::OkStatus();
+  return s;
+}
+
+// CREATE GUARDED of a fresh temporary with permission bits `mode`. GUARDED
+// rather than EXCLUSIVE: it sets the mode in the same call (EXCLUSIVE needs
+// a SETATTR after), and the pool never resends a CREATE, so an EXIST reply
+// always means another file of that name. A name too long for the server
+// falls back to the bare ".ferry-<hex>".
+absl::StatusOr<UploadTemp> CreateUploadTemp(NfsClient& client, const UploadTarget& target,
+                                            uint32_t mode) {
+  bool bare = false;
+  absl::Status last;
+  for (int attempt = 0; attempt < io_internal::kTempCreateAttempts; ++attempt) {
+    UploadTemp temp;
+    temp.name = UploadTempName(target.name, bare);
+    temp.path = fs::JoinPath(target.dir_path, temp.name);
+    absl::StatusOr<NfsObject> created =
+        client.Create(target.dir, temp.name, mode, /*exclusive=*/true, /*truncate=*/false,
+                      temp.path);
+    if (created.ok()) {
+      temp.object = *std::move(created);
+      return temp;
+    }
+    last = created.status();
+    const std::optional<Nfs3Status> nfs = GetNfs3Status(last);
+    if (nfs == Nfs3Status::kExist) continue;
+    if (nfs == Nfs3Status::kNameTooLong && !bare) {
+      bare = true;
+      continue;
+    }
+    if (!nfs) {
+      // No reply (connection lost, timeout): the server may have created it.
+      last = WithCleanupNote(std::move(last), RemoveUploadTemp(client, target, temp));
+    }
+    break;
+  }
+  std::string why =
+      absl::StrCat(target.context, ": cannot create its temporary file in the same directory");
+  if (last.code() == absl::StatusCode::kPermissionDenied) {
+    // The one surprise of atomic writes: a writable file in a read-only
+    // directory could be overwritten in place, but not replaced.
+    absl::StrAppend(&why, " (a write goes to a temporary file renamed over the target, "
+                          "so the directory must be writable)");
+  }
+  return Annotate(last, why);
+}
+
+// RENAMEs the temporary over the target (atomic on the server: readers see
+// the old file or the new one). RENAME is never resent, so when its reply
+// is lost the target is LOOKUPed: holding the temporary's handle, the
+// rename was done.
+absl::Status RenameOverTarget(NfsClient& client, const UploadTarget& target,
+                              const UploadTemp& temp) {
+  absl::Status s = client.Rename(target.dir, temp.name, target.dir, target.name,
+                                 client.DisplayPath(temp.path), target.path);
+  if (s.ok() || GetNfs3Status(s)) return s;
+  absl::StatusOr<NfsObject> now = client.Lookup(target.dir, target.name, target.path);
+  if (now.ok() && now->handle == temp.object.handle) return absl::OkStatus();
+  return s;
+}
+
+class NfsReadFile final : public fs::File {
+ public:
+  explicit NfsReadFile(std::shared_ptr<NfsFile> file) : file_(std::move(file)) {}
+  absl::StatusOr<size_t> ReadAt(int64_t offset, absl::Span<char> buf) override {
+    return file_->ReadAt(offset, buf);
+  }
+  absl::StatusOr<int64_t> Size() override {
+    return static_cast<int64_t>(file_->size_at_open());
+  }
+
+ private:
+  std::shared_ptr<NfsFile> file_;
+};
+
+// The atomic writer: a temporary published by Close, removed otherwise.
+class NfsWriteFile final : public fs::File {
+ public:
+  NfsWriteFile(NfsClient& client, UploadTarget target, UploadTemp temp)
+      : client_(client), target_(std::move(target)), temp_(std::move(temp)) {
+    file_ = NewTempFile();
+  }
+  ~NfsWriteFile() override { (void)Discard(); }
+
+  absl::StatusOr<size_t> WriteAt(int64_t offset, absl::Span<const char> data) override {
+    std::shared_ptr<NfsFile> file;
+    {
+      MutexLock lock(&mu_);
+      file = file_;
+    }
+    FERRY_ASSIGN_OR_RETURN(size_t n, file->WriteAt(offset, data));
+    int64_t end = offset + static_cast<int64_t>(n);
+    int64_t seen = high_water_.load(std::memory_order_relaxed);
+    while (end > seen && !high_water_.compare_exchange_weak(seen, end)) {
+    }
+    return n;
+  }
+
+  absl::StatusOr<int64_t> Size() override { return high_water_.load(); }
+
+  absl::Status Close() override {
+    MutexLock lock(&mu_);
+    if (published_) return absl::OkStatus();
+    absl::Status s = file_->Commit();
+    if (s.code() == absl::StatusCode::kDataLoss) {
+      // The server lost unstable writes: the same temporary takes every
+      // byte again (each is rewritten, so nothing needs truncating).
+      file_ = NewTempFile();
+      return absl::AbortedError(absl::StrCat(target_.context, ": ", s.message()));
+    }
+    FERRY_RETURN_IF_ERROR(s);
+    FERRY_RETURN_IF_ERROR(RenameOverTarget(client_, target_, temp_));
+    published_ = true;
+    return absl::OkStatus();
+  }
+
+  absl::Status Discard() override {
+    MutexLock lock(&mu_);
+    if (published_ || discarded_) return absl::OkStatus();
+    discarded_ = true;
+    absl::Status s = RemoveUploadTemp(client_, target_, temp_);
+    if (s.ok()) return s;
+    return absl::Status(s.code(),
+                        absl::StrCat("removing the temporary file failed too (it may be left "
+                                     "on the server): ",
+                                     s.message()));
+  }
+
+ private:
+  std::shared_ptr<NfsFile> NewTempFile() {
+    return std::make_shared<NfsFile>(client_, temp_.object.handle, temp_.path, 0);
+  }
+
+  NfsClient& client_;
+  const UploadTarget target_;
+  const UploadTemp temp_;
+  std::atomic<int64_t> high_water_{0};
+  Mutex mu_;
+  std::shared_ptr<NfsFile> file_ ABSL_GUARDED_BY(mu_);
+  bool published_ ABSL_GUARDED_BY(mu_) = false;
+  bool discarded_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+// A path split into the parent's handle and the name in it.
+struct ParentAndName {
+  FileHandle dir;
+  std::string name;
+};
+
+absl::StatusOr<ParentAndName> ParentOf(NfsClient& client, std::string_view path) {
+  auto [dir_path, name] = SplitNfsPath(path);
+  if (name.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(client.DisplayPath(path), ": the path names the root"));
+  }
+  FERRY_ASSIGN_OR_RETURN(NfsObject dir, client.LookupPath(dir_path));
+  return ParentAndName{std::move(dir.handle), std::string(name)};
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<NfsFileSystem>> NfsFileSystem::Connect(
+    Runtime& runtime, const NfsUrl& url, const NfsFileSystemOptions& options) {
+  NfsClientOptions client_options = options.client;
+  client_options.root_at_export = true;
+  FERRY_ASSIGN_OR_RETURN(std::unique_ptr<NfsClient> client,
+                         NfsClient::Connect(runtime, url, client_options));
+  return std::shared_ptr<NfsFileSystem>(new NfsFileSystem(std::move(client), options));
+}
+
+NfsFileSystem::NfsFileSystem(NfsClient& client, const NfsFileSystemOptions& options)
+    : client_(client),
+      parallelism_(options.parallelism > 0 ? options.parallelism : kDefaultParallelism) {}
+
+NfsFileSystem::NfsFileSystem(std::unique_ptr<NfsClient> owned,
+                             const NfsFileSystemOptions& options)
+    : owned_(std::move(owned)),
+      client_(*owned_),
+      parallelism_(options.parallelism > 0 ? options.parallelism : kDefaultParallelism) {}
+
+NfsFileSystem::~NfsFileSystem() = default;
+
+std::string NfsFileSystem::Url(std::string_view path) const { return client_.DisplayPath(path); }
+
+absl::StatusOr<fs::Entry> NfsFileSystem::Stat(std::string_view path) {
+  const std::string p = fs::NormalizePath(path);
+  FERRY_ASSIGN_OR_RETURN(NfsObject o, client_.LookupPath(p));
+  if (o.attributes) return EntryOf(p, *o.attributes);
+  FERRY_ASSIGN_OR_RETURN(Fattr3 a, client_.GetAttr(o.handle, p));
+  return EntryOf(p, a);
+}
+
+absl::Status NfsFileSystem::List(std::string_view dir,
+                                 absl::FunctionRef<bool(std::vector<fs::Entry>&)> on_batch) {
+  const std::string d = fs::NormalizePath(dir);
+  FERRY_ASSIGN_OR_RETURN(NfsObject o, client_.LookupPath(d));
+  if (o.attributes && o.attributes->type != FileType::kDirectory) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("list ", Url(d), ": not a directory"));
+  }
+  uint64_t cookie = 0;
+  uint64_t cookieverf = 0;
+  for (;;) {
+    FERRY_ASSIGN_OR_RETURN(ReaddirplusPage page,
+                           client_.Readdirplus(o.handle, cookie, cookieverf, d));
+    std::vector<fs::Entry> batch;
+    batch.reserve(page.result.entries.size());
+    for (const DirEntryPlus& e : page.result.entries) {
+      cookie = e.cookie;
+      if (e.name == "." || e.name == "..") continue;
+      if (e.attributes) {
+        batch.push_back(EntryOf(std::string(e.name), *e.attributes));
+      } else {
+        // A server may leave attributes out: ask for them.
+        FERRY_ASSIGN_OR_RETURN(NfsObject child,
+                               client_.Lookup(o.handle, e.name, fs::JoinPath(d, e.name)));
+        Fattr3 a = child.attributes ? *child.attributes
+                                    : Fattr3{};
+        if (!child.attributes) {
+          FERRY_ASSIGN_OR_RETURN(a, client_.GetAttr(child.handle, fs::JoinPath(d, e.name)));
+        }
+        batch.push_back(EntryOf(std::string(e.name), a));
+      }
+    }
+    cookieverf = page.result.cookieverf;
+    if (!batch.empty() && !on_batch(batch)) return absl::OkStatus();
+    if (page.result.eof) return absl::OkStatus();
+  }
+}
+
+absl::StatusOr<fs::WalkStats> NfsFileSystem::Walk(
+    std::string_view root, const fs::WalkOptions& options,
+    absl::FunctionRef<bool(fs::WalkBatch&)> on_batch) {
+  WalkOptions o;
+  o.max_directories_in_flight = options.max_in_flight;
+  o.batch_entries = options.batch_entries;
+  o.min_batch_entries = options.min_batch_entries;
+  o.max_queued_batches = options.max_queued_batches;
+  fs::WalkBatch out;
+  FERRY_ASSIGN_OR_RETURN(
+      WalkStats s, WalkTree(client_, fs::NormalizePath(root), o, [&](WalkBatch& batch) {
+        out.entries.clear();
+        out.errors.clear();
+        out.entries.reserve(batch.entries.size());
+        for (WalkEntry& e : batch.entries) {
+          fs::Entry f;
+          f.path = std::move(e.path);
+          f.kind = KindOf(e.type);
+          f.size = f.kind == fs::EntryKind::kFile ? static_cast<int64_t>(e.size) : 0;
+          f.mtime = TimeOf(e.mtime);
+          f.mode = e.mode;
+          f.uid = e.uid;
+          f.gid = e.gid;
+          f.id = e.fileid;
+          out.entries.push_back(std::move(f));
+        }
+        for (WalkError& e : batch.errors) {
+          out.errors.push_back({std::move(e.path), std::move(e.status)});
+        }
+        return on_batch(out);
+      }));
+  fs::WalkStats stats;
+  stats.directories = s.directories;
+  stats.entries = s.entries;
+  stats.bytes = s.bytes;
+  stats.errors = s.errors;
+  stats.requests = s.rpcs;
+  stats.retries = s.retries;
+  stats.elapsed = s.elapsed;
+  stats.stopped_early = s.stopped_early;
+  return stats;
+}
+
+absl::StatusOr<std::unique_ptr<fs::File>> NfsFileSystem::OpenRead(std::string_view path) {
+  FERRY_ASSIGN_OR_RETURN(std::shared_ptr<NfsFile> file,
+                         NfsFile::Open(client_, fs::NormalizePath(path)));
+  return std::unique_ptr<fs::File>(new NfsReadFile(std::move(file)));
+}
+
+absl::StatusOr<std::unique_ptr<fs::File>> NfsFileSystem::OpenWrite(
+    std::string_view path, const fs::WriteOptions& options) {
+  FERRY_ASSIGN_OR_RETURN(UploadTarget target,
+                         ResolveUploadTarget(client_, fs::NormalizePath(path)));
+  FERRY_ASSIGN_OR_RETURN(
+      UploadTemp temp,
+      CreateUploadTemp(client_, target, target.existing_mode.value_or(options.mode)));
+  return std::unique_ptr<fs::File>(
+      new NfsWriteFile(client_, std::move(target), std::move(temp)));
+}
+
+absl::Status NfsFileSystem::CreateDir(std::string_view path, bool parents) {
+  const std::string p = fs::NormalizePath(path);
+  if (p.empty()) return absl::OkStatus();  // the root exists
+  auto [dir_path, name] = SplitNfsPath(p);
+  absl::StatusOr<NfsObject> dir = client_.LookupPath(dir_path);
+  if (absl::IsNotFound(dir.status()) && parents) {
+    FERRY_RETURN_IF_ERROR(CreateDir(dir_path, true));
+    dir = client_.LookupPath(dir_path);
+  }
+  FERRY_RETURN_IF_ERROR(dir.status());
+  absl::StatusOr<NfsObject> made = client_.Mkdir(dir->handle, name, 0755, p);
+  if (made.ok()) return absl::OkStatus();
+  if (GetNfs3Status(made.status()) == Nfs3Status::kExist) {
+    FERRY_ASSIGN_OR_RETURN(fs::Entry e, Stat(p));
+    if (e.kind == fs::EntryKind::kDirectory) return absl::OkStatus();
+  }
+  return made.status();
+}
+
+absl::Status NfsFileSystem::Remove(std::string_view path) {
+  const std::string p = fs::NormalizePath(path);
+  FERRY_ASSIGN_OR_RETURN(ParentAndName at, ParentOf(client_, p));
+  return client_.Remove(at.dir, at.name, p);
+}
+
+absl::Status NfsFileSystem::RemoveDir(std::string_view path) {
+  const std::string p = fs::NormalizePath(path);
+  FERRY_ASSIGN_OR_RETURN(ParentAndName at, ParentOf(client_, p));
+  return client_.Rmdir(at.dir, at.name, p);
+}
+
+absl::Status NfsFileSystem::Rename(std::string_view from, std::string_view to) {
+  const std::string a = fs::NormalizePath(from);
+  const std::string b = fs::NormalizePath(to);
+  FERRY_ASSIGN_OR_RETURN(ParentAndName src, ParentOf(client_, a));
+  FERRY_ASSIGN_OR_RETURN(ParentAndName dst, ParentOf(client_, b));
+  return client_.Rename(src.dir, src.name, dst.dir, dst.name, a, b);
+}
+
+int64_t NfsFileSystem::preferred_chunk_bytes() const {
+  const FsInfo& info = client_.fsinfo();
+  return std::min<int64_t>({info.rtmax, info.wtmax, kMaxDefaultChunk});
+}
+
+int NfsFileSystem::preferred_parallelism() const { return parallelism_; }
+
+namespace {
+
+// nfs:// URLs: one filesystem per server identity and export, reused.
+class NfsProvider final : public fs::FileSystemProvider {
+ public:
+  explicit NfsProvider(const NfsFileSystemOptions& options) : options_(options) {}
+
+  absl::StatusOr<fs::Location> Resolve(Runtime& runtime, std::string_view url) override {
+    FERRY_ASSIGN_OR_RETURN(NfsUrl parsed, ParseNfsUrl(url));
+    const std::string key = absl::StrCat(parsed.host, "|", parsed.nfs_port.value_or(0), "|",
+                                         parsed.mount_port.value_or(0), "|",
+                                         parsed.uid.value_or(~0u), "|", parsed.gid.value_or(~0u));
+    std::shared_ptr<NfsFileSystem> fs;
+    {
+      MutexLock lock(&mu_);
+      size_t best = 0;
+      for (const auto& [export_path, candidate] : mounted_[key]) {
+        if (IsUnder(parsed.path, export_path) && export_path.size() >= best) {
+          best = export_path.size();
+          fs = candidate;
+        }
+      }
+    }
+    if (fs == nullptr) {
+      // Outside the lock: mounting takes round trips.
+      FERRY_ASSIGN_OR_RETURN(fs, NfsFileSystem::Connect(runtime, parsed, options_));
+      MutexLock lock(&mu_);
+      mounted_[key].emplace(fs->client().export_path(), fs);
+    }
+    const std::string& export_path = fs->client().export_path();
+    std::string_view below = std::string_view(parsed.path)
+                                 .substr(export_path == "/" ? 0 : export_path.size());
+    fs::Location out;
+    out.path = fs::NormalizePath(below);
+    const std::string_view raw = url.substr(0, url.find('?'));
+    out.names_directory = out.path.empty() || raw.back() == '/';
+    out.url = std::string(url);
+    out.fs = std::move(fs);
+    return out;
+  }
+
+ private:
+  static bool IsUnder(std::string_view path, std::string_view prefix) {
+    if (prefix == "/") return true;
+    return path.substr(0, prefix.size()) == prefix &&
+           (path.size() == prefix.size() || path[prefix.size()] == '/');
+  }
+
+  const NfsFileSystemOptions options_;
+  Mutex mu_;
+  // server identity -> export -> its filesystem
+  std::map<std::string, std::map<std::string, std::shared_ptr<NfsFileSystem>>> mounted_
+      ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace
+
+std::unique_ptr<fs::FileSystemProvider> NewNfsProvider(const NfsFileSystemOptions& options) {
+  return std::make_unique<NfsProvider>(options);
+}
+
+}  // namespace ferry::nfs

@@ -179,10 +179,11 @@ class PyFileSystems {
   }
 
   fs::Location Resolve(const std::string& url) {
+    std::shared_ptr<Shared> shared = Live("resolve");  // raises: GIL held
     absl::StatusOr<fs::Location> where;
     {
       py::gil_scoped_release nogil;  // a provider may connect
-      where = Live("resolve").registry->Resolve(url);
+      where = shared->registry->Resolve(url);
     }
     return ValueOrThrow(std::move(where));
   }

@@ -435,8 +435,9 @@ class CopyRun {
   const bool finish_on_caller_;
   const absl::Time start_;
   int workers_ = 1;
-  // The caller's own (progress runs on it alone).
-  absl::Time last_report_ = absl::InfinitePast();
+  // The caller's own (progress runs on it alone). The first report comes
+  // one interval in: a copy shorter than that reports once, at the end.
+  absl::Time last_report_ = start_;
   int64_t reported_bytes_ = 0;
 
   Mutex mu_;

@@ -12,6 +12,7 @@
 //   server answering every request with crafted bytes, to check where
 //   HttpRequest::response_buffer puts a body and how GetRangeInto reads it.
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
@@ -19,7 +20,11 @@
 #include "ferry/rpc/framing.h"
 #include "ferry/runtime/runtime.h"
 #include "ferry/s3/http_client.h"
+#include "ferry/fs/local_file_system.h"
+#include "ferry/s3/s3_file_system.h"
 #include "ferry/s3/s3_object_store.h"
+#include "ferry/transfer/copy_engine.h"
+#include "testing/scratch_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/s3_peer.h"
@@ -376,6 +381,57 @@ TEST_F(CraftedReplyTest, GetRangeIntoOfARangeReplyLongerThanAskedIsDataLoss) {
   auto n = GetInto(*store, 0, std::span<char>(buffer.data(), buffer.size()));
   EXPECT_EQ(n.status().code(), absl::StatusCode::kDataLoss) << n.status();
   EXPECT_THAT(n.status().message(), HasSubstr("asked for 10 bytes"));
+}
+
+// A server that lists keys which would leave a download's destination
+// ("t/../../escape.txt", "t/a/../../../up", "t//double", "t/nul\0name"):
+// a tree copy writes the one safe key, skips each unsafe one with a failure
+// naming it, and nothing appears outside the destination.
+TEST_F(CraftedReplyTest, TreeCopyOfAListingWithEscapingKeysWritesOnlyInsideTheDestination) {
+  auto contents = [](std::string_view key) {
+    return absl::StrCat("<Contents><Key>", ToAbsl(key),
+                        "</Key><Size>4</Size><ETag>&quot;e1&quot;</ETag>"
+                        "<LastModified>2024-01-01T00:00:00.000Z</LastModified></Contents>");
+  };
+  const std::string list = absl::StrCat(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?><ListBucketResult><Name>b</Name>"
+      "<Prefix>t/</Prefix><KeyCount>5</KeyCount><MaxKeys>1000</MaxKeys>"
+      "<IsTruncated>false</IsTruncated>",
+      contents("t/ok.txt"), contents("t/../../escape.txt"), contents("t/a/../../../up"),
+      contents("t//double"), contents("t/nul&#0;name"), "</ListBucketResult>");
+  const std::string head =
+      "HTTP/1.1 200 OK\r\nContent-Length: 4\r\nETag: \"e1\"\r\n"
+      "Last-Modified: Mon, 01 Jan 2024 00:00:00 GMT\r\nConnection: close\r\n\r\n";
+  CraftedHttpServer server({Reply("200 OK", list), head, Reply("200 OK", "fine")});
+  S3Config config = BaseConfig();
+  config.endpoints = {server.endpoint()};
+  absl::StatusOr<std::shared_ptr<S3FileSystem>> s3 = S3FileSystem::Create(rt_, config);
+  ASSERT_TRUE(s3.ok()) << s3.status();
+  ferry::testing::ScratchDir scratch("ferry_traversal_");
+  ASSERT_TRUE(scratch.ok());
+  fs::LocalFileSystem local;
+  const std::string dest = fs::LocalPathToFsPath(scratch.Path("deep/dest"));
+  absl::StatusOr<TreeCopyResult> r = CopyTree(rt_, **s3, "b/t", local, dest);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->totals.files, 1);
+  EXPECT_EQ(ferry::testing::ReadFile(scratch.Path("deep/dest/ok.txt")), "fine");
+  EXPECT_GE(r->files_failed, 3);
+  // Nothing outside deep/dest (the parent "a" of one odd key may be made
+  // inside it, empty), and no file but ok.txt.
+  for (const auto& e : std::filesystem::recursive_directory_iterator(scratch.Path(""))) {
+    const std::string rel = std::filesystem::relative(e.path(), scratch.Path("")).string();
+    EXPECT_TRUE(rel == "deep" || rel.rfind("deep/dest", 0) == 0) << rel;
+    if (e.is_regular_file()) {
+      EXPECT_EQ(rel, "deep/dest/ok.txt");
+    }
+  }
+  bool named_escape = false;
+  for (const FileCopyFailure& f : r->failures) {
+    EXPECT_EQ(f.status.code(), absl::StatusCode::kInvalidArgument) << f.status;
+    named_escape |= f.status.message().find("../../escape.txt") != absl::string_view::npos;
+  }
+  EXPECT_TRUE(named_escape);
+  std::filesystem::remove_all(scratch.Path("deep"));
 }
 
 }  // namespace

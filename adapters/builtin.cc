@@ -9,8 +9,9 @@ namespace ferry {
 
 absl::Status RegisterBuiltinFileSystems(fs::FileSystemRegistry& registry,
                                         const BuiltinFileSystemOptions& options) {
-  FERRY_RETURN_IF_ERROR(registry.Register(
-      "nfs", nfs::NewNfsProvider({.parallelism = options.nfs_parallelism})));
+  nfs::NfsFileSystemOptions nfs_options{.parallelism = options.nfs_parallelism};
+  if (options.nfs_connections > 0) nfs_options.client.connections = options.nfs_connections;
+  FERRY_RETURN_IF_ERROR(registry.Register("nfs", nfs::NewNfsProvider(nfs_options)));
   FERRY_RETURN_IF_ERROR(registry.Register(
       "s3", s3::NewS3Provider({.chunk_bytes = options.s3_chunk_bytes,
                                .concurrency = options.s3_concurrency,

@@ -48,7 +48,7 @@ fs::Entry EntryOf(std::string path, const Fattr3& a) {
   fs::Entry e;
   e.path = std::move(path);
   e.kind = KindOf(a.type);
-  e.size = e.kind == fs::EntryKind::kFile ? static_cast<int64_t>(a.size) : 0;
+  e.size = static_cast<int64_t>(a.size);  // fattr3's, for every kind (as lstat)
   e.mtime = TimeOf(a.mtime);
   e.mode = a.mode;
   e.uid = a.uid;
@@ -401,7 +401,7 @@ absl::StatusOr<fs::WalkStats> NfsFileSystem::Walk(
           fs::Entry f;
           f.path = std::move(e.path);
           f.kind = KindOf(e.type);
-          f.size = f.kind == fs::EntryKind::kFile ? static_cast<int64_t>(e.size) : 0;
+          f.size = static_cast<int64_t>(e.size);
           f.mtime = TimeOf(e.mtime);
           f.mode = e.mode;
           f.uid = e.uid;

@@ -168,35 +168,6 @@ class TtlCache:
 
 # ---------------------------------------------------------------- nfs walk
 
-class _NfsWalk:
-    """A walk of an NFS tree yielding records.proto WalkBatch bytes; use
-    ferry.nfs.walk(), which decodes them. Connects in the constructor
-    (ValueError: bad URL; ConnectionError: server unreachable)."""
-
-    def __init__(
-        self,
-        url: str,
-        *,
-        runtime: Runtime,
-        batch_entries: int = 4096,
-        uid: Optional[int] = None,
-        gid: Optional[int] = None,
-        max_directories_in_flight: int = 256,
-        connections: int = 4,
-    ) -> None: ...
-    def __iter__(self) -> "_NfsWalk": ...
-    def __next__(self) -> bytes:
-        """The next serialized WalkBatch (GIL released while waiting);
-        raises the walk's error, if any, at the end."""
-    def close(self) -> None:
-        """Stops the walk and waits until it has stopped. Idempotent."""
-    @property
-    def closed(self) -> bool: ...
-    @property
-    def stats(self) -> Optional[dict[str, Any]]:
-        """directories, entries, bytes, errors, rpcs, retries, elapsed
-        (seconds), stopped_early: once the walk ended, else None."""
-
 # ---------------------------------------------------------------- filesystems
 
 class _Walk:
@@ -227,6 +198,7 @@ class _FileSystems:
         s3_concurrency: int = 0,
         s3_make_bucket: bool = False,
         nfs_parallelism: int = 0,
+        nfs_connections: int = 0,
     ) -> None: ...
     def stat(self, url: str) -> dict[str, Any]: ...
     def open(self, url: str, mode: str = "r", *, size: int = -1) -> _OpenFile: ...

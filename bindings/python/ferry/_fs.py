@@ -89,11 +89,12 @@ class FileSystems:
 
     def __init__(self, *, runtime: _core.Runtime, s3_chunk_bytes: int = 0,
                  s3_concurrency: int = 0, s3_make_bucket: bool = False,
-                 nfs_parallelism: int = 0) -> None:
+                 nfs_parallelism: int = 0, nfs_connections: int = 0) -> None:
         self._raw = _core._FileSystems(runtime=runtime, s3_chunk_bytes=s3_chunk_bytes,
                                        s3_concurrency=s3_concurrency,
                                        s3_make_bucket=s3_make_bucket,
-                                       nfs_parallelism=nfs_parallelism)
+                                       nfs_parallelism=nfs_parallelism,
+                                       nfs_connections=nfs_connections)
 
     def stat(self, url: str) -> Dict[str, Any]:
         """{'url', 'kind' ('file', 'directory', ...), 'size', 'mtime_ns',

@@ -48,7 +48,7 @@ exception raised there stops the copy and is re-raised.
 
 from typing import Any, Callable, Iterator, List, Optional, Tuple, Union
 
-from ferry import _core
+from ferry import _core, _fs
 from ferry._files import ObjectFile, Progress, _close_all, _core_mode
 from ferry.records_pb2 import TransferStats, WalkBatch, WalkEntry, WalkError
 
@@ -65,51 +65,25 @@ DEFAULT_PARALLELISM = 16
 DEFAULT_FILE_MODE = 0o644
 
 
-class Walk:
-    """An iterator of ``WalkBatch`` records; a context manager.
+# A walk of an NFS tree is the protocol-neutral walk (ferry.Walk).
+Walk = _fs.Walk
 
-    Each batch holds ``batch_entries`` entries but the last and those
-    carrying a ``WalkError`` (the walker waits for a full batch: every batch costs a crossing into Python, so
-    a smaller ``batch_entries`` gives the first entries sooner at more CPU).
-    Batches of one walk share ``walk_id``, count up in ``sequence``, and the
-    final batch of a walk that completed has ``last`` set. ``stats`` is a
-    dict (directories, entries, bytes, errors, rpcs, retries, elapsed,
-    stopped_early) once the walk ended, else None.
-    """
+_MAX_ID = 1 << 32
 
-    def __init__(self, url: str, *, runtime: _core.Runtime,
-                 batch_entries: int = DEFAULT_BATCH_ENTRIES,
-                 uid: Optional[int] = None, gid: Optional[int] = None,
-                 max_directories_in_flight: int = DEFAULT_MAX_DIRECTORIES_IN_FLIGHT,
-                 connections: int = DEFAULT_CONNECTIONS) -> None:
-        self._walk = _core._NfsWalk(
-            url, runtime=runtime, batch_entries=batch_entries, uid=uid, gid=gid,
-            max_directories_in_flight=max_directories_in_flight, connections=connections)
 
-    def __iter__(self) -> "Walk":
-        return self
-
-    def __next__(self) -> WalkBatch:
-        return WalkBatch.FromString(next(self._walk))
-
-    def close(self) -> None:
-        """Stops the walk (if still running) and waits until it has stopped."""
-        self._walk.close()
-
-    @property
-    def closed(self) -> bool:
-        return self._walk.closed
-
-    @property
-    def stats(self) -> Optional[dict]:
-        return self._walk.stats
-
-    def __enter__(self) -> "Walk":
-        return self
-
-    def __exit__(self, *exc: object) -> bool:
-        self.close()
-        return False
+def _with_ids(url: str, uid: Optional[int], gid: Optional[int]) -> str:
+    """`url` with uid= / gid= query options added; ValueError naming the
+    option for one out of AUTH_SYS's 32-bit range."""
+    extra = []
+    for name, value in (("uid", uid), ("gid", gid)):
+        if value is None:
+            continue
+        if not 0 <= value < _MAX_ID:
+            raise _core.InvalidArgumentError(f"nfs.walk: {name} {value} is not in [0, 2**32)")
+        extra.append(f"{name}={value}")
+    if not extra:
+        return url
+    return url + ("&" if "?" in url else "?") + "&".join(extra)
 
 
 def walk(url: str, *, runtime: _core.Runtime, batch_entries: int = DEFAULT_BATCH_ENTRIES,
@@ -122,8 +96,14 @@ def walk(url: str, *, runtime: _core.Runtime, batch_entries: int = DEFAULT_BATCH
     ``uid``/``gid`` set the AUTH_SYS identity (else the URL's, else the
     process's). Connects before returning: raises ``ValueError`` for a bad
     URL, ``ConnectionError`` when the server does not answer."""
-    return Walk(url, runtime=runtime, batch_entries=batch_entries, uid=uid, gid=gid,
-                max_directories_in_flight=max_directories_in_flight, connections=connections)
+    if connections <= 0:
+        raise _core.InvalidArgumentError(f"nfs.walk: connections must be > 0, got {connections}")
+    fsys = _core._FileSystems(runtime=runtime, nfs_connections=connections)
+    try:
+        return Walk(fsys.walk(_with_ids(url, uid, gid), batch_entries=batch_entries,
+                              max_in_flight=max_directories_in_flight))
+    finally:
+        fsys.close()  # the walk holds what it needs
 
 
 def walk_entries(url: str, *, runtime: _core.Runtime,
@@ -138,18 +118,7 @@ def walk_entries(url: str, *, runtime: _core.Runtime,
     Connects before returning, as :func:`walk` does."""
     w = walk(url, runtime=runtime, batch_entries=batch_entries, uid=uid, gid=gid,
              max_directories_in_flight=max_directories_in_flight, connections=connections)
-    return _entries(w, onerror)
-
-
-def _entries(w: Walk, onerror: Optional[Callable[[WalkError], None]]) -> Iterator[WalkEntry]:
-    # A generator: closed (and so the walk) when the caller breaks out and
-    # drops it, or calls its close().
-    with w:
-        for batch in w:
-            if onerror is not None:
-                for error in batch.errors:
-                    onerror(error)
-            yield from batch.entries
+    return _fs._entries(w, onerror)
 
 
 # ---------------------------------------------------------------- files, copies

@@ -11,7 +11,6 @@ void RegisterExceptions(pybind11::module_& m);  // status_exceptions.cc
 void RegisterFileSystems(pybind11::module_& m);  // file_systems.cc
 void RegisterManualClock(pybind11::module_& m);  // manual_clock.cc
 void RegisterNfsFiles(pybind11::module_& m);     // nfs_files.cc
-void RegisterNfsWalk(pybind11::module_& m);      // nfs_walk.cc
 void RegisterOpenFile(pybind11::module_& m);     // open_file.cc
 void RegisterRuntime(pybind11::module_& m);      // runtime.cc
 void RegisterS3Client(pybind11::module_& m);     // s3_client.cc

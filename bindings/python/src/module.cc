@@ -11,7 +11,6 @@ PYBIND11_MODULE(_core, m) {
   ferry::python::RegisterManualClock(m);
   ferry::python::RegisterRuntime(m);
   ferry::python::RegisterTtlCache(m);
-  ferry::python::RegisterNfsWalk(m);
   ferry::python::RegisterOpenFile(m);
   ferry::python::RegisterNfsFiles(m);
   ferry::python::RegisterS3Client(m);

@@ -36,7 +36,7 @@ def test_stubs_name_every_public_name_of_the_extension():
         if getattr(getattr(ferry, name), "__module__", None) == "ferry._core" or \
                 name in dir(ferry._core):
             assert f"class {name}" in stub, name
-    for name in ("_OpenFile", "_NfsClient", "_S3Client", "_NfsWalk"):
+    for name in ("_OpenFile", "_NfsClient", "_S3Client", "_FileSystems", "_Walk"):
         assert f"class {name}" in stub, name
 
 

@@ -26,8 +26,9 @@ struct BuiltinFileSystemOptions {
   int s3_concurrency = 0;
   // S3: CreateDir of a bucket that does not exist creates it.
   bool s3_make_bucket = false;
-  // NFS: chunks in flight per file.
+  // NFS: chunks in flight per file; TCP connections per mount.
   int nfs_parallelism = 0;
+  int nfs_connections = 0;
 };
 
 // Registers nfs:// and s3:// (file:// is the registry's own).

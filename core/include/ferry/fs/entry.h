@@ -44,7 +44,9 @@ struct Entry {
   // before using one as a local path.
   std::string path;
   EntryKind kind = EntryKind::kUnknown;
-  int64_t size = 0;                          // bytes; 0 for directories
+  // Bytes for a file; for other kinds what the protocol reports (NFS and
+  // the local disk: the directory's or link's own size; S3: 0).
+  int64_t size = 0;
   absl::Time mtime = absl::InfinitePast();   // InfinitePast: not known
   uint32_t mode = 0;                         // permission bits; 0: none
   uint32_t uid = 0;                          // numeric owner where the

@@ -29,6 +29,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "ferry/base/atomic_max.h"
 #include "ferry/base/mutex.h"
 #include "ferry/base/strings.h"
 #include "ferry/fs/file_system.h"
@@ -155,10 +156,7 @@ class MemFileSystem final : public fs::FileSystem {
     if (it != nodes_.end() && it->second.kind == fs::EntryKind::kDirectory) {
       return absl::FailedPreconditionError(absl::StrCat("open ", Url(p), ": a directory"));
     }
-    const int now = ++open_writers;
-    int seen = max_open_writers.load();
-    while (now > seen && !max_open_writers.compare_exchange_weak(seen, now)) {
-    }
+    AtomicMax(max_open_writers, ++open_writers);
     return std::unique_ptr<fs::File>(new Writer(this, p, std::max<int64_t>(options.size, 0)));
   }
 
@@ -206,10 +204,7 @@ class MemFileSystem final : public fs::FileSystem {
     Reader(MemFileSystem* fs, std::shared_ptr<const std::string> bytes)
         : fs_(fs), bytes_(std::move(bytes)) {}
     absl::StatusOr<size_t> ReadAt(int64_t offset, absl::Span<char> buf) override {
-      const int now = ++fs_->reads_in_flight;
-      int seen = fs_->max_reads_in_flight.load();
-      while (now > seen && !fs_->max_reads_in_flight.compare_exchange_weak(seen, now)) {
-      }
+      AtomicMax(fs_->max_reads_in_flight, ++fs_->reads_in_flight);
       struct Leave {
         MemFileSystem* fs;
         ~Leave() { --fs->reads_in_flight; }

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "ferry/base/atomic_max.h"
 #include "ferry/base/mutex.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
@@ -244,10 +245,7 @@ class NfsWriteFile final : public fs::File {
       file = file_;
     }
     FERRY_ASSIGN_OR_RETURN(size_t n, file->WriteAt(offset, data));
-    int64_t end = offset + static_cast<int64_t>(n);
-    int64_t seen = high_water_.load(std::memory_order_relaxed);
-    while (end > seen && !high_water_.compare_exchange_weak(seen, end)) {
-    }
+    AtomicMax(high_water_, offset + static_cast<int64_t>(n));
     return n;
   }
 

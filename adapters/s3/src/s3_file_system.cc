@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "ferry/base/atomic_max.h"
 #include "ferry/base/mutex.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
@@ -95,10 +96,7 @@ class S3WriteFile final : public fs::File {
 
   absl::StatusOr<size_t> WriteAt(int64_t offset, absl::Span<const char> data) override {
     FERRY_ASSIGN_OR_RETURN(size_t n, files_.PWrite(fd_, offset, data));
-    int64_t end = offset + static_cast<int64_t>(n);
-    int64_t seen = high_water_.load(std::memory_order_relaxed);
-    while (end > seen && !high_water_.compare_exchange_weak(seen, end)) {
-    }
+    AtomicMax(high_water_, offset + static_cast<int64_t>(n));
     return n;
   }
   absl::StatusOr<int64_t> Size() override { return high_water_.load(); }

@@ -6,53 +6,27 @@
 // module stays free of static mutable state.
 #include "status_exceptions.h"
 
-#include <array>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "ferry/base/strings.h"
+#include "ferry/bindings/error_kind.h"
 
 namespace py = pybind11;
 
 namespace ferry::python {
 namespace {
 
-struct CodeName {
-  absl::StatusCode code;
-  const char* name;
-};
-
-// The canonical codes, named as absl's enumerators without the `k`.
-constexpr std::array<CodeName, 17> kCodeNames = {{
-    {absl::StatusCode::kOk, "Ok"},
-    {absl::StatusCode::kCancelled, "Cancelled"},
-    {absl::StatusCode::kUnknown, "Unknown"},
-    {absl::StatusCode::kInvalidArgument, "InvalidArgument"},
-    {absl::StatusCode::kDeadlineExceeded, "DeadlineExceeded"},
-    {absl::StatusCode::kNotFound, "NotFound"},
-    {absl::StatusCode::kAlreadyExists, "AlreadyExists"},
-    {absl::StatusCode::kPermissionDenied, "PermissionDenied"},
-    {absl::StatusCode::kResourceExhausted, "ResourceExhausted"},
-    {absl::StatusCode::kFailedPrecondition, "FailedPrecondition"},
-    {absl::StatusCode::kAborted, "Aborted"},
-    {absl::StatusCode::kOutOfRange, "OutOfRange"},
-    {absl::StatusCode::kUnimplemented, "Unimplemented"},
-    {absl::StatusCode::kInternal, "Internal"},
-    {absl::StatusCode::kUnavailable, "Unavailable"},
-    {absl::StatusCode::kDataLoss, "DataLoss"},
-    {absl::StatusCode::kUnauthenticated, "Unauthenticated"},
-}};
-
-// The ferry._core class raised for `code`.
+// The ferry._core class raised for `code` (the shared table's kinds).
 const char* ExceptionClassFor(absl::StatusCode code) {
-  switch (code) {
-    case absl::StatusCode::kNotFound: return "NotFoundError";
-    case absl::StatusCode::kPermissionDenied: return "PermissionDeniedError";
-    case absl::StatusCode::kUnauthenticated: return "UnauthenticatedError";
-    case absl::StatusCode::kDeadlineExceeded: return "DeadlineExceededError";
-    case absl::StatusCode::kUnavailable: return "UnavailableError";
-    case absl::StatusCode::kInvalidArgument: return "InvalidArgumentError";
-    case absl::StatusCode::kDataLoss: return "ProtocolError";
+  switch (bindings::ErrorKindFor(code)) {
+    case bindings::ErrorKind::kNotFound: return "NotFoundError";
+    case bindings::ErrorKind::kPermissionDenied: return "PermissionDeniedError";
+    case bindings::ErrorKind::kUnauthenticated: return "UnauthenticatedError";
+    case bindings::ErrorKind::kTimeout: return "DeadlineExceededError";
+    case bindings::ErrorKind::kUnavailable: return "UnavailableError";
+    case bindings::ErrorKind::kInvalidArgument: return "InvalidArgumentError";
+    case bindings::ErrorKind::kProtocol: return "ProtocolError";
     default: return "Error";
   }
 }
@@ -80,18 +54,10 @@ std::string SafeStr(const py::handle& h) {
 
 }  // namespace
 
-std::string StatusCodeName(absl::StatusCode code) {
-  for (const CodeName& c : kCodeNames) {
-    if (c.code == code) return c.name;
-  }
-  return absl::StrCat("Code(", static_cast<int>(code), ")");
-}
+std::string StatusCodeName(absl::StatusCode code) { return bindings::StatusCodeName(code); }
 
 std::optional<absl::StatusCode> StatusCodeFromName(std::string_view name) {
-  for (const CodeName& c : kCodeNames) {
-    if (name == c.name) return c.code;
-  }
-  return std::nullopt;
+  return bindings::StatusCodeFromName(name);
 }
 
 void ThrowStatus(const absl::Status& status) {

@@ -16,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "ferry/base/atomic_max.h"
 #include "ferry/base/mutex.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
@@ -84,10 +85,7 @@ class LocalWriteFile final : public File {
 
   absl::StatusOr<size_t> WriteAt(int64_t offset, absl::Span<const char> data) override {
     FERRY_RETURN_IF_ERROR(temp_.WriteAt(std::span<const char>(data.data(), data.size()), offset));
-    int64_t end = offset + static_cast<int64_t>(data.size());
-    int64_t seen = high_water_.load(std::memory_order_relaxed);
-    while (end > seen && !high_water_.compare_exchange_weak(seen, end)) {
-    }
+    AtomicMax(high_water_, offset + static_cast<int64_t>(data.size()));
     return data.size();
   }
 

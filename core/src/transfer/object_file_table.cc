@@ -25,6 +25,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "ferry/base/atomic_max.h"
 #include "ferry/base/mutex.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
@@ -66,10 +67,7 @@ class ObjectHandle {
     }
     FERRY_RETURN_IF_ERROR(uploader_->Write(offset, std::span<const char>(data.data(), data.size())));
     // The highest byte written is the size of an object of unknown length.
-    int64_t end = offset + static_cast<int64_t>(data.size());
-    int64_t seen = written_end_.load(std::memory_order_relaxed);
-    while (end > seen && !written_end_.compare_exchange_weak(seen, end)) {
-    }
+    AtomicMax(written_end_, offset + static_cast<int64_t>(data.size()));
     return data.size();
   }
 

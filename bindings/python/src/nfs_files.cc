@@ -23,41 +23,37 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "bindings.h"
-#include "ferry/io/fd_table.h"
+#include "ferry/fs/file_table.h"
 #include "ferry/nfs/nfs_client.h"
 #include "ferry/nfs/nfs_copy.h"
-#include "ferry/nfs/nfs_file.h"
+#include "ferry/nfs/nfs_file_system.h"
 #include "ferry/nfs/nfs_url.h"
+#include "ferry/records/fs_records.h"
 #include "nfs_url_args.h"
 #include "open_file.h"
 #include "progress.h"
 #include "runtime_handle.h"
 #include "status_exceptions.h"
-#include "ferry/records/fs_records.h"
 
 namespace py = pybind11;
 
 namespace ferry::python {
 namespace {
 
-// Pin, client and fd table of one connection. Thread-safe (its parts are).
-// Members are destroyed in reverse order: table, client, then the pin.
+// Pin, client, its filesystem and the descriptor table of one connection.
+// Thread-safe (its parts are). Members are destroyed in reverse order:
+// table, filesystem, client, then the pin.
 class NfsState final : public FileTable {
  public:
   NfsState(RuntimeHandle::Pin pin, std::unique_ptr<nfs::NfsClient> client)
-      : pin_(std::move(pin)), client_(std::move(client)) {}
+      : pin_(std::move(pin)), client_(std::move(client)), fs_(*client_) {}
 
   Runtime& runtime() const { return pin_.runtime(); }
   nfs::NfsClient& client() const { return *client_; }
 
+  // A written file is published (atomically) at its Close.
   absl::StatusOr<int> Open(const std::string& path, bool write, uint32_t mode) {
-    absl::StatusOr<std::shared_ptr<nfs::NfsFile>> file =
-        write ? nfs::NfsFile::Create(*client_, path, mode) : nfs::NfsFile::Open(*client_, path);
-    if (!file.ok()) return file.status();
-    absl::StatusOr<FdTable<nfs::NfsFile>::OpenResult> opened =
-        table_.Open(path, std::move(*file), write ? OpenMode::kWrite : OpenMode::kRead);
-    if (!opened.ok()) return opened.status();
-    return opened->fd;
+    return table_.Open(fs_, path, write ? OpenMode::kWrite : OpenMode::kRead, {.mode = mode});
   }
 
   absl::StatusOr<size_t> Read(int fd, absl::Span<char> buf) override {
@@ -69,17 +65,13 @@ class NfsState final : public FileTable {
   absl::StatusOr<int64_t> Lseek(int fd, int64_t offset, int whence) override {
     return table_.Lseek(fd, offset, whence);
   }
-  // COMMITs this descriptor's writes (nothing for a reader).
-  absl::Status Close(int fd) override {
-    absl::StatusOr<FdTable<nfs::NfsFile>::CloseResult> closed = table_.Close(fd);
-    if (!closed.ok()) return closed.status();
-    return closed->handle->Commit();
-  }
+  absl::Status Close(int fd) override { return table_.Close(fd); }
 
  private:
   RuntimeHandle::Pin pin_;
   std::unique_ptr<nfs::NfsClient> client_;
-  FdTable<nfs::NfsFile> table_;
+  nfs::NfsFileSystem fs_;
+  fs::FileTable table_;
 };
 
 struct NfsConnectConfig {

@@ -25,6 +25,7 @@
 #include "absl/strings/str_cat.h"
 #include "bindings.h"
 #include "ferry/s3/s3_client.h"
+#include "ferry/records/fs_records.h"
 #include "ferry/s3/s3_config.h"
 #include "ferry/transfer/file_transfer.h"
 #include "ferry/transfer/object_file_table.h"
@@ -32,7 +33,6 @@
 #include "progress.h"
 #include "runtime_handle.h"
 #include "status_exceptions.h"
-#include "ferry/records/fs_records.h"
 
 namespace py = pybind11;
 

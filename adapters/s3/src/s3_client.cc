@@ -116,7 +116,14 @@ absl::StatusOr<std::unique_ptr<S3Client>> S3Client::Create(Runtime& runtime,
   upload.concurrency = threads;
   upload.retry = TransferRetry(config);
   upload.checksum = ChecksumAlgorithm::kNone;
-  ObjectFileTableOptions files{.download = download, .upload = upload};
+  // Descriptors written by many writers at once (the copy engine's
+  // workers, iRODS parallel puts) must not queue sealed parts until the
+  // whole budget is spent: at most concurrency + 2 wait for the store,
+  // as UploadFromFile keeps them (a 1 GiB upload through the engine held
+  // the whole 512 MiB budget, 537 MiB RSS, without it).
+  MultipartUploaderOptions file_upload = upload;
+  file_upload.max_sealed_parts = threads + 2;
+  ObjectFileTableOptions files{.download = download, .upload = file_upload};
   return std::unique_ptr<S3Client>(
       new S3Client(std::make_unique<Impl>(runtime, std::move(store), download, files, upload)));
 }

@@ -22,6 +22,7 @@
 #include "absl/strings/str_split.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
+#include "ferry/nfs/nfs3_xdr.h"
 #include "ferry/nfs/nfs_error.h"
 #include "ferry/rpc/framing.h"
 #include "ferry/rpc/onc_rpc.h"

@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "ferry/base/strings.h"
+#include "ferry/nfs/nfs3_xdr.h"
 
 namespace ferry::nfs {
 namespace {

@@ -15,6 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
+#include "ferry/nfs/nfs3_xdr.h"
 #include "ferry/nfs/nfs_url.h"
 
 namespace ferry::nfs {

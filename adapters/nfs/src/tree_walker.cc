@@ -35,6 +35,7 @@
 #include "ferry/base/mutex.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
+#include "ferry/nfs/nfs3_xdr.h"
 #include "ferry/nfs/nfs_error.h"
 
 namespace ferry::nfs {

@@ -31,7 +31,9 @@
 #include "ferry/base/strings.h"
 #include "ferry/runtime/runtime.h"
 #include "ferry/s3/s3_error.h"
+#include "ferry/s3/http_client.h"
 #include "ferry/s3/s3_xml.h"
+#include "ferry/s3/sigv4.h"
 
 namespace ferry::s3 {
 
@@ -176,7 +178,8 @@ absl::StatusOr<std::unique_ptr<S3ObjectStore>> S3ObjectStore::Create(Runtime& ru
 S3ObjectStore::S3ObjectStore(Runtime& runtime, const S3Config& config)
     : runtime_(runtime),
       config_(config),
-      credentials_{config.access_key_id, config.secret_access_key},
+      credentials_(std::make_unique<const SigV4Credentials>(
+          SigV4Credentials{config.access_key_id, config.secret_access_key})),
       http_(std::make_unique<HttpClient>(
           runtime, HttpClientOptions{.connect_timeout = config.connect_timeout,
                                      .stall_timeout = config.stall_timeout,
@@ -192,6 +195,8 @@ S3ObjectStore::S3ObjectStore(Runtime& runtime, const S3Config& config)
 // on an I/O thread, and those callbacks read this store (config, endpoint
 // health; failover may even Send again, which then completes Cancelled)
 // while it is still whole.
+int64_t S3ObjectStore::body_bytes_received() const { return http_->body_bytes_received(); }
+
 S3ObjectStore::~S3ObjectStore() { http_->Shutdown(); }
 
 template <typename T>
@@ -255,7 +260,7 @@ void S3ObjectStore::IssueTo(std::shared_ptr<Call> call, size_t endpoint_index, s
   if (!config_.session_token.empty()) {
     sig.headers.emplace_back("x-amz-security-token", config_.session_token);
   }
-  std::string authorization = SignV4(sig, credentials_, config_.region, amz_date);
+  std::string authorization = SignV4(sig, *credentials_, config_.region, amz_date);
 
   HttpRequest req;
   req.method = call->method;

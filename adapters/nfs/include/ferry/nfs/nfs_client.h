@@ -42,7 +42,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
-#include "ferry/nfs/nfs3_xdr.h"
+#include "ferry/nfs/nfs3_types.h"
 #include "ferry/nfs/nfs_error.h"
 #include "ferry/nfs/nfs_url.h"
 #include "ferry/rpc/rpc_metrics.h"

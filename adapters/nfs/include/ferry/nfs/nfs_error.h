@@ -17,7 +17,7 @@
 #include <string_view>
 
 #include "absl/status/status.h"
-#include "ferry/nfs/nfs3_xdr.h"
+#include "ferry/nfs/nfs3_types.h"
 
 namespace ferry::nfs {
 

@@ -41,7 +41,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "ferry/nfs/nfs3_xdr.h"
+#include "ferry/nfs/nfs3_types.h"
 #include "ferry/nfs/nfs_client.h"
 
 namespace ferry::nfs {

@@ -33,12 +33,17 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "ferry/s3/http_client.h"
+#include "absl/time/time.h"
+#include "ferry/runtime/runtime.h"
 #include "ferry/s3/s3_config.h"
-#include "ferry/s3/sigv4.h"
 #include "ferry/transfer/object_store.h"
 
 namespace ferry::s3 {
+
+// The wire pieces (src/internal): the HTTP engine and the signer.
+class HttpClient;
+struct HttpResponse;
+struct SigV4Credentials;
 
 // One object of a listing.
 struct ListedObject {
@@ -145,7 +150,7 @@ class S3ObjectStore : public ObjectStore {
   }
 
   // Response body bytes received over the store's life (see HttpClient).
-  int64_t body_bytes_received() const { return http_->body_bytes_received(); }
+  int64_t body_bytes_received() const;
   const S3Config& config() const { return config_; }
 
  private:
@@ -172,7 +177,7 @@ class S3ObjectStore : public ObjectStore {
 
   Runtime& runtime_;
   const S3Config config_;
-  const SigV4Credentials credentials_;
+  const std::unique_ptr<const SigV4Credentials> credentials_;
   std::unique_ptr<HttpClient> http_;
   std::atomic<uint64_t> next_endpoint_{0};
   // Per endpoint: until when (absl::ToUnixNanos) it is skipped.

@@ -24,10 +24,12 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "bindings.h"
-#include "ferry/s3/s3_client.h"
+#include "ferry/fs/local_file_system.h"
 #include "ferry/records/fs_records.h"
+#include "ferry/s3/s3_client.h"
 #include "ferry/s3/s3_config.h"
-#include "ferry/transfer/file_transfer.h"
+#include "ferry/s3/s3_file_system.h"
+#include "ferry/transfer/copy_engine.h"
 #include "ferry/transfer/object_file_table.h"
 #include "open_file.h"
 #include "progress.h"
@@ -39,28 +41,31 @@ namespace py = pybind11;
 namespace ferry::python {
 namespace {
 
-// Pin and client. Thread-safe (S3Client is). Destroyed client first.
+// Pin and the endpoint's filesystem (its S3Client). Thread-safe (they
+// are). The filesystem goes first, then the pin.
 class S3State final : public FileTable {
  public:
-  S3State(RuntimeHandle::Pin pin, std::unique_ptr<s3::S3Client> client)
-      : pin_(std::move(pin)), client_(std::move(client)) {}
+  S3State(RuntimeHandle::Pin pin, std::shared_ptr<s3::S3FileSystem> fs)
+      : pin_(std::move(pin)), fs_(std::move(fs)) {}
 
-  s3::S3Client& client() const { return *client_; }
+  Runtime& runtime() const { return pin_.runtime(); }
+  s3::S3FileSystem& fs() const { return *fs_; }
+  s3::S3Client& client() const { return fs_->client(); }
 
   absl::StatusOr<size_t> Read(int fd, absl::Span<char> buf) override {
-    return client_->files().Read(fd, buf);
+    return client().files().Read(fd, buf);
   }
   absl::StatusOr<size_t> Write(int fd, absl::Span<const char> data) override {
-    return client_->files().Write(fd, data);
+    return client().files().Write(fd, data);
   }
   absl::StatusOr<int64_t> Lseek(int fd, int64_t offset, int whence) override {
-    return client_->files().Lseek(fd, offset, whence);
+    return client().files().Lseek(fd, offset, whence);
   }
-  absl::Status Close(int fd) override { return client_->files().Close(fd); }
+  absl::Status Close(int fd) override { return client().files().Close(fd); }
 
  private:
   RuntimeHandle::Pin pin_;
-  std::unique_ptr<s3::S3Client> client_;
+  std::shared_ptr<s3::S3FileSystem> fs_;
 };
 
 // What Python may set instead of the AWS variables (None: the variable,
@@ -132,8 +137,10 @@ class PyS3Client {
     const std::string key = ValueOrThrow(s3::S3UrlToKey(url));
     return Transfer({.operation = records::TransferOperation::kDownload, .source = url,
                      .destination = local_path},
-                    progress, [&](TransferOptions options) {
-                      return state->client().Download(key, local_path, std::move(options));
+                    progress, [&](CopyOptions options) {
+                      fs::LocalFileSystem local;
+                      return CopyFile(state->runtime(), state->fs(), key, local,
+                                      fs::LocalPathToFsPath(local_path), std::move(options));
                     });
   }
 
@@ -143,8 +150,10 @@ class PyS3Client {
     const std::string key = ValueOrThrow(s3::S3UrlToKey(url));
     return Transfer({.operation = records::TransferOperation::kUpload, .source = local_path,
                      .destination = url},
-                    progress, [&](TransferOptions options) {
-                      return state->client().Upload(local_path, key, std::move(options));
+                    progress, [&](CopyOptions options) {
+                      fs::LocalFileSystem local;
+                      return CopyFile(state->runtime(), local, fs::LocalPathToFsPath(local_path),
+                                      state->fs(), key, std::move(options));
                     });
   }
 
@@ -165,12 +174,19 @@ class PyS3Client {
     if (!config.ok()) return config.status();
     absl::StatusOr<RuntimeHandle::Pin> pin = handle.Acquire("s3 client");
     if (!pin.ok()) return pin.status();
-    absl::StatusOr<std::unique_ptr<s3::S3Client>> client =
-        s3::S3Client::Create(pin->runtime(), *config);
-    if (!client.ok()) return client.status();
+    // The CLI's chunking (8 MiB, 10 in flight) unless a resource context
+    // string chose its own (S3_MPU_CHUNK, S3_MPU_THREADS).
+    s3::S3FileSystemOptions fs_options;
+    if (settings.context.has_value()) {
+      fs_options.chunk_bytes = config->mpu_chunk_bytes;
+      fs_options.concurrency = config->mpu_threads;
+    }
+    absl::StatusOr<std::shared_ptr<s3::S3FileSystem>> fs =
+        s3::S3FileSystem::Create(pin->runtime(), *config, fs_options);
+    if (!fs.ok()) return fs.status();
     endpoint_ = absl::StrCat(config->use_https ? "https://" : "http://",
                              config->endpoints.empty() ? "" : config->endpoints.front());
-    state_ = std::shared_ptr<S3State>(new S3State(std::move(*pin), std::move(*client)),
+    state_ = std::shared_ptr<S3State>(new S3State(std::move(*pin), std::move(*fs)),
                                       &DeleteWithoutGil<S3State>);
     return absl::OkStatus();
   }
@@ -186,7 +202,7 @@ class PyS3Client {
   template <typename Run>
   py::bytes Transfer(records::TransferRecordContext context, const py::object& progress, Run run) {
     const TransferStats stats = RunWithProgress(progress, [&](ProgressCallback callback) {
-      TransferOptions options;
+      CopyOptions options;
       options.progress = std::move(callback);
       return run(std::move(options));
     });

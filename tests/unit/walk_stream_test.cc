@@ -65,6 +65,20 @@ TEST_F(WalkStreamTest, CloseStopsAWalkTheConsumerAbandoned) {
   s->Close();
 }
 
+TEST_F(WalkStreamTest, HoldsNoReferenceToTheFileSystemOnceTheEndIsSeen) {
+  // A consumer that has seen the end may drop the filesystem and then the
+  // Runtime: the last reference must not be the walk task's on a pool
+  // thread (an NFS client's destructor there waits for stopped I/O threads).
+  mem_->PutFile("t/a", "x");
+  std::unique_ptr<WalkStream> s = WalkStream::Start(runtime_, mem_, "t", {});
+  for (;;) {
+    absl::StatusOr<std::optional<std::string>> bytes = s->Next();
+    ASSERT_TRUE(bytes.ok()) << bytes.status();
+    if (!bytes->has_value()) break;
+  }
+  EXPECT_EQ(mem_.use_count(), 1);
+}
+
 TEST(ErrorKindTest, MapsTheErrorTableAndNamesCodes) {
   EXPECT_EQ(ErrorKindFor(absl::StatusCode::kNotFound), ErrorKind::kNotFound);
   EXPECT_EQ(ErrorKindFor(absl::StatusCode::kDataLoss), ErrorKind::kProtocol);

@@ -63,6 +63,7 @@ class WalkTask {
   WalkTask(const WalkTask&) = delete;
   WalkTask& operator=(const WalkTask&) = delete;
   ~WalkTask() {
+    fs_.reset();  // before Finish: see operator()
     if (channel_ != nullptr) {
       channel_->Finish(absl::CancelledError("walk: the Runtime dropped the walk"), std::nullopt);
     }
@@ -91,6 +92,11 @@ class WalkTask {
     } else if (!stats.ok() && held.has_value()) {
       send_held(false);  // what was read before the error
     }
+    // Let go of the filesystem before the consumer can see the end: once
+    // it has, it may drop its own references and then the Runtime, and the
+    // last reference must never be this pool thread's (destroying an NFS
+    // client waits for the Runtime's I/O threads, which are stopping).
+    fs_.reset();
     channel->Finish(stats.status(),
                     stats.ok() ? std::optional<fs::WalkStats>(*stats) : std::nullopt);
   }

@@ -1,4 +1,6 @@
 // WalkTree: a parallel walk of an NFS directory tree, streamed in batches.
+// Private to the adapter: users walk through NfsFileSystem::Walk (the
+// protocol-neutral fs::Entry batches), which runs this.
 //
 // Many directories are read at once (READDIRPLUS, many calls in flight over
 // the client's pool), each with large pages, and nothing else: READDIRPLUS

@@ -18,7 +18,6 @@
 #include <pybind11/stl.h>
 
 #include "absl/status/status.h"
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "bindings.h"
@@ -39,42 +38,6 @@ namespace py = pybind11;
 namespace ferry::python {
 namespace {
 
-// The registry's files as the FileTable PyOpenFile reads through. Holds
-// the filesystems of open descriptors alive (the registry's providers
-// hold them too). Thread-safe.
-class FsFileTable final : public FileTable {
- public:
-  absl::StatusOr<int> Open(std::shared_ptr<fs::FileSystem> fs, std::string_view path,
-                           OpenMode mode, const fs::WriteOptions& options) {
-    absl::StatusOr<int> fd = files_.Open(*fs, path, mode, options);
-    if (fd.ok()) {
-      MutexLock l(&mu_);
-      owners_[*fd] = std::move(fs);
-    }
-    return fd;
-  }
-  absl::StatusOr<size_t> Read(int fd, absl::Span<char> buf) override {
-    return files_.Read(fd, buf);
-  }
-  absl::StatusOr<size_t> Write(int fd, absl::Span<const char> data) override {
-    return files_.Write(fd, data);
-  }
-  absl::StatusOr<int64_t> Lseek(int fd, int64_t offset, int whence) override {
-    return files_.Lseek(fd, offset, whence);
-  }
-  absl::Status Close(int fd) override {
-    absl::Status s = files_.Close(fd);
-    MutexLock l(&mu_);
-    owners_.erase(fd);
-    return s;
-  }
-
- private:
-  fs::FileTable files_;
-  Mutex mu_;
-  absl::flat_hash_map<int, std::shared_ptr<fs::FileSystem>> owners_ ABSL_GUARDED_BY(mu_);
-};
-
 std::string KindName(fs::EntryKind kind) { return std::string(fs::EntryKindName(kind)); }
 
 // The state a _FileSystems and everything it made share; the last owner
@@ -82,34 +45,13 @@ std::string KindName(fs::EntryKind kind) { return std::string(fs::EntryKindName(
 struct Shared {
   RuntimeHandle::Pin pin;
   std::unique_ptr<fs::FileSystemRegistry> registry;
-  std::shared_ptr<FsFileTable> files = std::make_shared<FsFileTable>();
+  std::unique_ptr<fs::FileTable> files = std::make_unique<fs::FileTable>();
 
   explicit Shared(RuntimeHandle::Pin p) : pin(std::move(p)) {}
   ~Shared() {
     files.reset();
     registry.reset();  // the filesystems, before the Runtime they run on
   }
-};
-
-// What an open file reads through: the shared file table, holding the
-// whole Shared (and so the Runtime pin and the filesystem) alive until the
-// file is closed, even if the _FileSystems was closed first.
-class SharedFiles final : public FileTable {
- public:
-  explicit SharedFiles(std::shared_ptr<Shared> shared) : shared_(std::move(shared)) {}
-  absl::StatusOr<size_t> Read(int fd, absl::Span<char> buf) override {
-    return shared_->files->Read(fd, buf);
-  }
-  absl::StatusOr<size_t> Write(int fd, absl::Span<const char> data) override {
-    return shared_->files->Write(fd, data);
-  }
-  absl::StatusOr<int64_t> Lseek(int fd, int64_t offset, int whence) override {
-    return shared_->files->Lseek(fd, offset, whence);
-  }
-  absl::Status Close(int fd) override { return shared_->files->Close(fd); }
-
- private:
-  std::shared_ptr<Shared> shared_;
 };
 
 // ferry._core._Walk: records.proto WalkBatch bytes, pulled. GIL held on
@@ -218,12 +160,15 @@ class PyFileSystems {
     absl::StatusOr<int> fd;
     {
       py::gil_scoped_release nogil;
-      fd = shared->files->Open(where.fs, where.path, write ? OpenMode::kWrite : OpenMode::kRead,
-                               {.size = size});
+      fd = shared->files->Open(*where.fs, where.path,
+                               write ? OpenMode::kWrite : OpenMode::kRead, {.size = size});
     }
     ThrowIfError(fd.status());
-    return std::make_unique<PyOpenFile>(std::make_shared<SharedFiles>(std::move(shared)), *fd,
-                                        where.fs->Url(where.path), !write, write);
+    // The file holds the whole Shared (registry, filesystems, Runtime pin)
+    // until it is closed, even if the _FileSystems is closed first.
+    fs::FileTable& files = *shared->files;
+    return std::make_unique<PyOpenFile>(std::make_shared<FileTable>(std::move(shared), files),
+                                        *fd, where.fs->Url(where.path), !write, write);
   }
 
   std::unique_ptr<PyWalk> Walk(const std::string& url, int64_t batch_entries,

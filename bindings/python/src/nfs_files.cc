@@ -43,35 +43,25 @@ namespace {
 // Pin, client, its filesystem and the descriptor table of one connection.
 // Thread-safe (its parts are). Members are destroyed in reverse order:
 // table, filesystem, client, then the pin.
-class NfsState final : public FileTable {
+class NfsState {
  public:
   NfsState(RuntimeHandle::Pin pin, std::unique_ptr<nfs::NfsClient> client)
       : pin_(std::move(pin)), client_(std::move(client)), fs_(*client_) {}
 
   Runtime& runtime() const { return pin_.runtime(); }
   nfs::NfsClient& client() const { return *client_; }
+  fs::FileTable& files() { return files_; }
 
   // A written file is published (atomically) at its Close.
   absl::StatusOr<int> Open(const std::string& path, bool write, uint32_t mode) {
-    return table_.Open(fs_, path, write ? OpenMode::kWrite : OpenMode::kRead, {.mode = mode});
+    return files_.Open(fs_, path, write ? OpenMode::kWrite : OpenMode::kRead, {.mode = mode});
   }
-
-  absl::StatusOr<size_t> Read(int fd, absl::Span<char> buf) override {
-    return table_.Read(fd, buf);
-  }
-  absl::StatusOr<size_t> Write(int fd, absl::Span<const char> data) override {
-    return table_.Write(fd, data);
-  }
-  absl::StatusOr<int64_t> Lseek(int fd, int64_t offset, int whence) override {
-    return table_.Lseek(fd, offset, whence);
-  }
-  absl::Status Close(int fd) override { return table_.Close(fd); }
 
  private:
   RuntimeHandle::Pin pin_;
   std::unique_ptr<nfs::NfsClient> client_;
   nfs::NfsFileSystem fs_;
-  fs::FileTable table_;
+  fs::FileTable files_;
 };
 
 struct NfsConnectConfig {
@@ -120,7 +110,8 @@ class PyNfsClient {
     }
     ThrowIfError(fd.status());
     std::string name = state->client().DisplayPath(path);
-    return std::make_unique<PyOpenFile>(std::move(state), *fd, std::move(name), !write, write);
+    auto files = std::make_shared<FileTable>(state, state->files());
+    return std::make_unique<PyOpenFile>(std::move(files), *fd, std::move(name), !write, write);
   }
 
   py::bytes Download(const std::string& path, const std::string& local_path,

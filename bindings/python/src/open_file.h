@@ -1,6 +1,6 @@
-// ferry._core._OpenFile: one descriptor of a C++ fd table (an S3Client's
-// ObjectFileTable, an NFS client's FdTable<NfsFile>) as the Python object
-// behind ferry's io.RawIOBase files (ferry/_files.py).
+// ferry._core._OpenFile: one descriptor of an fs::FileTable (over an S3,
+// NFS or any registered filesystem) as the Python object behind ferry's
+// io.RawIOBase files (ferry/_files.py).
 //
 // The offset lives in the C++ table; this object holds only the descriptor
 // and a reference to the table's owner (a FileTable), which keeps the
@@ -23,19 +23,30 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "ferry/fs/file_table.h"
 
 namespace ferry::python {
 
-// The descriptor calls a client's fd table offers (POSIX semantics, see
-// ferry/io/fd_table.h). Thread-safe. Close finishes what the open started
-// (an S3 upload, an NFS COMMIT) and reports whether that worked.
+// The descriptor table an open file reads and writes through (an
+// fs::FileTable: POSIX semantics, a written file published by Close) and
+// whatever must stay alive while the file is open (a client, a registry
+// and its Runtime pin), held as `owner`. Thread-safe (fs::FileTable is).
 class FileTable {
  public:
-  virtual ~FileTable() = default;
-  virtual absl::StatusOr<size_t> Read(int fd, absl::Span<char> buf) = 0;
-  virtual absl::StatusOr<size_t> Write(int fd, absl::Span<const char> data) = 0;
-  virtual absl::StatusOr<int64_t> Lseek(int fd, int64_t offset, int whence) = 0;
-  virtual absl::Status Close(int fd) = 0;
+  FileTable(std::shared_ptr<const void> owner, fs::FileTable& files)
+      : owner_(std::move(owner)), files_(files) {}
+  absl::StatusOr<size_t> Read(int fd, absl::Span<char> buf) { return files_.Read(fd, buf); }
+  absl::StatusOr<size_t> Write(int fd, absl::Span<const char> data) {
+    return files_.Write(fd, data);
+  }
+  absl::StatusOr<int64_t> Lseek(int fd, int64_t offset, int whence) {
+    return files_.Lseek(fd, offset, whence);
+  }
+  absl::Status Close(int fd) { return files_.Close(fd); }
+
+ private:
+  const std::shared_ptr<const void> owner_;
+  fs::FileTable& files_;
 };
 
 // Deletes `p` with the GIL released if this thread holds it: a client's

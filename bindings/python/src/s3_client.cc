@@ -41,31 +41,21 @@ namespace py = pybind11;
 namespace ferry::python {
 namespace {
 
-// Pin and the endpoint's filesystem (its S3Client). Thread-safe (they
-// are). The filesystem goes first, then the pin.
-class S3State final : public FileTable {
+// Pin, the endpoint's filesystem and the descriptor table of its open
+// objects. Thread-safe (they are). Destroyed table, filesystem, pin.
+class S3State {
  public:
   S3State(RuntimeHandle::Pin pin, std::shared_ptr<s3::S3FileSystem> fs)
       : pin_(std::move(pin)), fs_(std::move(fs)) {}
 
   Runtime& runtime() const { return pin_.runtime(); }
   s3::S3FileSystem& fs() const { return *fs_; }
-  s3::S3Client& client() const { return fs_->client(); }
-
-  absl::StatusOr<size_t> Read(int fd, absl::Span<char> buf) override {
-    return client().files().Read(fd, buf);
-  }
-  absl::StatusOr<size_t> Write(int fd, absl::Span<const char> data) override {
-    return client().files().Write(fd, data);
-  }
-  absl::StatusOr<int64_t> Lseek(int fd, int64_t offset, int whence) override {
-    return client().files().Lseek(fd, offset, whence);
-  }
-  absl::Status Close(int fd) override { return client().files().Close(fd); }
+  fs::FileTable& files() { return files_; }
 
  private:
   RuntimeHandle::Pin pin_;
   std::shared_ptr<s3::S3FileSystem> fs_;
+  fs::FileTable files_;
 };
 
 // What Python may set instead of the AWS variables (None: the variable,
@@ -124,11 +114,12 @@ class PyS3Client {
     absl::StatusOr<int> fd;
     {
       py::gil_scoped_release nogil;
-      fd = state->client().files().Open(key, write ? OpenMode::kWrite : OpenMode::kRead,
-                                        ObjectOpenOptions{.total_bytes = size.value_or(-1)});
+      fd = state->files().Open(state->fs(), key, write ? OpenMode::kWrite : OpenMode::kRead,
+                               {.size = size.value_or(-1)});
     }
     ThrowIfError(fd.status());
-    return std::make_unique<PyOpenFile>(std::move(state), *fd, url, !write, write);
+    auto files = std::make_shared<FileTable>(state, state->files());
+    return std::make_unique<PyOpenFile>(std::move(files), *fd, url, !write, write);
   }
 
   py::bytes Download(const std::string& url, const std::string& local_path,

@@ -1,11 +1,13 @@
 // Framing: how request/response records are delimited on a TCP stream.
 //
 // RpcPool is protocol-neutral: it writes framed records and reads records
-// back through a Framing. Two are provided:
+// back through a Framing. Three are provided:
 //   - ONC RPC record marking (RFC 5531 section 11): each record is one or
 //     more fragments, each behind a 4-byte header whose top bit marks the
 //     last fragment and whose low 31 bits give the fragment length;
-//   - a 4-byte big-endian length prefix (used with protobuf messages).
+//   - a 4-byte big-endian length prefix (used with protobuf messages);
+//   - a header-described frame (a length-prefixed header that gives the
+//     body's length: iRODS).
 //
 //   std::unique_ptr<ferry::Framing> f = ferry::NewRecordMarkingFraming({});
 //   std::string wire;
@@ -17,12 +19,14 @@
 #define FERRY_RPC_FRAMING_H_
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace ferry {
 
@@ -84,6 +88,31 @@ std::unique_ptr<Framing> NewRecordMarkingFraming(const RecordMarkingOptions& opt
 // `max_record_size` are rejected by the reader as DataLoss (checked on the
 // prefix, before the body is buffered). Empty records are valid.
 std::unique_ptr<Framing> NewLengthPrefixFraming(size_t max_record_size = size_t{64} << 20);
+
+// Reads a frame's header and returns how many body bytes follow it; an
+// error if the header is malformed. Must be thread-safe and hold no state:
+// every connection's reader calls it.
+using HeaderBodyLength = std::function<absl::StatusOr<size_t>(std::string_view header)>;
+
+struct HeaderDescribedOptions {
+  // Largest header accepted (an iRODS MsgHeader_PI is ~200 bytes).
+  size_t max_header_size = size_t{64} << 10;
+  // Largest body accepted (iRODS sends up to 32 MiB of data inline, plus
+  // its structures).
+  size_t max_body_size = size_t{64} << 20;
+};
+
+// Frames whose length the peer announces inside a header of their own: a
+// 4-byte big-endian header length, the header, then as many body bytes as
+// `body_length` reads from the header. iRODS frames this way (an XML
+// MsgHeader_PI whose msgLen + errorLen + bsLen give the body). The reader
+// hands out whole frames (prefix, header and body) for the protocol to
+// parse; Append writes a record as given, since the protocol builds the
+// whole frame (header included). A header or body over its maximum, an
+// empty header, or a body_length error is DataLoss, sticky like the
+// other readers'. Use with RpcPool's ordered mode (replies carry no id).
+std::unique_ptr<Framing> NewHeaderDescribedFraming(HeaderBodyLength body_length,
+                                                   const HeaderDescribedOptions& options = {});
 
 }  // namespace ferry
 

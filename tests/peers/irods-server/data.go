@@ -220,7 +220,7 @@ func (s *session) open(path string, flags int, kv map[string]string) (reply, err
 	access := flags & 3
 	write := access == oWRONLY || access == oRDWR
 	read := access == 0 || access == oRDWR
-	if token := kv["replica_token"]; token != "" {
+	if token := kv["replicaToken"]; token != "" {
 		return s.joinReplica(path, token, read, write)
 	}
 	cat := s.srv.cat
@@ -358,6 +358,7 @@ func (s *session) joinReplica(path, token string, read, write bool) (reply, erro
 		s.release(rep)
 		return reply{}, err
 	}
+	s.logf("(%s) joined replica (%s)", baseName(path), map[bool]string{true: "write", false: "read"}[write])
 	return reply{intInfo: s.addFd(&openFile{rep: rep, read: read, write: write})}, nil
 }
 

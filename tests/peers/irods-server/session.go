@@ -62,7 +62,9 @@ func (srv *server) serve(conn net.Conn) {
 		conn.Close()
 	}()
 	if err := s.startup(); err != nil {
-		s.logf("start-up rejected: %v", err)
+		if !errors.Is(err, io.EOF) { // a port probe
+			s.logf("start-up rejected: %v", err)
+		}
 		return
 	}
 	for {

@@ -32,7 +32,8 @@ import org.irods.irods4j.low_level.api.IRODSException;
  *
  * Commands: login, mkdir P, ls P, count P, stat P, put LOCAL P, get P LOCAL,
  * rm P, rmdir P, meta-add P ATTR VALUE [UNITS], meta-ls P, chmod LEVEL USER P,
- * perms P, rename FROM TO. Output is one line per result; an iRODS error prints
+ * perms P, rename FROM TO, fill P N (N/2 empty data objects d00000.. and N/2
+ * collections c00000..). Output is one line per result; an iRODS error prints
  * "ERROR code message" and exits 3.
  */
 public final class Irods4jCli {
@@ -41,6 +42,10 @@ public final class Irods4jCli {
       System.err.println("usage: Irods4jCli HOST PORT USER PASSWORD ZONE COMMAND [ARGS] [-- COMMAND ...]");
       System.exit(2);
     }
+    // irods4j logs through log4j-api alone; its simple logger (errors, to
+    // stderr) keeps stdout for results.
+    System.setProperty("log4j2.loggerContextFactory", "org.apache.logging.log4j.simple.SimpleLoggerContextFactory");
+    System.setProperty("org.apache.logging.log4j.simplelog.StatusLogger.level", "OFF");
     String host = args[0];
     int port = Integer.parseInt(args[1]);
     try (IRODSConnection conn = new IRODSConnection()) {
@@ -138,6 +143,18 @@ public final class Irods4jCli {
           System.out.println(p.getName() + " " + p.getPermission());
         }
         break;
+      case "fill": {
+        int n = Integer.parseInt(c.get(2));
+        for (int i = 0; i < n; i++) {
+          String name = String.format("%s/%s%05d", c.get(1), i % 2 == 0 ? "d" : "c", i / 2);
+          if (i % 2 == 0) {
+            new IRODSDataObjectOutputStream(comm, name, true, false).close();
+          } else {
+            IRODSFilesystem.createCollection(comm, name);
+          }
+        }
+        break;
+      }
       case "rename":
         IRODSFilesystem.rename(comm, c.get(1), c.get(2));
         break;

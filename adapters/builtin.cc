@@ -2,6 +2,7 @@
 #include "ferry/adapters/builtin.h"
 
 #include "ferry/base/status_macros.h"
+#include "ferry/irods/irods_file_system.h"
 #include "ferry/nfs/nfs_file_system.h"
 #include "ferry/s3/s3_file_system.h"
 
@@ -16,6 +17,9 @@ absl::Status RegisterBuiltinFileSystems(fs::FileSystemRegistry& registry,
       "s3", s3::NewS3Provider({.chunk_bytes = options.s3_chunk_bytes,
                                .concurrency = options.s3_concurrency,
                                .make_bucket = options.s3_make_bucket})));
+  irods::IrodsFileSystemOptions irods_options{.parallelism = options.irods_parallelism};
+  if (options.irods_connections > 0) irods_options.client.connections = options.irods_connections;
+  FERRY_RETURN_IF_ERROR(registry.Register("irods", irods::NewIrodsProvider(irods_options)));
   return absl::OkStatus();
 }
 

@@ -13,6 +13,9 @@
 #   peer_toxiproxy  toxiproxy-server, HTTP API on 127.0.0.1:18474
 #   peer_versitygw  versitygw S3 server on 127.0.0.1:7070 (AKIDLOCAL /
 #                   SECRETLOCAL), buckets are folders of its state dir
+#   peer_irods      ferry's iRODS test peer on 127.0.0.1:1247 (zone tempZone,
+#                   rods/rods, alice/apass, bob/bpass); its log is
+#                   FERRY_PEERS_STATE_DIR/irods/irods.log
 #   peer_s3proxy    s3proxy 4.1.0 S3 server (filesystem backend) on
 #                   127.0.0.1:8080, same keys; ~1.6 s to start, 1-2 GB RSS
 # A test that lists a fixture finds its peer started by a setup test before
@@ -56,6 +59,9 @@ ferry_peer_fixture(toxiproxy
 ferry_peer_fixture(versitygw
   "${FERRY_PEERS_SCRIPTS}/versitygw;start;${FERRY_PEERS_STATE_DIR}/versitygw"
   "${FERRY_PEERS_SCRIPTS}/versitygw;stop;${FERRY_PEERS_STATE_DIR}/versitygw")
+ferry_peer_fixture(irods
+  "${FERRY_PEERS_SCRIPTS}/irods;start;${FERRY_PEERS_STATE_DIR}/irods"
+  "${FERRY_PEERS_SCRIPTS}/irods;stop;${FERRY_PEERS_STATE_DIR}/irods")
 ferry_peer_fixture(s3proxy
   "${FERRY_PEERS_SCRIPTS}/s3proxy;start;${FERRY_PEERS_STATE_DIR}/s3proxy"
   "${FERRY_PEERS_SCRIPTS}/s3proxy;stop;${FERRY_PEERS_STATE_DIR}/s3proxy")

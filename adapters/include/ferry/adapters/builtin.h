@@ -29,9 +29,12 @@ struct BuiltinFileSystemOptions {
   // NFS: chunks in flight per file; TCP connections per mount.
   int nfs_parallelism = 0;
   int nfs_connections = 0;
+  // iRODS: streams per file; connections (logins) per zone endpoint.
+  int irods_parallelism = 0;
+  int irods_connections = 0;
 };
 
-// Registers nfs:// and s3:// (file:// is the registry's own).
+// Registers nfs://, s3:// and irods:// (file:// is the registry's own).
 absl::Status RegisterBuiltinFileSystems(fs::FileSystemRegistry& registry,
                                         const BuiltinFileSystemOptions& options = {});
 

@@ -1,0 +1,208 @@
+// IrodsClient: a pooled iRODS protocol client (XML protocol, iRODS 4.2/4.3
+// servers and ferry's test peer).
+//
+// iRODS answers one request at a time per connection and keeps descriptors
+// on the connection, so the client leases whole sessions from a core
+// SessionPool: the start-up and login are paid once per connection, then
+// reused; parallelism comes from the connection count. A stat, a query page
+// or a collection call leases a session for one exchange (idempotent ones
+// are retried once on a fresh connection if theirs dropped); a stream holds
+// its session for as long as its descriptor is open.
+//
+//   ferry::irods::IrodsAccount a{.host = "127.0.0.1", .port = 1247,
+//                                .zone = "tempZone", .user = "rods", .password = "rods"};
+//   FERRY_ASSIGN_OR_RETURN(auto client, ferry::irods::IrodsClient::Connect(a));
+//   FERRY_ASSIGN_OR_RETURN(ferry::irods::IrodsStat st, client->Stat("/tempZone/home/rods"));
+//
+// Errors: iRODS error codes become NotFound, PermissionDenied,
+// Unauthenticated, AlreadyExists, FailedPrecondition, InvalidArgument or
+// Unknown, each message naming the code, its name, the call and the path; a
+// lost connection is Unavailable; a malformed reply DataLoss.
+//
+// Thread-safety: IrodsClient is thread-safe; an IrodsStream is not (one
+// user at a time). REQUIRES: streams end before their client.
+#ifndef FERRY_IRODS_IRODS_CLIENT_H_
+#define FERRY_IRODS_IRODS_CLIENT_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "ferry/rpc/session_pool.h"
+
+namespace ferry::irods {
+
+struct IrodsAccount {
+  std::string host;
+  uint16_t port = 1247;
+  std::string zone;
+  // Who logs in (the proxy user, whose password this is) and, if another,
+  // whom the session acts for (an admin acting for a user).
+  std::string user;
+  std::string password;
+  std::string client_user;
+  // Use 703/704 even against a 4.3 server (what Jargon and NFSRODS do).
+  bool force_legacy_auth = false;
+};
+
+// The account the iCommands and python-irodsclient would use: the
+// environment file ($IRODS_ENVIRONMENT_FILE, else
+// ~/.irods/irods_environment.json: irods_host, irods_port,
+// irods_user_name, irods_zone_name), then $IRODS_HOST, $IRODS_PORT,
+// $IRODS_USER_NAME, $IRODS_ZONE_NAME; the password from $IRODS_PASSWORD or
+// the first line of the file $IRODS_PASSWORD_FILE. Fields missing
+// everywhere stay empty (the caller fills them, e.g. from a URL).
+absl::StatusOr<IrodsAccount> LoadIrodsAccount();
+
+struct IrodsClientOptions {
+  // Connections open at most (each a login).
+  int connections = 8;
+  // GenQuery rows per page.
+  int query_page_rows = 500;
+  absl::Duration connect_timeout = absl::Seconds(10);
+  absl::Duration io_timeout = absl::Seconds(60);
+};
+
+enum class IrodsObjectType { kNone = 0, kDataObject = 1, kCollection = 2 };
+
+struct IrodsStat {
+  IrodsObjectType type = IrodsObjectType::kNone;
+  int64_t size = 0;
+  int64_t id = 0;
+  int64_t modify_time = 0;  // epoch seconds
+  uint32_t mode = 0;
+  std::string owner;
+  std::string checksum;
+};
+
+struct IrodsEntry {
+  std::string name;  // last path component
+  IrodsObjectType type = IrodsObjectType::kNone;
+  int64_t size = 0;
+  int64_t id = 0;
+  int64_t modify_time = 0;
+};
+
+struct IrodsAvu {
+  std::string attribute, value, units;
+};
+
+class IrodsClient;
+
+// A reply: status (intInfo, >= 0), the packed message and the bs payload.
+struct Reply {
+  int64_t status = 0;
+  std::string msg;
+  std::string bs;
+};
+
+// One open data-object descriptor on its own leased session.
+class IrodsStream {
+ public:
+  ~IrodsStream();  // closes (finalizing if primary) if still open
+  // Reads up to buf.size() bytes at the stream position; 0 at the end.
+  absl::StatusOr<size_t> Read(char* buf, size_t n);
+  // Writes all of `data` at the stream position.
+  absl::Status Write(std::string_view data);
+  absl::Status Seek(int64_t offset);
+  int64_t position() const { return position_; }
+  // The token other sessions join this replica with (GET_FILE_DESCRIPTOR_INFO).
+  absl::StatusOr<std::string> ReplicaToken();
+  // Closes the descriptor. A primary stream (the first opener) finalizes the
+  // replica in the catalog (size, status); a joined one does not (it must
+  // close before the primary, as iRODS requires).
+  absl::Status Close();
+  const std::string& path() const { return path_; }
+  bool primary() const { return primary_; }
+
+ private:
+  friend class IrodsClient;
+  IrodsStream(IrodsClient* client, SessionLease lease, int64_t fd, std::string path, bool primary)
+      : client_(client), lease_(std::move(lease)), fd_(fd), path_(std::move(path)), primary_(primary) {}
+  IrodsClient* client_;
+  SessionLease lease_;
+  int64_t fd_;
+  std::string path_;
+  bool primary_;
+  bool open_ = true;
+  int64_t position_ = 0;
+};
+
+class IrodsClient {
+ public:
+  // Logs in once (so a wrong password or an unreachable server fails here)
+  // and keeps that session for reuse.
+  static absl::StatusOr<std::unique_ptr<IrodsClient>> Connect(IrodsAccount account,
+                                                              IrodsClientOptions options = {});
+  ~IrodsClient();
+
+  absl::StatusOr<IrodsStat> Stat(std::string_view path);
+  // Subcollections, then data objects, each in pages of query_page_rows
+  // read by continuation index (never by counting rows, so entries added or
+  // removed meanwhile cannot make a page skip or repeat). `on_batch` may
+  // take the entries; returning false stops.
+  absl::Status List(std::string_view collection,
+                    absl::FunctionRef<bool(std::vector<IrodsEntry>&)> on_batch);
+  absl::Status CreateCollection(std::string_view path, bool parents);
+  absl::Status RemoveCollection(std::string_view path, bool recursive);
+  absl::Status RemoveDataObject(std::string_view path);
+  // Renames a data object or (is_collection) a collection.
+  absl::Status Rename(std::string_view from, std::string_view to, bool is_collection);
+
+  absl::Status AddMetadata(std::string_view path, bool is_collection, const IrodsAvu& avu);
+  absl::Status RemoveMetadata(std::string_view path, bool is_collection, const IrodsAvu& avu);
+  absl::StatusOr<std::vector<IrodsAvu>> ListMetadata(std::string_view path, bool is_collection);
+  // Sets `user`'s access ("read", "write", "own", "null") on `path`.
+  absl::Status SetAccess(std::string_view path, std::string_view user, std::string_view level,
+                         bool recursive);
+  // (user, access name) pairs on a data object or collection.
+  absl::StatusOr<std::vector<std::pair<std::string, std::string>>> GetAccess(std::string_view path,
+                                                                            bool is_collection);
+
+  // Opens a data object (flags as POSIX: O_RDONLY, O_WRONLY|O_CREAT|O_TRUNC...).
+  absl::StatusOr<std::unique_ptr<IrodsStream>> Open(std::string_view path, int flags);
+  // Opens another descriptor of the replica a primary stream holds open
+  // (its ReplicaToken) on another session, or ResourceExhausted if no
+  // session is free right now (the caller then uses the streams it has:
+  // waiting could deadlock files that each hold one).
+  absl::StatusOr<std::unique_ptr<IrodsStream>> Join(std::string_view path, std::string_view replica_token,
+                                                    int flags);
+
+  const IrodsAccount& account() const { return account_; }
+  const IrodsClientOptions& options() const { return options_; }
+  SessionPool& pool() { return *pool_; }
+
+  // One request/reply on a leased session, answering interim
+  // collection-stat replies. `context` names the call for messages.
+  static absl::StatusOr<Reply> Call(Session& session, int api, std::string_view msg,
+                                           std::string_view bs, std::string_view context);
+
+ private:
+  friend class IrodsStream;
+  IrodsClient(IrodsAccount account, IrodsClientOptions options);
+  // Leases a session and calls; an idempotent call is retried once on a
+  // fresh session when its connection dropped.
+  absl::StatusOr<Reply> CallPooled(int api, std::string_view msg, std::string_view context,
+                                          bool idempotent);
+  absl::Status Query(const std::vector<std::pair<int, int>>& select,
+                     const std::vector<std::pair<int, std::string>>& conditions,
+                     absl::FunctionRef<bool(const std::vector<std::vector<std::string>>&)> on_page,
+                     std::string_view context);
+  absl::StatusOr<std::unique_ptr<IrodsStream>> OpenOn(SessionLease lease, std::string_view path,
+                                                       int flags, std::string_view replica_token);
+
+  const IrodsAccount account_;
+  const IrodsClientOptions options_;
+  std::unique_ptr<SessionPool> pool_;
+};
+
+}  // namespace ferry::irods
+
+#endif  // FERRY_IRODS_IRODS_CLIENT_H_

@@ -1,0 +1,83 @@
+// IrodsFileSystem: an iRODS zone as a ferry::fs::FileSystem (scheme
+// "irods"), over IrodsClient.
+//
+// URLs: irods://[user@]host[:port]/zone/path. The account comes from
+// LoadIrodsAccount (irods_environment.json, IRODS_*; password from
+// IRODS_PASSWORD or IRODS_PASSWORD_FILE); the URL's host, port and user
+// override it. Paths on the filesystem are logical paths without the
+// leading '/' ("tempZone/home/rods/x").
+//
+// Collections are directories, data objects files. Stat is ObjStat; List
+// is GenQuery paged by continuation index; Walk the core's breadth-first
+// walk over List. A reader or writer opens one primary stream and, as the
+// transfer engine reads or writes chunks in parallel, joins more streams
+// to the same replica by its token on other connections (the model
+// python-irodsclient uses), up to the filesystem's parallelism; joined
+// streams close before the primary, which finalizes the replica. A writer
+// writes to a hidden temporary name beside the target and renames it into
+// place at Close, so the target never holds a partial object; Discard (or
+// a failed transfer) removes the temporary.
+//
+// Thread-safety: thread-safe. Blocking calls: not on an I/O thread.
+#ifndef FERRY_IRODS_IRODS_FILE_SYSTEM_H_
+#define FERRY_IRODS_IRODS_FILE_SYSTEM_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ferry/fs/file_system.h"
+#include "ferry/fs/registry.h"
+#include "ferry/irods/irods_client.h"
+
+namespace ferry::irods {
+
+struct IrodsFileSystemOptions {
+  IrodsClientOptions client;
+  // Bytes per engine chunk (one read or write call) and streams per file;
+  // 0: 8 MiB and 4.
+  int64_t chunk_bytes = 0;
+  int parallelism = 0;
+};
+
+class IrodsFileSystem final : public fs::FileSystem {
+ public:
+  static absl::StatusOr<std::shared_ptr<IrodsFileSystem>> Connect(IrodsAccount account,
+                                                                  const IrodsFileSystemOptions& options = {});
+  ~IrodsFileSystem() override;
+  IrodsClient& client() { return *client_; }
+
+  std::string_view scheme() const override { return "irods"; }
+  std::string Url(std::string_view path) const override;
+  absl::StatusOr<fs::Entry> Stat(std::string_view path) override;
+  absl::Status List(std::string_view dir,
+                    absl::FunctionRef<bool(std::vector<fs::Entry>&)> on_batch) override;
+  absl::StatusOr<std::unique_ptr<fs::File>> OpenRead(std::string_view path) override;
+  absl::StatusOr<std::unique_ptr<fs::File>> OpenWrite(std::string_view path,
+                                                      const fs::WriteOptions& options) override;
+  absl::Status CreateDir(std::string_view path, bool parents) override;
+  absl::Status Remove(std::string_view path) override;
+  absl::Status RemoveDir(std::string_view path) override;
+  absl::Status Rename(std::string_view from, std::string_view to) override;
+  int64_t preferred_chunk_bytes() const override { return chunk_bytes_; }
+  int preferred_parallelism() const override { return parallelism_; }
+
+ private:
+  IrodsFileSystem(std::unique_ptr<IrodsClient> client, int64_t chunk_bytes, int parallelism);
+  const std::unique_ptr<IrodsClient> client_;
+  const int64_t chunk_bytes_;
+  const int parallelism_;
+};
+
+// The logical path of a filesystem path: "/" + path.
+std::string LogicalPath(std::string_view path);
+
+// irods:// URLs -> one IrodsFileSystem per host, port and user.
+std::unique_ptr<fs::FileSystemProvider> NewIrodsProvider(const IrodsFileSystemOptions& options = {});
+
+}  // namespace ferry::irods
+
+#endif  // FERRY_IRODS_IRODS_FILE_SYSTEM_H_

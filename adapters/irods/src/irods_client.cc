@@ -1,0 +1,688 @@
+#include "ferry/irods/irods_client.h"
+
+#include <fcntl.h>
+#include <openssl/evp.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "ferry/base/status_macros.h"
+#include "ferry/base/strings.h"
+#include "ferry/irods/irods_protocol.h"
+#include "ferry/irods/irods_xml.h"
+
+namespace ferry::irods {
+namespace {
+
+using KeyVals = std::vector<std::pair<std::string, std::string>>;
+
+// GenQuery column ids (irods/lib/core/include/irods/rodsGenQuery.h).
+constexpr int kCollId = 500, kCollName = 501, kCollParentName = 502, kCollModifyTime = 509;
+constexpr int kDataId = 401, kDataName = 403, kDataSize = 407, kDataModifyTime = 420;
+constexpr int kMetaDataName = 600, kMetaDataValue = 601, kMetaDataUnits = 602;
+constexpr int kMetaCollName = 610, kMetaCollValue = 611, kMetaCollUnits = 612;
+constexpr int kUserName = 202, kDataAccessName = 701, kCollAccessName = 711;
+
+std::string BinBytesBuf(std::string_view payload) {
+  return XmlWriter()
+      .Open("BinBytesBuf_PI")
+      .Int("buflen", static_cast<int64_t>(payload.size()))
+      .Str("buf", ToStd(absl::Base64Escape(ToAbsl(payload))))
+      .Close("BinBytesBuf_PI")
+      .Take();
+}
+
+absl::StatusOr<nlohmann::json> JsonFromBinBytesBuf(std::string_view xml, std::string_view context) {
+  FERRY_ASSIGN_OR_RETURN(auto node, ParseXml(xml));
+  std::string raw;
+  if (!absl::Base64Unescape(absl::StripAsciiWhitespace(ToAbsl(node->Text("buf"))), &raw)) {
+    return absl::DataLossError(Cat(context, ": reply buf is not base64"));
+  }
+  while (!raw.empty() && raw.back() == '\0') raw.pop_back();
+  nlohmann::json j = nlohmann::json::parse(raw, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return absl::DataLossError(Cat(context, ": reply is not JSON"));
+  return j;
+}
+
+std::string Md5(std::string_view data) {
+  unsigned char out[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(data.data(), data.size(), out, &len, EVP_md5(), nullptr);
+  return std::string(reinterpret_cast<char*>(out), len);
+}
+
+// MD5(challenge[:64] + password NUL-padded to 50), NUL bytes made 1.
+std::string NativeDigest(std::string_view challenge, std::string_view password) {
+  std::string buf(64 + 50, '\0');
+  buf.replace(0, std::min<size_t>(64, challenge.size()), challenge.substr(0, 64));
+  buf.replace(64, std::min<size_t>(50, password.size()), password.substr(0, 50));
+  std::string d = Md5(buf);
+  for (char& c : d) {
+    if (c == '\0') c = 1;
+  }
+  return d;
+}
+
+std::string DataObjInp(std::string_view path, int flags, const KeyVals& kv, int opr_type = 0) {
+  return XmlWriter()
+      .Open("DataObjInp_PI")
+      .Str("objPath", path)
+      .Int("createMode", 0644)
+      .Int("openFlags", flags)
+      .Int("offset", 0)
+      .Int("dataSize", -1)
+      .Int("numThreads", 0)
+      .Int("oprType", opr_type)
+      .KeyVals(kv)
+      .Close("DataObjInp_PI")
+      .Take();
+}
+
+std::string OpenedDataObjInp(int64_t fd, int64_t len, int64_t offset = 0, int whence = 0) {
+  return XmlWriter()
+      .Open("OpenedDataObjInp_PI")
+      .Int("l1descInx", fd)
+      .Int("len", len)
+      .Int("whence", whence)
+      .Int("oprType", 0)
+      .Int("offset", offset)
+      .Int("bytesWritten", 0)
+      .KeyVals({})
+      .Close("OpenedDataObjInp_PI")
+      .Take();
+}
+
+std::string CollInp(std::string_view path, const KeyVals& kv) {
+  return XmlWriter()
+      .Open("CollInpNew_PI")
+      .Str("collName", path)
+      .Int("flags", 0)
+      .Int("oprType", 0)
+      .KeyVals(kv)
+      .Close("CollInpNew_PI")
+      .Take();
+}
+
+// A GenQuery condition literal: '...' with quotes doubled.
+std::string Quote(std::string_view v) {
+  std::string out = "'";
+  for (char c : v) {
+    out.push_back(c);
+    if (c == '\'') out.push_back('\'');
+  }
+  out.push_back('\'');
+  return out;
+}
+
+std::string_view ParentOf(std::string_view path) {
+  size_t i = path.rfind('/');
+  if (i == std::string_view::npos || i == 0) return "/";
+  return path.substr(0, i);
+}
+
+std::string_view NameOf(std::string_view path) {
+  size_t i = path.rfind('/');
+  return i == std::string_view::npos ? path : path.substr(i + 1);
+}
+
+int64_t ToInt(std::string_view s) {
+  int64_t v = 0;
+  return absl::SimpleAtoi(ToAbsl(s), &v) ? v : 0;
+}
+
+bool Retryable(const absl::Status& s) {
+  return absl::IsUnavailable(s) || absl::IsDataLoss(s) || absl::IsDeadlineExceeded(s);
+}
+
+// Start-up and login on a new connection.
+absl::Status Login(Session& session, const IrodsAccount& a) {
+  const std::string& client_user = a.client_user.empty() ? a.user : a.client_user;
+  const std::string startup = XmlWriter()
+                                  .Open("StartupPack_PI")
+                                  .Int("irodsProt", 1)
+                                  .Int("reconnFlag", 0)
+                                  .Int("connectCnt", 0)
+                                  .Str("proxyUser", a.user)
+                                  .Str("proxyRcatZone", a.zone)
+                                  .Str("clientUser", client_user)
+                                  .Str("clientRcatZone", a.zone)
+                                  .Str("relVersion", "rods4.3.2")
+                                  .Str("apiVersion", "d")
+                                  .Str("option", "ferry")
+                                  .Close("StartupPack_PI")
+                                  .Take();
+  FERRY_ASSIGN_OR_RETURN(std::string frame, session.Exchange(EncodeMessage("RODS_CONNECT", 0, startup)));
+  FERRY_ASSIGN_OR_RETURN(Message version, DecodeMessage(frame));
+  if (version.int_info < 0) {
+    return IrodsError(version.int_info, Cat("connecting to ", session.target()), "");
+  }
+  if (version.type != "RODS_VERSION") {
+    return absl::DataLossError(Cat(session.target(), " answered the start-up with ", version.type));
+  }
+  FERRY_ASSIGN_OR_RETURN(auto v, ParseXml(version.msg));
+  absl::string_view rel = absl::StripPrefix(ToAbsl(v->Text("relVersion")), "rods");
+  std::vector<absl::string_view> parts = absl::StrSplit(rel, '.');
+  int major = 0, minor = 0;
+  if (parts.size() >= 2) {
+    (void)absl::SimpleAtoi(parts[0], &major);
+    (void)absl::SimpleAtoi(parts[1], &minor);
+  }
+  const std::string who = Cat("login of ", a.user, "#", a.zone, " at ", session.target());
+  if (!a.force_legacy_auth && (major > 4 || (major == 4 && minor >= 3))) {
+    // The 4.3 authentication framework, scheme native.
+    nlohmann::json req = {{"scheme", "native"},
+                          {"user_name", a.user},
+                          {"zone_name", a.zone},
+                          {"next_operation", "auth_agent_auth_request"}};
+    FERRY_ASSIGN_OR_RETURN(Reply r, IrodsClient::Call(session, kAuthentication, BinBytesBuf(req.dump()),
+                                                      {}, who));
+    FERRY_ASSIGN_OR_RETURN(nlohmann::json resp, JsonFromBinBytesBuf(r.msg, who));
+    if (!resp.contains("request_result") || !resp["request_result"].is_string()) {
+      return absl::DataLossError(Cat(who, ": no challenge in the reply"));
+    }
+    const std::string challenge = resp["request_result"].get<std::string>();
+    resp["digest"] = absl::Base64Escape(NativeDigest(challenge, a.password));
+    resp["next_operation"] = "auth_agent_auth_response";
+    resp.erase("request_result");
+    return IrodsClient::Call(session, kAuthentication, BinBytesBuf(resp.dump()), {}, who).status();
+  }
+  // Legacy native (703/704), what Jargon and NFSRODS use.
+  FERRY_ASSIGN_OR_RETURN(Reply r, IrodsClient::Call(session, kAuthRequest, {}, {}, who));
+  FERRY_ASSIGN_OR_RETURN(auto out, ParseXml(r.msg));
+  std::string challenge;
+  if (!absl::Base64Unescape(ToAbsl(out->Text("challenge")), &challenge) || challenge.size() < 64) {
+    return absl::DataLossError(Cat(who, ": malformed challenge"));
+  }
+  const std::string resp = XmlWriter()
+                               .Open("authResponseInp_PI")
+                               .Str("response", absl::Base64Escape(NativeDigest(challenge, a.password)))
+                               .Str("username", a.user)
+                               .Close("authResponseInp_PI")
+                               .Take();
+  return IrodsClient::Call(session, kAuthResponse, resp, {}, who).status();
+}
+
+}  // namespace
+
+absl::StatusOr<IrodsAccount> LoadIrodsAccount() {
+  IrodsAccount a;
+  std::string env_file;
+  if (const char* f = std::getenv("IRODS_ENVIRONMENT_FILE")) {
+    env_file = f;
+  } else if (const char* home = std::getenv("HOME")) {
+    env_file = Cat(home, "/.irods/irods_environment.json");
+  }
+  if (!env_file.empty()) {
+    std::ifstream in(env_file);
+    if (in) {
+      nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+      if (j.is_discarded() || !j.is_object()) {
+        return absl::InvalidArgumentError(Cat(env_file, " is not a JSON object"));
+      }
+      auto str = [&](const char* k) {
+        return j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : std::string();
+      };
+      a.host = str("irods_host");
+      a.user = str("irods_user_name");
+      a.zone = str("irods_zone_name");
+      if (j.contains("irods_port") && j["irods_port"].is_number_integer()) {
+        a.port = static_cast<uint16_t>(j["irods_port"].get<int>());
+      }
+    }
+  }
+  auto env = [](const char* k, std::string* dst) {
+    if (const char* v = std::getenv(k); v != nullptr && *v != '\0') *dst = v;
+  };
+  env("IRODS_HOST", &a.host);
+  env("IRODS_USER_NAME", &a.user);
+  env("IRODS_ZONE_NAME", &a.zone);
+  if (const char* p = std::getenv("IRODS_PORT")) {
+    int port = 0;
+    if (!absl::SimpleAtoi(absl::string_view(p), &port) || port <= 0 || port > 65535) {
+      return absl::InvalidArgumentError(Cat("IRODS_PORT=", p, " is not a port"));
+    }
+    a.port = static_cast<uint16_t>(port);
+  }
+  env("IRODS_PASSWORD", &a.password);
+  if (a.password.empty()) {
+    if (const char* f = std::getenv("IRODS_PASSWORD_FILE")) {
+      std::ifstream in(f);
+      if (!in) return absl::NotFoundError(Cat("IRODS_PASSWORD_FILE ", f, " cannot be read"));
+      std::getline(in, a.password);
+    }
+  }
+  return a;
+}
+
+IrodsClient::IrodsClient(IrodsAccount account, IrodsClientOptions options)
+    : account_(std::move(account)), options_(options) {}
+
+IrodsClient::~IrodsClient() = default;
+
+absl::StatusOr<std::unique_ptr<IrodsClient>> IrodsClient::Connect(IrodsAccount account,
+                                                                  IrodsClientOptions options) {
+  if (account.host.empty() || account.zone.empty() || account.user.empty()) {
+    return absl::InvalidArgumentError(
+        "iRODS account needs a host, a zone and a user (irods_environment.json, IRODS_* or the URL)");
+  }
+  std::unique_ptr<IrodsClient> client(new IrodsClient(std::move(account), options));
+  SessionPoolOptions po;
+  po.host = client->account_.host;
+  po.port = client->account_.port;
+  po.framing = NewIrodsFraming();
+  po.max_sessions = std::max(1, options.connections);
+  po.max_idle_sessions = po.max_sessions;
+  po.connect_timeout = options.connect_timeout;
+  po.io_timeout = options.io_timeout;
+  const IrodsAccount* acct = &client->account_;
+  po.on_connect = [acct](Session& s) { return Login(s, *acct); };
+  po.on_close = [](Session& s) { (void)s.Send(EncodeMessage("RODS_DISCONNECT", 0, {})); };
+  FERRY_ASSIGN_OR_RETURN(client->pool_, SessionPool::Create(std::move(po)));
+  // Log in now: a wrong password or an unreachable server fails here.
+  FERRY_ASSIGN_OR_RETURN(SessionLease first, client->pool_->Acquire());
+  return client;
+}
+
+absl::StatusOr<Reply> IrodsClient::Call(Session& session, int api, std::string_view msg,
+                                        std::string_view bs, std::string_view context) {
+  FERRY_RETURN_IF_ERROR(session.Send(EncodeMessage("RODS_API_REQ", api, msg, bs)));
+  for (;;) {
+    absl::StatusOr<std::string> frame = session.Receive();
+    if (!frame.ok()) return AppendToMessage(frame.status(), Cat("(", context, ")"));
+    absl::StatusOr<Message> m = DecodeMessage(*frame);
+    if (!m.ok()) {
+      session.MarkBroken();
+      return AppendToMessage(m.status(), Cat("(", context, ")"));
+    }
+    if (m->int_info == kSvrToCliCollStat) {
+      // A long collection operation reports progress; acknowledge and wait.
+      std::string ack;
+      ack.push_back(static_cast<char>((kCliToSvrCollStatReply >> 24) & 0xff));
+      ack.push_back(static_cast<char>((kCliToSvrCollStatReply >> 16) & 0xff));
+      ack.push_back(static_cast<char>((kCliToSvrCollStatReply >> 8) & 0xff));
+      ack.push_back(static_cast<char>(kCliToSvrCollStatReply & 0xff));
+      FERRY_RETURN_IF_ERROR(session.SendRaw(ack));
+      continue;
+    }
+    if (m->int_info < 0) {
+      std::string text;
+      if (!m->error.empty()) {
+        if (auto e = ParseXml(m->error); e.ok()) {
+          if (const XmlNode* em = (*e)->Child("RErrMsg_PI")) text = std::string(em->Text("msg"));
+        }
+      }
+      return IrodsError(m->int_info, context, text);
+    }
+    return Reply{m->int_info, std::move(m->msg), std::move(m->bs)};
+  }
+}
+
+absl::StatusOr<Reply> IrodsClient::CallPooled(int api, std::string_view msg, std::string_view context,
+                                              bool idempotent) {
+  for (int attempt = 0;; ++attempt) {
+    FERRY_ASSIGN_OR_RETURN(SessionLease lease, pool_->Acquire());
+    const bool fresh = lease->exchanges() == 0;
+    absl::StatusOr<Reply> r = Call(*lease, api, msg, {}, context);
+    if (r.ok() || !lease->broken()) return r;
+    // The connection failed under the call. A reused connection may have
+    // been dropped while idle: an idempotent call gets one more try.
+    if (!idempotent || attempt > 0 || fresh || !Retryable(r.status())) {
+      if (!idempotent && Retryable(r.status())) {
+        return AppendToMessage(r.status(), "(not retried: the call is not idempotent)");
+      }
+      return r;
+    }
+  }
+}
+
+absl::StatusOr<IrodsStat> IrodsClient::Stat(std::string_view path) {
+  FERRY_ASSIGN_OR_RETURN(Reply r, CallPooled(kObjStat, DataObjInp(path, 0, {}),
+                                             Cat("stat ", path), true));
+  FERRY_ASSIGN_OR_RETURN(auto n, ParseXml(r.msg));
+  IrodsStat st;
+  st.type = static_cast<IrodsObjectType>(n->Int("objType"));
+  st.size = n->Int("objSize");
+  st.id = n->Int("dataId");
+  st.modify_time = n->Int("modifyTime");
+  st.mode = static_cast<uint32_t>(n->Int("dataMode"));
+  st.owner = std::string(n->Text("ownerName"));
+  st.checksum = std::string(n->Text("chksum"));
+  if (st.type != IrodsObjectType::kDataObject && st.type != IrodsObjectType::kCollection) {
+    return absl::NotFoundError(Cat("stat ", path, ": no such data object or collection"));
+  }
+  return st;
+}
+
+absl::Status IrodsClient::Query(
+    const std::vector<std::pair<int, int>>& select,
+    const std::vector<std::pair<int, std::string>>& conditions,
+    absl::FunctionRef<bool(const std::vector<std::vector<std::string>>&)> on_page,
+    std::string_view context) {
+  // The whole paged query runs on one session: the continuation index is
+  // that connection's statement.
+  FERRY_ASSIGN_OR_RETURN(SessionLease lease, pool_->Acquire());
+  int64_t continue_index = 0;
+  for (;;) {
+    XmlWriter w;
+    w.Open("GenQueryInp_PI")
+        .Int("maxRows", options_.query_page_rows)
+        .Int("continueInx", continue_index)
+        .Int("partialStartIndex", 0)
+        .Int("options", 0)
+        .KeyVals({})
+        .Open("InxIvalPair_PI")
+        .Int("iiLen", static_cast<int64_t>(select.size()));
+    for (const auto& [col, flag] : select) w.Int("inx", col);
+    for (const auto& [col, flag] : select) w.Int("ivalue", flag);
+    w.Close("InxIvalPair_PI").Open("InxValPair_PI").Int("isLen", static_cast<int64_t>(conditions.size()));
+    for (const auto& [col, cond] : conditions) w.Int("inx", col);
+    for (const auto& [col, cond] : conditions) w.Str("svalue", cond);
+    w.Close("InxValPair_PI").Close("GenQueryInp_PI");
+    absl::StatusOr<Reply> r = Call(*lease, kGenQuery, w.Take(), {}, context);
+    if (absl::IsNotFound(r.status()) && absl::StrContains(r.status().message(), "CAT_NO_ROWS_FOUND")) {
+      return absl::OkStatus();
+    }
+    if (!r.ok()) return r.status();
+    FERRY_ASSIGN_OR_RETURN(auto out, ParseXml(r->msg));
+    const int64_t rows = out->Int("rowCnt");
+    std::vector<const XmlNode*> cols = out->All("SqlResult_PI");
+    if (cols.size() != select.size()) {
+      lease->MarkBroken();
+      return absl::DataLossError(Cat(context, ": ", cols.size(), " columns for ", select.size()));
+    }
+    std::vector<std::vector<std::string>> page(static_cast<size_t>(rows));
+    for (size_t c = 0; c < cols.size(); ++c) {
+      std::vector<const XmlNode*> values = cols[c]->All("value");
+      if (static_cast<int64_t>(values.size()) != rows) {
+        lease->MarkBroken();
+        return absl::DataLossError(Cat(context, ": column ", c, " has ", values.size(),
+                                                " values for ", rows, " rows"));
+      }
+      for (int64_t i = 0; i < rows; ++i) page[static_cast<size_t>(i)].push_back(values[static_cast<size_t>(i)]->text);
+    }
+    continue_index = out->Int("continueInx");
+    const bool more = on_page(page);
+    if (continue_index <= 0) return absl::OkStatus();
+    if (!more) {
+      // Close the statement on the server: maxRows 0 with the index.
+      XmlWriter close;
+      close.Open("GenQueryInp_PI").Int("maxRows", 0).Int("continueInx", continue_index)
+          .Int("partialStartIndex", 0).Int("options", 0).KeyVals({})
+          .Open("InxIvalPair_PI").Int("iiLen", static_cast<int64_t>(select.size()));
+      for (const auto& [col, flag] : select) close.Int("inx", col);
+      for (const auto& [col, flag] : select) close.Int("ivalue", flag);
+      close.Close("InxIvalPair_PI").Open("InxValPair_PI").Int("isLen", static_cast<int64_t>(conditions.size()));
+      for (const auto& [col, cond] : conditions) close.Int("inx", col);
+      for (const auto& [col, cond] : conditions) close.Str("svalue", cond);
+      close.Close("InxValPair_PI").Close("GenQueryInp_PI");
+      (void)Call(*lease, kGenQuery, close.Take(), {}, context);
+      return absl::OkStatus();
+    }
+  }
+}
+
+absl::Status IrodsClient::List(std::string_view collection,
+                               absl::FunctionRef<bool(std::vector<IrodsEntry>&)> on_batch) {
+  bool go_on = true;
+  const std::string ctx = Cat("list ", collection);
+  FERRY_RETURN_IF_ERROR(Query(
+      {{kCollName, 1}, {kCollId, 1}, {kCollModifyTime, 1}},
+      {{kCollParentName, Cat("= ", Quote(collection))}},
+      [&](const std::vector<std::vector<std::string>>& page) {
+        std::vector<IrodsEntry> batch;
+        for (const auto& row : page) {
+          if (row[0] == collection) continue;  // "/" is its own parent
+          IrodsEntry e;
+          e.name = std::string(NameOf(row[0]));
+          e.type = IrodsObjectType::kCollection;
+          e.id = ToInt(row[1]);
+          e.modify_time = ToInt(row[2]);
+          batch.push_back(std::move(e));
+        }
+        go_on = batch.empty() || on_batch(batch);
+        return go_on;
+      },
+      ctx));
+  if (!go_on) return absl::OkStatus();
+  std::string last;  // one entry per name, whatever the replica count
+  return Query({{kDataName, 1}, {kDataId, 1}, {kDataSize, 1}, {kDataModifyTime, 1}},
+               {{kCollName, Cat("= ", Quote(collection))}},
+               [&](const std::vector<std::vector<std::string>>& page) {
+                 std::vector<IrodsEntry> batch;
+                 for (const auto& row : page) {
+                   if (row[0] == last) continue;
+                   last = row[0];
+                   IrodsEntry e;
+                   e.name = row[0];
+                   e.type = IrodsObjectType::kDataObject;
+                   e.id = ToInt(row[1]);
+                   e.size = ToInt(row[2]);
+                   e.modify_time = ToInt(row[3]);
+                   batch.push_back(std::move(e));
+                 }
+                 return batch.empty() || on_batch(batch);
+               },
+               ctx);
+}
+
+absl::Status IrodsClient::CreateCollection(std::string_view path, bool parents) {
+  KeyVals kv;
+  if (parents) kv.emplace_back("recursiveOpr", "");
+  return CallPooled(kCollCreate, CollInp(path, kv), Cat("create collection ", path), parents)
+      .status();
+}
+
+absl::Status IrodsClient::RemoveCollection(std::string_view path, bool recursive) {
+  KeyVals kv;
+  if (recursive) kv.emplace_back("recursiveOpr", "");
+  kv.emplace_back("forceFlag", "");
+  return CallPooled(kRmColl, CollInp(path, kv), Cat("remove collection ", path), false)
+      .status();
+}
+
+absl::Status IrodsClient::RemoveDataObject(std::string_view path) {
+  return CallPooled(kDataObjUnlink, DataObjInp(path, 0, {{"forceFlag", ""}}),
+                    Cat("remove ", path), false)
+      .status();
+}
+
+absl::Status IrodsClient::Rename(std::string_view from, std::string_view to, bool is_collection) {
+  const int opr = is_collection ? 12 : 11;  // RENAME_COLL : RENAME_DATA_OBJ
+  const std::string msg = Cat("<DataObjCopyInp_PI>", DataObjInp(from, 0, {}, opr),
+                                       DataObjInp(to, 0, {}, opr), "</DataObjCopyInp_PI>");
+  return CallPooled(kDataObjRename, msg, Cat("rename ", from, " to ", to), false).status();
+}
+
+namespace {
+std::string ModAvu(std::string_view op, bool is_collection, std::string_view path, const IrodsAvu& avu) {
+  XmlWriter w;
+  w.Open("ModAVUMetadataInp_PI")
+      .Str("arg0", op)
+      .Str("arg1", is_collection ? "-C" : "-d")
+      .Str("arg2", path)
+      .Str("arg3", avu.attribute)
+      .Str("arg4", avu.value)
+      .Str("arg5", avu.units);
+  for (int i = 6; i <= 9; ++i) w.Str(Cat("arg", i), "");
+  return w.Close("ModAVUMetadataInp_PI").Take();
+}
+}  // namespace
+
+absl::Status IrodsClient::AddMetadata(std::string_view path, bool is_collection, const IrodsAvu& avu) {
+  return CallPooled(kModAvuMetadata, ModAvu("add", is_collection, path, avu),
+                    Cat("add metadata to ", path), false)
+      .status();
+}
+
+absl::Status IrodsClient::RemoveMetadata(std::string_view path, bool is_collection, const IrodsAvu& avu) {
+  return CallPooled(kModAvuMetadata, ModAvu("rm", is_collection, path, avu),
+                    Cat("remove metadata from ", path), false)
+      .status();
+}
+
+absl::StatusOr<std::vector<IrodsAvu>> IrodsClient::ListMetadata(std::string_view path, bool is_collection) {
+  std::vector<IrodsAvu> out;
+  std::vector<std::pair<int, int>> select =
+      is_collection ? std::vector<std::pair<int, int>>{{kMetaCollName, 1}, {kMetaCollValue, 1}, {kMetaCollUnits, 1}}
+                    : std::vector<std::pair<int, int>>{{kMetaDataName, 1}, {kMetaDataValue, 1}, {kMetaDataUnits, 1}};
+  std::vector<std::pair<int, std::string>> where;
+  if (is_collection) {
+    where = {{kCollName, Cat("= ", Quote(path))}};
+  } else {
+    where = {{kCollName, Cat("= ", Quote(ParentOf(path)))},
+             {kDataName, Cat("= ", Quote(NameOf(path)))}};
+  }
+  FERRY_RETURN_IF_ERROR(Query(select, where,
+                              [&](const std::vector<std::vector<std::string>>& page) {
+                                for (const auto& row : page) out.push_back({row[0], row[1], row[2]});
+                                return true;
+                              },
+                              Cat("list metadata of ", path)));
+  return out;
+}
+
+absl::Status IrodsClient::SetAccess(std::string_view path, std::string_view user, std::string_view level,
+                                    bool recursive) {
+  const std::string msg = XmlWriter()
+                              .Open("modAccessControlInp_PI")
+                              .Int("recursiveFlag", recursive ? 1 : 0)
+                              .Str("accessLevel", level)
+                              .Str("userName", user)
+                              .Str("zone", account_.zone)
+                              .Str("path", path)
+                              .Close("modAccessControlInp_PI")
+                              .Take();
+  return CallPooled(kModAccessControl, msg, Cat("set access on ", path), true).status();
+}
+
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> IrodsClient::GetAccess(
+    std::string_view path, bool is_collection) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::vector<std::pair<int, std::string>> where;
+  if (is_collection) {
+    where = {{kCollName, Cat("= ", Quote(path))}};
+  } else {
+    where = {{kCollName, Cat("= ", Quote(ParentOf(path)))},
+             {kDataName, Cat("= ", Quote(NameOf(path)))}};
+  }
+  FERRY_RETURN_IF_ERROR(Query({{kUserName, 1}, {is_collection ? kCollAccessName : kDataAccessName, 1}}, where,
+                              [&](const std::vector<std::vector<std::string>>& page) {
+                                for (const auto& row : page) out.emplace_back(row[0], row[1]);
+                                return true;
+                              },
+                              Cat("get access of ", path)));
+  return out;
+}
+
+absl::StatusOr<std::unique_ptr<IrodsStream>> IrodsClient::OpenOn(SessionLease lease, std::string_view path,
+                                                                 int flags, std::string_view replica_token) {
+  KeyVals kv;
+  if (!replica_token.empty()) kv.emplace_back("replicaToken", std::string(replica_token));
+  FERRY_ASSIGN_OR_RETURN(Reply r, Call(*lease, kDataObjOpen, DataObjInp(path, flags, kv), {},
+                                       Cat("open ", path)));
+  return std::unique_ptr<IrodsStream>(
+      new IrodsStream(this, std::move(lease), r.status, std::string(path), replica_token.empty()));
+}
+
+absl::StatusOr<std::unique_ptr<IrodsStream>> IrodsClient::Open(std::string_view path, int flags) {
+  FERRY_ASSIGN_OR_RETURN(SessionLease lease, pool_->Acquire());
+  return OpenOn(std::move(lease), path, flags, {});
+}
+
+absl::StatusOr<std::unique_ptr<IrodsStream>> IrodsClient::Join(std::string_view path,
+                                                               std::string_view replica_token, int flags) {
+  absl::StatusOr<SessionLease> lease = pool_->Acquire(absl::Now());
+  if (!lease.ok()) {
+    if (absl::IsDeadlineExceeded(lease.status())) {
+      return absl::ResourceExhaustedError(Cat("no free session to join ", path));
+    }
+    return lease.status();
+  }
+  // Joined streams neither truncate nor create: the primary did.
+  return OpenOn(*std::move(lease), path, flags & ~(O_CREAT | O_TRUNC | O_EXCL), replica_token);
+}
+
+IrodsStream::~IrodsStream() {
+  if (open_) (void)Close();
+}
+
+absl::StatusOr<size_t> IrodsStream::Read(char* buf, size_t n) {
+  FERRY_ASSIGN_OR_RETURN(Reply r, IrodsClient::Call(*lease_, kDataObjRead,
+                                                    OpenedDataObjInp(fd_, static_cast<int64_t>(n)), {},
+                                                    Cat("read ", path_)));
+  if (r.bs.size() > n || static_cast<int64_t>(r.bs.size()) != r.status) {
+    lease_->MarkBroken();
+    return absl::DataLossError(Cat("read ", path_, ": server sent ", r.bs.size(),
+                                            " bytes, said ", r.status, ", asked ", n));
+  }
+  std::copy(r.bs.begin(), r.bs.end(), buf);
+  position_ += static_cast<int64_t>(r.bs.size());
+  return r.bs.size();
+}
+
+absl::Status IrodsStream::Write(std::string_view data) {
+  FERRY_ASSIGN_OR_RETURN(Reply r, IrodsClient::Call(*lease_, kDataObjWrite,
+                                                    OpenedDataObjInp(fd_, static_cast<int64_t>(data.size())),
+                                                    data, Cat("write ", path_)));
+  if (r.status != static_cast<int64_t>(data.size())) {
+    return absl::DataLossError(Cat("write ", path_, ": server took ", r.status, " of ",
+                                            data.size(), " bytes"));
+  }
+  position_ += static_cast<int64_t>(data.size());
+  return absl::OkStatus();
+}
+
+absl::Status IrodsStream::Seek(int64_t offset) {
+  if (offset == position_) return absl::OkStatus();
+  FERRY_ASSIGN_OR_RETURN(Reply r, IrodsClient::Call(*lease_, kDataObjLseek, OpenedDataObjInp(fd_, 0, offset, 0),
+                                                    {}, Cat("seek ", path_)));
+  FERRY_ASSIGN_OR_RETURN(auto n, ParseXml(r.msg));
+  if (n->Int("offset", -1) != offset) {
+    return absl::DataLossError(Cat("seek ", path_, " to ", offset, ": server is at ", n->Int("offset", -1)));
+  }
+  position_ = offset;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> IrodsStream::ReplicaToken() {
+  nlohmann::json in = {{"fd", fd_}};
+  FERRY_ASSIGN_OR_RETURN(Reply r, IrodsClient::Call(*lease_, kGetFileDescriptorInfo, BinBytesBuf(in.dump()), {},
+                                                    Cat("descriptor info of ", path_)));
+  FERRY_ASSIGN_OR_RETURN(nlohmann::json j, JsonFromBinBytesBuf(r.msg, path_));
+  if (!j.contains("replica_token") || !j["replica_token"].is_string()) {
+    return absl::DataLossError(Cat("descriptor info of ", path_, " has no replica_token"));
+  }
+  return j["replica_token"].get<std::string>();
+}
+
+absl::Status IrodsStream::Close() {
+  if (!open_) return absl::OkStatus();
+  open_ = false;
+  absl::Status s;
+  if (primary_) {
+    s = IrodsClient::Call(*lease_, kDataObjClose, OpenedDataObjInp(fd_, 0), {}, Cat("close ", path_))
+            .status();
+  } else {
+    nlohmann::json in = {{"fd", fd_},
+                         {"send_notification", false},
+                         {"update_size", false},
+                         {"update_status", false},
+                         {"compute_checksum", false}};
+    s = IrodsClient::Call(*lease_, kReplicaClose, BinBytesBuf(in.dump()), {},
+                          Cat("close joined stream of ", path_))
+            .status();
+  }
+  if (!s.ok()) lease_->MarkBroken();  // the descriptor's state is unknown
+  lease_.Release();
+  return s;
+}
+
+}  // namespace ferry::irods

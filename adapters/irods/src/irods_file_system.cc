@@ -1,0 +1,369 @@
+#include "ferry/irods/irods_file_system.h"
+
+#include <fcntl.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/random/random.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "ferry/base/mutex.h"
+#include "ferry/base/status_macros.h"
+#include "ferry/base/strings.h"
+
+namespace ferry::irods {
+namespace {
+
+constexpr int64_t kDefaultChunkBytes = int64_t{8} << 20;
+constexpr int kDefaultParallelism = 4;
+
+fs::Entry ToEntry(std::string path, IrodsObjectType type, int64_t size, int64_t id, int64_t mtime) {
+  fs::Entry e;
+  e.path = std::move(path);
+  e.kind = type == IrodsObjectType::kCollection ? fs::EntryKind::kDirectory : fs::EntryKind::kFile;
+  e.size = type == IrodsObjectType::kCollection ? 0 : size;
+  e.id = static_cast<uint64_t>(id);
+  if (mtime > 0) e.mtime = absl::FromUnixSeconds(mtime);
+  return e;
+}
+
+// One data object open for reading or writing on up to `max_streams`
+// streams: the primary, and streams joined to its replica by token as
+// concurrent calls need them.
+class IrodsFile final : public fs::File {
+ public:
+  IrodsFile(IrodsFileSystem* fs, std::unique_ptr<IrodsStream> primary, std::string token, int flags,
+            int max_streams, int64_t size, std::string temp_path, std::string final_path)
+      : fs_(fs),
+        flags_(flags),
+        max_streams_(std::max(1, max_streams)),
+        token_(std::move(token)),
+        size_(size),
+        temp_path_(std::move(temp_path)),
+        final_path_(std::move(final_path)) {
+    primary_ = primary.get();
+    idle_.push_back(std::move(primary));
+    total_ = 1;
+  }
+
+  ~IrodsFile() override {
+    if (writer()) {
+      (void)Discard();
+    } else {
+      (void)Close();
+    }
+  }
+
+  absl::StatusOr<size_t> ReadAt(int64_t offset, absl::Span<char> buf) override {
+    if (writer()) return absl::FailedPreconditionError("ReadAt on an iRODS file opened for writing");
+    FERRY_ASSIGN_OR_RETURN(std::unique_ptr<IrodsStream> s, Borrow());
+    absl::StatusOr<size_t> got = [&]() -> absl::StatusOr<size_t> {
+      FERRY_RETURN_IF_ERROR(s->Seek(offset));
+      size_t done = 0;
+      while (done < buf.size()) {
+        FERRY_ASSIGN_OR_RETURN(size_t n, s->Read(buf.data() + done, buf.size() - done));
+        if (n == 0) break;
+        done += n;
+      }
+      return done;
+    }();
+    Return(std::move(s));
+    return got;
+  }
+
+  absl::StatusOr<size_t> WriteAt(int64_t offset, absl::Span<const char> data) override {
+    if (!writer()) return absl::FailedPreconditionError("WriteAt on an iRODS file opened for reading");
+    FERRY_ASSIGN_OR_RETURN(std::unique_ptr<IrodsStream> s, Borrow());
+    absl::Status st = s->Seek(offset);
+    // One write call per 32 MiB at most (iRODS's single-buffer limit).
+    constexpr size_t kMaxCall = size_t{32} << 20;
+    for (size_t done = 0; st.ok() && done < data.size(); done += kMaxCall) {
+      st = s->Write(std::string_view(data.data() + done, std::min(kMaxCall, data.size() - done)));
+    }
+    Return(std::move(s));
+    if (!st.ok()) return st;
+    MutexLock lock(&mu_);
+    size_ = std::max(size_, offset + static_cast<int64_t>(data.size()));
+    return data.size();
+  }
+
+  absl::StatusOr<int64_t> Size() override {
+    MutexLock lock(&mu_);
+    return size_;
+  }
+
+  absl::Status Close() override {
+    FERRY_RETURN_IF_ERROR(CloseStreams());
+    if (!writer() || finished_) return absl::OkStatus();
+    finished_ = true;
+    IrodsClient& c = fs_->client();
+    // Into place: the target is replaced only by a complete object.
+    absl::Status s = c.Rename(temp_path_, final_path_, false);
+    if (absl::IsAlreadyExists(s)) {
+      FERRY_RETURN_IF_ERROR(c.RemoveDataObject(final_path_));
+      s = c.Rename(temp_path_, final_path_, false);
+    }
+    if (!s.ok()) (void)c.RemoveDataObject(temp_path_);
+    return s;
+  }
+
+  absl::Status Discard() override {
+    absl::Status s = CloseStreams();
+    if (writer() && !finished_) {
+      finished_ = true;
+      absl::Status r = fs_->client().RemoveDataObject(temp_path_);
+      if (s.ok() && !absl::IsNotFound(r)) s = r;
+    }
+    return s;
+  }
+
+ private:
+  bool writer() const { return !temp_path_.empty(); }
+
+  absl::StatusOr<std::unique_ptr<IrodsStream>> Borrow() {
+    {
+      MutexLock lock(&mu_);
+      for (;;) {
+        if (closed_) return absl::FailedPreconditionError(Cat(final_path_, " is closed"));
+        if (!idle_.empty()) {
+          std::unique_ptr<IrodsStream> s = std::move(idle_.back());
+          idle_.pop_back();
+          return s;
+        }
+        if (total_ < max_streams_ && !token_.empty() && !no_more_sessions_) {
+          ++total_;
+          break;
+        }
+        returned_.Wait(&mu_);
+      }
+    }
+    absl::StatusOr<std::unique_ptr<IrodsStream>> joined =
+        fs_->client().Join(primary_->path(), token_, flags_);
+    if (joined.ok()) return joined;
+    MutexLock lock(&mu_);
+    --total_;
+    if (!absl::IsResourceExhausted(joined.status())) return joined.status();
+    // Every session is leased: go on with the streams this file has.
+    no_more_sessions_ = true;
+    while (idle_.empty()) returned_.Wait(&mu_);
+    std::unique_ptr<IrodsStream> s = std::move(idle_.back());
+    idle_.pop_back();
+    return s;
+  }
+
+  void Return(std::unique_ptr<IrodsStream> s) {
+    MutexLock lock(&mu_);
+    idle_.push_back(std::move(s));
+    returned_.Signal();
+  }
+
+  // Joined streams first, then the primary, which finalizes the replica.
+  absl::Status CloseStreams() {
+    std::vector<std::unique_ptr<IrodsStream>> streams;
+    {
+      MutexLock lock(&mu_);
+      if (closed_) return absl::OkStatus();
+      while (static_cast<int>(idle_.size()) < total_) returned_.Wait(&mu_);
+      closed_ = true;
+      streams.swap(idle_);
+    }
+    std::stable_partition(streams.begin(), streams.end(),
+                          [](const std::unique_ptr<IrodsStream>& s) { return !s->primary(); });
+    absl::Status first;
+    for (auto& s : streams) {
+      absl::Status st = s->Close();
+      if (first.ok()) first = st;
+    }
+    return first;
+  }
+
+  IrodsFileSystem* const fs_;
+  const int flags_;
+  const int max_streams_;
+  const std::string token_;
+  IrodsStream* primary_;
+  Mutex mu_;
+  CondVar returned_;
+  std::vector<std::unique_ptr<IrodsStream>> idle_ ABSL_GUARDED_BY(mu_);
+  int total_ ABSL_GUARDED_BY(mu_) = 0;
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  bool no_more_sessions_ ABSL_GUARDED_BY(mu_) = false;
+  int64_t size_ ABSL_GUARDED_BY(mu_);
+  const std::string temp_path_;  // writers only
+  const std::string final_path_;
+  bool finished_ = false;  // Close/Discard: one caller at a time
+};
+
+}  // namespace
+
+std::string LogicalPath(std::string_view path) {
+  std::string out(1, '/');
+  out.append(path);
+  return out;
+}
+
+IrodsFileSystem::IrodsFileSystem(std::unique_ptr<IrodsClient> client, int64_t chunk_bytes, int parallelism)
+    : client_(std::move(client)), chunk_bytes_(chunk_bytes), parallelism_(parallelism) {}
+
+IrodsFileSystem::~IrodsFileSystem() = default;
+
+absl::StatusOr<std::shared_ptr<IrodsFileSystem>> IrodsFileSystem::Connect(
+    IrodsAccount account, const IrodsFileSystemOptions& options) {
+  const int parallelism = options.parallelism > 0 ? options.parallelism : kDefaultParallelism;
+  IrodsClientOptions co = options.client;
+  // A file's streams and the engine's other files need sessions of their own.
+  co.connections = std::max(co.connections, parallelism + 2);
+  FERRY_ASSIGN_OR_RETURN(std::unique_ptr<IrodsClient> client, IrodsClient::Connect(std::move(account), co));
+  return std::shared_ptr<IrodsFileSystem>(new IrodsFileSystem(
+      std::move(client), options.chunk_bytes > 0 ? options.chunk_bytes : kDefaultChunkBytes, parallelism));
+}
+
+std::string IrodsFileSystem::Url(std::string_view path) const {
+  const IrodsAccount& a = client_->account();
+  return Cat("irods://", a.user, "@", a.host, ":", a.port, LogicalPath(path));
+}
+
+absl::StatusOr<fs::Entry> IrodsFileSystem::Stat(std::string_view path) {
+  FERRY_ASSIGN_OR_RETURN(IrodsStat st, client_->Stat(LogicalPath(path)));
+  fs::Entry e = ToEntry(std::string(path), st.type, st.size, st.id, st.modify_time);
+  e.mode = st.mode;
+  return e;
+}
+
+absl::Status IrodsFileSystem::List(std::string_view dir,
+                                   absl::FunctionRef<bool(std::vector<fs::Entry>&)> on_batch) {
+  return client_->List(LogicalPath(dir), [&](std::vector<IrodsEntry>& batch) {
+    std::vector<fs::Entry> out;
+    out.reserve(batch.size());
+    for (IrodsEntry& e : batch) {
+      out.push_back(ToEntry(std::move(e.name), e.type, e.size, e.id, e.modify_time));
+    }
+    return on_batch(out);
+  });
+}
+
+absl::StatusOr<std::unique_ptr<fs::File>> IrodsFileSystem::OpenRead(std::string_view path) {
+  const std::string logical = LogicalPath(path);
+  FERRY_ASSIGN_OR_RETURN(IrodsStat st, client_->Stat(logical));
+  if (st.type != IrodsObjectType::kDataObject) {
+    return absl::FailedPreconditionError(Cat(logical, " is a collection, not a data object"));
+  }
+  FERRY_ASSIGN_OR_RETURN(std::unique_ptr<IrodsStream> primary, client_->Open(logical, O_RDONLY));
+  std::string token;
+  if (parallelism_ > 1 && st.size > chunk_bytes_) {
+    FERRY_ASSIGN_OR_RETURN(token, primary->ReplicaToken());
+  }
+  return std::unique_ptr<fs::File>(new IrodsFile(this, std::move(primary), std::move(token), O_RDONLY,
+                                                 parallelism_, st.size, "", logical));
+}
+
+absl::StatusOr<std::unique_ptr<fs::File>> IrodsFileSystem::OpenWrite(std::string_view path,
+                                                                     const fs::WriteOptions& options) {
+  const std::string logical = LogicalPath(path);
+  const std::string_view parent = fs::DirName(logical);
+  const std::string temp = Cat(parent, parent == "/" ? "" : "/", ".ferry-", fs::BaseName(logical),
+                                        absl::StrFormat("-%016x", absl::Uniform<uint64_t>(absl::BitGen())));
+  const int flags = O_WRONLY | O_CREAT | O_TRUNC;
+  FERRY_ASSIGN_OR_RETURN(std::unique_ptr<IrodsStream> primary, client_->Open(temp, flags));
+  std::string token;
+  if (parallelism_ > 1 && (options.size < 0 || options.size > chunk_bytes_)) {
+    absl::StatusOr<std::string> t = primary->ReplicaToken();
+    if (!t.ok()) {
+      (void)primary->Close();
+      (void)client_->RemoveDataObject(temp);
+      return t.status();
+    }
+    token = *std::move(t);
+  }
+  return std::unique_ptr<fs::File>(new IrodsFile(this, std::move(primary), std::move(token), flags,
+                                                 parallelism_, 0, temp, logical));
+}
+
+absl::Status IrodsFileSystem::CreateDir(std::string_view path, bool parents) {
+  absl::Status s = client_->CreateCollection(LogicalPath(path), parents);
+  if (absl::IsAlreadyExists(s) && parents) return absl::OkStatus();
+  return s;
+}
+
+absl::Status IrodsFileSystem::Remove(std::string_view path) {
+  return client_->RemoveDataObject(LogicalPath(path));
+}
+
+absl::Status IrodsFileSystem::RemoveDir(std::string_view path) {
+  return client_->RemoveCollection(LogicalPath(path), /*recursive=*/false);
+}
+
+absl::Status IrodsFileSystem::Rename(std::string_view from, std::string_view to) {
+  FERRY_ASSIGN_OR_RETURN(IrodsStat st, client_->Stat(LogicalPath(from)));
+  return client_->Rename(LogicalPath(from), LogicalPath(to), st.type == IrodsObjectType::kCollection);
+}
+
+namespace {
+
+class IrodsProvider final : public fs::FileSystemProvider {
+ public:
+  explicit IrodsProvider(const IrodsFileSystemOptions& options) : options_(options) {}
+
+  absl::StatusOr<fs::Location> Resolve(Runtime&, std::string_view url) override {
+    std::string_view rest = url;
+    if (rest.substr(0, 8) != "irods://") {
+      return absl::InvalidArgumentError(Cat("not an irods:// URL: ", url));
+    }
+    rest.remove_prefix(8);
+    const size_t slash = rest.find('/');
+    std::string_view authority = rest.substr(0, slash);
+    std::string_view path = slash == std::string_view::npos ? std::string_view("/") : rest.substr(slash);
+    FERRY_ASSIGN_OR_RETURN(IrodsAccount account, LoadIrodsAccount());
+    if (size_t at = authority.rfind('@'); at != std::string_view::npos) {
+      account.user = std::string(authority.substr(0, at));
+      authority.remove_prefix(at + 1);
+    }
+    if (size_t colon = authority.rfind(':'); colon != std::string_view::npos) {
+      int port = 0;
+      if (!absl::SimpleAtoi(ToAbsl(authority.substr(colon + 1)), &port) || port <= 0 || port > 65535) {
+        return absl::InvalidArgumentError(Cat("bad port in ", url));
+      }
+      account.port = static_cast<uint16_t>(port);
+      authority = authority.substr(0, colon);
+    }
+    if (!authority.empty()) account.host = std::string(authority);
+    const std::string normalized = fs::NormalizePath(path);
+    if (account.zone.empty()) account.zone = std::string(normalized.substr(0, normalized.find('/')));
+    if (account.host.empty() || account.zone.empty()) {
+      return absl::InvalidArgumentError(
+          Cat(url, ": no host or zone (irods://[user@]host[:port]/zone/path)"));
+    }
+    const std::string key = Cat(account.host, "|", account.port, "|", account.user);
+    std::shared_ptr<IrodsFileSystem> fs;
+    {
+      MutexLock lock(&mu_);
+      if (auto it = made_.find(key); it != made_.end()) fs = it->second;
+    }
+    if (fs == nullptr) {
+      FERRY_ASSIGN_OR_RETURN(fs, IrodsFileSystem::Connect(std::move(account), options_));
+      MutexLock lock(&mu_);
+      made_.emplace(key, fs);
+    }
+    fs::Location out;
+    out.path = normalized;
+    out.names_directory = out.path.empty() || url.back() == '/';
+    out.url = std::string(url);
+    out.fs = std::move(fs);
+    return out;
+  }
+
+ private:
+  const IrodsFileSystemOptions options_;
+  Mutex mu_;
+  absl::flat_hash_map<std::string, std::shared_ptr<IrodsFileSystem>> made_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace
+
+std::unique_ptr<fs::FileSystemProvider> NewIrodsProvider(const IrodsFileSystemOptions& options) {
+  return std::make_unique<IrodsProvider>(options);
+}
+
+}  // namespace ferry::irods

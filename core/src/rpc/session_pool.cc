@@ -1,0 +1,289 @@
+#include "ferry/rpc/session_pool.h"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "ferry/base/status_macros.h"
+#include "ferry/base/strings.h"
+
+namespace ferry {
+namespace {
+
+// Waits until `fd` is ready for `events` or `deadline` passes.
+absl::Status WaitFor(int fd, short events, absl::Time deadline, std::string_view what,
+                     const std::string& target) {
+  for (;;) {
+    const absl::Duration left = deadline - absl::Now();
+    if (left <= absl::ZeroDuration()) {
+      return absl::DeadlineExceededError(Cat(what, " ", target, ": timed out"));
+    }
+    pollfd p{fd, events, 0};
+    const int n = ::poll(&p, 1, static_cast<int>(absl::ToInt64Milliseconds(left)) + 1);
+    if (n > 0) return absl::OkStatus();
+    if (n < 0 && errno != EINTR) {
+      return absl::UnavailableError(Cat(what, " ", target, ": ", std::strerror(errno)));
+    }
+  }
+}
+
+// A non-blocking TCP connection to host:port, or why not.
+absl::StatusOr<int> ConnectTcp(const std::string& host, uint16_t port, absl::Time deadline,
+                               const std::string& target) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  const std::string port_text = Cat(port);
+  if (int rc = ::getaddrinfo(host.c_str(), port_text.c_str(), &hints, &found); rc != 0) {
+    return absl::UnavailableError(Cat("resolving ", target, ": ", ::gai_strerror(rc)));
+  }
+  absl::Status last = absl::UnavailableError(Cat("connecting to ", target, ": no address"));
+  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    int rc = ::connect(fd, a->ai_addr, a->ai_addrlen);
+    if (rc < 0 && errno == EINPROGRESS) {
+      absl::Status s = WaitFor(fd, POLLOUT, deadline, "connecting to", target);
+      int err = 0;
+      socklen_t len = sizeof(err);
+      if (s.ok()) ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+      if (s.ok() && err != 0) {
+        s = absl::UnavailableError(Cat("connecting to ", target, ": ", std::strerror(err)));
+      }
+      if (!s.ok()) {
+        ::close(fd);
+        last = s;
+        continue;
+      }
+    } else if (rc < 0) {
+      last = absl::UnavailableError(Cat("connecting to ", target, ": ", std::strerror(errno)));
+      ::close(fd);
+      continue;
+    }
+    const int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    ::freeaddrinfo(found);
+    return fd;
+  }
+  ::freeaddrinfo(found);
+  return last;
+}
+
+}  // namespace
+
+Session::Session(int fd, std::string target, std::shared_ptr<const Framing> framing,
+                 absl::Duration io_timeout)
+    : fd_(fd),
+      target_(std::move(target)),
+      framing_(std::move(framing)),
+      reader_(framing_->NewReader()),
+      io_timeout_(io_timeout) {}
+
+Session::~Session() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+absl::Status Session::WriteAll(std::string_view bytes) {
+  const absl::Time deadline = absl::Now() + io_timeout_;
+  while (!bytes.empty()) {
+    const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    if (n > 0) {
+      bytes.remove_prefix(static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (absl::Status s = WaitFor(fd_, POLLOUT, deadline, "sending to", target_); !s.ok()) {
+        broken_ = true;
+        return s;
+      }
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    broken_ = true;
+    return absl::UnavailableError(
+        Cat("sending to ", target_, ": ", n < 0 ? std::strerror(errno) : "closed"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Session::Send(std::string_view record) {
+  if (broken_) {
+    return absl::FailedPreconditionError(Cat("session to ", target_, " is broken"));
+  }
+  out_.clear();
+  framing_->Append(record, &out_);
+  return WriteAll(out_);
+}
+
+absl::Status Session::SendRaw(std::string_view bytes) {
+  if (broken_) {
+    return absl::FailedPreconditionError(Cat("session to ", target_, " is broken"));
+  }
+  return WriteAll(bytes);
+}
+
+absl::StatusOr<std::string> Session::Receive() {
+  if (broken_) {
+    return absl::FailedPreconditionError(Cat("session to ", target_, " is broken"));
+  }
+  const absl::Time deadline = absl::Now() + io_timeout_;
+  char buf[64 << 10];
+  while (next_ready_ >= ready_.size()) {
+    ready_.clear();
+    next_ready_ = 0;
+    const ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
+    if (n > 0) {
+      if (absl::Status s = reader_->Consume(std::string_view(buf, static_cast<size_t>(n)), &ready_);
+          !s.ok()) {
+        broken_ = true;
+        return absl::DataLossError(Cat("from ", target_, ": ", s.message()));
+      }
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (absl::Status s = WaitFor(fd_, POLLIN, deadline, "waiting for a reply from", target_);
+          !s.ok()) {
+        broken_ = true;
+        return s;
+      }
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    broken_ = true;
+    if (n == 0) {
+      return absl::UnavailableError(Cat(
+          target_, " closed the connection",
+          reader_->buffered_bytes() > 0 ? " mid-reply (truncated)" : ""));
+    }
+    return absl::UnavailableError(Cat("reading from ", target_, ": ", std::strerror(errno)));
+  }
+  ++exchanges_;
+  return std::move(ready_[next_ready_++]);
+}
+
+absl::StatusOr<std::string> Session::Exchange(std::string_view record) {
+  FERRY_RETURN_IF_ERROR(Send(record));
+  return Receive();
+}
+
+SessionLease::SessionLease(SessionLease&& other) noexcept
+    : pool_(std::exchange(other.pool_, nullptr)), session_(std::move(other.session_)) {}
+
+SessionLease& SessionLease::operator=(SessionLease&& other) noexcept {
+  if (this != &other) {
+    Release();
+    pool_ = std::exchange(other.pool_, nullptr);
+    session_ = std::move(other.session_);
+  }
+  return *this;
+}
+
+SessionLease::~SessionLease() { Release(); }
+
+void SessionLease::Release() {
+  if (pool_ != nullptr && session_ != nullptr) pool_->Return(std::move(session_));
+  pool_ = nullptr;
+  session_.reset();
+}
+
+absl::StatusOr<std::unique_ptr<SessionPool>> SessionPool::Create(SessionPoolOptions options) {
+  if (options.framing == nullptr) return absl::InvalidArgumentError("SessionPool: no framing");
+  if (options.host.empty()) return absl::InvalidArgumentError("SessionPool: empty host");
+  if (options.port == 0) return absl::InvalidArgumentError("SessionPool: port 0");
+  if (options.max_sessions < 1) {
+    return absl::InvalidArgumentError("SessionPool: max_sessions must be at least 1");
+  }
+  return std::unique_ptr<SessionPool>(new SessionPool(std::move(options)));
+}
+
+SessionPool::SessionPool(SessionPoolOptions options)
+    : options_(std::move(options)), target_(Cat(options_.host, ":", options_.port)) {}
+
+SessionPool::~SessionPool() {
+  std::vector<std::unique_ptr<Session>> idle;
+  {
+    MutexLock lock(&mu_);
+    idle.swap(idle_);
+  }
+  for (auto& s : idle) Close(std::move(s));
+}
+
+absl::StatusOr<std::unique_ptr<Session>> SessionPool::Connect() {
+  const absl::Time deadline = absl::Now() + options_.connect_timeout;
+  FERRY_ASSIGN_OR_RETURN(int fd, ConnectTcp(options_.host, options_.port, deadline, target_));
+  std::unique_ptr<Session> session(new Session(fd, target_, options_.framing, options_.io_timeout));
+  if (options_.on_connect) {
+    if (absl::Status s = options_.on_connect(*session); !s.ok()) return s;
+  }
+  session->exchanges_ = 0;
+  return session;
+}
+
+absl::StatusOr<SessionLease> SessionPool::Acquire(absl::Time deadline) {
+  {
+    MutexLock lock(&mu_);
+    for (;;) {
+      if (!idle_.empty()) {
+        std::unique_ptr<Session> s = std::move(idle_.back());
+        idle_.pop_back();
+        return SessionLease(this, std::move(s));
+      }
+      if (open_ < options_.max_sessions) {
+        ++open_;  // reserved while connecting, outside the lock
+        break;
+      }
+      if (!returned_.WaitWithDeadline(&mu_, deadline) && absl::Now() >= deadline) {
+        return absl::DeadlineExceededError(
+            Cat("no session to ", target_, " free before the deadline"));
+      }
+    }
+  }
+  absl::StatusOr<std::unique_ptr<Session>> s = Connect();
+  if (!s.ok()) {
+    MutexLock lock(&mu_);
+    --open_;
+    returned_.Signal();
+    return s.status();
+  }
+  return SessionLease(this, *std::move(s));
+}
+
+void SessionPool::Return(std::unique_ptr<Session> session) {
+  {
+    MutexLock lock(&mu_);
+    if (!session->broken() && static_cast<int>(idle_.size()) < options_.max_idle_sessions) {
+      idle_.push_back(std::move(session));
+      returned_.Signal();
+      return;
+    }
+    --open_;
+    returned_.Signal();
+  }
+  Close(std::move(session));
+}
+
+void SessionPool::Close(std::unique_ptr<Session> session) {
+  if (!session->broken() && options_.on_close) options_.on_close(*session);
+}
+
+int SessionPool::open_sessions() const {
+  MutexLock lock(&mu_);
+  return open_;
+}
+
+int SessionPool::idle_sessions() const {
+  MutexLock lock(&mu_);
+  return static_cast<int>(idle_.size());
+}
+
+}  // namespace ferry

@@ -1,0 +1,295 @@
+// IrodsClient and IrodsFileSystem against ferry's iRODS test peer
+// (tests/peers/irods, 127.0.0.1:1247, zone tempZone).
+#include "ferry/irods/irods_file_system.h"
+
+#include <fcntl.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "ferry/fs/local_file_system.h"
+#include "ferry/runtime/runtime.h"
+#include "ferry/transfer/copy_engine.h"
+#include "gtest/gtest.h"
+
+namespace ferry::irods {
+namespace {
+
+IrodsAccount Account(const std::string& user = "rods", const std::string& password = "") {
+  static const std::map<std::string, std::string> kPasswords = {
+      {"rods", "rods"}, {"alice", "apass"}, {"bob", "bpass"}};
+  IrodsAccount a;
+  a.host = "127.0.0.1";
+  a.port = 1247;
+  a.zone = "tempZone";
+  a.user = user;
+  a.password = password.empty() ? kPasswords.at(user) : password;
+  return a;
+}
+
+std::string Unique(std::string_view stem) {
+  static std::atomic<int> n{0};
+  return absl::StrCat(std::string(stem), "-", ::getpid(), "-", n++, "-",
+                      std::random_device{}() % 100000);
+}
+
+std::string RandomBytes(size_t n) {
+  std::string s(n, '\0');
+  std::mt19937_64 rng(n);
+  for (auto& c : s) c = static_cast<char>(rng());
+  return s;
+}
+
+std::string PeerLog() {
+  std::ifstream in(FERRY_IRODS_PEER_LOG);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+size_t Count(const std::string& hay, const std::string& needle) {
+  size_t n = 0;
+  for (size_t p = hay.find(needle); p != std::string::npos; p = hay.find(needle, p + 1)) ++n;
+  return n;
+}
+
+class IrodsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto fs = IrodsFileSystem::Connect(Account());
+    ASSERT_TRUE(fs.ok()) << fs.status();
+    fs_ = *fs;
+    coll_ = absl::StrCat("tempZone/home/rods/", Unique("t"));
+    ASSERT_TRUE(fs_->CreateDir(coll_, false).ok());
+    local_root_ = std::filesystem::temp_directory_path() / Unique("ferry-irods");
+    std::filesystem::create_directories(local_root_);
+  }
+  void TearDown() override { std::filesystem::remove_all(local_root_); }
+
+  std::string WriteLocal(const std::string& name, const std::string& data) {
+    std::filesystem::path p = local_root_ / name;
+    std::ofstream(p, std::ios::binary) << data;
+    return fs::LocalPathToFsPath(p.string());
+  }
+  std::string ReadLocal(const std::string& name) {
+    std::ifstream in(local_root_ / name, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+  Runtime runtime_;
+  fs::LocalFileSystem local_;
+  std::shared_ptr<IrodsFileSystem> fs_;
+  std::string coll_;
+  std::filesystem::path local_root_;
+};
+
+TEST(IrodsLogin, TheAuthFrameworkLogsIn) {
+  auto c = IrodsClient::Connect(Account("alice"));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ((*c)->Stat("/tempZone/home/alice")->type, IrodsObjectType::kCollection);
+}
+
+TEST(IrodsLogin, LegacyNativeAuthLogsIn) {
+  IrodsAccount a = Account("alice");
+  a.force_legacy_auth = true;
+  auto c = IrodsClient::Connect(a);
+  ASSERT_TRUE(c.ok()) << c.status();
+}
+
+TEST(IrodsLogin, AWrongPasswordIsUnauthenticatedAndNamesTheCode) {
+  for (bool legacy : {false, true}) {
+    IrodsAccount a = Account("alice", "wrong");
+    a.force_legacy_auth = legacy;
+    auto c = IrodsClient::Connect(a);
+    EXPECT_TRUE(absl::IsUnauthenticated(c.status())) << c.status();
+    EXPECT_NE(c.status().message().find("CAT_INVALID_AUTHENTICATION"), absl::string_view::npos);
+  }
+}
+
+TEST(IrodsLogin, AnUnknownUserIsUnauthenticated) {
+  auto c = IrodsClient::Connect(Account("mallory", "x"));
+  EXPECT_TRUE(absl::IsUnauthenticated(c.status())) << c.status();
+}
+
+TEST(IrodsLogin, AnUnreachableServerIsUnavailable) {
+  IrodsAccount a = Account();
+  a.port = 1;  // nothing listens
+  auto c = IrodsClient::Connect(a);
+  EXPECT_TRUE(absl::IsUnavailable(c.status())) << c.status();
+}
+
+TEST_F(IrodsTest, StatOfAMissingPathIsNotFound) {
+  auto st = fs_->Stat(absl::StrCat(coll_, "/nope"));
+  EXPECT_TRUE(absl::IsNotFound(st.status())) << st.status();
+}
+
+TEST_F(IrodsTest, CreatesListsAndRemovesCollections) {
+  ASSERT_TRUE(fs_->CreateDir(absl::StrCat(coll_, "/a/b"), true).ok());
+  std::vector<std::string> names;
+  ASSERT_TRUE(fs_->List(coll_, [&](std::vector<fs::Entry>& b) {
+                    for (auto& e : b) names.push_back(e.path);
+                    return true;
+                  }).ok());
+  EXPECT_EQ(names, std::vector<std::string>{"a"});
+  EXPECT_TRUE(absl::IsFailedPrecondition(fs_->RemoveDir(absl::StrCat(coll_, "/a"))));
+  ASSERT_TRUE(fs_->client().RemoveCollection(LogicalPath(absl::StrCat(coll_, "/a")), true).ok());
+  EXPECT_TRUE(absl::IsNotFound(fs_->Stat(absl::StrCat(coll_, "/a")).status()));
+}
+
+TEST_F(IrodsTest, ListReadsEveryPageOnceByContinuationIndex) {
+  IrodsClientOptions small_pages;
+  small_pages.query_page_rows = 7;
+  auto c = IrodsClient::Connect(Account(), small_pages);
+  ASSERT_TRUE(c.ok());
+  for (int i = 0; i < 30; ++i) {
+    ASSERT_TRUE((*c)->CreateCollection(absl::StrCat("/", coll_, "/c", i), false).ok());
+  }
+  std::multiset<std::string> seen;
+  int batches = 0;
+  ASSERT_TRUE((*c)->List(absl::StrCat("/", coll_), [&](std::vector<IrodsEntry>& b) {
+                     ++batches;
+                     for (auto& e : b) seen.insert(e.name);
+                     return true;
+                   }).ok());
+  EXPECT_EQ(seen.size(), 30u);
+  EXPECT_EQ(std::set<std::string>(seen.begin(), seen.end()).size(), 30u);
+  EXPECT_GE(batches, 5);
+}
+
+TEST_F(IrodsTest, A20000EntryCollectionListsEveryEntryExactlyOnce) {
+  auto c = IrodsClient::Connect(Account(), {.connections = 8});
+  ASSERT_TRUE(c.ok());
+  const std::string base = absl::StrCat("/", coll_);
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = t; i < 20000; i += 8) {
+        if (!(*c)->CreateCollection(absl::StrCat(base, "/e", i), false).ok()) ++failures;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  ASSERT_EQ(failures.load(), 0);
+  std::set<std::string> names;
+  size_t total = 0;
+  ASSERT_TRUE(fs_->List(coll_, [&](std::vector<fs::Entry>& b) {
+                    for (auto& e : b) names.insert(e.path);
+                    total += b.size();
+                    return true;
+                  }).ok());
+  EXPECT_EQ(total, 20000u);
+  EXPECT_EQ(names.size(), 20000u);
+}
+
+TEST_F(IrodsTest, CopiesSmallFilesBothWaysByteForByte) {
+  for (size_t size : {size_t{0}, size_t{1}, size_t{1} << 20}) {
+    const std::string data = RandomBytes(size);
+    const std::string name = absl::StrCat("f", size);
+    auto up = CopyFile(runtime_, local_, WriteLocal(name, data), *fs_, absl::StrCat(coll_, "/", name));
+    ASSERT_TRUE(up.ok()) << up.status();
+    EXPECT_EQ(fs_->Stat(absl::StrCat(coll_, "/", name))->size, static_cast<int64_t>(size));
+    auto down = CopyFile(runtime_, *fs_, absl::StrCat(coll_, "/", name), local_,
+                         fs::LocalPathToFsPath((local_root_ / (name + ".back")).string()));
+    ASSERT_TRUE(down.ok()) << down.status();
+    EXPECT_EQ(ReadLocal(name + ".back"), data) << size;
+  }
+}
+
+TEST_F(IrodsTest, A40MiBFileMovesOverJoinedParallelStreams) {
+  const std::string data = RandomBytes(40 << 20);
+  const size_t joins_before = Count(PeerLog(), "(big) joined replica");
+  auto up = CopyFile(runtime_, local_, WriteLocal("big", data), *fs_, absl::StrCat(coll_, "/big"));
+  ASSERT_TRUE(up.ok()) << up.status();
+  auto down = CopyFile(runtime_, *fs_, absl::StrCat(coll_, "/big"), local_,
+                       fs::LocalPathToFsPath((local_root_ / "big.back").string()));
+  ASSERT_TRUE(down.ok()) << down.status();
+  EXPECT_TRUE(ReadLocal("big.back") == data);
+  // The read joined the replica by token (the write's temporary has another name).
+  EXPECT_GT(Count(PeerLog(), "(big) joined replica (read)"), joins_before);
+}
+
+TEST_F(IrodsTest, AnotherUserIsDeniedUntilGrantedRead) {
+  auto up = CopyFile(runtime_, local_, WriteLocal("s", "secret"), *fs_, absl::StrCat(coll_, "/s"));
+  ASSERT_TRUE(up.ok());
+  auto alice = IrodsFileSystem::Connect(Account("alice"));
+  ASSERT_TRUE(alice.ok());
+  auto denied = (*alice)->OpenRead(absl::StrCat(coll_, "/s"));
+  EXPECT_TRUE(absl::IsPermissionDenied(denied.status())) << denied.status();
+  ASSERT_TRUE(fs_->client().SetAccess(LogicalPath(absl::StrCat(coll_, "/s")), "alice", "read", false).ok());
+  auto f = (*alice)->OpenRead(absl::StrCat(coll_, "/s"));
+  ASSERT_TRUE(f.ok()) << f.status();
+  char buf[16];
+  EXPECT_EQ(*(*f)->ReadAt(0, absl::MakeSpan(buf, sizeof(buf))), 6u);
+  auto acl = fs_->client().GetAccess(LogicalPath(absl::StrCat(coll_, "/s")), false);
+  ASSERT_TRUE(acl.ok());
+  EXPECT_NE(std::find(acl->begin(), acl->end(), std::make_pair(std::string("alice"), std::string("read_object"))),
+            acl->end());
+}
+
+TEST_F(IrodsTest, MetadataIsAddedListedAndRemoved) {
+  const std::string p = LogicalPath(coll_);
+  ASSERT_TRUE(fs_->client().AddMetadata(p, true, {"color", "blue", "nm"}).ok());
+  auto avus = fs_->client().ListMetadata(p, true);
+  ASSERT_TRUE(avus.ok());
+  ASSERT_EQ(avus->size(), 1u);
+  EXPECT_EQ((*avus)[0].value, "blue");
+  ASSERT_TRUE(fs_->client().RemoveMetadata(p, true, {"color", "blue", "nm"}).ok());
+  EXPECT_TRUE(fs_->client().ListMetadata(p, true)->empty());
+}
+
+TEST_F(IrodsTest, ADiscardedWriterLeavesNoObject) {
+  auto w = fs_->OpenWrite(absl::StrCat(coll_, "/partial"), {.size = 100});
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE((*w)->WriteAt(0, absl::MakeConstSpan("half", 4)).ok());
+  ASSERT_TRUE((*w)->Discard().ok());
+  std::vector<std::string> names;
+  ASSERT_TRUE(fs_->List(coll_, [&](std::vector<fs::Entry>& b) {
+                    for (auto& e : b) names.push_back(e.path);
+                    return true;
+                  }).ok());
+  EXPECT_TRUE(names.empty()) << names.size();
+}
+
+TEST_F(IrodsTest, AnOverwriteReplacesTheObjectWhole) {
+  ASSERT_TRUE(CopyFile(runtime_, local_, WriteLocal("a", RandomBytes(100000)), *fs_, absl::StrCat(coll_, "/x")).ok());
+  ASSERT_TRUE(CopyFile(runtime_, local_, WriteLocal("b", "short"), *fs_, absl::StrCat(coll_, "/x")).ok());
+  ASSERT_TRUE(CopyFile(runtime_, *fs_, absl::StrCat(coll_, "/x"), local_,
+                       fs::LocalPathToFsPath((local_root_ / "x.back").string()))
+                  .ok());
+  EXPECT_EQ(ReadLocal("x.back"), "short");
+}
+
+TEST_F(IrodsTest, TreesCopyBothWays) {
+  std::filesystem::create_directories(local_root_ / "tree/sub");
+  WriteLocal("tree/one", "1");
+  WriteLocal("tree/sub/two", RandomBytes(3000));
+  auto up = CopyTree(runtime_, local_, fs::LocalPathToFsPath((local_root_ / "tree").string()), *fs_,
+                     absl::StrCat(coll_, "/tree"));
+  ASSERT_TRUE(up.ok()) << up.status();
+  EXPECT_EQ(up->files_failed, 0);
+  auto down = CopyTree(runtime_, *fs_, absl::StrCat(coll_, "/tree"), local_,
+                       fs::LocalPathToFsPath((local_root_ / "back").string()));
+  ASSERT_TRUE(down.ok()) << down.status();
+  EXPECT_TRUE(ReadLocal("back/sub/two") == ReadLocal("tree/sub/two"));
+  EXPECT_EQ(ReadLocal("back/one"), "1");
+  EXPECT_EQ(down->files_failed, 0);
+}
+
+TEST_F(IrodsTest, RenameMovesADataObjectAndACollection) {
+  ASSERT_TRUE(CopyFile(runtime_, local_, WriteLocal("r", "r"), *fs_, absl::StrCat(coll_, "/r")).ok());
+  ASSERT_TRUE(fs_->Rename(absl::StrCat(coll_, "/r"), absl::StrCat(coll_, "/r2")).ok());
+  ASSERT_TRUE(fs_->CreateDir(absl::StrCat(coll_, "/d"), false).ok());
+  ASSERT_TRUE(fs_->Rename(absl::StrCat(coll_, "/d"), absl::StrCat(coll_, "/d2")).ok());
+  EXPECT_EQ(fs_->Stat(absl::StrCat(coll_, "/r2"))->kind, fs::EntryKind::kFile);
+  EXPECT_EQ(fs_->Stat(absl::StrCat(coll_, "/d2"))->kind, fs::EntryKind::kDirectory);
+}
+
+}  // namespace
+}  // namespace ferry::irods

@@ -1,0 +1,98 @@
+// The iRODS XML dialect and frames, without a server.
+#include <string>
+
+#include "ferry/irods/irods_protocol.h"
+#include "ferry/irods/irods_xml.h"
+#include "gtest/gtest.h"
+
+namespace ferry::irods {
+namespace {
+
+TEST(IrodsXml, ReadsRepeatedFieldsInOrder) {
+  auto n = ParseXml(
+      "<KeyValPair_PI><ssLen>2</ssLen><keyWord>a</keyWord><keyWord>b</keyWord>"
+      "<svalue>1</svalue><svalue>2</svalue></KeyValPair_PI>");
+  ASSERT_TRUE(n.ok()) << n.status();
+  auto keys = (*n)->All("keyWord");
+  ASSERT_EQ(keys.size(), 2u);
+  EXPECT_EQ(keys[1]->text, "b");
+  EXPECT_EQ((*n)->Int("ssLen"), 2);
+}
+
+TEST(IrodsXml, DecodesEntitiesAndCharacterReferences) {
+  auto n = ParseXml("<a><b>&lt;x&gt; &amp; &quot;&apos; &#65;&#x42;</b></a>");
+  ASSERT_TRUE(n.ok()) << n.status();
+  EXPECT_EQ((*n)->Text("b"), "<x> & \"' AB");
+}
+
+TEST(IrodsXml, EscapesOnlyMarkupLikeTheServer) {
+  EXPECT_EQ(EscapeXml("a<b>&'\"`"), "a&lt;b&gt;&amp;'\"`");
+}
+
+TEST(IrodsXml, WriterRoundTripsThroughTheReader) {
+  std::string xml = XmlWriter()
+                        .Open("DataObjInp_PI")
+                        .Str("objPath", "/z/a&b<c>")
+                        .KeyVals({{"forceFlag", ""}, {"k", "v"}})
+                        .Close("DataObjInp_PI")
+                        .Take();
+  auto n = ParseXml(xml);
+  ASSERT_TRUE(n.ok()) << n.status();
+  EXPECT_EQ((*n)->Text("objPath"), "/z/a&b<c>");
+  EXPECT_EQ((*n)->Child("KeyValPair_PI")->All("svalue")[1]->text, "v");
+}
+
+TEST(IrodsXml, RejectsMalformedInputWithDataLoss) {
+  for (const char* bad : {"", "<a>", "<a></b>", "<a>&bogus;</a>", "<a x=\"1\"></a>", "<a></a><b></b>",
+                          "<a>&#xFFFFFFF;</a>"}) {
+    auto n = ParseXml(bad);
+    EXPECT_TRUE(absl::IsDataLoss(n.status())) << bad << ": " << n.status();
+  }
+}
+
+TEST(IrodsXml, RejectsDeepNesting) {
+  std::string deep;
+  for (int i = 0; i < 100; ++i) deep += "<a>";
+  for (int i = 0; i < 100; ++i) deep += "</a>";
+  EXPECT_FALSE(ParseXml(deep).ok());
+}
+
+TEST(IrodsFrame, EncodeThenDecodeKeepsEverySection) {
+  std::string frame = EncodeMessage("RODS_API_REQ", 676, "<x></x>", "payload");
+  auto m = DecodeMessage(frame);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->type, "RODS_API_REQ");
+  EXPECT_EQ(m->int_info, 676);
+  EXPECT_EQ(m->msg, "<x></x>");
+  EXPECT_EQ(m->bs, "payload");
+}
+
+TEST(IrodsFrame, RejectsSectionsThatDoNotAddUp) {
+  std::string frame = EncodeMessage("RODS_API_REPLY", 0, "abc");
+  frame.pop_back();
+  EXPECT_TRUE(absl::IsDataLoss(DecodeMessage(frame).status()));
+}
+
+TEST(IrodsFrame, FramingReadsWholeFramesFromAnySplit) {
+  auto framing = NewIrodsFraming();
+  std::string wire = EncodeMessage("A", 1, "m1") + EncodeMessage("B", 2, "", "bs");
+  auto reader = framing->NewReader();
+  std::vector<std::string> records;
+  for (char c : wire) ASSERT_TRUE(reader->Consume(std::string_view(&c, 1), &records).ok());
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(DecodeMessage(records[1])->bs, "bs");
+}
+
+TEST(IrodsError, MapsCodesToStatusCodesAndNamesThem) {
+  absl::Status s = IrodsError(-818000, "open /z/x", "no access");
+  EXPECT_TRUE(absl::IsPermissionDenied(s));
+  EXPECT_NE(s.message().find("CAT_NO_ACCESS_PERMISSION"), absl::string_view::npos);
+  EXPECT_NE(s.message().find("open /z/x"), absl::string_view::npos);
+  EXPECT_TRUE(absl::IsNotFound(IrodsError(-310000, "stat", "")));
+  EXPECT_TRUE(absl::IsUnauthenticated(IrodsError(-826000, "login", "")));
+  EXPECT_TRUE(absl::IsAlreadyExists(IrodsError(-809000, "mkdir", "")));
+  EXPECT_TRUE(absl::IsUnknown(IrodsError(-999000, "x", "")));
+}
+
+}  // namespace
+}  // namespace ferry::irods

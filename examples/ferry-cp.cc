@@ -97,7 +97,8 @@ constexpr char kUsage[] =
     "usage: ferry-cp [-r] [--jobs=N] [--chunk-mib=N] [--concurrency=N] [--parallelism=N]\n"
     "                [--memory-mib=N] [--idle-buffer-mib=N] [--range=OFF:LEN] [--make-bucket]\n"
     "                [--progress|--quiet] [--json] SRC DST\n"
-    "  SRC/DST: a local path or a URL (s3://bucket/key, nfs://host/export/path?...)\n";
+    "  SRC/DST: a local path or a URL (s3://bucket/key, nfs://host/export/path?...,\n"
+    "           irods://[user@]host[:port]/zone/path; password from IRODS_PASSWORD)\n";
 
 // "--name=VALUE" -> VALUE if `arg` starts with "--name=".
 std::optional<std::string_view> FlagValue(std::string_view arg, std::string_view name) {

@@ -33,7 +33,7 @@ void Usage() {
   std::fprintf(stderr,
                "usage: ferry-walk URL [--list] [--json] [--in-flight=N]\n"
                "  URL: nfs://HOST/EXPORT[/PATH][?nfsport=&mountport=&uid=&gid=], "
-               "s3://BUCKET[/PREFIX], a local path\n");
+               "s3://BUCKET[/PREFIX], irods://[USER@]HOST[:PORT]/ZONE/PATH, a local path\n");
 }
 
 // JSON string body: escapes quotes, backslashes and control bytes; other

@@ -387,3 +387,31 @@ def test_requests_before_authentication_are_refused(peer):
     body = b"<DataObjInp_PI><objPath>/tempZone</objPath></DataObjInp_PI>"
     s.sendall(frame(header("RODS_API_REQ", len(body), 633), body))
     assert read_frame(s)[1] == -13000
+
+
+def test_a_writer_that_vanishes_before_close_leaves_a_stale_replica(peer, prc, coll):
+    from irods.models import DataObject, Collection
+
+    s = logged_in_socket(peer)
+    inp = (f"<DataObjInp_PI><objPath>{coll}/cut</objPath><createMode>0</createMode><openFlags>577</openFlags>"
+           "<offset>0</offset><dataSize>-1</dataSize><numThreads>0</numThreads><oprType>0</oprType>"
+           "<KeyValPair_PI><ssLen>0</ssLen></KeyValPair_PI></DataObjInp_PI>").encode()
+    s.sendall(frame(header("RODS_API_REQ", len(inp), 602), inp))
+    _, fd, _ = read_frame(s)
+    assert fd >= 3
+    w = (f"<OpenedDataObjInp_PI><l1descInx>{fd}</l1descInx><len>5</len><whence>0</whence><oprType>0</oprType>"
+         "<offset>0</offset><bytesWritten>0</bytesWritten><KeyValPair_PI><ssLen>0</ssLen></KeyValPair_PI>"
+         "</OpenedDataObjInp_PI>").encode()
+    s.sendall(frame(header("RODS_API_REQ", len(w), 676, bs_len=5), w + b"half!"))
+    assert read_frame(s)[1] == 5
+    s.close()  # no close call: the writer is gone
+    import time
+
+    for _ in range(50):
+        rows = list(prc().query(DataObject.replica_status).filter(Collection.name == coll)
+                    .filter(DataObject.name == "cut"))
+        if rows and rows[0][DataObject.replica_status] == "0":
+            break
+        time.sleep(0.05)
+    assert rows[0][DataObject.replica_status] == "0"
+    assert "left stale" in peer.log()

@@ -422,11 +422,19 @@ func (s *session) closeFd(n int64, updateCatalog bool) error {
 	return nil
 }
 
-// closeAll runs when a connection ends: a writer that vanished leaves its
-// bytes and a finalized row, never a row that lies about the vault.
+// closeAll runs when a connection ends. A writer that vanished without
+// closing leaves its replica stale (as iRODS does), never marked good: a
+// partial object is never reported complete.
 func (s *session) closeAll() {
 	for n, of := range s.fds {
-		s.closeFd(int64(n), of.finalizer)
+		if of.write && of.finalizer {
+			if st, err := of.rep.file.Stat(); err == nil {
+				s.srv.cat.exec(s.srv.cat.db, `UPDATE r_data_main SET data_size = ?, data_is_dirty = ?, modify_ts = ?
+					WHERE data_id = ?`, st.Size(), replStale, now(), of.rep.dataID)
+			}
+			s.logf("%s left stale: its writer's connection ended before close", of.rep.objPath)
+		}
+		s.closeFd(int64(n), false)
 	}
 }
 

@@ -1,0 +1,123 @@
+// SessionPool: leased, logged-in connections, against an in-process server.
+#include "ferry/rpc/session_pool.h"
+
+#include <atomic>
+#include <thread>
+
+#include "gtest/gtest.h"
+#include "testing/test_tcp_server.h"
+
+namespace ferry {
+namespace {
+
+using testing::TestTcpServer;
+
+// An echo server that counts its connections.
+struct EchoServer {
+  std::atomic<int> records{0};
+  TestTcpServer server{NewLengthPrefixFraming(),
+                       [this](const TestTcpServer::ConnPtr& conn, std::string record) {
+                         ++records;
+                         if (record == "hang up") {
+                           conn->Close();
+                           return;
+                         }
+                         conn->Send(std::move(record));
+                       }};
+};
+
+SessionPoolOptions Options(uint16_t port, int max_sessions = 2) {
+  SessionPoolOptions o;
+  o.host = "127.0.0.1";
+  o.port = port;
+  o.framing = NewLengthPrefixFraming();
+  o.max_sessions = max_sessions;
+  o.io_timeout = absl::Seconds(5);
+  return o;
+}
+
+TEST(SessionPool, ExchangesARecordOnALeasedSession) {
+  EchoServer echo;
+  auto pool = SessionPool::Create(Options(echo.server.port()));
+  ASSERT_TRUE(pool.ok());
+  auto lease = (*pool)->Acquire();
+  ASSERT_TRUE(lease.ok()) << lease.status();
+  EXPECT_EQ(*(*lease)->Exchange("hello"), "hello");
+}
+
+TEST(SessionPool, RunsTheHandshakeOncePerConnectionAndReusesIt) {
+  EchoServer echo;
+  std::atomic<int> logins{0};
+  SessionPoolOptions o = Options(echo.server.port());
+  o.on_connect = [&](Session& s) {
+    ++logins;
+    return s.Exchange("login").status();
+  };
+  auto pool = SessionPool::Create(o);
+  ASSERT_TRUE(pool.ok());
+  for (int i = 0; i < 5; ++i) {
+    auto lease = (*pool)->Acquire();
+    ASSERT_TRUE(lease.ok());
+    EXPECT_EQ(*(*lease)->Exchange("x"), "x");
+  }
+  EXPECT_EQ(logins.load(), 1);
+  EXPECT_EQ((*pool)->open_sessions(), 1);
+}
+
+TEST(SessionPool, AFailedHandshakeIsAcquiresError) {
+  EchoServer echo;
+  SessionPoolOptions o = Options(echo.server.port());
+  o.on_connect = [](Session&) { return absl::UnauthenticatedError("bad password"); };
+  auto pool = SessionPool::Create(o);
+  auto lease = (*pool)->Acquire();
+  EXPECT_TRUE(absl::IsUnauthenticated(lease.status()));
+  EXPECT_EQ((*pool)->open_sessions(), 0);
+}
+
+TEST(SessionPool, ABrokenSessionIsClosedNotReused) {
+  EchoServer echo;
+  auto pool = SessionPool::Create(Options(echo.server.port()));
+  {
+    auto lease = (*pool)->Acquire();
+    auto r = (*lease)->Exchange("hang up");
+    EXPECT_TRUE(absl::IsUnavailable(r.status())) << r.status();
+    EXPECT_TRUE((*lease)->broken());
+  }
+  EXPECT_EQ((*pool)->open_sessions(), 0);
+  auto again = (*pool)->Acquire();
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*(*again)->Exchange("y"), "y");
+}
+
+TEST(SessionPool, AcquireWaitsForALeaseWhenAllAreOut) {
+  EchoServer echo;
+  auto pool = SessionPool::Create(Options(echo.server.port(), 1));
+  auto first = (*pool)->Acquire();
+  ASSERT_TRUE(first.ok());
+  auto none = (*pool)->Acquire(absl::Now() + absl::Milliseconds(50));
+  EXPECT_TRUE(absl::IsDeadlineExceeded(none.status()));
+  std::thread releaser([&] {
+    absl::SleepFor(absl::Milliseconds(50));
+    first->Release();
+  });
+  auto second = (*pool)->Acquire(absl::Now() + absl::Seconds(5));
+  releaser.join();
+  EXPECT_TRUE(second.ok()) << second.status();
+}
+
+TEST(SessionPool, AnUnreachableServerIsUnavailableNamingIt) {
+  auto pool = SessionPool::Create(Options(1));
+  auto lease = (*pool)->Acquire();
+  EXPECT_TRUE(absl::IsUnavailable(lease.status())) << lease.status();
+  EXPECT_NE(lease.status().message().find("127.0.0.1:1"), absl::string_view::npos);
+}
+
+TEST(SessionPool, CreateRejectsMissingFramingHostOrPort) {
+  SessionPoolOptions o = Options(5);
+  o.framing = nullptr;
+  EXPECT_TRUE(absl::IsInvalidArgument(SessionPool::Create(o).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(SessionPool::Create(Options(0)).status()));
+}
+
+}  // namespace
+}  // namespace ferry

@@ -29,7 +29,7 @@ constexpr int kCollId = 500, kCollName = 501, kCollParentName = 502, kCollModify
 constexpr int kDataId = 401, kDataName = 403, kDataSize = 407, kDataModifyTime = 420;
 constexpr int kMetaDataName = 600, kMetaDataValue = 601, kMetaDataUnits = 602;
 constexpr int kMetaCollName = 610, kMetaCollValue = 611, kMetaCollUnits = 612;
-constexpr int kUserName = 202, kDataAccessName = 701, kCollAccessName = 711;
+constexpr int kUserName = 202, kUserType = 203, kDataAccessName = 701, kCollAccessName = 711;
 
 std::string BinBytesBuf(std::string_view payload) {
   return XmlWriter()
@@ -561,6 +561,18 @@ absl::Status IrodsClient::SetAccess(std::string_view path, std::string_view user
                               .Close("modAccessControlInp_PI")
                               .Take();
   return CallPooled(kModAccessControl, msg, Cat("set access on ", path), true).status();
+}
+
+absl::StatusOr<std::string> IrodsClient::UserType(std::string_view user) {
+  std::string type;
+  FERRY_RETURN_IF_ERROR(Query({{kUserType, 1}}, {{kUserName, Cat("= ", Quote(user))}},
+                              [&](const std::vector<std::vector<std::string>>& page) {
+                                if (!page.empty()) type = page[0][0];
+                                return false;
+                              },
+                              Cat("user type of ", user)));
+  if (type.empty()) return absl::NotFoundError(Cat("no iRODS user ", user));
+  return type;
 }
 
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> IrodsClient::GetAccess(

@@ -106,6 +106,7 @@ class IrodsFile final : public fs::File {
       s = c.Rename(temp_path_, final_path_, false);
     }
     if (!s.ok()) (void)c.RemoveDataObject(temp_path_);
+    fs_->NoteChanged(final_path_);
     return s;
   }
 
@@ -204,8 +205,18 @@ std::string LogicalPath(std::string_view path) {
   return out;
 }
 
-IrodsFileSystem::IrodsFileSystem(std::unique_ptr<IrodsClient> client, int64_t chunk_bytes, int parallelism)
-    : client_(std::move(client)), chunk_bytes_(chunk_bytes), parallelism_(parallelism) {}
+IrodsFileSystem::IrodsFileSystem(std::unique_ptr<IrodsClient> client, int64_t chunk_bytes, int parallelism,
+                                 const std::optional<IrodsCacheOptions>& cache)
+    : client_(std::move(client)),
+      caches_(cache ? std::make_unique<IrodsCacheSet>(*client_, *cache) : nullptr),
+      chunk_bytes_(chunk_bytes),
+      parallelism_(parallelism) {}
+
+void IrodsFileSystem::NoteChanged(std::string_view logical_path) { Changed(logical_path); }
+
+void IrodsFileSystem::Changed(std::string_view logical_path) {
+  if (caches_ != nullptr) caches_->Changed(logical_path);
+}
 
 IrodsFileSystem::~IrodsFileSystem() = default;
 
@@ -217,7 +228,8 @@ absl::StatusOr<std::shared_ptr<IrodsFileSystem>> IrodsFileSystem::Connect(
   co.connections = std::max(co.connections, parallelism + 2);
   FERRY_ASSIGN_OR_RETURN(std::unique_ptr<IrodsClient> client, IrodsClient::Connect(std::move(account), co));
   return std::shared_ptr<IrodsFileSystem>(new IrodsFileSystem(
-      std::move(client), options.chunk_bytes > 0 ? options.chunk_bytes : kDefaultChunkBytes, parallelism));
+      std::move(client), options.chunk_bytes > 0 ? options.chunk_bytes : kDefaultChunkBytes, parallelism,
+      options.cache));
 }
 
 std::string IrodsFileSystem::Url(std::string_view path) const {
@@ -226,7 +238,13 @@ std::string IrodsFileSystem::Url(std::string_view path) const {
 }
 
 absl::StatusOr<fs::Entry> IrodsFileSystem::Stat(std::string_view path) {
-  FERRY_ASSIGN_OR_RETURN(IrodsStat st, client_->Stat(LogicalPath(path)));
+  IrodsStat st;
+  if (caches_ != nullptr) {
+    FERRY_ASSIGN_OR_RETURN(auto cached, caches_->Stat(client_->account().user, LogicalPath(path)));
+    st = *cached;
+  } else {
+    FERRY_ASSIGN_OR_RETURN(st, client_->Stat(LogicalPath(path)));
+  }
   fs::Entry e = ToEntry(std::string(path), st.type, st.size, st.id, st.modify_time);
   e.mode = st.mode;
   return e;
@@ -234,6 +252,20 @@ absl::StatusOr<fs::Entry> IrodsFileSystem::Stat(std::string_view path) {
 
 absl::Status IrodsFileSystem::List(std::string_view dir,
                                    absl::FunctionRef<bool(std::vector<fs::Entry>&)> on_batch) {
+  if (caches_ != nullptr) {
+    FERRY_ASSIGN_OR_RETURN(auto listing, caches_->List(client_->account().user, LogicalPath(dir)));
+    constexpr size_t kBatch = 1000;
+    for (size_t i = 0; i < listing->size(); i += kBatch) {
+      std::vector<fs::Entry> out;
+      out.reserve(std::min(kBatch, listing->size() - i));
+      for (size_t j = i; j < std::min(i + kBatch, listing->size()); ++j) {
+        const IrodsEntry& e = (*listing)[j];
+        out.push_back(ToEntry(e.name, e.type, e.size, e.id, e.modify_time));
+      }
+      if (!on_batch(out)) break;
+    }
+    return absl::OkStatus();
+  }
   return client_->List(LogicalPath(dir), [&](std::vector<IrodsEntry>& batch) {
     std::vector<fs::Entry> out;
     out.reserve(batch.size());
@@ -283,21 +315,28 @@ absl::StatusOr<std::unique_ptr<fs::File>> IrodsFileSystem::OpenWrite(std::string
 
 absl::Status IrodsFileSystem::CreateDir(std::string_view path, bool parents) {
   absl::Status s = client_->CreateCollection(LogicalPath(path), parents);
+  Changed(LogicalPath(path));
   if (absl::IsAlreadyExists(s) && parents) return absl::OkStatus();
   return s;
 }
 
 absl::Status IrodsFileSystem::Remove(std::string_view path) {
-  return client_->RemoveDataObject(LogicalPath(path));
+  absl::Status s = client_->RemoveDataObject(LogicalPath(path));
+  Changed(LogicalPath(path));
+  return s;
 }
 
 absl::Status IrodsFileSystem::RemoveDir(std::string_view path) {
-  return client_->RemoveCollection(LogicalPath(path), /*recursive=*/false);
+  absl::Status s = client_->RemoveCollection(LogicalPath(path), /*recursive=*/false);
+  Changed(LogicalPath(path));
+  return s;
 }
 
 absl::Status IrodsFileSystem::Rename(std::string_view from, std::string_view to) {
   FERRY_ASSIGN_OR_RETURN(IrodsStat st, client_->Stat(LogicalPath(from)));
-  return client_->Rename(LogicalPath(from), LogicalPath(to), st.type == IrodsObjectType::kCollection);
+  absl::Status s = client_->Rename(LogicalPath(from), LogicalPath(to), st.type == IrodsObjectType::kCollection);
+  if (caches_ != nullptr) caches_->Renamed(LogicalPath(from), LogicalPath(to));
+  return s;
 }
 
 namespace {

@@ -293,3 +293,114 @@ TEST_F(IrodsTest, RenameMovesADataObjectAndACollection) {
 
 }  // namespace
 }  // namespace ferry::irods
+
+namespace ferry::irods {
+namespace {
+
+// NFSRODS's caches: served until invalidated, and invalidated for everyone.
+class IrodsCacheTest : public IrodsTest {
+ protected:
+  std::vector<std::string> Names(IrodsCacheSet& cache, const std::string& user) {
+    std::vector<std::string> out;
+    auto l = cache.List(user, LogicalPath(coll_));
+    EXPECT_TRUE(l.ok()) << l.status();
+    if (l.ok()) {
+      for (const auto& e : **l) out.push_back(e.name);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  void MakeOutsideTheCache(const std::string& name) {
+    ASSERT_TRUE(fs_->client().CreateCollection(LogicalPath(absl::StrCat(coll_, "/", name)), false).ok());
+  }
+};
+
+TEST_F(IrodsCacheTest, AListingIsServedFromTheCacheUntilInvalidated) {
+  IrodsCacheSet cache(fs_->client());
+  EXPECT_TRUE(Names(cache, "rods").empty());
+  MakeOutsideTheCache("a");
+  EXPECT_TRUE(Names(cache, "rods").empty());  // cached
+  cache.Changed(LogicalPath(absl::StrCat(coll_, "/a")));
+  EXPECT_EQ(Names(cache, "rods"), std::vector<std::string>{"a"});
+}
+
+TEST_F(IrodsCacheTest, AChangeInvalidatesEveryUsersListing) {
+  IrodsCacheSet cache(fs_->client());
+  Names(cache, "rods");
+  Names(cache, "alice");
+  MakeOutsideTheCache("b");
+  cache.Changed(LogicalPath(absl::StrCat(coll_, "/b")));
+  EXPECT_EQ(Names(cache, "rods"), std::vector<std::string>{"b"});
+  EXPECT_EQ(Names(cache, "alice"), std::vector<std::string>{"b"});
+}
+
+TEST_F(IrodsCacheTest, ARenameInvalidatesBothCollectionsAndTheSubtreesStats) {
+  IrodsCacheSet cache(fs_->client());
+  MakeOutsideTheCache("from");
+  MakeOutsideTheCache("from/x");
+  MakeOutsideTheCache("to");
+  const std::string from = LogicalPath(absl::StrCat(coll_, "/from"));
+  const std::string to = LogicalPath(absl::StrCat(coll_, "/to/moved"));
+  ASSERT_TRUE(cache.Stat("rods", from + "/x").ok());
+  ASSERT_TRUE(cache.List("rods", LogicalPath(absl::StrCat(coll_, "/to"))).ok());
+  ASSERT_TRUE(fs_->client().Rename(from, to, true).ok());
+  cache.Renamed(from, to);
+  EXPECT_TRUE(absl::IsNotFound(cache.Stat("rods", from + "/x").status()));
+  auto moved = cache.List("rods", LogicalPath(absl::StrCat(coll_, "/to")));
+  ASSERT_TRUE(moved.ok());
+  ASSERT_EQ((*moved)->size(), 1u);
+  EXPECT_EQ((**moved)[0].name, "moved");
+}
+
+TEST_F(IrodsCacheTest, APathRecreatedAsTheOtherKindShowsItsNewType) {
+  IrodsCacheSet cache(fs_->client());
+  const std::string p = absl::StrCat(coll_, "/flip");
+  MakeOutsideTheCache("flip");
+  EXPECT_EQ(*cache.ObjectType(LogicalPath(p)), IrodsObjectType::kCollection);
+  ASSERT_TRUE(fs_->client().RemoveCollection(LogicalPath(p), true).ok());
+  cache.Changed(LogicalPath(p));
+  ASSERT_TRUE(CopyFile(runtime_, local_, WriteLocal("flip", "now a file"), *fs_, p).ok());
+  cache.Changed(LogicalPath(p));
+  EXPECT_EQ(*cache.ObjectType(LogicalPath(p)), IrodsObjectType::kDataObject);
+}
+
+TEST_F(IrodsCacheTest, AnAclChangeInvalidatesThePermissions) {
+  IrodsCacheSet cache(fs_->client());
+  const std::string p = LogicalPath(coll_);
+  auto before = cache.Permissions(p, true);
+  ASSERT_TRUE(before.ok());
+  ASSERT_TRUE(fs_->client().SetAccess(p, "alice", "read", false).ok());
+  EXPECT_EQ((*cache.Permissions(p, true))->size(), (*before)->size());  // cached
+  cache.AclChanged(p, false);
+  EXPECT_EQ((*cache.Permissions(p, true))->size(), (*before)->size() + 1);
+}
+
+TEST_F(IrodsCacheTest, UserTypesAreCachedAndUnknownUsersAreNotFound) {
+  IrodsCacheSet cache(fs_->client());
+  EXPECT_EQ(*cache.UserType("rods"), "rodsadmin");
+  EXPECT_EQ(*cache.UserType("alice"), "rodsuser");
+  EXPECT_TRUE(absl::IsNotFound(cache.UserType("mallory").status()));
+}
+
+TEST_F(IrodsCacheTest, AFileSystemsOwnWritesInvalidateItsCachedListing) {
+  IrodsFileSystemOptions o;
+  o.cache = IrodsCacheOptions{};
+  auto cached = IrodsFileSystem::Connect(Account(), o);
+  ASSERT_TRUE(cached.ok());
+  auto names = [&] {
+    std::vector<std::string> out;
+    EXPECT_TRUE((*cached)->List(coll_, [&](std::vector<fs::Entry>& b) {
+                          for (auto& e : b) out.push_back(e.path);
+                          return true;
+                        }).ok());
+    return out;
+  };
+  EXPECT_TRUE(names().empty());
+  ASSERT_TRUE(CopyFile(runtime_, local_, WriteLocal("n", "n"), **cached, absl::StrCat(coll_, "/n")).ok());
+  EXPECT_EQ(names(), std::vector<std::string>{"n"});
+  ASSERT_TRUE((*cached)->Remove(absl::StrCat(coll_, "/n")).ok());
+  EXPECT_TRUE(names().empty());
+}
+
+}  // namespace
+}  // namespace ferry::irods

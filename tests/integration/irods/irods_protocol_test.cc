@@ -96,3 +96,35 @@ TEST(IrodsError, MapsCodesToStatusCodesAndNamesThem) {
 
 }  // namespace
 }  // namespace ferry::irods
+
+#include "ferry/irods/irods_cache.h"
+
+namespace ferry::irods {
+namespace {
+
+TEST(IrodsCacheOptions, DefaultsAreNfsrods) {
+  IrodsCacheOptions o;
+  EXPECT_EQ(o.object_type, absl::Seconds(300));
+  EXPECT_EQ(o.user_permissions, absl::Seconds(300));
+  EXPECT_EQ(o.user_type, absl::Seconds(300));
+  EXPECT_EQ(o.list_operation, absl::Seconds(30));
+}
+
+TEST(IrodsCacheOptions, ReadsNfsrodsKeysAtAnyDepth) {
+  auto o = IrodsCacheOptions::FromNfsrodsJson(
+      R"({"irods_client": {"list_operation_query_results_refresh_time_in_milliseconds": 5000,
+                           "user_type_refresh_time_in_milliseconds": 0}})");
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->list_operation, absl::Seconds(5));
+  EXPECT_EQ(o->user_type, absl::ZeroDuration());
+  EXPECT_EQ(o->object_type, absl::Seconds(300));
+}
+
+TEST(IrodsCacheOptions, RejectsANegativeTimeAndBadJson) {
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      IrodsCacheOptions::FromNfsrodsJson(R"({"object_type_refresh_time_in_milliseconds": -1})").status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(IrodsCacheOptions::FromNfsrodsJson("{").status()));
+}
+
+}  // namespace
+}  // namespace ferry::irods

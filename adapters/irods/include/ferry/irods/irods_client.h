@@ -162,6 +162,9 @@ class IrodsClient {
   // Sets `user`'s access ("read", "write", "own", "null") on `path`.
   absl::Status SetAccess(std::string_view path, std::string_view user, std::string_view level,
                          bool recursive);
+  // A user's type ("rodsadmin", "rodsuser", "groupadmin", "rodsgroup");
+  // NotFound for an unknown user.
+  absl::StatusOr<std::string> UserType(std::string_view user);
   // (user, access name) pairs on a data object or collection.
   absl::StatusOr<std::vector<std::pair<std::string, std::string>>> GetAccess(std::string_view path,
                                                                             bool is_collection);

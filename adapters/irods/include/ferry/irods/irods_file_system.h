@@ -7,6 +7,10 @@
 // override it. Paths on the filesystem are logical paths without the
 // leading '/' ("tempZone/home/rods/x").
 //
+// With IrodsFileSystemOptions::cache, Stat and List are served from
+// NFSRODS's caches (IrodsCacheSet), which this filesystem's own writes,
+// removes and renames invalidate.
+//
 // Collections are directories, data objects files. Stat is ObjStat; List
 // is GenQuery paged by continuation index; Walk the core's breadth-first
 // walk over List. A reader or writer opens one primary stream and, as the
@@ -31,6 +35,9 @@
 #include "absl/status/statusor.h"
 #include "ferry/fs/file_system.h"
 #include "ferry/fs/registry.h"
+#include <optional>
+
+#include "ferry/irods/irods_cache.h"
 #include "ferry/irods/irods_client.h"
 
 namespace ferry::irods {
@@ -41,6 +48,10 @@ struct IrodsFileSystemOptions {
   // 0: 8 MiB and 4.
   int64_t chunk_bytes = 0;
   int parallelism = 0;
+  // NFSRODS's caches for Stat and List (off by default: a one-shot copy
+  // gains nothing). Changes made through this filesystem invalidate them;
+  // changes by other clients show after the refresh times.
+  std::optional<IrodsCacheOptions> cache;
 };
 
 class IrodsFileSystem final : public fs::FileSystem {
@@ -49,6 +60,8 @@ class IrodsFileSystem final : public fs::FileSystem {
                                                                   const IrodsFileSystemOptions& options = {});
   ~IrodsFileSystem() override;
   IrodsClient& client() { return *client_; }
+  // The caches, or null when IrodsFileSystemOptions::cache was not set.
+  IrodsCacheSet* caches() { return caches_.get(); }
 
   std::string_view scheme() const override { return "irods"; }
   std::string Url(std::string_view path) const override;
@@ -65,9 +78,16 @@ class IrodsFileSystem final : public fs::FileSystem {
   int64_t preferred_chunk_bytes() const override { return chunk_bytes_; }
   int preferred_parallelism() const override { return parallelism_; }
 
+  // Drops cached state for a logical path its files changed (IrodsFile's
+  // Close calls it).
+  void NoteChanged(std::string_view logical_path);
+
  private:
-  IrodsFileSystem(std::unique_ptr<IrodsClient> client, int64_t chunk_bytes, int parallelism);
+  IrodsFileSystem(std::unique_ptr<IrodsClient> client, int64_t chunk_bytes, int parallelism,
+                  const std::optional<IrodsCacheOptions>& cache);
+  void Changed(std::string_view logical_path);
   const std::unique_ptr<IrodsClient> client_;
+  const std::unique_ptr<IrodsCacheSet> caches_;
   const int64_t chunk_bytes_;
   const int parallelism_;
 };

@@ -1,0 +1,93 @@
+// IrodsCacheSet: NFSRODS 2.0's query caches, on TtlCache, with the
+// invalidation NFSRODS lacks.
+//
+// The caches, their NFSRODS names, keys and defaults
+// (shared/peers/irods/NFSRODS-AND-S3-PLUGIN.md):
+//   stat_info_cache    (user, path)        1 s     file_information_refresh_time_in_milliseconds
+//   object_type_cache  path                300 s   object_type_refresh_time_in_milliseconds
+//   perms_cache        path                300 s   user_permissions_refresh_time_in_milliseconds
+//   user_type_cache    user                300 s   user_type_refresh_time_in_milliseconds
+//   list_op_cache      (user, collection)  30 s    list_operation_query_results_refresh_time_in_milliseconds
+//
+// Invalidation, for every user (NFSRODS drops only the acting user's keys,
+// never clears permissions or object types, and keeps the type of a path
+// re-created as the other kind for 5 minutes):
+//   - a write, create or remove of P drops every user's listing of P's
+//     collection and the stat and object type of P and of everything below
+//     it, and the stat of its collection;
+//   - a rename does that for both the old and the new path;
+//   - an ACL change on P (recursive: and below) drops the permissions and
+//     stats there.
+// A load racing an invalidation never puts its stale value back (TtlCache
+// supersedes it).
+//
+// Thread-safety: thread-safe. The client must outlive the set.
+#ifndef FERRY_IRODS_IRODS_CACHE_H_
+#define FERRY_IRODS_IRODS_CACHE_H_
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "ferry/cache/ttl_cache.h"
+#include "ferry/irods/irods_client.h"
+
+namespace ferry::irods {
+
+struct IrodsCacheOptions {
+  absl::Duration file_information = absl::Seconds(1);
+  absl::Duration object_type = absl::Seconds(300);
+  absl::Duration user_permissions = absl::Seconds(300);
+  absl::Duration user_type = absl::Seconds(300);
+  absl::Duration list_operation = absl::Seconds(30);
+  // Entries per cache at most (listings count one per listing entry).
+  int64_t max_entries = 1'000'000;
+
+  // The options NFSRODS's server.json sets: any of the
+  // *_refresh_time_in_milliseconds keys above, found at any depth (NFSRODS
+  // nests them under "irods_client"); absent keys keep their defaults.
+  // InvalidArgument for JSON that does not parse or a negative time.
+  static absl::StatusOr<IrodsCacheOptions> FromNfsrodsJson(std::string_view json);
+};
+
+using IrodsListing = std::vector<IrodsEntry>;
+using IrodsAcl = std::vector<std::pair<std::string, std::string>>;
+
+class IrodsCacheSet {
+ public:
+  IrodsCacheSet(IrodsClient& client, const IrodsCacheOptions& options = {});
+
+  // Cached IrodsClient calls. `user` keys the per-user caches (the client
+  // logs in as one account; a front end serving many users passes the one
+  // it acts for).
+  absl::StatusOr<std::shared_ptr<const IrodsStat>> Stat(std::string_view user, std::string_view path);
+  absl::StatusOr<IrodsObjectType> ObjectType(std::string_view path);
+  absl::StatusOr<std::shared_ptr<const IrodsAcl>> Permissions(std::string_view path, bool is_collection);
+  absl::StatusOr<std::string> UserType(std::string_view user);
+  absl::StatusOr<std::shared_ptr<const IrodsListing>> List(std::string_view user,
+                                                           std::string_view collection);
+
+  // Invalidation, after the change succeeded (or failed halfway).
+  void Changed(std::string_view path);                       // write, create, remove
+  void Renamed(std::string_view from, std::string_view to);
+  void AclChanged(std::string_view path, bool recursive);
+
+  TtlCacheStats list_stats() const { return listings_.stats(); }
+
+ private:
+  using UserPath = std::pair<std::string, std::string>;
+  IrodsClient& client_;
+  TtlCache<UserPath, IrodsStat> stats_;
+  TtlCache<std::string, IrodsObjectType> types_;
+  TtlCache<std::string, IrodsAcl> perms_;
+  TtlCache<std::string, std::string> user_types_;
+  TtlCache<UserPath, IrodsListing> listings_;
+};
+
+}  // namespace ferry::irods
+
+#endif  // FERRY_IRODS_IRODS_CACHE_H_

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# scripts/bench irods: ferry (IrodsFileSystem on the core engine,
+# tests/bench/irods_bench.cc) against python-irodsclient 3.3.0, both against
+# the same fresh iRODS test peer in the same run: list a 10,000-entry
+# collection (uncached; ferry also from its NFSRODS cache, warm), put and
+# get 1,000 small files (4 KiB), put and get one 1 GiB file. Medians of
+# BENCH_RUNS runs (default 3); the peer's CPU seconds during each side's
+# run are reported beside, so a ratio is the clients' difference, not the
+# peer's ceiling. Each side runs with its defaults (ferry: 16 files at once,
+# 4 streams of 8 MiB per large file; PRC: one file at a time, its own
+# parallel threads above 32 MiB). About 3 minutes.
+#   BENCH_RUNS=3  BENCH_BIG_MIB=1024  BENCH_ENTRIES=10000  BENCH_SMALL=1000
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${FERRY_BUILD_DIR:-$ROOT/build/release}
+BENCH="$BUILD/tests/ferry_irods_bench"
+CP="$BUILD/examples/ferry-cp"
+VENV=${BENCH_VENV:-$ROOT/.venv}
+RUNS=${BENCH_RUNS:-3}
+[ -x "$BENCH" ] || { echo "irods.sh: $BENCH is missing (scripts/build release)" >&2; exit 1; }
+[ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+"$VENV/bin/python" -c 'import irods' 2>/dev/null ||
+  "$VENV/bin/python" -m pip install -q "python-irodsclient==3.3.0" >&2
+"$ROOT/tests/peers/install-peers" >&2
+
+WORK=$(mktemp -d /tmp/ferry-irods-bench.XXXXXX)
+cleanup() {
+  "$ROOT/tests/peers/irods" stop "$WORK/peer" || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+IRODS_PEER_PORT=0 "$ROOT/tests/peers/irods" start "$WORK/peer"
+PORT=$(cat "$WORK/peer/port")
+export IRODS_PASSWORD=rods HOME="$WORK/home"
+mkdir -p "$HOME" "$WORK/list" "$WORK/small"
+
+# The 10,000-entry collection: empty data objects, put by ferry-cp.
+entries=${BENCH_ENTRIES:-10000}
+(cd "$WORK/list" && seq -f "e%05g" 1 "$entries" | xargs touch)
+echo "irods.sh: seeding $entries entries" >&2
+"$CP" --quiet -r --jobs=16 "$WORK/list" "irods://rods@127.0.0.1:$PORT/tempZone/home/rods/bench/list10k"
+for i in $(seq -f "%04g" 1 "${BENCH_SMALL:-1000}"); do head -c 4096 /dev/urandom >"$WORK/small/s$i"; done
+head -c $((${BENCH_BIG_MIB:-1024} << 20)) /dev/urandom >"$WORK/big.bin"
+
+"$VENV/bin/python" "$ROOT/tests/bench/irods_bench.py" --port="$PORT" \
+  --peer-pid="$(cat "$WORK/peer/irods.pid")" --coll=/tempZone/home/rods/bench/list10k \
+  --small="$WORK/small" --big="$WORK/big.bin" --work="$WORK" --runs="$RUNS" --ferry-bench="$BENCH"

@@ -1,0 +1,120 @@
+"""python-irodsclient's side of scripts/bench irods, and the driver: the
+same operations as tests/bench/irods_bench.cc, then both sides' figures,
+with the peer's CPU seconds for each, and one line RESULT {json}."""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+from irods.session import iRODSSession
+
+
+def cpu(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def prc_side(a):
+    out = {}
+    with iRODSSession(host="127.0.0.1", port=a.port, user="rods", password="rods", zone="tempZone") as s:
+        root = a.coll.rsplit("/", 1)[0]
+        times = []
+        for _ in range(a.runs):
+            t = time.monotonic()
+            c = s.collections.get(a.coll)
+            n = len(c.data_objects) + len(c.subcollections)
+            times.append(time.monotonic() - t)
+        out["listed"] = n
+        out["list_uncached_s"] = statistics.median(times)
+        put_t, get_t = [], []
+        names = sorted(os.listdir(a.small))
+        for r in range(a.runs):
+            dst = f"{root}/prc-small-{r}"
+            s.collections.create(dst)
+            t = time.monotonic()
+            for n_ in names:
+                s.data_objects.put(os.path.join(a.small, n_), f"{dst}/{n_}")
+            put_t.append(time.monotonic() - t)
+            back = os.path.join(a.work, f"prc-small-back-{r}")
+            os.makedirs(back)
+            t = time.monotonic()
+            for n_ in names:
+                s.data_objects.get(f"{dst}/{n_}", os.path.join(back, n_))
+            get_t.append(time.monotonic() - t)
+            shutil.rmtree(back)
+        out["put_small_s"] = statistics.median(put_t)
+        out["get_small_s"] = statistics.median(get_t)
+        put_t, get_t = [], []
+        for r in range(a.runs):
+            dst = f"{root}/prc-big-{r}"
+            back = os.path.join(a.work, "prc-big-back")
+            t = time.monotonic()
+            s.data_objects.put(a.big, dst)
+            put_t.append(time.monotonic() - t)
+            t = time.monotonic()
+            s.data_objects.get(dst, back)
+            get_t.append(time.monotonic() - t)
+            os.remove(back)
+            s.data_objects.unlink(dst, force=True)
+        out["put_big_s"] = statistics.median(put_t)
+        out["get_big_s"] = statistics.median(get_t)
+    return out
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--port", type=int, required=True)
+    p.add_argument("--peer-pid", type=int, required=True)
+    p.add_argument("--coll", required=True)
+    p.add_argument("--small", required=True)
+    p.add_argument("--big", required=True)
+    p.add_argument("--work", required=True)
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--ferry-bench", required=True)
+    a = p.parse_args()
+
+    c0 = cpu(a.peer_pid)
+    t0 = time.monotonic()
+    ferry_out = subprocess.run([a.ferry_bench, str(a.port), a.coll, a.small, a.big, a.work, str(a.runs)],
+                               check=True, capture_output=True, text=True).stdout
+    ferry = json.loads(ferry_out)
+    ferry["wall_s"] = time.monotonic() - t0
+    ferry["peer_cpu_s"] = cpu(a.peer_pid) - c0
+    c0 = cpu(a.peer_pid)
+    t0 = time.monotonic()
+    prc = prc_side(a)
+    prc["wall_s"] = time.monotonic() - t0
+    prc["peer_cpu_s"] = cpu(a.peer_pid) - c0
+    assert ferry["listed"] == prc["listed"], (ferry["listed"], prc["listed"])
+
+    print(f"{'':24}{'ferry':>12}{'prc':>12}{'ratio':>8}")
+    for k in ("list_uncached_s", "put_small_s", "get_small_s", "put_big_s", "get_big_s", "peer_cpu_s"):
+        print(f"{k:24}{ferry[k]:12.4f}{prc[k]:12.4f}{prc[k] / max(ferry[k], 1e-9):8.2f}")
+    print(f"{'list_cached_s':24}{ferry['list_cached_s']:12.6f}")
+    result = {
+        "entries": ferry["listed"],
+        "list_10k_speedup_vs_prc": round(prc["list_uncached_s"] / ferry["list_uncached_s"], 2),
+        "list_10k_uncached_ms": round(ferry["list_uncached_s"] * 1e3, 2),
+        "list_10k_prc_ms": round(prc["list_uncached_s"] * 1e3, 2),
+        "list_10k_cached_ms": round(ferry["list_cached_s"] * 1e3, 4),
+        "small_files_speedup_vs_prc": round((prc["put_small_s"] + prc["get_small_s"]) /
+                                            (ferry["put_small_s"] + ferry["get_small_s"]), 2),
+        "put_small_speedup_vs_prc": round(prc["put_small_s"] / ferry["put_small_s"], 2),
+        "get_small_speedup_vs_prc": round(prc["get_small_s"] / ferry["get_small_s"], 2),
+        "get_1g_speedup_vs_prc": round(prc["get_big_s"] / ferry["get_big_s"], 2),
+        "put_1g_speedup_vs_prc": round(prc["put_big_s"] / ferry["put_big_s"], 2),
+        "peer_cpu_s_ferry": round(ferry["peer_cpu_s"], 2),
+        "peer_cpu_s_prc": round(prc["peer_cpu_s"], 2),
+        "runs": a.runs,
+    }
+    print("RESULT " + json.dumps(result))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

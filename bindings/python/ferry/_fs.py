@@ -85,16 +85,20 @@ def _entries(w: Walk, onerror: Optional[Callable[[WalkError], None]]) -> Iterato
 class FileSystems:
     """Every filesystem ferry reaches, by URL, on one Runtime; a context
     manager. Filesystems are made at first use and shared (one S3 client
-    per endpoint, one NFS mount per export)."""
+    per endpoint, one NFS mount per export, one iRODS login pool per host,
+    port and user)."""
 
     def __init__(self, *, runtime: _core.Runtime, s3_chunk_bytes: int = 0,
                  s3_concurrency: int = 0, s3_make_bucket: bool = False,
-                 nfs_parallelism: int = 0, nfs_connections: int = 0) -> None:
+                 nfs_parallelism: int = 0, nfs_connections: int = 0,
+                 irods_parallelism: int = 0, irods_connections: int = 0) -> None:
         self._raw = _core._FileSystems(runtime=runtime, s3_chunk_bytes=s3_chunk_bytes,
                                        s3_concurrency=s3_concurrency,
                                        s3_make_bucket=s3_make_bucket,
                                        nfs_parallelism=nfs_parallelism,
-                                       nfs_connections=nfs_connections)
+                                       nfs_connections=nfs_connections,
+                                       irods_parallelism=irods_parallelism,
+                                       irods_connections=irods_connections)
 
     def stat(self, url: str) -> Dict[str, Any]:
         """{'url', 'kind' ('file', 'directory', ...), 'size', 'mtime_ns',

@@ -276,22 +276,27 @@ which decodes them.)doc")
 Every filesystem ferry reaches, by URL (file paths, s3://, nfs://, ...).
 Use ferry.FileSystems, the Python wrapper.)doc")
       .def(py::init([](const py::object& runtime, int64_t s3_chunk_bytes, int s3_concurrency,
-                       bool s3_make_bucket, int nfs_parallelism, int nfs_connections) {
-             if (nfs_connections < 0 || nfs_parallelism < 0) {
+                       bool s3_make_bucket, int nfs_parallelism, int nfs_connections,
+                       int irods_parallelism, int irods_connections) {
+             if (nfs_connections < 0 || nfs_parallelism < 0 || irods_connections < 0 ||
+                 irods_parallelism < 0) {
                ThrowStatus(absl::InvalidArgumentError(absl::StrCat(
-                   "FileSystems: nfs_connections (", nfs_connections, ") and nfs_parallelism (",
-                   nfs_parallelism, ") must be >= 0")));
+                   "FileSystems: connections and parallelism must be >= 0 (nfs ", nfs_connections,
+                   "/", nfs_parallelism, ", irods ", irods_connections, "/", irods_parallelism, ")")));
              }
              return std::make_unique<PyFileSystems>(
                  runtime, BuiltinFileSystemOptions{.s3_chunk_bytes = s3_chunk_bytes,
                                                    .s3_concurrency = s3_concurrency,
                                                    .s3_make_bucket = s3_make_bucket,
                                                    .nfs_parallelism = nfs_parallelism,
-                                                   .nfs_connections = nfs_connections});
+                                                   .nfs_connections = nfs_connections,
+                                                   .irods_parallelism = irods_parallelism,
+                                                   .irods_connections = irods_connections});
            }),
            py::kw_only(), py::arg("runtime"), py::arg("s3_chunk_bytes") = 0,
            py::arg("s3_concurrency") = 0, py::arg("s3_make_bucket") = false,
-           py::arg("nfs_parallelism") = 0, py::arg("nfs_connections") = 0)
+           py::arg("nfs_parallelism") = 0, py::arg("nfs_connections") = 0,
+           py::arg("irods_parallelism") = 0, py::arg("irods_connections") = 0)
       .def("stat", &PyFileSystems::Stat, py::arg("url"))
       .def("open", &PyFileSystems::Open, py::arg("url"), py::arg("mode") = "r",
            py::kw_only(), py::arg("size") = -1)

@@ -275,3 +275,27 @@ def s3_env(versitygw, monkeypatch, tmp_path):
     monkeypatch.setenv("AWS_CONFIG_FILE", "/dev/null")
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
     return versitygw
+
+
+IRODS_PEER = REPO_ROOT / "tests" / "peers" / "irods"
+
+
+@pytest.fixture(scope="session")
+def irods_peer(tmp_path_factory):
+    """ferry's iRODS test peer on a free port (tests/peers/irods; users
+    rods/rods, alice/apass). Yields the port."""
+    if not (REPO_ROOT / ".peers" / "bin" / "ferry-irods-peer").exists():
+        pytest.fail("the iRODS peer is not built: run tests/peers/install-peers")
+    state = tmp_path_factory.mktemp("irods-peer")
+    env = dict(os.environ, IRODS_PEER_PORT="0")
+    subprocess.run([str(IRODS_PEER), "start", str(state)], check=True, env=env)
+    yield int((state / "port").read_text())
+    subprocess.run([str(IRODS_PEER), "stop", str(state)], check=True)
+
+
+@pytest.fixture
+def irods_env(monkeypatch, tmp_path, irods_peer):
+    """rods's password in the environment, no ~/.irods; yields the base URL."""
+    monkeypatch.setenv("IRODS_PASSWORD", "rods")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    return f"irods://rods@127.0.0.1:{irods_peer}/tempZone/home/rods"

@@ -1,0 +1,181 @@
+"""iRODS through ferry: a pooled, logged-in C++ client on the one transfer
+engine (large objects move over several streams joined to one replica, as
+python-irodsclient does; trees many files at once).
+
+    import ferry, ferry.irods
+
+    with ferry.Runtime() as rt, ferry.irods.IrodsClient(
+            "irods://alice@irods.example.org:1247/tempZone/home/alice", runtime=rt) as ir:
+        ir.upload("/tmp/big.bin", "big.bin")          # ferry.records_pb2.TransferStats
+        ir.download("big.bin", "/tmp/back.bin", progress=lambda done, total: ...)
+        ir.upload("/tmp/tree", "tree", recursive=True)
+        with ir.open("big.bin", "rb") as f:           # ferry.ObjectFile
+            f.seek(1 << 20); head = f.read(4096)
+        for entry in ir.walk_entries("tree"):         # ferry.records_pb2.WalkEntry
+            print(os.fsdecode(entry.path), entry.size)
+
+The account is the iCommands' (``~/.irods/irods_environment.json``, the
+``IRODS_*`` variables); the password comes from ``IRODS_PASSWORD`` or the
+file ``IRODS_PASSWORD_FILE``; the URL's host, port and user override the
+environment. Paths are relative to the URL's path. A wrong password raises
+``ferry.UnauthenticatedError``, a missing path ``FileNotFoundError``, a
+denied one ``PermissionError``, each naming the iRODS error code.
+``irods://`` URLs also work with ``ferry.copy``, ``ferry.open`` and
+``ferry.FileSystems``; this module is that front with a base URL.
+"""
+
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
+
+from ferry import _core, _fs
+from ferry._files import ObjectFile, Progress, _close_all, _core_mode
+from ferry.records_pb2 import TransferStats, WalkBatch, WalkEntry, WalkError
+
+__all__ = ["IrodsClient", "download", "open", "upload", "walk", "walk_entries",
+           "TransferStats", "WalkBatch", "WalkEntry", "WalkError"]
+
+# Defaults of ferry::irods::IrodsFileSystemOptions.
+DEFAULT_CONNECTIONS = 8
+DEFAULT_PARALLELISM = 4
+
+
+class IrodsClient:
+    """One iRODS zone endpoint and user (a pool of logged-in connections);
+    a context manager. Logs in in the constructor."""
+
+    def __init__(self, url: str, *, runtime: _core.Runtime, connections: int = DEFAULT_CONNECTIONS,
+                 parallelism: int = DEFAULT_PARALLELISM) -> None:
+        if not url.startswith("irods://"):
+            raise _core.InvalidArgumentError(f"not an irods:// URL: {url}")
+        self.runtime = runtime
+        self._base = url.rstrip("/")
+        self._fs = _fs.FileSystems(runtime=runtime, irods_connections=connections,
+                                   irods_parallelism=parallelism)
+        try:
+            self._fs.stat(self._base)  # logs in; raises for a bad account or path
+        except BaseException:
+            self._fs.close()
+            raise
+
+    def url(self, path: str = "") -> str:
+        """The irods:// URL of ``path`` (relative to the client's URL)."""
+        return self._base if not path else f"{self._base}/{path.lstrip('/')}"
+
+    @property
+    def closed(self) -> bool:
+        return self._fs.closed
+
+    def stat(self, path: str = "") -> Dict[str, Any]:
+        """See ``ferry.FileSystems.stat``: kind 'file' (data object) or 'directory' (collection)."""
+        return self._fs.stat(self.url(path))
+
+    def open(self, path: str, mode: str = "rb") -> ObjectFile:
+        """Opens a data object: "rb" reads, "wb" writes a new version that
+        replaces the object only when the file is closed."""
+        return self._fs.open(self.url(path), mode)
+
+    def download(self, path: str, local_path: str, *, recursive: bool = False,
+                 progress: Optional[Progress] = None, jobs: int = _fs.DEFAULT_JOBS) -> TransferStats:
+        """Copies a data object (or, ``recursive``, a collection) to ``local_path``."""
+        return self._fs.copy(self.url(path), local_path, recursive=recursive, progress=progress,
+                             jobs=jobs)
+
+    def upload(self, local_path: str, path: str, *, recursive: bool = False,
+               progress: Optional[Progress] = None, jobs: int = _fs.DEFAULT_JOBS) -> TransferStats:
+        """Copies ``local_path`` (a file, or ``recursive`` a tree) to ``path``."""
+        return self._fs.copy(local_path, self.url(path), recursive=recursive, progress=progress,
+                             jobs=jobs)
+
+    def walk(self, path: str = "", **options: Any) -> _fs.Walk:
+        """Every entry below ``path``, in ``WalkBatch`` records."""
+        return self._fs.walk(self.url(path), **options)
+
+    def walk_entries(self, path: str = "", *, onerror: Optional[Callable[[WalkError], None]] = None,
+                     **options: Any) -> Iterator[WalkEntry]:
+        """As :meth:`walk`, one ``WalkEntry`` at a time."""
+        return self._fs.walk_entries(self.url(path), onerror=onerror, **options)
+
+    def close(self) -> None:
+        """Lets go of the connections (open files keep theirs until closed)."""
+        self._fs.close()
+
+    def __enter__(self) -> "IrodsClient":
+        return self
+
+    def __exit__(self, *exc: object) -> bool:
+        self.close()
+        return False
+
+    def __repr__(self) -> str:
+        return f"<ferry.irods.IrodsClient {self._base}{' closed' if self.closed else ''}>"
+
+
+Target = Union[IrodsClient, str]
+"""An IrodsClient, or an irods:// URL to connect to for one call."""
+
+
+def _connect(target: Target, runtime: Optional[_core.Runtime]) -> Tuple[IrodsClient, List[Any]]:
+    if isinstance(target, IrodsClient):
+        return target, []
+    if not isinstance(target, str):
+        raise TypeError(f"expected an IrodsClient or an irods:// URL, got {type(target).__name__}")
+    owned: List[Any] = []
+    if runtime is None:
+        runtime = _core.Runtime(blocking_threads=_fs._CALL_THREADS)
+        owned.append(runtime)
+    try:
+        client = IrodsClient(target, runtime=runtime)
+    except BaseException:
+        _close_all(owned)
+        raise
+    return client, [client] + owned
+
+
+def open(target: Target, path: str, mode: str = "rb", *,  # noqa: A001 (like io.open)
+         runtime: Optional[_core.Runtime] = None) -> ObjectFile:
+    """:meth:`IrodsClient.open` on a client or a URL (the file closes what was made for it)."""
+    core_mode = _core_mode(mode)
+    client, owned = _connect(target, runtime)
+    try:
+        raw = client._fs._raw.open(client.url(path), core_mode)
+    except BaseException:
+        _close_all(owned)
+        raise
+    return ObjectFile(raw, mode, _owned=owned)
+
+
+def download(target: Target, path: str, local_path: str, *, recursive: bool = False,
+             progress: Optional[Progress] = None,
+             runtime: Optional[_core.Runtime] = None) -> TransferStats:
+    """:meth:`IrodsClient.download` on a client or a URL."""
+    client, owned = _connect(target, runtime)
+    try:
+        return client.download(path, local_path, recursive=recursive, progress=progress)
+    finally:
+        _close_all(owned)
+
+
+def upload(target: Target, local_path: str, path: str, *, recursive: bool = False,
+           progress: Optional[Progress] = None,
+           runtime: Optional[_core.Runtime] = None) -> TransferStats:
+    """:meth:`IrodsClient.upload` on a client or a URL."""
+    client, owned = _connect(target, runtime)
+    try:
+        return client.upload(local_path, path, recursive=recursive, progress=progress)
+    finally:
+        _close_all(owned)
+
+
+def walk(url: str, *, runtime: _core.Runtime, **options: Any) -> _fs.Walk:
+    """Walks the collection tree at ``url``; see ``ferry.FileSystems.walk``."""
+    fsys = _fs.FileSystems(runtime=runtime)
+    try:
+        return fsys.walk(url, **options)
+    finally:
+        fsys.close()  # the walk holds what it needs
+
+
+def walk_entries(url: str, *, runtime: _core.Runtime,
+                 onerror: Optional[Callable[[WalkError], None]] = None,
+                 **options: Any) -> Iterator[WalkEntry]:
+    """As :func:`walk`, one ``WalkEntry`` at a time."""
+    return _fs._entries(walk(url, runtime=runtime, **options), onerror)

@@ -404,3 +404,76 @@ TEST_F(IrodsCacheTest, AFileSystemsOwnWritesInvalidateItsCachedListing) {
 
 }  // namespace
 }  // namespace ferry::irods
+
+#include "testing/peers.h"
+
+namespace ferry::irods {
+namespace {
+
+// Faults through toxiproxy: the connection to the peer is cut mid-transfer.
+class IrodsFaultTest : public IrodsTest {
+ protected:
+  std::shared_ptr<IrodsFileSystem> Through(peers::ScopedProxy& proxy) {
+    IrodsAccount a = Account();
+    a.port = proxy.port();
+    IrodsFileSystemOptions o;
+    o.client.io_timeout = absl::Seconds(10);
+    auto fs = IrodsFileSystem::Connect(a, o);
+    EXPECT_TRUE(fs.ok()) << fs.status();
+    return fs.ok() ? *fs : nullptr;
+  }
+  bool Exists(const std::string& path) { return fs_->Stat(path).ok(); }
+};
+
+TEST_F(IrodsFaultTest, AnUploadCutMidwayFailsClearlyAndLeavesNoObject) {
+  peers::ToxiproxyClient toxiproxy;
+  peers::ScopedProxy proxy(toxiproxy, Unique("irods_cut_up"), 1247);
+  ASSERT_TRUE(proxy.status().ok()) << proxy.status();
+  auto via = Through(proxy);
+  ASSERT_NE(via, nullptr);
+  ASSERT_TRUE(proxy.AddToxic({.name = "cut", .type = "limit_data", .stream = "upstream",
+                              .attributes = {{"bytes", 6 << 20}}})
+                  .ok());
+  auto up = CopyFile(runtime_, local_, WriteLocal("big", RandomBytes(40 << 20)), *via,
+                     absl::StrCat(coll_, "/big"));
+  ASSERT_FALSE(up.ok());
+  EXPECT_TRUE(absl::IsUnavailable(up.status()) || absl::IsDataLoss(up.status()) ||
+              absl::IsAborted(up.status()))
+      << up.status();
+  EXPECT_NE(up.status().message().find("127.0.0.1"), absl::string_view::npos) << up.status();
+  EXPECT_FALSE(Exists(absl::StrCat(coll_, "/big")));  // never published
+}
+
+TEST_F(IrodsFaultTest, ADownloadCutMidwayFailsAndLeavesNoLocalFile) {
+  ASSERT_TRUE(CopyFile(runtime_, local_, WriteLocal("big", RandomBytes(40 << 20)), *fs_,
+                       absl::StrCat(coll_, "/big"))
+                  .ok());
+  peers::ToxiproxyClient toxiproxy;
+  peers::ScopedProxy proxy(toxiproxy, Unique("irods_cut_down"), 1247);
+  ASSERT_TRUE(proxy.status().ok()) << proxy.status();
+  auto via = Through(proxy);
+  ASSERT_NE(via, nullptr);
+  ASSERT_TRUE(proxy.AddToxic({.name = "cut", .type = "limit_data", .stream = "downstream",
+                              .attributes = {{"bytes", 6 << 20}}})
+                  .ok());
+  auto down = CopyFile(runtime_, *via, absl::StrCat(coll_, "/big"), local_,
+                       fs::LocalPathToFsPath((local_root_ / "big.back").string()));
+  ASSERT_FALSE(down.ok());
+  EXPECT_FALSE(std::filesystem::exists(local_root_ / "big.back"));
+}
+
+TEST_F(IrodsFaultTest, ADroppedIdleConnectionIsReplacedForTheNextStat) {
+  peers::ToxiproxyClient toxiproxy;
+  peers::ScopedProxy proxy(toxiproxy, Unique("irods_idle_drop"), 1247);
+  ASSERT_TRUE(proxy.status().ok()) << proxy.status();
+  auto via = Through(proxy);
+  ASSERT_NE(via, nullptr);
+  ASSERT_TRUE(via->Stat(coll_).ok());
+  ASSERT_TRUE(proxy.SetEnabled(false).ok());  // closes every connection
+  ASSERT_TRUE(proxy.SetEnabled(true).ok());
+  auto st = via->Stat(coll_);  // idempotent: retried on a fresh login
+  EXPECT_TRUE(st.ok()) << st.status();
+}
+
+}  // namespace
+}  // namespace ferry::irods

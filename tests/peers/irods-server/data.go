@@ -505,7 +505,10 @@ func dataObjRead(s *session, _ *message, body *node) (reply, error) {
 	if n < 0 || n > maxBsBytes {
 		return reply{}, fail(SYS_INVALID_INPUT_PARAM, "read length %d outside 0..%d", n, maxBsBytes)
 	}
-	buf := make([]byte, n)
+	if int64(cap(s.bsOut)) < n {
+		s.bsOut = make([]byte, n)
+	}
+	buf := s.bsOut[:n]
 	got, err := of.rep.file.ReadAt(buf, of.offset)
 	if err != nil && err != io.EOF {
 		return reply{}, err

@@ -49,6 +49,10 @@ type session struct {
 	nextFd     int
 	queries    map[int]*pagedQuery
 	nextQuery  int
+	// Buffers reused by every data call of the connection (one request at
+	// a time): write payloads in, read payloads out.
+	bsIn  []byte
+	bsOut []byte
 }
 
 var sessionIDs atomic.Int64
@@ -69,7 +73,7 @@ func (srv *server) serve(conn net.Conn) {
 	}
 	for {
 		conn.SetReadDeadline(time.Now().Add(idleTimeout))
-		m, err := readMessage(s.r)
+		m, err := readMessageInto(s.r, s.bsIn)
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
 				s.logf("closing: %v", err)
@@ -80,6 +84,9 @@ func (srv *server) serve(conn net.Conn) {
 		case "RODS_DISCONNECT":
 			return
 		case "RODS_API_REQ":
+			if len(m.Bs) > cap(s.bsIn) {
+				s.bsIn = m.Bs
+			}
 			if err := s.dispatch(m); err != nil {
 				s.logf("closing: %v", err)
 				return

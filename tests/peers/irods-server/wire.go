@@ -90,6 +90,13 @@ func readHeader(r *bufio.Reader) (header, error) {
 }
 
 func readMessage(r *bufio.Reader) (*message, error) {
+	return readMessageInto(r, nil)
+}
+
+// readMessageInto reads a message whose bs section reuses `bsBuf` when it
+// is large enough: data-object writes then cost no allocation (and no
+// zeroing) per call.
+func readMessageInto(r *bufio.Reader, bsBuf []byte) (*message, error) {
 	h, err := readHeader(r)
 	if err != nil {
 		return nil, err
@@ -102,7 +109,11 @@ func readMessage(r *bufio.Reader) (*message, error) {
 		if part.n == 0 {
 			continue
 		}
-		*part.dst = make([]byte, part.n)
+		if part.dst == &m.Bs && cap(bsBuf) >= part.n {
+			*part.dst = bsBuf[:part.n]
+		} else {
+			*part.dst = make([]byte, part.n)
+		}
 		if _, err := io.ReadFull(r, *part.dst); err != nil {
 			return nil, protoErrorf("truncated %s message: %v", h.Type, err)
 		}

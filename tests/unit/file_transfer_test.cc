@@ -15,50 +15,41 @@
 namespace ferry {
 namespace {
 
-using ::ferry::testing::ImmediateDelayScheduler;
 using ::ferry::testing::InMemoryObjectStore;
 using ::ferry::testing::Pattern;
 using ::ferry::testing::RunRequestsUntilDone;
 using ::ferry::testing::ReadFile;
 using ::ferry::testing::ScratchDir;
 using ::ferry::testing::SmallPartStoreOptions;
+using ::ferry::testing::TransferTest;
 using ::ferry::testing::WriteFile;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-constexpr int64_t kChunk = 4096;
+constexpr int64_t kChunk = ::ferry::testing::kTransferUnit;
 constexpr char kKey[] = "bucket/object";
 
-// Requests complete on the Runtime's I/O threads without delay; back-off
-// waits are skipped. Each test gets a fresh directory for its files.
-class FileTransferTest : public ::testing::Test {
+// Each test gets a fresh directory for its files.
+class FileTransferTest : public TransferTest {
  protected:
+  FileTransferTest() : TransferTest({.io_threads = 2, .blocking_threads = 2}) {}
   void SetUp() override { ASSERT_TRUE(dir_.ok()); }
 
-  MultipartDownloaderOptions DownloadOptions() {
-    MultipartDownloaderOptions o;
-    o.chunk_bytes = kChunk;
-    o.concurrency = 3;
-    o.memory_budget = &budget_;
-    o.scheduler = &timers_;
-    return o;
-  }
+  TransferOptions FileUploadOptions() { return {.upload = UploadOptions()}; }
 
-  TransferOptions UploadOptions() {
-    TransferOptions t;
-    t.upload.part_bytes = kChunk;
-    t.upload.concurrency = 3;
-    t.upload.memory_budget = &budget_;
-    t.upload.scheduler = &timers_;
-    return t;
+  // Downloads `data` through a manager of its own that takes its memory
+  // from `budget`; expects the file to hold `data`.
+  void ExpectDownloadWithin(MemoryBudget& budget, const std::string& data) {
+    MultipartDownloaderOptions o = DownloadOptions();
+    o.memory_budget = &budget;
+    MultipartDownloadManager downloads(store_, runtime_, o);
+    store_.PutObject(kKey, data);
+    auto stats = DownloadToFile(downloads, kKey, dir_.Path("out.bin"));
+    ASSERT_TRUE(stats.ok()) << stats.status();
+    EXPECT_TRUE(ReadFile(dir_.Path("out.bin")) == data);
   }
 
   ScratchDir dir_{"ferry_file_transfer_"};
-  MemoryBudget budget_{64 * kChunk};
-  Runtime runtime_{{.io_threads = 2, .blocking_threads = 2}};
-  RuntimeDelayScheduler store_timers_{runtime_};
-  ImmediateDelayScheduler timers_{runtime_};
-  InMemoryObjectStore store_{SmallPartStoreOptions(&store_timers_)};
   MultipartDownloadManager downloads_{store_, runtime_, DownloadOptions()};
 };
 
@@ -75,14 +66,7 @@ TEST_F(FileTransferTest, DownloadWritesTheObjectByteExact) {
 
 TEST_F(FileTransferTest, DownloadStaysWithinTheMemoryBudget) {
   MemoryBudget small(3 * kChunk);
-  MultipartDownloaderOptions o = DownloadOptions();
-  o.memory_budget = &small;
-  MultipartDownloadManager downloads(store_, runtime_, o);
-  const std::string data = Pattern(40 * kChunk + 5);
-  store_.PutObject(kKey, data);
-  auto stats = DownloadToFile(downloads, kKey, dir_.Path("out.bin"));
-  ASSERT_TRUE(stats.ok()) << stats.status();
-  EXPECT_TRUE(ReadFile(dir_.Path("out.bin")) == data);
+  ExpectDownloadWithin(small, Pattern(40 * kChunk + 5));
   EXPECT_LE(small.peak(), small.capacity());
   EXPECT_EQ(small.in_use(), 0);
 }
@@ -91,14 +75,7 @@ TEST_F(FileTransferTest, DownloadWithABudgetOfOneChunkStillCompletes) {
   // No room for a write buffer beside the chunk: the buffer is taken
   // outside the budget rather than waiting for it forever.
   MemoryBudget tiny(kChunk);
-  MultipartDownloaderOptions o = DownloadOptions();
-  o.memory_budget = &tiny;
-  MultipartDownloadManager downloads(store_, runtime_, o);
-  const std::string data = Pattern(5 * kChunk + 1);
-  store_.PutObject(kKey, data);
-  auto stats = DownloadToFile(downloads, kKey, dir_.Path("out.bin"));
-  ASSERT_TRUE(stats.ok()) << stats.status();
-  EXPECT_TRUE(ReadFile(dir_.Path("out.bin")) == data);
+  ExpectDownloadWithin(tiny, Pattern(5 * kChunk + 1));
 }
 
 TEST_F(FileTransferTest, DownloadReplacesAnExistingDestination) {
@@ -178,7 +155,7 @@ TEST_F(FileTransferTest, ProgressErrorCancelsTheDownloadAndLeavesNoFile) {
 TEST_F(FileTransferTest, UploadWritesTheFileAsMultipartParts) {
   const std::string data = Pattern(10 * kChunk + 7);
   WriteFile(dir_.Path("in.bin"), data);
-  auto stats = UploadFromFile(store_, runtime_, dir_.Path("in.bin"), kKey, UploadOptions());
+  auto stats = UploadFromFile(store_, runtime_, dir_.Path("in.bin"), kKey, FileUploadOptions());
   ASSERT_TRUE(stats.ok()) << stats.status();
   EXPECT_TRUE(store_.ObjectData(kKey) == data);
   EXPECT_EQ(stats->bytes, static_cast<int64_t>(data.size()));
@@ -189,20 +166,20 @@ TEST_F(FileTransferTest, UploadWritesTheFileAsMultipartParts) {
 
 TEST_F(FileTransferTest, SmallFileUploadsAsOnePut) {
   WriteFile(dir_.Path("in.bin"), "tiny");
-  ASSERT_TRUE(UploadFromFile(store_, runtime_, dir_.Path("in.bin"), kKey, UploadOptions()).ok());
+  ASSERT_TRUE(UploadFromFile(store_, runtime_, dir_.Path("in.bin"), kKey, FileUploadOptions()).ok());
   EXPECT_EQ(store_.ObjectData(kKey), "tiny");
   EXPECT_EQ(store_.requests(InMemoryObjectStore::Op::kCreateMultipart), 0);
 }
 
 TEST_F(FileTransferTest, ZeroByteFileUploadsAsAnEmptyObject) {
   WriteFile(dir_.Path("in.bin"), "");
-  auto stats = UploadFromFile(store_, runtime_, dir_.Path("in.bin"), kKey, UploadOptions());
+  auto stats = UploadFromFile(store_, runtime_, dir_.Path("in.bin"), kKey, FileUploadOptions());
   ASSERT_TRUE(stats.ok()) << stats.status();
   EXPECT_EQ(store_.ObjectData(kKey), "");
 }
 
 TEST_F(FileTransferTest, UploadOfAMissingFileIsNotFound) {
-  auto stats = UploadFromFile(store_, runtime_, dir_.Path("nope"), kKey, UploadOptions());
+  auto stats = UploadFromFile(store_, runtime_, dir_.Path("nope"), kKey, FileUploadOptions());
   EXPECT_EQ(stats.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(std::string(stats.status().message()), HasSubstr("nope"));
   EXPECT_EQ(store_.requests(InMemoryObjectStore::Op::kCreateMultipart), 0);
@@ -216,7 +193,7 @@ TEST_F(FileTransferTest, UploadFailureAbortsTheUploadAndLeavesNoObject) {
     }
     return absl::OkStatus();
   });
-  auto stats = UploadFromFile(store_, runtime_, dir_.Path("in.bin"), kKey, UploadOptions());
+  auto stats = UploadFromFile(store_, runtime_, dir_.Path("in.bin"), kKey, FileUploadOptions());
   EXPECT_EQ(stats.status().code(), absl::StatusCode::kPermissionDenied);
   EXPECT_EQ(store_.ObjectData(kKey), std::nullopt);
   EXPECT_EQ(store_.open_uploads(), 0);
@@ -229,7 +206,7 @@ TEST_F(FileTransferTest, UploadProgressRunsOnTheCallerThreadAndEndsWithEveryByte
   std::vector<TransferProgress> calls;
   bool on_caller_thread = true;
   const std::thread::id caller = std::this_thread::get_id();
-  TransferOptions o = UploadOptions();
+  TransferOptions o = FileUploadOptions();
   o.progress_interval = absl::ZeroDuration();
   o.progress = [&](const TransferProgress& p) {
     on_caller_thread = on_caller_thread && std::this_thread::get_id() == caller;
@@ -245,7 +222,7 @@ TEST_F(FileTransferTest, UploadProgressRunsOnTheCallerThreadAndEndsWithEveryByte
 
 TEST_F(FileTransferTest, ProgressErrorCancelsTheUploadAndAbortsIt) {
   WriteFile(dir_.Path("in.bin"), Pattern(10 * kChunk));
-  TransferOptions o = UploadOptions();
+  TransferOptions o = FileUploadOptions();
   o.progress_interval = absl::ZeroDuration();
   o.progress = [](const TransferProgress&) { return absl::CancelledError("user pressed ^C"); };
   auto stats = UploadFromFile(store_, runtime_, dir_.Path("in.bin"), kKey, std::move(o));
@@ -261,7 +238,7 @@ TEST_F(FileTransferTest, UploadHoldsAtMostConcurrencyPlusTwoSealedPartsAndOneFil
   const std::string data = Pattern(20 * kChunk);
   WriteFile(dir_.Path("in.bin"), data);
   absl::StatusOr<TransferStats> stats = RunRequestsUntilDone(manual, [&] {
-    return UploadFromFile(manual, runtime_, dir_.Path("in.bin"), kKey, UploadOptions());
+    return UploadFromFile(manual, runtime_, dir_.Path("in.bin"), kKey, FileUploadOptions());
   });
   ASSERT_TRUE(stats.ok()) << stats.status();
   EXPECT_TRUE(manual.ObjectData(kKey) == data);

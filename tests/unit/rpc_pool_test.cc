@@ -30,6 +30,7 @@
 namespace ferry {
 namespace {
 
+using ::ferry::testing::LoopbackPoolOptions;
 using ::ferry::testing::RecordLog;
 using ::ferry::testing::TestTcpServer;
 using ::ferry::testing::WaitUntil;
@@ -46,13 +47,9 @@ TestTcpServer::Handler Echo() {
 }
 
 RpcPoolOptions Options(uint16_t port) {
-  RpcPoolOptions o;
-  o.host = "127.0.0.1";
-  o.port = port;
-  o.framing = Framing4();
+  RpcPoolOptions o = LoopbackPoolOptions(port, Framing4());
   o.connections = 1;
   o.max_in_flight_per_connection = 8;
-  o.default_timeout = absl::Seconds(20);
   o.initial_backoff = absl::Milliseconds(2);
   o.max_backoff = absl::Milliseconds(20);
   o.max_connect_attempts = 1000;

@@ -21,7 +21,6 @@ using ::ferry::testing::RunRequestsUntilDone;
 using ::ferry::testing::ReadFile;
 using ::ferry::testing::ScratchDir;
 using ::ferry::testing::SmallPartStoreOptions;
-using ::ferry::testing::TransferTest;
 using ::ferry::testing::WriteFile;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -30,9 +29,9 @@ constexpr int64_t kChunk = ::ferry::testing::kTransferUnit;
 constexpr char kKey[] = "bucket/object";
 
 // Each test gets a fresh directory for its files.
-class FileTransferTest : public TransferTest {
+class FileTransferTest : public ::ferry::testing::TransferTest {
  protected:
-  FileTransferTest() : TransferTest({.io_threads = 2, .blocking_threads = 2}) {}
+  FileTransferTest() : ::ferry::testing::TransferTest({.io_threads = 2, .blocking_threads = 2}) {}
   void SetUp() override { ASSERT_TRUE(dir_.ok()); }
 
   TransferOptions FileUploadOptions() { return {.upload = UploadOptions()}; }

@@ -20,7 +20,6 @@ using ::ferry::testing::InMemoryObjectStore;
 using ::ferry::testing::Pattern;
 using ::ferry::testing::RunRequestsUntilDone;
 using ::ferry::testing::SmallPartStoreOptions;
-using ::ferry::testing::TransferTest;
 using ::testing::Each;
 using ::testing::HasSubstr;
 
@@ -73,7 +72,7 @@ TEST(PartLayoutTest, KnownSizeGrowsThePartSoTenThousandPartsHoldTheObject) {
 }
 
 // Back-off waits are recorded and skipped.
-class MultipartUploaderTest : public TransferTest {
+class MultipartUploaderTest : public ::ferry::testing::TransferTest {
  protected:
   std::unique_ptr<MultipartUploader> Create(const MultipartUploaderOptions& o) {
     auto up = MultipartUploader::Create(store_, runtime_, kKey, o);

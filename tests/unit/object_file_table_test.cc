@@ -18,7 +18,6 @@ namespace {
 using ::ferry::testing::InMemoryObjectStore;
 using ::ferry::testing::Pattern;
 using ::ferry::testing::SmallPartStoreOptions;
-using ::ferry::testing::TransferTest;
 using ::testing::HasSubstr;
 
 constexpr int64_t kChunk = ::ferry::testing::kTransferUnit;
@@ -28,7 +27,7 @@ absl::Span<char> Buf(std::string& s) { return absl::MakeSpan(s.data(), s.size())
 absl::Span<const char> Data(const std::string& s) { return absl::MakeConstSpan(s.data(), s.size()); }
 
 // With a manual store, requests complete when the test runs them.
-class ObjectFileTableTest : public TransferTest {
+class ObjectFileTableTest : public ::ferry::testing::TransferTest {
  protected:
   ObjectFileTableOptions TableOptions() {
     return {.download = DownloadOptions(), .upload = UploadOptions()};

@@ -30,7 +30,6 @@
 namespace ferry {
 namespace {
 
-using ::ferry::testing::LoopbackPoolOptions;
 using ::ferry::testing::RecordLog;
 using ::ferry::testing::TestTcpServer;
 using ::ferry::testing::WaitUntil;
@@ -47,7 +46,7 @@ TestTcpServer::Handler Echo() {
 }
 
 RpcPoolOptions Options(uint16_t port) {
-  RpcPoolOptions o = LoopbackPoolOptions(port, Framing4());
+  RpcPoolOptions o = ::ferry::testing::LoopbackPoolOptions(port, Framing4());
   o.connections = 1;
   o.max_in_flight_per_connection = 8;
   o.initial_backoff = absl::Milliseconds(2);

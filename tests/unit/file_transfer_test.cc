@@ -28,6 +28,40 @@ using ::testing::HasSubstr;
 constexpr int64_t kChunk = ::ferry::testing::kTransferUnit;
 constexpr char kKey[] = "bucket/object";
 
+// Records every progress report, and whether each came on the thread that
+// made the recorder (the caller's).
+class ProgressRecorder {
+ public:
+  // Reports to this recorder, as often as there is progress.
+  void Into(TransferOptions& o) {
+    o.progress_interval = absl::ZeroDuration();
+    o.progress = [this](const TransferProgress& p) {
+      on_caller_thread_ = on_caller_thread_ && std::this_thread::get_id() == caller_;
+      calls_.push_back(p);
+      return absl::OkStatus();
+    };
+  }
+  // Expects reports, all on the caller's thread, the last with all `bytes`.
+  void ExpectEndedWithEveryByte(size_t bytes) const {
+    ASSERT_FALSE(calls_.empty());
+    EXPECT_TRUE(on_caller_thread_);
+    EXPECT_EQ(calls_.back().bytes_done, static_cast<int64_t>(bytes));
+    EXPECT_EQ(calls_.back().bytes_total, static_cast<int64_t>(bytes));
+  }
+  const std::vector<TransferProgress>& calls() const { return calls_; }
+
+ private:
+  const std::thread::id caller_ = std::this_thread::get_id();
+  bool on_caller_thread_ = true;
+  std::vector<TransferProgress> calls_;
+};
+
+// A progress callback that cancels the transfer at its first report.
+void CancelAtFirstProgress(TransferOptions& o) {
+  o.progress_interval = absl::ZeroDuration();
+  o.progress = [](const TransferProgress&) { return absl::CancelledError("user pressed ^C"); };
+}
+
 // Each test gets a fresh directory for its files.
 class FileTransferTest : public ::ferry::testing::TransferTest {
  protected:
@@ -46,6 +80,17 @@ class FileTransferTest : public ::ferry::testing::TransferTest {
     auto stats = DownloadToFile(downloads, kKey, dir_.Path("out.bin"));
     ASSERT_TRUE(stats.ok()) << stats.status();
     EXPECT_TRUE(ReadFile(dir_.Path("out.bin")) == data);
+  }
+
+  // Expects a download into out.bin (which held "precious") to have failed
+  // with `code`, saying `says`, and to have left out.bin as it was and no
+  // temporary beside it.
+  void ExpectFailedKeepingTheDestination(const absl::StatusOr<TransferStats>& stats,
+                                         absl::StatusCode code, std::string_view says) {
+    EXPECT_EQ(stats.status().code(), code);
+    EXPECT_THAT(std::string(stats.status().message()), HasSubstr(says));
+    EXPECT_EQ(ReadFile(dir_.Path("out.bin")), "precious");
+    EXPECT_THAT(dir_.Files(), ElementsAre("out.bin"));
   }
 
   ScratchDir dir_{"ferry_file_transfer_"};
@@ -108,33 +153,20 @@ TEST_F(FileTransferTest, DownloadFailureLeavesNoTempFileAndKeepsTheDestination) 
     }
     return absl::OkStatus();
   });
-  auto stats = DownloadToFile(downloads_, kKey, dir_.Path("out.bin"));
-  EXPECT_EQ(stats.status().code(), absl::StatusCode::kPermissionDenied);
-  EXPECT_THAT(std::string(stats.status().message()), HasSubstr("out.bin"));
-  EXPECT_EQ(ReadFile(dir_.Path("out.bin")), "precious");
-  EXPECT_THAT(dir_.Files(), ElementsAre("out.bin"));
+  ExpectFailedKeepingTheDestination(DownloadToFile(downloads_, kKey, dir_.Path("out.bin")),
+                                    absl::StatusCode::kPermissionDenied, "out.bin");
 }
 
 TEST_F(FileTransferTest, DownloadProgressRunsOnTheCallerThreadAndEndsWithEveryByte) {
   const std::string data = Pattern(6 * kChunk + 5);
   store_.PutObject(kKey, data);
-  std::vector<TransferProgress> calls;
-  bool on_caller_thread = true;
-  const std::thread::id caller = std::this_thread::get_id();
+  ProgressRecorder progress;
   TransferOptions o;
-  o.progress_interval = absl::ZeroDuration();
-  o.progress = [&](const TransferProgress& p) {
-    on_caller_thread = on_caller_thread && std::this_thread::get_id() == caller;
-    calls.push_back(p);
-    return absl::OkStatus();
-  };
+  progress.Into(o);
   ASSERT_TRUE(DownloadToFile(downloads_, kKey, dir_.Path("out.bin"), std::move(o)).ok());
-  ASSERT_FALSE(calls.empty());
-  EXPECT_TRUE(on_caller_thread);
-  EXPECT_EQ(calls.back().bytes_done, static_cast<int64_t>(data.size()));
-  EXPECT_EQ(calls.back().bytes_total, static_cast<int64_t>(data.size()));
-  for (size_t i = 1; i < calls.size(); ++i) {
-    EXPECT_LE(calls[i - 1].bytes_done, calls[i].bytes_done);
+  progress.ExpectEndedWithEveryByte(data.size());
+  for (size_t i = 1; i < progress.calls().size(); ++i) {
+    EXPECT_LE(progress.calls()[i - 1].bytes_done, progress.calls()[i].bytes_done);
   }
 }
 
@@ -142,13 +174,10 @@ TEST_F(FileTransferTest, ProgressErrorCancelsTheDownloadAndLeavesNoFile) {
   WriteFile(dir_.Path("out.bin"), "precious");
   store_.PutObject(kKey, Pattern(6 * kChunk));
   TransferOptions o;
-  o.progress_interval = absl::ZeroDuration();
-  o.progress = [](const TransferProgress&) { return absl::CancelledError("user pressed ^C"); };
-  auto stats = DownloadToFile(downloads_, kKey, dir_.Path("out.bin"), std::move(o));
-  EXPECT_EQ(stats.status().code(), absl::StatusCode::kCancelled);
-  EXPECT_THAT(std::string(stats.status().message()), HasSubstr("user pressed ^C"));
-  EXPECT_EQ(ReadFile(dir_.Path("out.bin")), "precious");
-  EXPECT_THAT(dir_.Files(), ElementsAre("out.bin"));
+  CancelAtFirstProgress(o);
+  ExpectFailedKeepingTheDestination(
+      DownloadToFile(downloads_, kKey, dir_.Path("out.bin"), std::move(o)),
+      absl::StatusCode::kCancelled, "user pressed ^C");
 }
 
 TEST_F(FileTransferTest, UploadWritesTheFileAsMultipartParts) {
@@ -202,28 +231,17 @@ TEST_F(FileTransferTest, UploadFailureAbortsTheUploadAndLeavesNoObject) {
 TEST_F(FileTransferTest, UploadProgressRunsOnTheCallerThreadAndEndsWithEveryByte) {
   const std::string data = Pattern(9 * kChunk + 1);
   WriteFile(dir_.Path("in.bin"), data);
-  std::vector<TransferProgress> calls;
-  bool on_caller_thread = true;
-  const std::thread::id caller = std::this_thread::get_id();
+  ProgressRecorder progress;
   TransferOptions o = FileUploadOptions();
-  o.progress_interval = absl::ZeroDuration();
-  o.progress = [&](const TransferProgress& p) {
-    on_caller_thread = on_caller_thread && std::this_thread::get_id() == caller;
-    calls.push_back(p);
-    return absl::OkStatus();
-  };
+  progress.Into(o);
   ASSERT_TRUE(UploadFromFile(store_, runtime_, dir_.Path("in.bin"), kKey, std::move(o)).ok());
-  ASSERT_FALSE(calls.empty());
-  EXPECT_TRUE(on_caller_thread);
-  EXPECT_EQ(calls.back().bytes_done, static_cast<int64_t>(data.size()));
-  EXPECT_EQ(calls.back().bytes_total, static_cast<int64_t>(data.size()));
+  progress.ExpectEndedWithEveryByte(data.size());
 }
 
 TEST_F(FileTransferTest, ProgressErrorCancelsTheUploadAndAbortsIt) {
   WriteFile(dir_.Path("in.bin"), Pattern(10 * kChunk));
   TransferOptions o = FileUploadOptions();
-  o.progress_interval = absl::ZeroDuration();
-  o.progress = [](const TransferProgress&) { return absl::CancelledError("user pressed ^C"); };
+  CancelAtFirstProgress(o);
   auto stats = UploadFromFile(store_, runtime_, dir_.Path("in.bin"), kKey, std::move(o));
   EXPECT_EQ(stats.status().code(), absl::StatusCode::kCancelled);
   EXPECT_EQ(store_.ObjectData(kKey), std::nullopt);

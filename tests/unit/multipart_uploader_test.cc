@@ -395,6 +395,16 @@ class MultipartUploaderManualStoreTest : public MultipartUploaderTest {
     return up.ok() ? std::move(*up) : nullptr;
   }
 
+  // An uploader of `total_bytes` to the manual store whose writes wait
+  // while `max_sealed_parts` parts are sealed and not yet accepted.
+  std::unique_ptr<MultipartUploader> CreateSealedAtMost(int max_sealed_parts,
+                                                        int64_t total_bytes) {
+    MultipartUploaderOptions o = UploadOptions();
+    o.total_bytes = total_bytes;
+    o.max_sealed_parts = max_sealed_parts;
+    return CreateManual(o);
+  }
+
   // Runs the store's requests until `up` finishes; returns Finish's result.
   absl::StatusOr<std::string> FinishRunningRequests(MultipartUploader& up) {
     return RunRequestsUntilDone(manual_, [&up] { return up.Finish(); });
@@ -404,10 +414,7 @@ class MultipartUploaderManualStoreTest : public MultipartUploaderTest {
 };
 
 TEST_F(MultipartUploaderManualStoreTest, WriteOfANewPartWaitsUntilASealedPartIsAccepted) {
-  MultipartUploaderOptions o = UploadOptions();
-  o.total_bytes = 4 * kPart;
-  o.max_sealed_parts = 2;
-  auto up = CreateManual(o);
+  auto up = CreateSealedAtMost(2, /*total_bytes=*/4 * kPart);
   ASSERT_NE(up, nullptr);
   const std::string data = Pattern(4 * kPart);
   ASSERT_TRUE(up->Write(0, Slice(data, 0, kPart)).ok());
@@ -456,10 +463,7 @@ TEST_F(MultipartUploaderManualStoreTest, WriteWaitingForASealedPartReturnsTheUpl
 }
 
 TEST_F(MultipartUploaderManualStoreTest, WriteIntoAPartAlreadyBeingFilledDoesNotWait) {
-  MultipartUploaderOptions o = UploadOptions();
-  o.total_bytes = 2 * kPart;
-  o.max_sealed_parts = 1;
-  auto up = CreateManual(o);
+  auto up = CreateSealedAtMost(1, /*total_bytes=*/2 * kPart);
   ASSERT_NE(up, nullptr);
   const std::string data = Pattern(2 * kPart);
   ASSERT_TRUE(up->Write(kPart, Slice(data, kPart, kPart / 2)).ok());  // part 2 filling
@@ -484,10 +488,7 @@ TEST_F(MultipartUploaderManualStoreTest, WithoutMaxSealedPartsWritesQueueEveryPa
 }
 
 TEST_F(MultipartUploaderManualStoreTest, WaitUntilWritableTimesOutWhileFullAndIsTrueOnceAPartIsAccepted) {
-  MultipartUploaderOptions o = UploadOptions();
-  o.total_bytes = 2 * kPart;
-  o.max_sealed_parts = 1;
-  auto up = CreateManual(o);
+  auto up = CreateSealedAtMost(1, /*total_bytes=*/2 * kPart);
   ASSERT_NE(up, nullptr);
   const std::string data = Pattern(2 * kPart);
   EXPECT_TRUE(up->WaitUntilWritable(absl::ZeroDuration()));

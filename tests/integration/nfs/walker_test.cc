@@ -193,7 +193,7 @@ TEST_F(WalkerTest, UsesOnlyReaddirplusOneCallPerPage) {
   EXPECT_EQ(got.entries.size(), 110u);
   // 11 directories, one page each: no GETATTR, ACCESS or LOOKUP per entry.
   EXPECT_EQ(got.stats.directories, 11u);
-  EXPECT_EQ(got.stats.rpcs, 11u);
+  EXPECT_EQ(got.stats.requests, 11u);
   EXPECT_EQ(client->metrics().calls_started - calls_before, 11u);
   EXPECT_EQ(got.stats.bytes, 100u);
 }

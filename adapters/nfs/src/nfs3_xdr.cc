@@ -341,22 +341,24 @@ absl::StatusOr<GetAttrResult> DecodeGetAttrResult(std::string_view results) {
 }
 
 absl::StatusOr<LookupResult> DecodeLookupResult(std::string_view results) {
-  return DecodeResults<LookupResult>(results, "LOOKUP3res", [](XdrDecoder& d, LookupResult& r) -> absl::Status {
-    if (r.status == Nfs3Status::kOk) {
-      FERRY_ASSIGN_OR_RETURN(std::string_view fh, ReadFileHandle(d));
-      r.object.assign(fh);
-      FERRY_RETURN_IF_ERROR(ReadPostOpAttr(d, &r.object_attributes));
-    }
-    return ReadPostOpAttr(d, &r.dir_attributes);
-  });
+  return DecodeResults<LookupResult>(
+      results, "LOOKUP3res", [](XdrDecoder& d, LookupResult& r) -> absl::Status {
+        if (r.status == Nfs3Status::kOk) {
+          FERRY_ASSIGN_OR_RETURN(std::string_view fh, ReadFileHandle(d));
+          r.object.assign(fh);
+          FERRY_RETURN_IF_ERROR(ReadPostOpAttr(d, &r.object_attributes));
+        }
+        return ReadPostOpAttr(d, &r.dir_attributes);
+      });
 }
 
 absl::StatusOr<AccessResult> DecodeAccessResult(std::string_view results) {
-  return DecodeAttrsThenOk<AccessResult>(results, "ACCESS3res", &AccessResult::attributes,
-                                         [](XdrDecoder& d, AccessResult& r) -> absl::Status {
-                                           FERRY_ASSIGN_OR_RETURN(r.access, d.ReadUint32("access"));
-                                           return absl::OkStatus();
-                                         });
+  return DecodeAttrsThenOk<AccessResult>(
+      results, "ACCESS3res", &AccessResult::attributes,
+      [](XdrDecoder& d, AccessResult& r) -> absl::Status {
+        FERRY_ASSIGN_OR_RETURN(r.access, d.ReadUint32("access"));
+        return absl::OkStatus();
+      });
 }
 
 absl::StatusOr<ReaddirplusResult> DecodeReaddirplusResult(std::string_view results,
@@ -391,33 +393,36 @@ absl::StatusOr<ReadResult> DecodeReadResult(std::string_view results) {
 }
 
 absl::StatusOr<WriteResult> DecodeWriteResult(std::string_view results) {
-  return DecodeWccThenOk<WriteResult>(results, "WRITE3res", [](XdrDecoder& d, WriteResult& r) -> absl::Status {
-    FERRY_ASSIGN_OR_RETURN(r.count, d.ReadUint32("count"));
-    FERRY_ASSIGN_OR_RETURN(r.committed, d.ReadEnum<StableHow>("committed"));
-    FERRY_ASSIGN_OR_RETURN(r.verifier, ReadVerifier(d, "verf"));
-    return absl::OkStatus();
-  });
+  return DecodeWccThenOk<WriteResult>(
+      results, "WRITE3res", [](XdrDecoder& d, WriteResult& r) -> absl::Status {
+        FERRY_ASSIGN_OR_RETURN(r.count, d.ReadUint32("count"));
+        FERRY_ASSIGN_OR_RETURN(r.committed, d.ReadEnum<StableHow>("committed"));
+        FERRY_ASSIGN_OR_RETURN(r.verifier, ReadVerifier(d, "verf"));
+        return absl::OkStatus();
+      });
 }
 
 absl::StatusOr<CommitResult> DecodeCommitResult(std::string_view results) {
-  return DecodeWccThenOk<CommitResult>(results, "COMMIT3res", [](XdrDecoder& d, CommitResult& r) -> absl::Status {
-    FERRY_ASSIGN_OR_RETURN(r.verifier, ReadVerifier(d, "verf"));
-    return absl::OkStatus();
-  });
+  return DecodeWccThenOk<CommitResult>(
+      results, "COMMIT3res", [](XdrDecoder& d, CommitResult& r) -> absl::Status {
+        FERRY_ASSIGN_OR_RETURN(r.verifier, ReadVerifier(d, "verf"));
+        return absl::OkStatus();
+      });
 }
 
 absl::StatusOr<CreateResult> DecodeCreateResult(std::string_view results) {
-  return DecodeResults<CreateResult>(results, "CREATE3res", [](XdrDecoder& d, CreateResult& r) -> absl::Status {
-    if (r.status == Nfs3Status::kOk) {
-      FERRY_ASSIGN_OR_RETURN(bool has_handle, d.ReadBool("post_op_fh3"));
-      if (has_handle) {
-        FERRY_ASSIGN_OR_RETURN(std::string_view fh, ReadFileHandle(d));
-        r.object.emplace(fh);
-      }
-      FERRY_RETURN_IF_ERROR(ReadPostOpAttr(d, &r.attributes));
-    }
-    return ReadWccData(d, &r.dir_wcc);
-  });
+  return DecodeResults<CreateResult>(
+      results, "CREATE3res", [](XdrDecoder& d, CreateResult& r) -> absl::Status {
+        if (r.status == Nfs3Status::kOk) {
+          FERRY_ASSIGN_OR_RETURN(bool has_handle, d.ReadBool("post_op_fh3"));
+          if (has_handle) {
+            FERRY_ASSIGN_OR_RETURN(std::string_view fh, ReadFileHandle(d));
+            r.object.emplace(fh);
+          }
+          FERRY_RETURN_IF_ERROR(ReadPostOpAttr(d, &r.attributes));
+        }
+        return ReadWccData(d, &r.dir_wcc);
+      });
 }
 
 absl::StatusOr<RemoveResult> DecodeRemoveResult(std::string_view results) {
@@ -427,10 +432,11 @@ absl::StatusOr<RemoveResult> DecodeRemoveResult(std::string_view results) {
 }
 
 absl::StatusOr<RenameResult> DecodeRenameResult(std::string_view results) {
-  return DecodeResults<RenameResult>(results, "RENAME3res", [](XdrDecoder& d, RenameResult& r) -> absl::Status {
-    FERRY_RETURN_IF_ERROR(ReadWccData(d, &r.from_dir_wcc));
-    return ReadWccData(d, &r.to_dir_wcc);
-  });
+  return DecodeResults<RenameResult>(
+      results, "RENAME3res", [](XdrDecoder& d, RenameResult& r) -> absl::Status {
+        FERRY_RETURN_IF_ERROR(ReadWccData(d, &r.from_dir_wcc));
+        return ReadWccData(d, &r.to_dir_wcc);
+      });
 }
 
 absl::StatusOr<FsStatResult> DecodeFsStatResult(std::string_view results) {

@@ -16,6 +16,7 @@
 #define FERRY_TESTING_S3_PEER_H_
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -23,10 +24,14 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "ferry/base/strings.h"
 #include "ferry/runtime/future.h"
+#include "ferry/runtime/runtime.h"
 #include "ferry/s3/s3_config.h"
 #include "ferry/s3/s3_object_store.h"
+#include "gtest/gtest.h"
 
 namespace ferry::peers {
 
@@ -88,6 +93,34 @@ absl::Status WaitStatus(Start start) {
   });
   return std::move(f).Get().status();
 }
+
+// A fixture with an S3ObjectStore on an S3 peer and a bucket of the test's
+// own. `Base` is ::testing::Test, or TestWithParam<...> for a test run
+// against each peer.
+//   class MyTest : public ferry::peers::S3BucketTest<> {
+//     void SetUp() override { OpenBucket(S3PeerConfig(kVersitygwPort, absl::Seconds(5)), "my-"); }
+//   };
+template <typename Base = ::testing::Test>
+class S3BucketTest : public Base {
+ protected:
+  // Connects store_ to `config` and creates bucket_, TestBucketName(prefix).
+  // Call from SetUp: a failure is fatal to the test.
+  void OpenBucket(const s3::S3Config& config, std::string_view prefix) {
+    auto s = s3::S3ObjectStore::Create(rt_, config);
+    ASSERT_TRUE(s.ok()) << s.status();
+    store_ = std::move(*s);
+    bucket_ = TestBucketName(prefix);
+    absl::Status created = CreateBucketIfMissing(*store_, bucket_);
+    ASSERT_TRUE(created.ok()) << created;
+  }
+
+  // "bucket_/name".
+  std::string Key(std::string_view name) { return absl::StrCat(bucket_, "/", ToAbsl(name)); }
+
+  Runtime rt_{RuntimeOptions{.io_threads = 2, .memory_budget_bytes = int64_t{256} << 20}};
+  std::unique_ptr<s3::S3ObjectStore> store_;
+  std::string bucket_;
+};
 
 }  // namespace ferry::peers
 

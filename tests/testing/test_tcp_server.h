@@ -38,6 +38,7 @@
 #include "asio/write.hpp"
 #include "ferry/base/mutex.h"
 #include "ferry/rpc/framing.h"
+#include "ferry/rpc/rpc_pool.h"
 
 namespace ferry::testing {
 
@@ -285,6 +286,18 @@ inline bool WaitUntil(const std::function<bool()>& predicate, absl::Duration tim
     absl::SleepFor(absl::Milliseconds(1));
   }
   return true;
+}
+
+// Options for an RpcPool to a server on 127.0.0.1:`port` that speaks
+// `framing`. Calls get 20 s: room for a loaded machine, yet a hung test
+// still fails. Tests set the connections and calls in flight they need.
+inline RpcPoolOptions LoopbackPoolOptions(uint16_t port, std::shared_ptr<const Framing> framing) {
+  RpcPoolOptions o;
+  o.host = "127.0.0.1";
+  o.port = port;
+  o.framing = std::move(framing);
+  o.default_timeout = absl::Seconds(20);
+  return o;
 }
 
 }  // namespace ferry::testing

@@ -1,7 +1,7 @@
 // What the transfer unit tests (multipart uploader, file transfers, the
-// object file table) set their fixtures up with: deterministic payloads and
-// an InMemoryObjectStore whose parts are small, run by hand if need be.
-// Header-only, like
+// object file table) set their fixtures up with: deterministic payloads, an
+// InMemoryObjectStore whose parts are small, run by hand if need be, and
+// TransferTest, the fixture that runs them on a Runtime. Header-only, like
 // in_memory_object_store.h, so tests need no CMake edit.
 //
 //   ferry::testing::InMemoryObjectStore store(
@@ -13,11 +13,18 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <thread>
 #include <utility>
 
+#include "ferry/runtime/memory_budget.h"
+#include "ferry/runtime/runtime.h"
+#include "ferry/transfer/multipart_downloader.h"
+#include "ferry/transfer/multipart_uploader.h"
 #include "ferry/transfer/object_store.h"
+#include "ferry/transfer/retry_policy.h"
+#include "gtest/gtest.h"
 #include "testing/in_memory_object_store.h"
 
 namespace ferry::testing {
@@ -62,6 +69,39 @@ auto RunRequestsUntilDone(InMemoryObjectStore& store, Call call) -> decltype(cal
   caller.join();
   return result;
 }
+
+// TransferTest's chunk and part size.
+inline constexpr int64_t kTransferUnit = 4096;
+
+// A fixture whose store completes requests on the Runtime's I/O threads
+// without delay, and whose transfers skip their back-off waits. Downloads
+// and uploads move kTransferUnit bytes a chunk or part, three at a time,
+// within a budget of 64 units.
+class TransferTest : public ::testing::Test {
+ protected:
+  explicit TransferTest(RuntimeOptions runtime = {.io_threads = 2, .blocking_threads = 1})
+      : runtime_(runtime) {}
+
+  MultipartDownloaderOptions DownloadOptions() {
+    return {.chunk_bytes = kTransferUnit,
+            .concurrency = 3,
+            .memory_budget = &budget_,
+            .scheduler = &timers_};
+  }
+
+  MultipartUploaderOptions UploadOptions() {
+    return {.part_bytes = kTransferUnit,
+            .concurrency = 3,
+            .memory_budget = &budget_,
+            .scheduler = &timers_};
+  }
+
+  MemoryBudget budget_{64 * kTransferUnit};
+  Runtime runtime_;
+  RuntimeDelayScheduler store_timers_{runtime_};
+  ImmediateDelayScheduler timers_{runtime_};
+  InMemoryObjectStore store_{SmallPartStoreOptions(&store_timers_)};
+};
 
 }  // namespace ferry::testing
 

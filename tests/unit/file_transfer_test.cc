@@ -15,7 +15,6 @@
 namespace ferry {
 namespace {
 
-using ::ferry::testing::ImmediateDelayScheduler;
 using ::ferry::testing::InMemoryObjectStore;
 using ::ferry::testing::Pattern;
 using ::ferry::testing::RunRequestsUntilDone;
@@ -26,39 +25,75 @@ using ::ferry::testing::WriteFile;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-constexpr int64_t kChunk = 4096;
+constexpr int64_t kChunk = ::ferry::testing::kTransferUnit;
 constexpr char kKey[] = "bucket/object";
 
-// Requests complete on the Runtime's I/O threads without delay; back-off
-// waits are skipped. Each test gets a fresh directory for its files.
-class FileTransferTest : public ::testing::Test {
+// Records every progress report, and whether each came on the thread that
+// made the recorder (the caller's).
+class ProgressRecorder {
+ public:
+  // Reports to this recorder, as often as there is progress.
+  void Into(TransferOptions& o) {
+    o.progress_interval = absl::ZeroDuration();
+    o.progress = [this](const TransferProgress& p) {
+      on_caller_thread_ = on_caller_thread_ && std::this_thread::get_id() == caller_;
+      calls_.push_back(p);
+      return absl::OkStatus();
+    };
+  }
+  // Expects reports, all on the caller's thread, the last with all `bytes`.
+  void ExpectEndedWithEveryByte(size_t bytes) const {
+    ASSERT_FALSE(calls_.empty());
+    EXPECT_TRUE(on_caller_thread_);
+    EXPECT_EQ(calls_.back().bytes_done, static_cast<int64_t>(bytes));
+    EXPECT_EQ(calls_.back().bytes_total, static_cast<int64_t>(bytes));
+  }
+  const std::vector<TransferProgress>& calls() const { return calls_; }
+
+ private:
+  const std::thread::id caller_ = std::this_thread::get_id();
+  bool on_caller_thread_ = true;
+  std::vector<TransferProgress> calls_;
+};
+
+// A progress callback that cancels the transfer at its first report.
+void CancelAtFirstProgress(TransferOptions& o) {
+  o.progress_interval = absl::ZeroDuration();
+  o.progress = [](const TransferProgress&) { return absl::CancelledError("user pressed ^C"); };
+}
+
+// Each test gets a fresh directory for its files.
+class FileTransferTest : public ::ferry::testing::TransferTest {
  protected:
+  FileTransferTest() : ::ferry::testing::TransferTest({.io_threads = 2, .blocking_threads = 2}) {}
   void SetUp() override { ASSERT_TRUE(dir_.ok()); }
 
-  MultipartDownloaderOptions DownloadOptions() {
-    MultipartDownloaderOptions o;
-    o.chunk_bytes = kChunk;
-    o.concurrency = 3;
-    o.memory_budget = &budget_;
-    o.scheduler = &timers_;
-    return o;
+  TransferOptions FileUploadOptions() { return {.upload = UploadOptions()}; }
+
+  // Downloads `data` through a manager of its own that takes its memory
+  // from `budget`; expects the file to hold `data`.
+  void ExpectDownloadWithin(MemoryBudget& budget, const std::string& data) {
+    MultipartDownloaderOptions o = DownloadOptions();
+    o.memory_budget = &budget;
+    MultipartDownloadManager downloads(store_, runtime_, o);
+    store_.PutObject(kKey, data);
+    auto stats = DownloadToFile(downloads, kKey, dir_.Path("out.bin"));
+    ASSERT_TRUE(stats.ok()) << stats.status();
+    EXPECT_TRUE(ReadFile(dir_.Path("out.bin")) == data);
   }
 
-  TransferOptions UploadOptions() {
-    TransferOptions t;
-    t.upload.part_bytes = kChunk;
-    t.upload.concurrency = 3;
-    t.upload.memory_budget = &budget_;
-    t.upload.scheduler = &timers_;
-    return t;
+  // Expects a download into out.bin (which held "precious") to have failed
+  // with `code`, saying `says`, and to have left out.bin as it was and no
+  // temporary beside it.
+  void ExpectFailedKeepingTheDestination(const absl::StatusOr<TransferStats>& stats,
+                                         absl::StatusCode code, std::string_view says) {
+    EXPECT_EQ(stats.status().code(), code);
+    EXPECT_THAT(std::string(stats.status().message()), HasSubstr(says));
+    EXPECT_EQ(ReadFile(dir_.Path("out.bin")), "precious");
+    EXPECT_THAT(dir_.Files(), ElementsAre("out.bin"));
   }
 
   ScratchDir dir_{"ferry_file_transfer_"};
-  MemoryBudget budget_{64 * kChunk};
-  Runtime runtime_{{.io_threads = 2, .blocking_threads = 2}};
-  RuntimeDelayScheduler store_timers_{runtime_};
-  ImmediateDelayScheduler timers_{runtime_};
-  InMemoryObjectStore store_{SmallPartStoreOptions(&store_timers_)};
   MultipartDownloadManager downloads_{store_, runtime_, DownloadOptions()};
 };
 
@@ -75,14 +110,7 @@ TEST_F(FileTransferTest, DownloadWritesTheObjectByteExact) {
 
 TEST_F(FileTransferTest, DownloadStaysWithinTheMemoryBudget) {
   MemoryBudget small(3 * kChunk);
-  MultipartDownloaderOptions o = DownloadOptions();
-  o.memory_budget = &small;
-  MultipartDownloadManager downloads(store_, runtime_, o);
-  const std::string data = Pattern(40 * kChunk + 5);
-  store_.PutObject(kKey, data);
-  auto stats = DownloadToFile(downloads, kKey, dir_.Path("out.bin"));
-  ASSERT_TRUE(stats.ok()) << stats.status();
-  EXPECT_TRUE(ReadFile(dir_.Path("out.bin")) == data);
+  ExpectDownloadWithin(small, Pattern(40 * kChunk + 5));
   EXPECT_LE(small.peak(), small.capacity());
   EXPECT_EQ(small.in_use(), 0);
 }
@@ -91,14 +119,7 @@ TEST_F(FileTransferTest, DownloadWithABudgetOfOneChunkStillCompletes) {
   // No room for a write buffer beside the chunk: the buffer is taken
   // outside the budget rather than waiting for it forever.
   MemoryBudget tiny(kChunk);
-  MultipartDownloaderOptions o = DownloadOptions();
-  o.memory_budget = &tiny;
-  MultipartDownloadManager downloads(store_, runtime_, o);
-  const std::string data = Pattern(5 * kChunk + 1);
-  store_.PutObject(kKey, data);
-  auto stats = DownloadToFile(downloads, kKey, dir_.Path("out.bin"));
-  ASSERT_TRUE(stats.ok()) << stats.status();
-  EXPECT_TRUE(ReadFile(dir_.Path("out.bin")) == data);
+  ExpectDownloadWithin(tiny, Pattern(5 * kChunk + 1));
 }
 
 TEST_F(FileTransferTest, DownloadReplacesAnExistingDestination) {
@@ -132,33 +153,20 @@ TEST_F(FileTransferTest, DownloadFailureLeavesNoTempFileAndKeepsTheDestination) 
     }
     return absl::OkStatus();
   });
-  auto stats = DownloadToFile(downloads_, kKey, dir_.Path("out.bin"));
-  EXPECT_EQ(stats.status().code(), absl::StatusCode::kPermissionDenied);
-  EXPECT_THAT(std::string(stats.status().message()), HasSubstr("out.bin"));
-  EXPECT_EQ(ReadFile(dir_.Path("out.bin")), "precious");
-  EXPECT_THAT(dir_.Files(), ElementsAre("out.bin"));
+  ExpectFailedKeepingTheDestination(DownloadToFile(downloads_, kKey, dir_.Path("out.bin")),
+                                    absl::StatusCode::kPermissionDenied, "out.bin");
 }
 
 TEST_F(FileTransferTest, DownloadProgressRunsOnTheCallerThreadAndEndsWithEveryByte) {
   const std::string data = Pattern(6 * kChunk + 5);
   store_.PutObject(kKey, data);
-  std::vector<TransferProgress> calls;
-  bool on_caller_thread = true;
-  const std::thread::id caller = std::this_thread::get_id();
+  ProgressRecorder progress;
   TransferOptions o;
-  o.progress_interval = absl::ZeroDuration();
-  o.progress = [&](const TransferProgress& p) {
-    on_caller_thread = on_caller_thread && std::this_thread::get_id() == caller;
-    calls.push_back(p);
-    return absl::OkStatus();
-  };
+  progress.Into(o);
   ASSERT_TRUE(DownloadToFile(downloads_, kKey, dir_.Path("out.bin"), std::move(o)).ok());
-  ASSERT_FALSE(calls.empty());
-  EXPECT_TRUE(on_caller_thread);
-  EXPECT_EQ(calls.back().bytes_done, static_cast<int64_t>(data.size()));
-  EXPECT_EQ(calls.back().bytes_total, static_cast<int64_t>(data.size()));
-  for (size_t i = 1; i < calls.size(); ++i) {
-    EXPECT_LE(calls[i - 1].bytes_done, calls[i].bytes_done);
+  progress.ExpectEndedWithEveryByte(data.size());
+  for (size_t i = 1; i < progress.calls().size(); ++i) {
+    EXPECT_LE(progress.calls()[i - 1].bytes_done, progress.calls()[i].bytes_done);
   }
 }
 
@@ -166,19 +174,16 @@ TEST_F(FileTransferTest, ProgressErrorCancelsTheDownloadAndLeavesNoFile) {
   WriteFile(dir_.Path("out.bin"), "precious");
   store_.PutObject(kKey, Pattern(6 * kChunk));
   TransferOptions o;
-  o.progress_interval = absl::ZeroDuration();
-  o.progress = [](const TransferProgress&) { return absl::CancelledError("user pressed ^C"); };
-  auto stats = DownloadToFile(downloads_, kKey, dir_.Path("out.bin"), std::move(o));
-  EXPECT_EQ(stats.status().code(), absl::StatusCode::kCancelled);
-  EXPECT_THAT(std::string(stats.status().message()), HasSubstr("user pressed ^C"));
-  EXPECT_EQ(ReadFile(dir_.Path("out.bin")), "precious");
-  EXPECT_THAT(dir_.Files(), ElementsAre("out.bin"));
+  CancelAtFirstProgress(o);
+  ExpectFailedKeepingTheDestination(
+      DownloadToFile(downloads_, kKey, dir_.Path("out.bin"), std::move(o)),
+      absl::StatusCode::kCancelled, "user pressed ^C");
 }
 
 TEST_F(FileTransferTest, UploadWritesTheFileAsMultipartParts) {
   const std::string data = Pattern(10 * kChunk + 7);
   WriteFile(dir_.Path("in.bin"), data);
-  auto stats = UploadFromFile(store_, runtime_, dir_.Path("in.bin"), kKey, UploadOptions());
+  auto stats = UploadFromFile(store_, runtime_, dir_.Path("in.bin"), kKey, FileUploadOptions());
   ASSERT_TRUE(stats.ok()) << stats.status();
   EXPECT_TRUE(store_.ObjectData(kKey) == data);
   EXPECT_EQ(stats->bytes, static_cast<int64_t>(data.size()));
@@ -189,20 +194,20 @@ TEST_F(FileTransferTest, UploadWritesTheFileAsMultipartParts) {
 
 TEST_F(FileTransferTest, SmallFileUploadsAsOnePut) {
   WriteFile(dir_.Path("in.bin"), "tiny");
-  ASSERT_TRUE(UploadFromFile(store_, runtime_, dir_.Path("in.bin"), kKey, UploadOptions()).ok());
+  ASSERT_TRUE(UploadFromFile(store_, runtime_, dir_.Path("in.bin"), kKey, FileUploadOptions()).ok());
   EXPECT_EQ(store_.ObjectData(kKey), "tiny");
   EXPECT_EQ(store_.requests(InMemoryObjectStore::Op::kCreateMultipart), 0);
 }
 
 TEST_F(FileTransferTest, ZeroByteFileUploadsAsAnEmptyObject) {
   WriteFile(dir_.Path("in.bin"), "");
-  auto stats = UploadFromFile(store_, runtime_, dir_.Path("in.bin"), kKey, UploadOptions());
+  auto stats = UploadFromFile(store_, runtime_, dir_.Path("in.bin"), kKey, FileUploadOptions());
   ASSERT_TRUE(stats.ok()) << stats.status();
   EXPECT_EQ(store_.ObjectData(kKey), "");
 }
 
 TEST_F(FileTransferTest, UploadOfAMissingFileIsNotFound) {
-  auto stats = UploadFromFile(store_, runtime_, dir_.Path("nope"), kKey, UploadOptions());
+  auto stats = UploadFromFile(store_, runtime_, dir_.Path("nope"), kKey, FileUploadOptions());
   EXPECT_EQ(stats.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(std::string(stats.status().message()), HasSubstr("nope"));
   EXPECT_EQ(store_.requests(InMemoryObjectStore::Op::kCreateMultipart), 0);
@@ -216,7 +221,7 @@ TEST_F(FileTransferTest, UploadFailureAbortsTheUploadAndLeavesNoObject) {
     }
     return absl::OkStatus();
   });
-  auto stats = UploadFromFile(store_, runtime_, dir_.Path("in.bin"), kKey, UploadOptions());
+  auto stats = UploadFromFile(store_, runtime_, dir_.Path("in.bin"), kKey, FileUploadOptions());
   EXPECT_EQ(stats.status().code(), absl::StatusCode::kPermissionDenied);
   EXPECT_EQ(store_.ObjectData(kKey), std::nullopt);
   EXPECT_EQ(store_.open_uploads(), 0);
@@ -226,28 +231,17 @@ TEST_F(FileTransferTest, UploadFailureAbortsTheUploadAndLeavesNoObject) {
 TEST_F(FileTransferTest, UploadProgressRunsOnTheCallerThreadAndEndsWithEveryByte) {
   const std::string data = Pattern(9 * kChunk + 1);
   WriteFile(dir_.Path("in.bin"), data);
-  std::vector<TransferProgress> calls;
-  bool on_caller_thread = true;
-  const std::thread::id caller = std::this_thread::get_id();
-  TransferOptions o = UploadOptions();
-  o.progress_interval = absl::ZeroDuration();
-  o.progress = [&](const TransferProgress& p) {
-    on_caller_thread = on_caller_thread && std::this_thread::get_id() == caller;
-    calls.push_back(p);
-    return absl::OkStatus();
-  };
+  ProgressRecorder progress;
+  TransferOptions o = FileUploadOptions();
+  progress.Into(o);
   ASSERT_TRUE(UploadFromFile(store_, runtime_, dir_.Path("in.bin"), kKey, std::move(o)).ok());
-  ASSERT_FALSE(calls.empty());
-  EXPECT_TRUE(on_caller_thread);
-  EXPECT_EQ(calls.back().bytes_done, static_cast<int64_t>(data.size()));
-  EXPECT_EQ(calls.back().bytes_total, static_cast<int64_t>(data.size()));
+  progress.ExpectEndedWithEveryByte(data.size());
 }
 
 TEST_F(FileTransferTest, ProgressErrorCancelsTheUploadAndAbortsIt) {
   WriteFile(dir_.Path("in.bin"), Pattern(10 * kChunk));
-  TransferOptions o = UploadOptions();
-  o.progress_interval = absl::ZeroDuration();
-  o.progress = [](const TransferProgress&) { return absl::CancelledError("user pressed ^C"); };
+  TransferOptions o = FileUploadOptions();
+  CancelAtFirstProgress(o);
   auto stats = UploadFromFile(store_, runtime_, dir_.Path("in.bin"), kKey, std::move(o));
   EXPECT_EQ(stats.status().code(), absl::StatusCode::kCancelled);
   EXPECT_EQ(store_.ObjectData(kKey), std::nullopt);
@@ -261,7 +255,7 @@ TEST_F(FileTransferTest, UploadHoldsAtMostConcurrencyPlusTwoSealedPartsAndOneFil
   const std::string data = Pattern(20 * kChunk);
   WriteFile(dir_.Path("in.bin"), data);
   absl::StatusOr<TransferStats> stats = RunRequestsUntilDone(manual, [&] {
-    return UploadFromFile(manual, runtime_, dir_.Path("in.bin"), kKey, UploadOptions());
+    return UploadFromFile(manual, runtime_, dir_.Path("in.bin"), kKey, FileUploadOptions());
   });
   ASSERT_TRUE(stats.ok()) << stats.status();
   EXPECT_TRUE(manual.ObjectData(kKey) == data);

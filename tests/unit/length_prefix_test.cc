@@ -30,18 +30,6 @@ TEST(LengthPrefixTest, RecordIsPrefixedWithItsBigEndianLength) {
   EXPECT_EQ(wire.substr(1, 4), std::string("\0\0\1\2", 4));
 }
 
-TEST(LengthPrefixTest, ReaderSplitsConcatenatedRecords) {
-  auto framing = NewLengthPrefixFraming();
-  std::string wire;
-  framing->Append("one", &wire);
-  framing->Append("two!", &wire);
-  auto reader = framing->NewReader();
-  std::vector<std::string> records;
-  ASSERT_TRUE(reader->Consume(wire, &records).ok());
-  EXPECT_THAT(records, ElementsAre("one", "two!"));
-  EXPECT_EQ(reader->buffered_bytes(), 0u);
-}
-
 TEST(LengthPrefixTest, EmptyRecordsAreValid) {
   auto framing = NewLengthPrefixFraming();
   std::string wire;
@@ -52,31 +40,6 @@ TEST(LengthPrefixTest, EmptyRecordsAreValid) {
   std::vector<std::string> records;
   ASSERT_TRUE(reader->Consume(wire, &records).ok());
   EXPECT_THAT(records, ElementsAre("", "a"));
-}
-
-TEST(LengthPrefixTest, ByteByByteFeedingYieldsTheSameRecords) {
-  auto framing = NewLengthPrefixFraming();
-  const std::vector<std::string> sent = {"alpha", "", std::string(300, 'b'), "z"};
-  std::string wire;
-  for (const std::string& r : sent) framing->Append(r, &wire);
-  auto reader = framing->NewReader();
-  std::vector<std::string> records;
-  for (char c : wire) ASSERT_TRUE(reader->Consume(std::string_view(&c, 1), &records).ok());
-  EXPECT_EQ(records, sent);
-}
-
-TEST(LengthPrefixTest, EverySplitOfTheStreamYieldsTheSameRecords) {
-  auto framing = NewLengthPrefixFraming();
-  const std::vector<std::string> sent = {"abcdefg", "hi", "jklm"};
-  std::string wire;
-  for (const std::string& r : sent) framing->Append(r, &wire);
-  for (size_t cut = 0; cut <= wire.size(); ++cut) {
-    auto reader = framing->NewReader();
-    std::vector<std::string> records;
-    ASSERT_TRUE(reader->Consume(std::string_view(wire).substr(0, cut), &records).ok());
-    ASSERT_TRUE(reader->Consume(std::string_view(wire).substr(cut), &records).ok());
-    EXPECT_EQ(records, sent) << cut;
-  }
 }
 
 TEST(LengthPrefixTest, BufferedBytesCountsAPartialRecord) {

@@ -16,7 +16,6 @@
 namespace ferry {
 namespace {
 
-using ::ferry::testing::ImmediateDelayScheduler;
 using ::ferry::testing::InMemoryObjectStore;
 using ::ferry::testing::Pattern;
 using ::ferry::testing::RunRequestsUntilDone;
@@ -24,7 +23,7 @@ using ::ferry::testing::SmallPartStoreOptions;
 using ::testing::Each;
 using ::testing::HasSubstr;
 
-constexpr int64_t kPart = 4096;
+constexpr int64_t kPart = ::ferry::testing::kTransferUnit;
 constexpr char kKey[] = "bucket/upload";
 
 std::span<const char> Slice(const std::string& s, size_t at, size_t n) {
@@ -72,34 +71,19 @@ TEST(PartLayoutTest, KnownSizeGrowsThePartSoTenThousandPartsHoldTheObject) {
             absl::StatusCode::kInvalidArgument);
 }
 
-// Requests complete on the Runtime's I/O threads (no latency); back-off
-// waits are recorded and skipped.
-class MultipartUploaderTest : public ::testing::Test {
+// Back-off waits are recorded and skipped.
+class MultipartUploaderTest : public ::ferry::testing::TransferTest {
  protected:
-  MultipartUploaderOptions DefaultOptions() {
-    MultipartUploaderOptions o;
-    o.part_bytes = kPart;
-    o.concurrency = 3;
-    o.memory_budget = &budget_;
-    o.scheduler = &timers_;
-    return o;
-  }
-
   std::unique_ptr<MultipartUploader> Create(const MultipartUploaderOptions& o) {
     auto up = MultipartUploader::Create(store_, runtime_, kKey, o);
     EXPECT_TRUE(up.ok()) << up.status();
     return up.ok() ? std::move(*up) : nullptr;
   }
 
-  MemoryBudget budget_{64 * kPart};
-  Runtime runtime_{{.io_threads = 2, .blocking_threads = 1}};
-  RuntimeDelayScheduler store_timers_{runtime_};
-  ImmediateDelayScheduler timers_{runtime_};
-  InMemoryObjectStore store_{SmallPartStoreOptions(&store_timers_)};
 };
 
 TEST_F(MultipartUploaderTest, ObjectSmallerThanOnePartGoesUpAsOnePut) {
-  auto up = Create(DefaultOptions());
+  auto up = Create(UploadOptions());
   const std::string data = Pattern(3000);
   ASSERT_TRUE(up->Write(0, data).ok());
   auto etag = up->Finish();
@@ -111,13 +95,13 @@ TEST_F(MultipartUploaderTest, ObjectSmallerThanOnePartGoesUpAsOnePut) {
 }
 
 TEST_F(MultipartUploaderTest, EmptyObjectIsOneEmptyPut) {
-  auto up = Create(DefaultOptions());
+  auto up = Create(UploadOptions());
   ASSERT_TRUE(up->Finish().ok());
   EXPECT_EQ(store_.ObjectData(kKey), "");
 }
 
 TEST_F(MultipartUploaderTest, SequentialWritesOfUnknownLengthStreamAsParts) {
-  auto up = Create(DefaultOptions());
+  auto up = Create(UploadOptions());
   const std::string data = Pattern(10 * kPart + 100);
   for (size_t at = 0; at < data.size(); at += 1000) ASSERT_TRUE(up->Write(at, Slice(data, at, 1000)).ok());
   auto etag = up->Finish();
@@ -136,7 +120,7 @@ TEST_F(MultipartUploaderTest, PartBuffersComeFromTheBufferPoolAndGoBackToIt) {
   constexpr int64_t kBigPart = int64_t{2} << 20;  // pooled sizes start at 2 MiB
   MemoryBudget budget(16 * kBigPart);
   BufferPool pool(int64_t{64} << 20);
-  MultipartUploaderOptions o = DefaultOptions();
+  MultipartUploaderOptions o = UploadOptions();
   o.part_bytes = kBigPart;
   o.concurrency = 1;
   o.max_sealed_parts = 1;
@@ -157,7 +141,7 @@ TEST_F(MultipartUploaderTest, PartBuffersComeFromTheBufferPoolAndGoBackToIt) {
 
 TEST_F(MultipartUploaderTest, OutOfOrderParallelWritersProduceTheRightObject) {
   const std::string data = Pattern(25 * kPart + 7, 3);
-  MultipartUploaderOptions o = DefaultOptions();
+  MultipartUploaderOptions o = UploadOptions();
   o.total_bytes = static_cast<int64_t>(data.size());
   auto up = Create(o);
   // iRODS parallel put: thread i owns stripe i, its buffers arrive in reverse.
@@ -194,7 +178,7 @@ TEST_F(MultipartUploaderTest, PartThatFailsTwiceThenSucceedsIsRetried) {
     }
     return absl::OkStatus();
   });
-  auto up = Create(DefaultOptions());
+  auto up = Create(UploadOptions());
   const std::string data = Pattern(4 * kPart);
   ASSERT_TRUE(up->Write(0, data).ok());
   ASSERT_TRUE(up->Finish().ok());
@@ -209,7 +193,7 @@ TEST_F(MultipartUploaderTest, PartThatKeepsFailingAbortsTheUploadAndFinishReturn
                ? absl::UnavailableError("503 SlowDown")
                : absl::OkStatus();
   });
-  auto up = Create(DefaultOptions());
+  auto up = Create(UploadOptions());
   const std::string data = Pattern(8 * kPart);
   for (size_t at = 0; at < data.size(); at += kPart) (void)up->Write(at, Slice(data, at, kPart));
   auto etag = up->Finish();
@@ -228,7 +212,7 @@ TEST_F(MultipartUploaderTest, LastCloseReturnsTheCompleteErrorAndAborts) {
     return r.op == InMemoryObjectStore::Op::kComplete ? absl::PermissionDeniedError("AccessDenied")
                                                       : absl::OkStatus();
   });
-  auto up = Create(DefaultOptions());
+  auto up = Create(UploadOptions());
   ASSERT_TRUE(up->Write(0, Pattern(3 * kPart)).ok());
   auto etag = up->Finish();
   EXPECT_EQ(etag.status().code(), absl::StatusCode::kPermissionDenied);
@@ -239,7 +223,7 @@ TEST_F(MultipartUploaderTest, LastCloseReturnsTheCompleteErrorAndAborts) {
 
 TEST_F(MultipartUploaderTest, UnknownLengthUploadGrowsPartsToStayWithinThePartLimit) {
   InMemoryObjectStore store(SmallPartStoreOptions(&store_timers_, /*max_parts=*/20));
-  MultipartUploaderOptions o = DefaultOptions();
+  MultipartUploaderOptions o = UploadOptions();
   o.part_bytes = 1024;
   auto up = MultipartUploader::Create(store, runtime_, kKey, o);
   ASSERT_TRUE(up.ok());
@@ -263,7 +247,7 @@ TEST_F(MultipartUploaderTest, UnknownLengthUploadGrowsPartsToStayWithinThePartLi
 }
 
 TEST_F(MultipartUploaderTest, KnownSizeWithUnwrittenBytesFailsWithDataLoss) {
-  MultipartUploaderOptions o = DefaultOptions();
+  MultipartUploaderOptions o = UploadOptions();
   o.total_bytes = 3 * kPart;
   auto up = Create(o);
   const std::string data = Pattern(3 * kPart);
@@ -276,7 +260,7 @@ TEST_F(MultipartUploaderTest, KnownSizeWithUnwrittenBytesFailsWithDataLoss) {
 }
 
 TEST_F(MultipartUploaderTest, UnknownLengthHolesReadAsZeros) {
-  auto up = Create(DefaultOptions());
+  auto up = Create(UploadOptions());
   const std::string data = Pattern(100);
   ASSERT_TRUE(up->Write(3 * kPart, data).ok());  // parts 1-3 never written
   ASSERT_TRUE(up->Finish().ok());
@@ -286,7 +270,7 @@ TEST_F(MultipartUploaderTest, UnknownLengthHolesReadAsZeros) {
 }
 
 TEST_F(MultipartUploaderTest, WriteBeyondAKnownSizeIsInvalidArgument) {
-  MultipartUploaderOptions o = DefaultOptions();
+  MultipartUploaderOptions o = UploadOptions();
   o.total_bytes = 100;
   auto up = Create(o);
   EXPECT_EQ(up->Write(90, Pattern(20)).code(), absl::StatusCode::kInvalidArgument);
@@ -294,7 +278,7 @@ TEST_F(MultipartUploaderTest, WriteBeyondAKnownSizeIsInvalidArgument) {
 }
 
 TEST_F(MultipartUploaderTest, RewriteOfASealedPartIsInvalidArgument) {
-  auto up = Create(DefaultOptions());
+  auto up = Create(UploadOptions());
   const std::string data = Pattern(2 * kPart);
   ASSERT_TRUE(up->Write(0, data).ok());
   const absl::Status s = up->Write(10, Slice(data, 0, 10));
@@ -305,7 +289,7 @@ TEST_F(MultipartUploaderTest, RewriteOfASealedPartIsInvalidArgument) {
 }
 
 TEST_F(MultipartUploaderTest, PartsBeyondTheBufferedLimitSpillToScratchAndStillLand) {
-  MultipartUploaderOptions o = DefaultOptions();
+  MultipartUploaderOptions o = UploadOptions();
   o.max_buffered_parts = 1;
   o.total_bytes = 4 * kPart;
   o.scratch_dir = ::testing::TempDir();
@@ -324,7 +308,7 @@ TEST_F(MultipartUploaderTest, PartsBeyondTheBufferedLimitSpillToScratchAndStillL
 }
 
 TEST_F(MultipartUploaderTest, ScratchOnlyUploadAcceptsRewrites) {
-  MultipartUploaderOptions o = DefaultOptions();
+  MultipartUploaderOptions o = UploadOptions();
   o.scratch_only = true;
   o.scratch_dir = ::testing::TempDir();
   auto up = Create(o);
@@ -339,7 +323,7 @@ TEST_F(MultipartUploaderTest, ScratchOnlyUploadAcceptsRewrites) {
 
 TEST_F(MultipartUploaderTest, ScratchUploadLargerThanTheBudgetStreamsBackPartByPart) {
   MemoryBudget small(3 * kPart);
-  MultipartUploaderOptions o = DefaultOptions();
+  MultipartUploaderOptions o = UploadOptions();
   o.memory_budget = &small;
   o.scratch_only = true;
   o.scratch_dir = ::testing::TempDir();
@@ -354,7 +338,7 @@ TEST_F(MultipartUploaderTest, ScratchUploadLargerThanTheBudgetStreamsBackPartByP
 TEST_F(MultipartUploaderTest, PartsCarryTheConfiguredChecksum) {
   for (ChecksumAlgorithm a : {ChecksumAlgorithm::kCrc32c, ChecksumAlgorithm::kMd5}) {
     InMemoryObjectStore store(SmallPartStoreOptions(&store_timers_));
-    MultipartUploaderOptions o = DefaultOptions();
+    MultipartUploaderOptions o = UploadOptions();
     o.checksum = a;
     auto up = MultipartUploader::Create(store, runtime_, kKey, o);
     ASSERT_TRUE(up.ok());
@@ -368,7 +352,7 @@ TEST_F(MultipartUploaderTest, PartsCarryTheConfiguredChecksum) {
 
 TEST_F(MultipartUploaderTest, UploadWaitsForBudgetInsteadOfExceedingIt) {
   MemoryBudget small(3 * kPart);
-  MultipartUploaderOptions o = DefaultOptions();
+  MultipartUploaderOptions o = UploadOptions();
   o.memory_budget = &small;
   auto up = Create(o);
   const std::string data = Pattern(40 * kPart);
@@ -380,7 +364,7 @@ TEST_F(MultipartUploaderTest, UploadWaitsForBudgetInsteadOfExceedingIt) {
 }
 
 TEST_F(MultipartUploaderTest, AbortDiscardsTheMultipartUpload) {
-  auto up = Create(DefaultOptions());
+  auto up = Create(UploadOptions());
   ASSERT_TRUE(up->Write(0, Pattern(3 * kPart)).ok());
   EXPECT_TRUE(up->Abort().ok());
   EXPECT_EQ(store_.open_uploads(), 0);
@@ -389,7 +373,7 @@ TEST_F(MultipartUploaderTest, AbortDiscardsTheMultipartUpload) {
 }
 
 TEST_F(MultipartUploaderTest, FinishAsyncCompletesThroughTheCallback) {
-  auto up = Create(DefaultOptions());
+  auto up = Create(UploadOptions());
   const std::string data = Pattern(2 * kPart + 1);
   ASSERT_TRUE(up->Write(0, data).ok());
   Promise<std::string> p;
@@ -411,6 +395,16 @@ class MultipartUploaderManualStoreTest : public MultipartUploaderTest {
     return up.ok() ? std::move(*up) : nullptr;
   }
 
+  // An uploader of `total_bytes` to the manual store whose writes wait
+  // while `max_sealed_parts` parts are sealed and not yet accepted.
+  std::unique_ptr<MultipartUploader> CreateSealedAtMost(int max_sealed_parts,
+                                                        int64_t total_bytes) {
+    MultipartUploaderOptions o = UploadOptions();
+    o.total_bytes = total_bytes;
+    o.max_sealed_parts = max_sealed_parts;
+    return CreateManual(o);
+  }
+
   // Runs the store's requests until `up` finishes; returns Finish's result.
   absl::StatusOr<std::string> FinishRunningRequests(MultipartUploader& up) {
     return RunRequestsUntilDone(manual_, [&up] { return up.Finish(); });
@@ -420,10 +414,7 @@ class MultipartUploaderManualStoreTest : public MultipartUploaderTest {
 };
 
 TEST_F(MultipartUploaderManualStoreTest, WriteOfANewPartWaitsUntilASealedPartIsAccepted) {
-  MultipartUploaderOptions o = DefaultOptions();
-  o.total_bytes = 4 * kPart;
-  o.max_sealed_parts = 2;
-  auto up = CreateManual(o);
+  auto up = CreateSealedAtMost(2, /*total_bytes=*/4 * kPart);
   ASSERT_NE(up, nullptr);
   const std::string data = Pattern(4 * kPart);
   ASSERT_TRUE(up->Write(0, Slice(data, 0, kPart)).ok());
@@ -453,7 +444,7 @@ TEST_F(MultipartUploaderManualStoreTest, WriteWaitingForASealedPartReturnsTheUpl
     return r.op == InMemoryObjectStore::Op::kUploadPart ? absl::UnavailableError("503 SlowDown")
                                                         : absl::OkStatus();
   });
-  MultipartUploaderOptions o = DefaultOptions();
+  MultipartUploaderOptions o = UploadOptions();
   o.max_sealed_parts = 1;
   o.retry.max_attempts = 1;  // the failure is final at once
   auto up = CreateManual(o);
@@ -472,10 +463,7 @@ TEST_F(MultipartUploaderManualStoreTest, WriteWaitingForASealedPartReturnsTheUpl
 }
 
 TEST_F(MultipartUploaderManualStoreTest, WriteIntoAPartAlreadyBeingFilledDoesNotWait) {
-  MultipartUploaderOptions o = DefaultOptions();
-  o.total_bytes = 2 * kPart;
-  o.max_sealed_parts = 1;
-  auto up = CreateManual(o);
+  auto up = CreateSealedAtMost(1, /*total_bytes=*/2 * kPart);
   ASSERT_NE(up, nullptr);
   const std::string data = Pattern(2 * kPart);
   ASSERT_TRUE(up->Write(kPart, Slice(data, kPart, kPart / 2)).ok());  // part 2 filling
@@ -488,7 +476,7 @@ TEST_F(MultipartUploaderManualStoreTest, WriteIntoAPartAlreadyBeingFilledDoesNot
 }
 
 TEST_F(MultipartUploaderManualStoreTest, WithoutMaxSealedPartsWritesQueueEveryPartWithoutWaiting) {
-  auto up = CreateManual(DefaultOptions());
+  auto up = CreateManual(UploadOptions());
   ASSERT_NE(up, nullptr);
   const std::string data = Pattern(8 * kPart);
   for (size_t at = 0; at < data.size(); at += kPart) {
@@ -500,10 +488,7 @@ TEST_F(MultipartUploaderManualStoreTest, WithoutMaxSealedPartsWritesQueueEveryPa
 }
 
 TEST_F(MultipartUploaderManualStoreTest, WaitUntilWritableTimesOutWhileFullAndIsTrueOnceAPartIsAccepted) {
-  MultipartUploaderOptions o = DefaultOptions();
-  o.total_bytes = 2 * kPart;
-  o.max_sealed_parts = 1;
-  auto up = CreateManual(o);
+  auto up = CreateSealedAtMost(1, /*total_bytes=*/2 * kPart);
   ASSERT_NE(up, nullptr);
   const std::string data = Pattern(2 * kPart);
   EXPECT_TRUE(up->WaitUntilWritable(absl::ZeroDuration()));
@@ -517,7 +502,7 @@ TEST_F(MultipartUploaderManualStoreTest, WaitUntilWritableTimesOutWhileFullAndIs
 }
 
 TEST_F(MultipartUploaderTest, NegativeMaxSealedPartsIsInvalidArgument) {
-  MultipartUploaderOptions o = DefaultOptions();
+  MultipartUploaderOptions o = UploadOptions();
   o.max_sealed_parts = -1;
   EXPECT_EQ(MultipartUploader::Create(store_, runtime_, kKey, o).status().code(),
             absl::StatusCode::kInvalidArgument);

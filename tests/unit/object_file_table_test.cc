@@ -15,40 +15,24 @@
 namespace ferry {
 namespace {
 
-using ::ferry::testing::ImmediateDelayScheduler;
 using ::ferry::testing::InMemoryObjectStore;
 using ::ferry::testing::Pattern;
 using ::ferry::testing::SmallPartStoreOptions;
 using ::testing::HasSubstr;
 
-constexpr int64_t kChunk = 4096;
+constexpr int64_t kChunk = ::ferry::testing::kTransferUnit;
 constexpr char kKey[] = "bucket/object";
 
 absl::Span<char> Buf(std::string& s) { return absl::MakeSpan(s.data(), s.size()); }
 absl::Span<const char> Data(const std::string& s) { return absl::MakeConstSpan(s.data(), s.size()); }
 
-// Requests complete on the Runtime's I/O threads without delay (or, with
-// a manual store, when the test runs them); back-off waits are skipped.
-class ObjectFileTableTest : public ::testing::Test {
+// With a manual store, requests complete when the test runs them.
+class ObjectFileTableTest : public ::ferry::testing::TransferTest {
  protected:
   ObjectFileTableOptions TableOptions() {
-    ObjectFileTableOptions o;
-    o.download.chunk_bytes = kChunk;
-    o.download.concurrency = 3;
-    o.download.memory_budget = &budget_;
-    o.download.scheduler = &timers_;
-    o.upload.part_bytes = kChunk;
-    o.upload.concurrency = 3;
-    o.upload.memory_budget = &budget_;
-    o.upload.scheduler = &timers_;
-    return o;
+    return {.download = DownloadOptions(), .upload = UploadOptions()};
   }
 
-  MemoryBudget budget_{64 * kChunk};
-  Runtime runtime_{{.io_threads = 2, .blocking_threads = 1}};
-  RuntimeDelayScheduler store_timers_{runtime_};
-  ImmediateDelayScheduler timers_{runtime_};
-  InMemoryObjectStore store_{SmallPartStoreOptions(&store_timers_)};
   ObjectFileTable files_{store_, runtime_, TableOptions()};
 };
 

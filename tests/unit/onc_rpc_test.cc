@@ -1,6 +1,7 @@
 #include "ferry/rpc/onc_rpc.h"
 
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -182,13 +183,36 @@ TEST(OncRpcTest, SuccessReplyWithEmptyResultsIsOk) {
   EXPECT_TRUE(out->results.empty());
 }
 
-TEST(OncRpcTest, ProgUnavailIsUnimplemented) {
-  absl::StatusOr<RpcReply> r = DecodeReply(Encode(Accepted(AcceptStat::kProgUnavail)), kReaddirplus);
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_EQ(r.status().message(),
-            absl::StrCat(ToAbsl(kReaddirplusPrefix),
-                         "PROG_UNAVAIL (the server does not offer this program)"));
+// An accept_stat with no data of its own, and what DecodeReply makes of it.
+struct AcceptedError {
+  const char* name;
+  AcceptStat stat;
+  absl::StatusCode code;
+  const char* says;  // after the call's prefix
+};
+
+void PrintTo(const AcceptedError& e, std::ostream* os) { *os << e.name; }
+
+class OncRpcAcceptedErrorTest : public ::testing::TestWithParam<AcceptedError> {};
+
+TEST_P(OncRpcAcceptedErrorTest, IsItsStatusCodeNamingTheCallAndTheStat) {
+  absl::StatusOr<RpcReply> r = DecodeReply(Encode(Accepted(GetParam().stat)), kReaddirplus);
+  EXPECT_EQ(r.status().code(), GetParam().code);
+  EXPECT_EQ(r.status().message(), absl::StrCat(ToAbsl(kReaddirplusPrefix), GetParam().says));
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    AcceptStats, OncRpcAcceptedErrorTest,
+    ::testing::Values(
+        AcceptedError{"ProgUnavailIsUnimplemented", AcceptStat::kProgUnavail,
+                      absl::StatusCode::kUnimplemented,
+                      "PROG_UNAVAIL (the server does not offer this program)"},
+        AcceptedError{"GarbageArgsIsInvalidArgument", AcceptStat::kGarbageArgs,
+                      absl::StatusCode::kInvalidArgument,
+                      "GARBAGE_ARGS (the server could not decode the arguments)"},
+        AcceptedError{"SystemErrIsInternal", AcceptStat::kSystemErr,
+                      absl::StatusCode::kInternal, "SYSTEM_ERR (server-side failure)"}),
+    [](const ::testing::TestParamInfo<AcceptedError>& p) { return p.param.name; });
 
 TEST(OncRpcTest, ProgMismatchIsUnimplementedAndNamesTheSupportedVersions) {
   RpcReply in = Accepted(AcceptStat::kProgMismatch);
@@ -204,21 +228,6 @@ TEST(OncRpcTest, ProcUnavailIsUnimplemented) {
                                            RpcProcedure{100003, 3, 17, "NFS", ""});
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_EQ(r.status().message(), "ONC RPC call to program 100003 (NFS) v3 proc 17: PROC_UNAVAIL");
-}
-
-TEST(OncRpcTest, GarbageArgsIsInvalidArgument) {
-  absl::StatusOr<RpcReply> r = DecodeReply(Encode(Accepted(AcceptStat::kGarbageArgs)), kReaddirplus);
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(r.status().message(),
-            absl::StrCat(ToAbsl(kReaddirplusPrefix),
-                         "GARBAGE_ARGS (the server could not decode the arguments)"));
-}
-
-TEST(OncRpcTest, SystemErrIsInternal) {
-  absl::StatusOr<RpcReply> r = DecodeReply(Encode(Accepted(AcceptStat::kSystemErr)), kReaddirplus);
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kInternal);
-  EXPECT_EQ(r.status().message(),
-            absl::StrCat(ToAbsl(kReaddirplusPrefix), "SYSTEM_ERR (server-side failure)"));
 }
 
 TEST(OncRpcTest, RpcMismatchIsFailedPrecondition) {

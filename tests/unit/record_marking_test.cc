@@ -71,32 +71,6 @@ TEST(RecordMarkingTest, EmptyRecordIsDataLoss) {
   EXPECT_THAT(s.message(), HasSubstr("empty record"));
 }
 
-TEST(RecordMarkingTest, ByteByByteFeedingYieldsTheSameRecords) {
-  auto framing = MakeFraming(1 << 20, 5);
-  std::string wire;
-  const std::vector<std::string> sent = {"first record", "x", std::string(23, 'y'), "last"};
-  for (const std::string& r : sent) framing->Append(r, &wire);
-  auto reader = framing->NewReader();
-  std::vector<std::string> records;
-  for (char c : wire) ASSERT_TRUE(reader->Consume(std::string_view(&c, 1), &records).ok());
-  EXPECT_EQ(records, sent);
-  EXPECT_EQ(reader->buffered_bytes(), 0u);
-}
-
-TEST(RecordMarkingTest, EverySplitOfTheStreamYieldsTheSameRecords) {
-  auto framing = MakeFraming(1 << 20, 3);
-  std::string wire;
-  const std::vector<std::string> sent = {"abcdefg", "hi", "jklm"};
-  for (const std::string& r : sent) framing->Append(r, &wire);
-  for (size_t cut = 0; cut <= wire.size(); ++cut) {
-    auto reader = framing->NewReader();
-    std::vector<std::string> records;
-    ASSERT_TRUE(reader->Consume(std::string_view(wire).substr(0, cut), &records).ok());
-    ASSERT_TRUE(reader->Consume(std::string_view(wire).substr(cut), &records).ok());
-    EXPECT_EQ(records, sent) << cut;
-  }
-}
-
 TEST(RecordMarkingTest, BufferedBytesCountsAPartialRecord) {
   auto reader = NewRecordMarkingFraming({})->NewReader();
   std::vector<std::string> records;

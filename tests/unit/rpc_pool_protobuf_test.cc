@@ -61,13 +61,9 @@ TestTcpServer::Handler EchoService() {
 }
 
 RpcPoolOptions ProtobufPoolOptions(uint16_t port) {
-  RpcPoolOptions o;
-  o.host = "127.0.0.1";
-  o.port = port;
-  o.framing = NewLengthPrefixFraming();
+  RpcPoolOptions o = ::ferry::testing::LoopbackPoolOptions(port, NewLengthPrefixFraming());
   o.connections = 2;
   o.max_in_flight_per_connection = 16;
-  o.default_timeout = absl::Seconds(20);
   return o;
 }
 

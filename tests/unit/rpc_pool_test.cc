@@ -46,13 +46,9 @@ TestTcpServer::Handler Echo() {
 }
 
 RpcPoolOptions Options(uint16_t port) {
-  RpcPoolOptions o;
-  o.host = "127.0.0.1";
-  o.port = port;
-  o.framing = Framing4();
+  RpcPoolOptions o = ::ferry::testing::LoopbackPoolOptions(port, Framing4());
   o.connections = 1;
   o.max_in_flight_per_connection = 8;
-  o.default_timeout = absl::Seconds(20);
   o.initial_backoff = absl::Milliseconds(2);
   o.max_backoff = absl::Milliseconds(20);
   o.max_connect_attempts = 1000;
@@ -114,15 +110,42 @@ class Results {
   std::map<int, absl::StatusOr<std::string>> results_ ABSL_GUARDED_BY(mu_);
 };
 
-TEST(RpcPoolTest, RepliesOutOfOrderAreMatchedToTheirCalls) {
-  RecordLog log;
-  TestTcpServer server(Framing4(), log.Handler());
-  Runtime rt;
-  auto pool = MakePool(rt, Options(server.port()));
+// A server that records every request and answers none until the test
+// does (server_, log_), and a Runtime for the pools the tests make; tests
+// that need a server of another kind start their own.
+class RpcPoolTest : public ::testing::Test {
+ protected:
+  // What one call gets from a server of its own that answers with `answer`.
+  absl::Status OneCallAnsweredBy(TestTcpServer::Handler answer) {
+    TestTcpServer server(Framing4(), std::move(answer));
+    auto pool = MakePool(rt_, Options(server.port()));
+    return pool->CallBlocking(Req("x")).status();
+  }
+
+  // A pool to server_ with one call in flight ("a") and one queued ("b"),
+  // which is all it takes.
+  std::unique_ptr<RpcPool> PoolWithAFullQueue() {
+    RpcPoolOptions o = Options(server_.port());
+    o.max_in_flight_per_connection = 1;
+    o.max_queued_calls = 1;
+    auto pool = MakePool(rt_, o);
+    pool->CallAsync(Req("a"), results_.For(0));
+    pool->CallAsync(Req("b"), results_.For(1));
+    return pool;
+  }
+
+  Results results_;  // outlives the tests' pools, whose destructors may complete calls
+  RecordLog log_;
+  TestTcpServer server_{Framing4(), log_.Handler()};
+  Runtime rt_;
+};
+
+TEST_F(RpcPoolTest, RepliesOutOfOrderAreMatchedToTheirCalls) {
+  auto pool = MakePool(rt_, Options(server_.port()));
   std::vector<Future<std::string>> calls;
   for (int i = 0; i < 5; ++i) calls.push_back(pool->Call(Req(absl::StrCat("call-", i))));
-  ASSERT_TRUE(log.WaitForTotal(5));
-  std::vector<RecordLog::Entry> held = log.Take();
+  ASSERT_TRUE(log_.WaitForTotal(5));
+  std::vector<RecordLog::Entry> held = log_.Take();
   std::reverse(held.begin(), held.end());
   std::swap(held[1], held[3]);
   for (auto& e : held) e.conn->Send(absl::StrCat(e.record.substr(0, 4), "reply-to-", Payload(e.record)));
@@ -133,16 +156,13 @@ TEST(RpcPoolTest, RepliesOutOfOrderAreMatchedToTheirCalls) {
   }
 }
 
-TEST(RpcPoolTest, PoolStampsDistinctIdsIntoBytesZeroToThree) {
-  RecordLog log;
-  TestTcpServer server(Framing4(), log.Handler());
-  Runtime rt;
-  auto pool = MakePool(rt, Options(server.port()));
+TEST_F(RpcPoolTest, PoolStampsDistinctIdsIntoBytesZeroToThree) {
+  auto pool = MakePool(rt_, Options(server_.port()));
   std::vector<Future<std::string>> calls;
   for (int i = 0; i < 8; ++i) calls.push_back(pool->Call(Req("x")));
-  ASSERT_TRUE(log.WaitForTotal(8));
+  ASSERT_TRUE(log_.WaitForTotal(8));
   std::set<std::string> ids;
-  for (auto& e : log.Take()) {
+  for (auto& e : log_.Take()) {
     ids.insert(e.record.substr(0, 4));
     e.conn->Send(e.record);
   }
@@ -150,47 +170,40 @@ TEST(RpcPoolTest, PoolStampsDistinctIdsIntoBytesZeroToThree) {
   for (auto& f : calls) EXPECT_TRUE(std::move(f).Get().ok());
 }
 
-TEST(RpcPoolTest, KeepsManyCallsInFlightOnOneConnection) {
-  Results results;  // outlives the pool, whose destructor may complete calls
-  RecordLog log;
-  TestTcpServer server(Framing4(), log.Handler());
-  Runtime rt;
-  RpcPoolOptions o = Options(server.port());
+TEST_F(RpcPoolTest, KeepsManyCallsInFlightOnOneConnection) {
+  RpcPoolOptions o = Options(server_.port());
   o.max_in_flight_per_connection = 32;
-  auto pool = MakePool(rt, o);
+  auto pool = MakePool(rt_, o);
   constexpr int kCalls = 100;
-  for (int i = 0; i < kCalls; ++i) pool->CallAsync(Req(absl::StrCat(i)), results.For(i));
+  for (int i = 0; i < kCalls; ++i) pool->CallAsync(Req(absl::StrCat(i)), results_.For(i));
   // The server answers nothing until 32 requests are outstanding at once.
-  ASSERT_TRUE(log.WaitForTotal(32));
+  ASSERT_TRUE(log_.WaitForTotal(32));
   EXPECT_EQ(pool->metrics().in_flight, 32u);
   EXPECT_EQ(pool->metrics().queued, static_cast<uint64_t>(kCalls - 32));
   size_t max_outstanding = 0;
   size_t answered = 0;
   while (answered < kCalls) {
-    ASSERT_TRUE(log.WaitForTotal(answered + 1));
-    std::vector<RecordLog::Entry> held = log.Take();
-    max_outstanding = std::max(max_outstanding, log.total() - answered);
+    ASSERT_TRUE(log_.WaitForTotal(answered + 1));
+    std::vector<RecordLog::Entry> held = log_.Take();
+    max_outstanding = std::max(max_outstanding, log_.total() - answered);
     for (auto& e : held) {
       e.conn->Send(e.record);
       ++answered;
     }
   }
-  ASSERT_TRUE(results.WaitFor(kCalls));
+  ASSERT_TRUE(results_.WaitFor(kCalls));
   EXPECT_EQ(max_outstanding, 32u);
-  for (int i = 0; i < kCalls; ++i) EXPECT_EQ(Payload(*results.Get(i)), absl::StrCat(i));
+  for (int i = 0; i < kCalls; ++i) EXPECT_EQ(Payload(*results_.Get(i)), absl::StrCat(i));
 }
 
-TEST(RpcPoolTest, DispatchesToTheLeastLoadedOfFourConnections) {
-  RecordLog log;
-  TestTcpServer server(Framing4(), log.Handler());
-  Runtime rt;
-  RpcPoolOptions o = Options(server.port());
+TEST_F(RpcPoolTest, DispatchesToTheLeastLoadedOfFourConnections) {
+  RpcPoolOptions o = Options(server_.port());
   o.connections = 4;
-  auto pool = MakePool(rt, o);
+  auto pool = MakePool(rt_, o);
   std::vector<Future<std::string>> calls;
   for (int i = 0; i < 8; ++i) calls.push_back(pool->Call(Req("x")));
-  ASSERT_TRUE(log.WaitForTotal(8));
-  std::vector<RecordLog::Entry> held = log.Take();
+  ASSERT_TRUE(log_.WaitForTotal(8));
+  std::vector<RecordLog::Entry> held = log_.Take();
   std::map<int, int> per_connection;
   for (const auto& e : held) ++per_connection[e.conn->index()];
   EXPECT_EQ(per_connection.size(), 4u);
@@ -199,77 +212,51 @@ TEST(RpcPoolTest, DispatchesToTheLeastLoadedOfFourConnections) {
   for (auto& f : calls) EXPECT_TRUE(std::move(f).Get().ok());
 }
 
-TEST(RpcPoolTest, FullQueueGivesResourceExhaustedToCallersThatWillNotWait) {
-  Results results;  // outlives the pool, whose destructor may complete calls
-  RecordLog log;  // never answers
-  TestTcpServer server(Framing4(), log.Handler());
-  Runtime rt;
-  RpcPoolOptions o = Options(server.port());
+TEST_F(RpcPoolTest, FullQueueGivesResourceExhaustedToCallersThatWillNotWait) {
+  RpcPoolOptions o = Options(server_.port());
   o.max_in_flight_per_connection = 2;
   o.max_queued_calls = 2;
-  auto pool = MakePool(rt, o);
-  for (int i = 0; i < 4; ++i) pool->CallAsync(Req("held"), results.For(i));  // 2 in flight, 2 queued
-  pool->CallAsync(Req("over"), results.For(4));
-  pool->CallAsync(Req("shed"), results.For(5), {.when_busy = RpcWhenBusy::kFail});
-  ASSERT_TRUE(results.WaitFor(2));
-  EXPECT_EQ(results.Get(4).status().code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_THAT(results.Get(4).status().message(), HasSubstr("queue is full"));
-  EXPECT_EQ(results.Get(5).status().code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_THAT(results.Get(5).status().message(), HasSubstr("asked not to wait"));
+  auto pool = MakePool(rt_, o);
+  for (int i = 0; i < 4; ++i) pool->CallAsync(Req("held"), results_.For(i));  // 2 in flight, 2 queued
+  pool->CallAsync(Req("over"), results_.For(4));
+  pool->CallAsync(Req("shed"), results_.For(5), {.when_busy = RpcWhenBusy::kFail});
+  ASSERT_TRUE(results_.WaitFor(2));
+  EXPECT_EQ(results_.Get(4).status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(results_.Get(4).status().message(), HasSubstr("queue is full"));
+  EXPECT_EQ(results_.Get(5).status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(results_.Get(5).status().message(), HasSubstr("asked not to wait"));
   RpcPoolMetrics m = pool->metrics();
   EXPECT_EQ(m.calls_rejected, 2u);
   EXPECT_EQ(m.in_flight, 2u);
   EXPECT_EQ(m.queued, 2u);
 }
 
-TEST(RpcPoolTest, QueueIsBoundedByBytesToo) {
-  Results results;  // outlives the pool, whose destructor may complete calls
-  RecordLog log;
-  TestTcpServer server(Framing4(), log.Handler());
-  Runtime rt;
-  RpcPoolOptions o = Options(server.port());
+TEST_F(RpcPoolTest, QueueIsBoundedByBytesToo) {
+  RpcPoolOptions o = Options(server_.port());
   o.max_in_flight_per_connection = 1;
   o.max_queued_bytes = 100;
-  auto pool = MakePool(rt, o);
-  pool->CallAsync(Req(std::string(60, 'a')), results.For(0));  // in flight
-  pool->CallAsync(Req(std::string(60, 'b')), results.For(1));  // queued: 64 bytes
-  pool->CallAsync(Req(std::string(60, 'c')), results.For(2));  // 128 > 100
-  ASSERT_TRUE(results.WaitFor(1));
-  EXPECT_EQ(results.Get(2).status().code(), absl::StatusCode::kResourceExhausted);
+  auto pool = MakePool(rt_, o);
+  pool->CallAsync(Req(std::string(60, 'a')), results_.For(0));  // in flight
+  pool->CallAsync(Req(std::string(60, 'b')), results_.For(1));  // queued: 64 bytes
+  pool->CallAsync(Req(std::string(60, 'c')), results_.For(2));  // 128 > 100
+  ASSERT_TRUE(results_.WaitFor(1));
+  EXPECT_EQ(results_.Get(2).status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(pool->metrics().queued_bytes, 64u);
 }
 
-TEST(RpcPoolTest, BlockingCallWaitsForRoomInAFullQueueUntilItsDeadline) {
-  Results results;  // outlives the pool, whose destructor may complete calls
-  RecordLog log;
-  TestTcpServer server(Framing4(), log.Handler());
-  Runtime rt;
-  RpcPoolOptions o = Options(server.port());
-  o.max_in_flight_per_connection = 1;
-  o.max_queued_calls = 1;
-  auto pool = MakePool(rt, o);
-  pool->CallAsync(Req("a"), results.For(0));
-  pool->CallAsync(Req("b"), results.For(1));
+TEST_F(RpcPoolTest, BlockingCallWaitsForRoomInAFullQueueUntilItsDeadline) {
+  auto pool = PoolWithAFullQueue();
   absl::StatusOr<std::string> r = pool->CallBlocking(Req("c"), {.timeout = absl::Milliseconds(30)});
   EXPECT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_THAT(r.status().message(), HasSubstr("room in the call queue"));
 }
 
-TEST(RpcPoolTest, BlockingCallWaitingForRoomProceedsWhenACallCompletes) {
-  Results results;  // outlives the pool, whose destructor may complete calls
-  RecordLog log;
-  TestTcpServer server(Framing4(), log.Handler());
-  Runtime rt;
-  RpcPoolOptions o = Options(server.port());
-  o.max_in_flight_per_connection = 1;
-  o.max_queued_calls = 1;
-  auto pool = MakePool(rt, o);
-  pool->CallAsync(Req("a"), results.For(0));
-  pool->CallAsync(Req("b"), results.For(1));
+TEST_F(RpcPoolTest, BlockingCallWaitingForRoomProceedsWhenACallCompletes) {
+  auto pool = PoolWithAFullQueue();
   std::thread answerer([&] {
     for (size_t answered = 0; answered < 3; ++answered) {
-      ASSERT_TRUE(log.WaitForTotal(answered + 1));
-      for (auto& e : log.Take()) e.conn->Send(e.record);
+      ASSERT_TRUE(log_.WaitForTotal(answered + 1));
+      for (auto& e : log_.Take()) e.conn->Send(e.record);
     }
   });
   absl::StatusOr<std::string> r = pool->CallBlocking(Req("c"));
@@ -278,71 +265,57 @@ TEST(RpcPoolTest, BlockingCallWaitingForRoomProceedsWhenACallCompletes) {
   EXPECT_EQ(Payload(*r), "c");
 }
 
-TEST(RpcPoolTest, DeadlineFiresOnASilentServer) {
-  RecordLog log;
-  TestTcpServer server(Framing4(), log.Handler());
-  Runtime rt;
-  auto pool = MakePool(rt, Options(server.port()));
+TEST_F(RpcPoolTest, DeadlineFiresOnASilentServer) {
+  auto pool = MakePool(rt_, Options(server_.port()));
   absl::StatusOr<std::string> r = pool->CallBlocking(Req("hello?"), {.timeout = absl::Milliseconds(50)});
   EXPECT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_THAT(r.status().message(), HasSubstr("in flight"));
-  EXPECT_THAT(r.status().message(), HasSubstr(absl::StrCat("127.0.0.1:", server.port())));
+  EXPECT_THAT(r.status().message(), HasSubstr(absl::StrCat("127.0.0.1:", server_.port())));
   EXPECT_EQ(pool->metrics().calls_timed_out, 1u);
 }
 
-TEST(RpcPoolTest, DeadlineFiresForACallStillQueued) {
-  Results results;  // outlives the pool, whose destructor may complete calls
-  RecordLog log;
-  TestTcpServer server(Framing4(), log.Handler());
-  Runtime rt;
-  RpcPoolOptions o = Options(server.port());
+TEST_F(RpcPoolTest, DeadlineFiresForACallStillQueued) {
+  RpcPoolOptions o = Options(server_.port());
   o.max_in_flight_per_connection = 1;
-  auto pool = MakePool(rt, o);
-  pool->CallAsync(Req("first"), results.For(0));
-  pool->CallAsync(Req("second"), results.For(1), {.timeout = absl::Milliseconds(20)});
-  ASSERT_TRUE(results.WaitFor(1));
-  EXPECT_EQ(results.Get(1).status().code(), absl::StatusCode::kDeadlineExceeded);
-  EXPECT_THAT(results.Get(1).status().message(), HasSubstr("queued"));
+  auto pool = MakePool(rt_, o);
+  pool->CallAsync(Req("first"), results_.For(0));
+  pool->CallAsync(Req("second"), results_.For(1), {.timeout = absl::Milliseconds(20)});
+  ASSERT_TRUE(results_.WaitFor(1));
+  EXPECT_EQ(results_.Get(1).status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(results_.Get(1).status().message(), HasSubstr("queued"));
 }
 
-TEST(RpcPoolTest, ConnectionLeftWithTooManyUnansweredCallsIsRecycled) {
-  RecordLog log;
-  TestTcpServer server(Framing4(), log.Handler());
-  Runtime rt;
-  RpcPoolOptions o = Options(server.port());
+TEST_F(RpcPoolTest, ConnectionLeftWithTooManyUnansweredCallsIsRecycled) {
+  RpcPoolOptions o = Options(server_.port());
   o.max_in_flight_per_connection = 2;
-  auto pool = MakePool(rt, o);
+  auto pool = MakePool(rt_, o);
   // Three calls abandoned in flight: more than the connection's cap.
   for (int i = 0; i < 3; ++i) {
     EXPECT_EQ(pool->CallBlocking(Req("lost"), {.timeout = absl::Milliseconds(10)}).status().code(),
               absl::StatusCode::kDeadlineExceeded);
   }
   Future<std::string> next = pool->Call(Req("next"));
-  ASSERT_TRUE(log.WaitForTotal(4));
-  std::vector<RecordLog::Entry> held = log.Take();
+  ASSERT_TRUE(log_.WaitForTotal(4));
+  std::vector<RecordLog::Entry> held = log_.Take();
   EXPECT_EQ(held[2].conn->index(), 0);
   EXPECT_EQ(held[3].conn->index(), 1);  // a fresh connection
   held[3].conn->Send(held[3].record);
   EXPECT_TRUE(std::move(next).Get().ok());
 }
 
-TEST(RpcPoolTest, ConnectsToAHostName) {
+TEST_F(RpcPoolTest, ConnectsToAHostName) {
   TestTcpServer server(Framing4(), Echo());
-  Runtime rt;
   RpcPoolOptions o = Options(server.port());
   o.host = "localhost";
-  auto pool = MakePool(rt, o);
+  auto pool = MakePool(rt_, o);
   absl::StatusOr<std::string> r = pool->CallBlocking(Req("named"));
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(Payload(*r), "named");
 }
 
-TEST(RpcPoolTest, CancelEndsTheCallOnceAndALateReplyIsDiscarded) {
-  RecordLog log;
-  TestTcpServer server(Framing4(), log.Handler());
-  Runtime rt;
+TEST_F(RpcPoolTest, CancelEndsTheCallOnceAndALateReplyIsDiscarded) {
   std::atomic<int> completions{0};
-  auto pool = MakePool(rt, Options(server.port()));
+  auto pool = MakePool(rt_, Options(server_.port()));
   Promise<std::string> p;
   Future<std::string> cancelled = p.GetFuture();
   const RpcCallId id = pool->CallAsync(Req("slow"), [&, p = std::move(p)](absl::StatusOr<std::string> r) mutable {
@@ -350,14 +323,14 @@ TEST(RpcPoolTest, CancelEndsTheCallOnceAndALateReplyIsDiscarded) {
     p.Set(std::move(r));
   });
   ASSERT_NE(id, 0u);
-  ASSERT_TRUE(log.WaitForTotal(1));
+  ASSERT_TRUE(log_.WaitForTotal(1));
   EXPECT_TRUE(pool->Cancel(id));
   EXPECT_FALSE(pool->Cancel(id));
   EXPECT_EQ(std::move(cancelled).Get().status().code(), absl::StatusCode::kCancelled);
   // The late reply, then a live call on the same connection.
   Future<std::string> next = pool->Call(Req("next"));
-  ASSERT_TRUE(log.WaitForTotal(2));
-  for (auto& e : log.Take()) e.conn->Send(e.record);
+  ASSERT_TRUE(log_.WaitForTotal(2));
+  for (auto& e : log_.Take()) e.conn->Send(e.record);
   absl::StatusOr<std::string> r = std::move(next).Get();
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(Payload(*r), "next");
@@ -367,42 +340,37 @@ TEST(RpcPoolTest, CancelEndsTheCallOnceAndALateReplyIsDiscarded) {
   EXPECT_EQ(m.connection_failures, 0u);
 }
 
-TEST(RpcPoolTest, CancelOfAQueuedCallLeavesOthersRunning) {
-  RecordLog log;
-  TestTcpServer server(Framing4(), log.Handler());
-  Runtime rt;
-  RpcPoolOptions o = Options(server.port());
+TEST_F(RpcPoolTest, CancelOfAQueuedCallLeavesOthersRunning) {
+  RpcPoolOptions o = Options(server_.port());
   o.max_in_flight_per_connection = 1;
-  auto pool = MakePool(rt, o);
+  auto pool = MakePool(rt_, o);
   Future<std::string> first = pool->Call(Req("first"));
   RpcCallId queued_id = 0;
   Future<std::string> queued = pool->Call(Req("queued"), {}, &queued_id);
   EXPECT_TRUE(pool->Cancel(queued_id));
   EXPECT_EQ(std::move(queued).Get().status().code(), absl::StatusCode::kCancelled);
-  ASSERT_TRUE(log.WaitForTotal(1));
-  for (auto& e : log.Take()) e.conn->Send(e.record);
+  ASSERT_TRUE(log_.WaitForTotal(1));
+  for (auto& e : log_.Take()) e.conn->Send(e.record);
   EXPECT_TRUE(std::move(first).Get().ok());
-  EXPECT_EQ(log.total(), 1u);
+  EXPECT_EQ(log_.total(), 1u);
 }
 
-TEST(RpcPoolTest, ServerClosingMidRecordFailsTheCallWithUnavailableMentioningTruncation) {
+TEST_F(RpcPoolTest, ServerClosingMidRecordFailsTheCallWithUnavailableMentioningTruncation) {
   TestTcpServer server(Framing4(), [](const TestTcpServer::ConnPtr& conn, std::string record) {
     // A prefix announcing 100 bytes, then 8 of them, then the end.
     conn->SendRaw(absl::StrCat(std::string("\0\0\0\x64", 4), record.substr(0, 4), "abcd"));
     conn->Close();
   });
-  Runtime rt;
-  auto pool = MakePool(rt, Options(server.port()));
+  auto pool = MakePool(rt_, Options(server.port()));
   absl::StatusOr<std::string> r = pool->CallBlocking(Req("x"));
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(r.status().message(), HasSubstr("connection lost"));
   EXPECT_THAT(r.status().message(), HasSubstr("truncated"));
 }
 
-TEST(RpcPoolTest, ReconnectsAfterAServerRestartAndDeliversQueuedCalls) {
+TEST_F(RpcPoolTest, ReconnectsAfterAServerRestartAndDeliversQueuedCalls) {
   TestTcpServer server(Framing4(), Echo());
-  Runtime rt;
-  auto pool = MakePool(rt, Options(server.port()));
+  auto pool = MakePool(rt_, Options(server.port()));
   ASSERT_TRUE(pool->CallBlocking(Req("before")).ok());
   server.Stop();
   ASSERT_TRUE(WaitUntil([&] { return pool->metrics().connections[0].state != "ready"; }));
@@ -429,10 +397,9 @@ TestTcpServer::Handler ResetFirstConnection() {
   };
 }
 
-TEST(RpcPoolTest, IdempotentCallIsRetriedAfterAConnectionReset) {
+TEST_F(RpcPoolTest, IdempotentCallIsRetriedAfterAConnectionReset) {
   TestTcpServer server(Framing4(), ResetFirstConnection());
-  Runtime rt;
-  auto pool = MakePool(rt, Options(server.port()));
+  auto pool = MakePool(rt_, Options(server.port()));
   absl::StatusOr<std::string> r = pool->CallBlocking(Req("again"), {.idempotent = true});
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(Payload(*r), "again");
@@ -441,30 +408,27 @@ TEST(RpcPoolTest, IdempotentCallIsRetriedAfterAConnectionReset) {
   EXPECT_EQ(m.reconnects, 1u);
 }
 
-TEST(RpcPoolTest, IdempotentCallGivesUpAfterItsMaxAttempts) {
+TEST_F(RpcPoolTest, IdempotentCallGivesUpAfterItsMaxAttempts) {
   TestTcpServer server(Framing4(), [](const TestTcpServer::ConnPtr& conn, std::string) { conn->Close(); });
-  Runtime rt;
-  auto pool = MakePool(rt, Options(server.port()));
+  auto pool = MakePool(rt_, Options(server.port()));
   absl::StatusOr<std::string> r = pool->CallBlocking(Req("x"), {.idempotent = true, .max_attempts = 3});
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(pool->metrics().retries, 2u);
 }
 
-TEST(RpcPoolTest, RetryBudgetLimitsRetriesAcrossThePool) {
+TEST_F(RpcPoolTest, RetryBudgetLimitsRetriesAcrossThePool) {
   TestTcpServer server(Framing4(), [](const TestTcpServer::ConnPtr& conn, std::string) { conn->Close(); });
-  Runtime rt;
   RpcPoolOptions o = Options(server.port());
   o.retry_budget_tokens = 1;
-  auto pool = MakePool(rt, o);
+  auto pool = MakePool(rt_, o);
   absl::StatusOr<std::string> r = pool->CallBlocking(Req("x"), {.idempotent = true, .max_attempts = 5});
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(pool->metrics().retries, 1u);
 }
 
-TEST(RpcPoolTest, NonIdempotentCallInFlightFailsUnavailableWhenTheConnectionIsLost) {
+TEST_F(RpcPoolTest, NonIdempotentCallInFlightFailsUnavailableWhenTheConnectionIsLost) {
   TestTcpServer server(Framing4(), ResetFirstConnection());
-  Runtime rt;
-  auto pool = MakePool(rt, Options(server.port()));
+  auto pool = MakePool(rt_, Options(server.port()));
   absl::StatusOr<std::string> r = pool->CallBlocking(Req("once"));
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(r.status().message(), HasSubstr("connection lost with the call in flight"));
@@ -488,10 +452,9 @@ std::string Framed(const std::string& record) {
   return out;
 }
 
-TEST(RpcPoolTest, MalformedFrameDropsTheConnectionWithDataLoss) {
+TEST_F(RpcPoolTest, MalformedFrameDropsTheConnectionWithDataLoss) {
   TestTcpServer server(Framing4(), RawReply([](const std::string&) { return std::string("\xff\xff\xff\xff", 4); }));
-  Runtime rt;
-  auto pool = MakePool(rt, Options(server.port()));
+  auto pool = MakePool(rt_, Options(server.port()));
   absl::StatusOr<std::string> r = pool->CallBlocking(Req("x"), {.idempotent = true});
   EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(r.status().message(), HasSubstr("malformed data from the server"));
@@ -499,70 +462,56 @@ TEST(RpcPoolTest, MalformedFrameDropsTheConnectionWithDataLoss) {
   EXPECT_GE(pool->metrics().connection_failures, 1u);
 }
 
-TEST(RpcPoolTest, ReplyWithAnUnknownIdDropsTheConnectionWithDataLoss) {
-  TestTcpServer server(Framing4(), RawReply([](const std::string& record) {
+TEST_F(RpcPoolTest, ReplyWithAnUnknownIdDropsTheConnectionWithDataLoss) {
+  absl::Status s = OneCallAnsweredBy(RawReply([](const std::string& record) {
     std::string reply = record;
     reply[3] ^= 0x5a;
     return Framed(reply);
   }));
-  Runtime rt;
-  auto pool = MakePool(rt, Options(server.port()));
-  absl::StatusOr<std::string> r = pool->CallBlocking(Req("x"));
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss);
-  EXPECT_THAT(r.status().message(), HasSubstr("matches no call"));
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(s.message(), HasSubstr("matches no call"));
 }
 
-TEST(RpcPoolTest, ReplyTooShortForAnIdDropsTheConnectionWithDataLoss) {
-  TestTcpServer server(Framing4(), RawReply([](const std::string&) { return Framed("ab"); }));
-  Runtime rt;
-  auto pool = MakePool(rt, Options(server.port()));
-  absl::StatusOr<std::string> r = pool->CallBlocking(Req("x"));
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss);
-  EXPECT_THAT(r.status().message(), HasSubstr("too short"));
+TEST_F(RpcPoolTest, ReplyTooShortForAnIdDropsTheConnectionWithDataLoss) {
+  absl::Status s = OneCallAnsweredBy(RawReply([](const std::string&) { return Framed("ab"); }));
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(s.message(), HasSubstr("too short"));
 }
 
-TEST(RpcPoolTest, DestroyingThePoolCancelsEveryPendingCall) {
-  Results results;  // outlives the pool, whose destructor may complete calls
-  RecordLog log;
-  TestTcpServer server(Framing4(), log.Handler());
-  Runtime rt;
-  RpcPoolOptions o = Options(server.port());
+TEST_F(RpcPoolTest, DestroyingThePoolCancelsEveryPendingCall) {
+  RpcPoolOptions o = Options(server_.port());
   o.max_in_flight_per_connection = 2;
-  auto pool = MakePool(rt, o);
-  for (int i = 0; i < 5; ++i) pool->CallAsync(Req("x"), results.For(i));  // 2 in flight, 3 queued
-  ASSERT_TRUE(log.WaitForTotal(2));
+  auto pool = MakePool(rt_, o);
+  for (int i = 0; i < 5; ++i) pool->CallAsync(Req("x"), results_.For(i));  // 2 in flight, 3 queued
+  ASSERT_TRUE(log_.WaitForTotal(2));
   pool.reset();
-  ASSERT_EQ(results.size(), 5u);
-  for (int i = 0; i < 5; ++i) EXPECT_EQ(results.Get(i).status().code(), absl::StatusCode::kCancelled);
+  ASSERT_EQ(results_.size(), 5u);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(results_.Get(i).status().code(), absl::StatusCode::kCancelled);
 }
 
-TEST(RpcPoolTest, DestroyingThePoolWhileItConnectsIsClean) {
-  Runtime rt;
+TEST_F(RpcPoolTest, DestroyingThePoolWhileItConnectsIsClean) {
   RpcPoolOptions o = Options(RefusedPort());
   o.connections = 4;
-  auto pool = MakePool(rt, o, /*wait_ready=*/false);
+  auto pool = MakePool(rt_, o, /*wait_ready=*/false);
   Future<std::string> f = pool->Call(Req("x"));
   pool.reset();
   EXPECT_FALSE(std::move(f).Get().ok());
 }
 
-TEST(RpcPoolTest, InOrderModeKeepsOneCallInFlightPerConnection) {
-  RecordLog log;
-  TestTcpServer server(Framing4(), log.Handler());
-  Runtime rt;
-  RpcPoolOptions o = Options(server.port());
+TEST_F(RpcPoolTest, InOrderModeKeepsOneCallInFlightPerConnection) {
+  RpcPoolOptions o = Options(server_.port());
   o.matching = RpcReplyMatching::kInOrder;
   o.max_in_flight_per_connection = 8;  // ignored in order
-  auto pool = MakePool(rt, o);
+  auto pool = MakePool(rt_, o);
   std::vector<Future<std::string>> calls;
   for (int i = 0; i < 5; ++i) calls.push_back(pool->Call(absl::StrCat("no-id-", i)));
-  ASSERT_TRUE(log.WaitForTotal(1));
+  ASSERT_TRUE(log_.WaitForTotal(1));
   RpcPoolMetrics m = pool->metrics();
   EXPECT_EQ(m.in_flight, 1u);
   EXPECT_EQ(m.queued, 4u);
   for (size_t answered = 0; answered < 5; ++answered) {
-    ASSERT_TRUE(log.WaitForTotal(answered + 1));
-    std::vector<RecordLog::Entry> held = log.Take();
+    ASSERT_TRUE(log_.WaitForTotal(answered + 1));
+    std::vector<RecordLog::Entry> held = log_.Take();
     ASSERT_EQ(held.size(), 1u) << "more than one call in flight";
     EXPECT_EQ(held[0].record, absl::StrCat("no-id-", answered));  // not stamped
     held[0].conn->Send(absl::StrCat("re:", held[0].record));
@@ -570,27 +519,24 @@ TEST(RpcPoolTest, InOrderModeKeepsOneCallInFlightPerConnection) {
   for (int i = 0; i < 5; ++i) EXPECT_EQ(*std::move(calls[i]).Get(), absl::StrCat("re:no-id-", i));
 }
 
-TEST(RpcPoolTest, InOrderModeRecyclesTheConnectionWhenItsCallTimesOut) {
-  RecordLog log;
-  TestTcpServer server(Framing4(), log.Handler());
-  Runtime rt;
-  RpcPoolOptions o = Options(server.port());
+TEST_F(RpcPoolTest, InOrderModeRecyclesTheConnectionWhenItsCallTimesOut) {
+  RpcPoolOptions o = Options(server_.port());
   o.matching = RpcReplyMatching::kInOrder;
-  auto pool = MakePool(rt, o);
+  auto pool = MakePool(rt_, o);
   absl::StatusOr<std::string> r = pool->CallBlocking("stalls", {.timeout = absl::Milliseconds(20)});
   EXPECT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded);
   // The next call goes out on a fresh connection, so a late reply to the
   // first cannot be taken for its own.
   Future<std::string> next = pool->Call("next");
-  ASSERT_TRUE(log.WaitForTotal(2));
-  std::vector<RecordLog::Entry> held = log.Take();
+  ASSERT_TRUE(log_.WaitForTotal(2));
+  std::vector<RecordLog::Entry> held = log_.Take();
   ASSERT_EQ(held.size(), 2u);
   EXPECT_NE(held[0].conn->index(), held[1].conn->index());
   held[1].conn->Send("re:next");
   EXPECT_EQ(*std::move(next).Get(), "re:next");
 }
 
-TEST(RpcPoolTest, HandshakeRunsOncePerConnectionBeforeItCarriesCalls) {
+TEST_F(RpcPoolTest, HandshakeRunsOncePerConnectionBeforeItCarriesCalls) {
   Mutex mu;
   std::set<int> logged_in;
   TestTcpServer server(Framing4(), [&](const TestTcpServer::ConnPtr& conn, std::string record) {
@@ -604,7 +550,6 @@ TEST(RpcPoolTest, HandshakeRunsOncePerConnectionBeforeItCarriesCalls) {
       conn->Send(std::move(record));
     }
   });
-  Runtime rt;
   RpcPoolOptions o = Options(server.port());
   o.connections = 2;
   std::atomic<int> handshakes{0};
@@ -615,7 +560,7 @@ TEST(RpcPoolTest, HandshakeRunsOncePerConnectionBeforeItCarriesCalls) {
       done(*r == "WELCOME" ? absl::OkStatus() : absl::UnauthenticatedError("no welcome"));
     });
   };
-  auto pool = MakePool(rt, o);
+  auto pool = MakePool(rt_, o);
   std::vector<Future<std::string>> calls;
   for (int i = 0; i < 20; ++i) calls.push_back(pool->Call(Req(absl::StrCat(i))));
   for (auto& f : calls) {
@@ -625,28 +570,26 @@ TEST(RpcPoolTest, HandshakeRunsOncePerConnectionBeforeItCarriesCalls) {
   EXPECT_EQ(handshakes.load(), 2);
 }
 
-TEST(RpcPoolTest, FailedHandshakeFailsQueuedCallsWithItsError) {
+TEST_F(RpcPoolTest, FailedHandshakeFailsQueuedCallsWithItsError) {
   TestTcpServer server(Framing4(), Echo());
-  Runtime rt;
   RpcPoolOptions o = Options(server.port());
   o.max_connect_attempts = 2;
   o.on_connect = [](RpcHandshakeChannel&, absl::AnyInvocable<void(absl::Status)> done) {
     done(absl::UnauthenticatedError("bad password"));
   };
-  auto pool = MakePool(rt, o, /*wait_ready=*/false);
+  auto pool = MakePool(rt_, o, /*wait_ready=*/false);
   absl::StatusOr<std::string> r = pool->CallBlocking(Req("x"));
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnauthenticated);
   EXPECT_THAT(r.status().message(), HasSubstr("bad password"));
   EXPECT_THAT(r.status().message(), HasSubstr(absl::StrCat("127.0.0.1:", server.port())));
 }
 
-TEST(RpcPoolTest, RefusedConnectionsFailQueuedCallsWithUnavailableNamingHostAndPort) {
-  Runtime rt;
+TEST_F(RpcPoolTest, RefusedConnectionsFailQueuedCallsWithUnavailableNamingHostAndPort) {
   const uint16_t port = RefusedPort();
   RpcPoolOptions o = Options(port);
   o.connections = 2;
   o.max_connect_attempts = 3;
-  auto pool = MakePool(rt, o, /*wait_ready=*/false);
+  auto pool = MakePool(rt_, o, /*wait_ready=*/false);
   absl::StatusOr<std::string> r = pool->CallBlocking(Req("x"));
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(r.status().message(), HasSubstr(absl::StrCat("127.0.0.1:", port)));
@@ -655,26 +598,23 @@ TEST(RpcPoolTest, RefusedConnectionsFailQueuedCallsWithUnavailableNamingHostAndP
   EXPECT_EQ(pool->CallBlocking(Req("y")).status().code(), absl::StatusCode::kUnavailable);
 }
 
-TEST(RpcPoolTest, ShortRequestIsInvalidArgumentWhenMatchingById) {
+TEST_F(RpcPoolTest, ShortRequestIsInvalidArgumentWhenMatchingById) {
   TestTcpServer server(Framing4(), Echo());
-  Runtime rt;
-  auto pool = MakePool(rt, Options(server.port()));
+  auto pool = MakePool(rt_, Options(server.port()));
   EXPECT_EQ(pool->CallBlocking("abc").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-TEST(RpcPoolTest, CreateRejectsOptionsWithoutFraming) {
-  Runtime rt;
+TEST_F(RpcPoolTest, CreateRejectsOptionsWithoutFraming) {
   RpcPoolOptions o = Options(1234);
   o.framing = nullptr;
-  EXPECT_EQ(RpcPool::Create(rt, o).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(RpcPool::Create(rt_, o).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-TEST(RpcPoolTest, MetricsCountCallsBytesAndRoundTrips) {
+TEST_F(RpcPoolTest, MetricsCountCallsBytesAndRoundTrips) {
   TestTcpServer server(Framing4(), Echo());
-  Runtime rt;
   RpcPoolOptions o = Options(server.port());
   o.connections = 2;
-  auto pool = MakePool(rt, o);
+  auto pool = MakePool(rt_, o);
   for (int i = 0; i < 10; ++i) ASSERT_TRUE(pool->CallBlocking(Req("0123456789")).ok());
   RpcPoolMetrics m = pool->metrics();
   EXPECT_EQ(m.calls_started, 10u);
@@ -690,7 +630,7 @@ TEST(RpcPoolTest, MetricsCountCallsBytesAndRoundTrips) {
   EXPECT_EQ(m.connections[0].replies + m.connections[1].replies, 10u);
 }
 
-TEST(RpcPoolTest, ManyCallersOnManyThreadsAllGetTheirOwnReplies) {
+TEST_F(RpcPoolTest, ManyCallersOnManyThreadsAllGetTheirOwnReplies) {
   TestTcpServer server(Framing4(), Echo());
   Runtime rt({.io_threads = 2});
   RpcPoolOptions o = Options(server.port());

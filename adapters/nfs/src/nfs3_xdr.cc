@@ -6,6 +6,8 @@
 // per entry beyond the vector's slot.
 #include "ferry/nfs/nfs3_xdr.h"
 
+#include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -155,6 +157,68 @@ void WriteTimeHow(XdrEncoder& e, bool to_server) {
   e.WriteUint32(to_server ? 1 : 0);
 }
 
+// FSSTAT3resok after its attributes.
+absl::Status ReadFsStat(XdrDecoder& d, FsStat* s) {
+  FERRY_ASSIGN_OR_RETURN(s->total_bytes, d.ReadUint64("tbytes"));
+  FERRY_ASSIGN_OR_RETURN(s->free_bytes, d.ReadUint64("fbytes"));
+  FERRY_ASSIGN_OR_RETURN(s->available_bytes, d.ReadUint64("abytes"));
+  FERRY_ASSIGN_OR_RETURN(s->total_files, d.ReadUint64("tfiles"));
+  FERRY_ASSIGN_OR_RETURN(s->free_files, d.ReadUint64("ffiles"));
+  FERRY_ASSIGN_OR_RETURN(s->available_files, d.ReadUint64("afiles"));
+  FERRY_ASSIGN_OR_RETURN(s->invarsec, d.ReadUint32("invarsec"));
+  return absl::OkStatus();
+}
+
+// FSINFO3resok after its attributes.
+absl::Status ReadFsInfo(XdrDecoder& d, FsInfo* f) {
+  FERRY_ASSIGN_OR_RETURN(f->rtmax, d.ReadUint32("rtmax"));
+  FERRY_ASSIGN_OR_RETURN(f->rtpref, d.ReadUint32("rtpref"));
+  FERRY_ASSIGN_OR_RETURN(f->rtmult, d.ReadUint32("rtmult"));
+  FERRY_ASSIGN_OR_RETURN(f->wtmax, d.ReadUint32("wtmax"));
+  FERRY_ASSIGN_OR_RETURN(f->wtpref, d.ReadUint32("wtpref"));
+  FERRY_ASSIGN_OR_RETURN(f->wtmult, d.ReadUint32("wtmult"));
+  FERRY_ASSIGN_OR_RETURN(f->dtpref, d.ReadUint32("dtpref"));
+  FERRY_ASSIGN_OR_RETURN(f->maxfilesize, d.ReadUint64("maxfilesize"));
+  FERRY_ASSIGN_OR_RETURN(f->time_delta, ReadTime(d, "time_delta"));
+  FERRY_ASSIGN_OR_RETURN(f->properties, d.ReadUint32("properties"));
+  return absl::OkStatus();
+}
+
+// Every result decodes the same way around its arms: the status first,
+// then `read_arms(d, r)` reads what RFC 1813 gives for that status, then
+// nothing may be left of the record.
+template <typename R, typename ReadArms>
+absl::StatusOr<R> DecodeResults(std::string_view results, std::string_view name,
+                                ReadArms read_arms) {
+  XdrDecoder d(results, name);
+  R r;
+  FERRY_ASSIGN_OR_RETURN(r.status, ReadStatus<decltype(r.status)>(d));
+  FERRY_RETURN_IF_ERROR(read_arms(d, r));
+  FERRY_RETURN_IF_ERROR(d.ExpectEnd());
+  return r;
+}
+
+// The commonest shape: post_op_attr in both arms (into r.*attributes), then
+// `read_ok(d, r)` for the NFS3_OK arm only.
+template <typename R, typename ReadOk>
+absl::StatusOr<R> DecodeAttrsThenOk(std::string_view results, std::string_view name,
+                                    std::optional<Fattr3> R::*attributes, ReadOk read_ok) {
+  return DecodeResults<R>(results, name, [&](XdrDecoder& d, R& r) -> absl::Status {
+    FERRY_RETURN_IF_ERROR(ReadPostOpAttr(d, &(r.*attributes)));
+    return r.status == Nfs3Status::kOk ? read_ok(d, r) : absl::OkStatus();
+  });
+}
+
+// WRITE and COMMIT: wcc_data (into r.wcc) in both arms, then `read_ok`.
+template <typename R, typename ReadOk>
+absl::StatusOr<R> DecodeWccThenOk(std::string_view results, std::string_view name,
+                                  ReadOk read_ok) {
+  return DecodeResults<R>(results, name, [&](XdrDecoder& d, R& r) -> absl::Status {
+    FERRY_RETURN_IF_ERROR(ReadWccData(d, &r.wcc));
+    return r.status == Nfs3Status::kOk ? read_ok(d, r) : absl::OkStatus();
+  });
+}
+
 }  // namespace
 
 RpcProcedure Nfs3Procedure(Nfs3Proc proc) {
@@ -198,73 +262,68 @@ void EncodeSattr3(const Sattr3& a, std::string* out) {
   WriteTimeHow(e, a.mtime_to_server_time);
 }
 
-void EncodeGetAttrArgs(std::string_view fh, std::string* out) { EncodeFileHandle(fh, out); }
+void EncodeNullArgs(const NullArgs&, std::string*) {}
 
-void EncodeDirOpArgs(std::string_view dir, std::string_view name, std::string* out) {
-  XdrEncoder e(out);
-  e.WriteOpaque(dir);
-  e.WriteString(name);
+void EncodeFileHandleArgs(const FileHandleArgs& args, std::string* out) {
+  EncodeFileHandle(args.object, out);
 }
 
-void EncodeAccessArgs(std::string_view fh, uint32_t access, std::string* out) {
+void EncodeDirOpArgs(const DirOpArgs& args, std::string* out) {
   XdrEncoder e(out);
-  e.WriteOpaque(fh);
-  e.WriteUint32(access);
+  e.WriteOpaque(args.dir);
+  e.WriteString(args.name);
 }
 
-void EncodeReaddirplusArgs(std::string_view dir, uint64_t cookie, uint64_t cookieverf,
-                           uint32_t dircount, uint32_t maxcount, std::string* out) {
+void EncodeAccessArgs(const AccessArgs& args, std::string* out) {
   XdrEncoder e(out);
-  e.WriteOpaque(dir);
-  e.WriteUint64(cookie);
-  e.WriteUint64(cookieverf);
-  e.WriteUint32(dircount);
-  e.WriteUint32(maxcount);
+  e.WriteOpaque(args.object);
+  e.WriteUint32(args.access);
 }
 
-void EncodeReadArgs(std::string_view fh, uint64_t offset, uint32_t count, std::string* out) {
+void EncodeReaddirplusArgs(const ReaddirplusArgs& args, std::string* out) {
   XdrEncoder e(out);
-  e.WriteOpaque(fh);
-  e.WriteUint64(offset);
-  e.WriteUint32(count);
+  e.WriteOpaque(args.dir);
+  e.WriteUint64(args.cookie);
+  e.WriteUint64(args.cookieverf);
+  e.WriteUint32(args.dircount);
+  e.WriteUint32(args.maxcount);
 }
 
-void EncodeWriteArgs(std::string_view fh, uint64_t offset, StableHow stable,
-                     std::string_view data, std::string* out) {
+void EncodeReadArgs(const ReadArgs& args, std::string* out) {
   XdrEncoder e(out);
-  e.WriteOpaque(fh);
-  e.WriteUint64(offset);
-  e.WriteUint32(static_cast<uint32_t>(data.size()));
-  e.WriteEnum(stable);
-  e.WriteOpaque(data);
+  e.WriteOpaque(args.file);
+  e.WriteUint64(args.offset);
+  e.WriteUint32(args.count);
 }
 
-void EncodeCommitArgs(std::string_view fh, uint64_t offset, uint32_t count, std::string* out) {
-  EncodeReadArgs(fh, offset, count, out);  // same shape: fh, offset, count
+void EncodeWriteArgs(const WriteArgs& args, std::string* out) {
+  XdrEncoder e(out);
+  e.WriteOpaque(args.file);
+  e.WriteUint64(args.offset);
+  e.WriteUint32(static_cast<uint32_t>(args.data.size()));
+  e.WriteEnum(args.stable);
+  e.WriteOpaque(args.data);
 }
 
-void EncodeCreateArgs(std::string_view dir, std::string_view name, CreateMode mode,
-                      const Sattr3& attrs, uint64_t verifier, std::string* out) {
-  EncodeDirOpArgs(dir, name, out);
+void EncodeCreateArgs(const CreateArgs& args, std::string* out) {
+  EncodeDirOpArgs(args.where, out);
   XdrEncoder e(out);
-  e.WriteEnum(mode);
-  if (mode == CreateMode::kExclusive) {
-    e.WriteUint64(verifier);
+  e.WriteEnum(args.mode);
+  if (args.mode == CreateMode::kExclusive) {
+    e.WriteUint64(args.verifier);
   } else {
-    EncodeSattr3(attrs, out);
+    EncodeSattr3(args.attrs, out);
   }
 }
 
-void EncodeMkdirArgs(std::string_view dir, std::string_view name, const Sattr3& attrs,
-                     std::string* out) {
-  EncodeDirOpArgs(dir, name, out);
-  EncodeSattr3(attrs, out);
+void EncodeMkdirArgs(const MkdirArgs& args, std::string* out) {
+  EncodeDirOpArgs(args.where, out);
+  EncodeSattr3(args.attrs, out);
 }
 
-void EncodeRenameArgs(std::string_view from_dir, std::string_view from_name,
-                      std::string_view to_dir, std::string_view to_name, std::string* out) {
-  EncodeDirOpArgs(from_dir, from_name, out);
-  EncodeDirOpArgs(to_dir, to_name, out);
+void EncodeRenameArgs(const RenameArgs& args, std::string* out) {
+  EncodeDirOpArgs(args.from, out);
+  EncodeDirOpArgs(args.to, out);
 }
 
 void EncodeMountPathArgs(std::string_view path, std::string* out) {
@@ -273,179 +332,123 @@ void EncodeMountPathArgs(std::string_view path, std::string* out) {
 
 // --- Decoders ----------------------------------------------------------------
 
+absl::StatusOr<NullResult> DecodeNullResult(std::string_view) { return NullResult{}; }
+
 absl::StatusOr<GetAttrResult> DecodeGetAttrResult(std::string_view results) {
-  XdrDecoder d(results, "GETATTR3res");
-  GetAttrResult r;
-  FERRY_ASSIGN_OR_RETURN(r.status, ReadStatus<Nfs3Status>(d));
-  if (r.status == Nfs3Status::kOk) {
-    FERRY_RETURN_IF_ERROR(ReadFattr3(d, &r.attributes));
-  }
-  FERRY_RETURN_IF_ERROR(d.ExpectEnd());
-  return r;
+  return DecodeResults<GetAttrResult>(results, "GETATTR3res", [](XdrDecoder& d, GetAttrResult& r) {
+    return r.status == Nfs3Status::kOk ? ReadFattr3(d, &r.attributes) : absl::OkStatus();
+  });
 }
 
 absl::StatusOr<LookupResult> DecodeLookupResult(std::string_view results) {
-  XdrDecoder d(results, "LOOKUP3res");
-  LookupResult r;
-  FERRY_ASSIGN_OR_RETURN(r.status, ReadStatus<Nfs3Status>(d));
-  if (r.status == Nfs3Status::kOk) {
-    FERRY_ASSIGN_OR_RETURN(std::string_view fh, ReadFileHandle(d));
-    r.object.assign(fh);
-    FERRY_RETURN_IF_ERROR(ReadPostOpAttr(d, &r.object_attributes));
-  }
-  FERRY_RETURN_IF_ERROR(ReadPostOpAttr(d, &r.dir_attributes));
-  FERRY_RETURN_IF_ERROR(d.ExpectEnd());
-  return r;
+  return DecodeResults<LookupResult>(
+      results, "LOOKUP3res", [](XdrDecoder& d, LookupResult& r) -> absl::Status {
+        if (r.status == Nfs3Status::kOk) {
+          FERRY_ASSIGN_OR_RETURN(std::string_view fh, ReadFileHandle(d));
+          r.object.assign(fh);
+          FERRY_RETURN_IF_ERROR(ReadPostOpAttr(d, &r.object_attributes));
+        }
+        return ReadPostOpAttr(d, &r.dir_attributes);
+      });
 }
 
 absl::StatusOr<AccessResult> DecodeAccessResult(std::string_view results) {
-  XdrDecoder d(results, "ACCESS3res");
-  AccessResult r;
-  FERRY_ASSIGN_OR_RETURN(r.status, ReadStatus<Nfs3Status>(d));
-  FERRY_RETURN_IF_ERROR(ReadPostOpAttr(d, &r.attributes));
-  if (r.status == Nfs3Status::kOk) {
-    FERRY_ASSIGN_OR_RETURN(r.access, d.ReadUint32("access"));
-  }
-  FERRY_RETURN_IF_ERROR(d.ExpectEnd());
-  return r;
+  return DecodeAttrsThenOk<AccessResult>(
+      results, "ACCESS3res", &AccessResult::attributes,
+      [](XdrDecoder& d, AccessResult& r) -> absl::Status {
+        FERRY_ASSIGN_OR_RETURN(r.access, d.ReadUint32("access"));
+        return absl::OkStatus();
+      });
 }
 
 absl::StatusOr<ReaddirplusResult> DecodeReaddirplusResult(std::string_view results,
                                                           size_t max_entries) {
-  XdrDecoder d(results, "READDIRPLUS3res");
-  ReaddirplusResult r;
-  FERRY_ASSIGN_OR_RETURN(r.status, ReadStatus<Nfs3Status>(d));
-  FERRY_RETURN_IF_ERROR(ReadPostOpAttr(d, &r.dir_attributes));
-  if (r.status == Nfs3Status::kOk) {
-    FERRY_ASSIGN_OR_RETURN(r.cookieverf, ReadVerifier(d, "cookieverf"));
-    // Each entry is at least fileid + empty name + cookie + two FALSE
-    // optionals + the list's TRUE = 32 bytes: reserve no more than fits.
-    r.entries.reserve(std::min(max_entries, d.remaining() / 32));
-    FERRY_RETURN_IF_ERROR(d.ReadOptionalList("entryplus3", max_entries, &r.entries, ReadEntryPlus));
-    FERRY_ASSIGN_OR_RETURN(r.eof, d.ReadBool("dirlistplus3.eof"));
-  }
-  FERRY_RETURN_IF_ERROR(d.ExpectEnd());
-  return r;
+  return DecodeAttrsThenOk<ReaddirplusResult>(
+      results, "READDIRPLUS3res", &ReaddirplusResult::dir_attributes,
+      [max_entries](XdrDecoder& d, ReaddirplusResult& r) -> absl::Status {
+        FERRY_ASSIGN_OR_RETURN(r.cookieverf, ReadVerifier(d, "cookieverf"));
+        // Each entry is at least fileid + empty name + cookie + two FALSE
+        // optionals + the list's TRUE = 32 bytes: reserve no more than fits.
+        r.entries.reserve(std::min(max_entries, d.remaining() / 32));
+        FERRY_RETURN_IF_ERROR(
+            d.ReadOptionalList("entryplus3", max_entries, &r.entries, ReadEntryPlus));
+        FERRY_ASSIGN_OR_RETURN(r.eof, d.ReadBool("dirlistplus3.eof"));
+        return absl::OkStatus();
+      });
 }
 
 absl::StatusOr<ReadResult> DecodeReadResult(std::string_view results) {
-  XdrDecoder d(results, "READ3res");
-  ReadResult r;
-  FERRY_ASSIGN_OR_RETURN(r.status, ReadStatus<Nfs3Status>(d));
-  FERRY_RETURN_IF_ERROR(ReadPostOpAttr(d, &r.attributes));
-  if (r.status == Nfs3Status::kOk) {
-    FERRY_ASSIGN_OR_RETURN(r.count, d.ReadUint32("count"));
-    FERRY_ASSIGN_OR_RETURN(r.eof, d.ReadBool("eof"));
-    FERRY_ASSIGN_OR_RETURN(r.data, d.ReadOpaque("data"));
-    if (r.data.size() != r.count) {
-      return d.Error("data", absl::StrCat("is ", r.data.size(), " bytes but count says ", r.count));
-    }
-  }
-  FERRY_RETURN_IF_ERROR(d.ExpectEnd());
-  return r;
+  return DecodeAttrsThenOk<ReadResult>(
+      results, "READ3res", &ReadResult::attributes,
+      [](XdrDecoder& d, ReadResult& r) -> absl::Status {
+        FERRY_ASSIGN_OR_RETURN(r.count, d.ReadUint32("count"));
+        FERRY_ASSIGN_OR_RETURN(r.eof, d.ReadBool("eof"));
+        FERRY_ASSIGN_OR_RETURN(r.data, d.ReadOpaque("data"));
+        if (r.data.size() != r.count) {
+          return d.Error("data",
+                         absl::StrCat("is ", r.data.size(), " bytes but count says ", r.count));
+        }
+        return absl::OkStatus();
+      });
 }
 
 absl::StatusOr<WriteResult> DecodeWriteResult(std::string_view results) {
-  XdrDecoder d(results, "WRITE3res");
-  WriteResult r;
-  FERRY_ASSIGN_OR_RETURN(r.status, ReadStatus<Nfs3Status>(d));
-  FERRY_RETURN_IF_ERROR(ReadWccData(d, &r.wcc));
-  if (r.status == Nfs3Status::kOk) {
-    FERRY_ASSIGN_OR_RETURN(r.count, d.ReadUint32("count"));
-    FERRY_ASSIGN_OR_RETURN(r.committed, d.ReadEnum<StableHow>("committed"));
-    FERRY_ASSIGN_OR_RETURN(r.verifier, ReadVerifier(d, "verf"));
-  }
-  FERRY_RETURN_IF_ERROR(d.ExpectEnd());
-  return r;
+  return DecodeWccThenOk<WriteResult>(
+      results, "WRITE3res", [](XdrDecoder& d, WriteResult& r) -> absl::Status {
+        FERRY_ASSIGN_OR_RETURN(r.count, d.ReadUint32("count"));
+        FERRY_ASSIGN_OR_RETURN(r.committed, d.ReadEnum<StableHow>("committed"));
+        FERRY_ASSIGN_OR_RETURN(r.verifier, ReadVerifier(d, "verf"));
+        return absl::OkStatus();
+      });
 }
 
 absl::StatusOr<CommitResult> DecodeCommitResult(std::string_view results) {
-  XdrDecoder d(results, "COMMIT3res");
-  CommitResult r;
-  FERRY_ASSIGN_OR_RETURN(r.status, ReadStatus<Nfs3Status>(d));
-  FERRY_RETURN_IF_ERROR(ReadWccData(d, &r.wcc));
-  if (r.status == Nfs3Status::kOk) {
-    FERRY_ASSIGN_OR_RETURN(r.verifier, ReadVerifier(d, "verf"));
-  }
-  FERRY_RETURN_IF_ERROR(d.ExpectEnd());
-  return r;
+  return DecodeWccThenOk<CommitResult>(
+      results, "COMMIT3res", [](XdrDecoder& d, CommitResult& r) -> absl::Status {
+        FERRY_ASSIGN_OR_RETURN(r.verifier, ReadVerifier(d, "verf"));
+        return absl::OkStatus();
+      });
 }
 
 absl::StatusOr<CreateResult> DecodeCreateResult(std::string_view results) {
-  XdrDecoder d(results, "CREATE3res");
-  CreateResult r;
-  FERRY_ASSIGN_OR_RETURN(r.status, ReadStatus<Nfs3Status>(d));
-  if (r.status == Nfs3Status::kOk) {
-    FERRY_ASSIGN_OR_RETURN(bool has_handle, d.ReadBool("post_op_fh3"));
-    if (has_handle) {
-      FERRY_ASSIGN_OR_RETURN(std::string_view fh, ReadFileHandle(d));
-      r.object.emplace(fh);
-    }
-    FERRY_RETURN_IF_ERROR(ReadPostOpAttr(d, &r.attributes));
-  }
-  FERRY_RETURN_IF_ERROR(ReadWccData(d, &r.dir_wcc));
-  FERRY_RETURN_IF_ERROR(d.ExpectEnd());
-  return r;
+  return DecodeResults<CreateResult>(
+      results, "CREATE3res", [](XdrDecoder& d, CreateResult& r) -> absl::Status {
+        if (r.status == Nfs3Status::kOk) {
+          FERRY_ASSIGN_OR_RETURN(bool has_handle, d.ReadBool("post_op_fh3"));
+          if (has_handle) {
+            FERRY_ASSIGN_OR_RETURN(std::string_view fh, ReadFileHandle(d));
+            r.object.emplace(fh);
+          }
+          FERRY_RETURN_IF_ERROR(ReadPostOpAttr(d, &r.attributes));
+        }
+        return ReadWccData(d, &r.dir_wcc);
+      });
 }
 
 absl::StatusOr<RemoveResult> DecodeRemoveResult(std::string_view results) {
-  XdrDecoder d(results, "REMOVE3res");
-  RemoveResult r;
-  FERRY_ASSIGN_OR_RETURN(r.status, ReadStatus<Nfs3Status>(d));
-  FERRY_RETURN_IF_ERROR(ReadWccData(d, &r.dir_wcc));
-  FERRY_RETURN_IF_ERROR(d.ExpectEnd());
-  return r;
+  return DecodeResults<RemoveResult>(results, "REMOVE3res", [](XdrDecoder& d, RemoveResult& r) {
+    return ReadWccData(d, &r.dir_wcc);
+  });
 }
 
 absl::StatusOr<RenameResult> DecodeRenameResult(std::string_view results) {
-  XdrDecoder d(results, "RENAME3res");
-  RenameResult r;
-  FERRY_ASSIGN_OR_RETURN(r.status, ReadStatus<Nfs3Status>(d));
-  FERRY_RETURN_IF_ERROR(ReadWccData(d, &r.from_dir_wcc));
-  FERRY_RETURN_IF_ERROR(ReadWccData(d, &r.to_dir_wcc));
-  FERRY_RETURN_IF_ERROR(d.ExpectEnd());
-  return r;
+  return DecodeResults<RenameResult>(
+      results, "RENAME3res", [](XdrDecoder& d, RenameResult& r) -> absl::Status {
+        FERRY_RETURN_IF_ERROR(ReadWccData(d, &r.from_dir_wcc));
+        return ReadWccData(d, &r.to_dir_wcc);
+      });
 }
 
 absl::StatusOr<FsStatResult> DecodeFsStatResult(std::string_view results) {
-  XdrDecoder d(results, "FSSTAT3res");
-  FsStatResult r;
-  FERRY_ASSIGN_OR_RETURN(r.status, ReadStatus<Nfs3Status>(d));
-  FERRY_RETURN_IF_ERROR(ReadPostOpAttr(d, &r.attributes));
-  if (r.status == Nfs3Status::kOk) {
-    FsStat& s = r.fsstat;
-    FERRY_ASSIGN_OR_RETURN(s.total_bytes, d.ReadUint64("tbytes"));
-    FERRY_ASSIGN_OR_RETURN(s.free_bytes, d.ReadUint64("fbytes"));
-    FERRY_ASSIGN_OR_RETURN(s.available_bytes, d.ReadUint64("abytes"));
-    FERRY_ASSIGN_OR_RETURN(s.total_files, d.ReadUint64("tfiles"));
-    FERRY_ASSIGN_OR_RETURN(s.free_files, d.ReadUint64("ffiles"));
-    FERRY_ASSIGN_OR_RETURN(s.available_files, d.ReadUint64("afiles"));
-    FERRY_ASSIGN_OR_RETURN(s.invarsec, d.ReadUint32("invarsec"));
-  }
-  FERRY_RETURN_IF_ERROR(d.ExpectEnd());
-  return r;
+  return DecodeAttrsThenOk<FsStatResult>(
+      results, "FSSTAT3res", &FsStatResult::attributes,
+      [](XdrDecoder& d, FsStatResult& r) { return ReadFsStat(d, &r.fsstat); });
 }
 
 absl::StatusOr<FsInfoResult> DecodeFsInfoResult(std::string_view results) {
-  XdrDecoder d(results, "FSINFO3res");
-  FsInfoResult r;
-  FERRY_ASSIGN_OR_RETURN(r.status, ReadStatus<Nfs3Status>(d));
-  FERRY_RETURN_IF_ERROR(ReadPostOpAttr(d, &r.attributes));
-  if (r.status == Nfs3Status::kOk) {
-    FsInfo& f = r.fsinfo;
-    FERRY_ASSIGN_OR_RETURN(f.rtmax, d.ReadUint32("rtmax"));
-    FERRY_ASSIGN_OR_RETURN(f.rtpref, d.ReadUint32("rtpref"));
-    FERRY_ASSIGN_OR_RETURN(f.rtmult, d.ReadUint32("rtmult"));
-    FERRY_ASSIGN_OR_RETURN(f.wtmax, d.ReadUint32("wtmax"));
-    FERRY_ASSIGN_OR_RETURN(f.wtpref, d.ReadUint32("wtpref"));
-    FERRY_ASSIGN_OR_RETURN(f.wtmult, d.ReadUint32("wtmult"));
-    FERRY_ASSIGN_OR_RETURN(f.dtpref, d.ReadUint32("dtpref"));
-    FERRY_ASSIGN_OR_RETURN(f.maxfilesize, d.ReadUint64("maxfilesize"));
-    FERRY_ASSIGN_OR_RETURN(f.time_delta, ReadTime(d, "time_delta"));
-    FERRY_ASSIGN_OR_RETURN(f.properties, d.ReadUint32("properties"));
-  }
-  FERRY_RETURN_IF_ERROR(d.ExpectEnd());
-  return r;
+  return DecodeAttrsThenOk<FsInfoResult>(
+      results, "FSINFO3res", &FsInfoResult::attributes,
+      [](XdrDecoder& d, FsInfoResult& r) { return ReadFsInfo(d, &r.fsinfo); });
 }
 
 absl::StatusOr<MountResult> DecodeMountResult(std::string_view results) {

@@ -1,10 +1,12 @@
 // NfsClient design.
 //
 // One RpcPool carries every NFS call; the pool does the pipelining, the xid
-// matching, deadlines and idempotent retries. Each procedure here is three
-// small steps: encode the CALL (a cached AUTH_SYS credential, so no
+// matching, deadlines and idempotent retries. Every procedure goes through
+// one template, Impl::Send, over its Nfs3Call (nfs3_xdr.h: number, retry
+// safety, codecs): encode the CALL (a cached AUTH_SYS credential, so no
 // re-encoding per call), hand it to the pool, and in the completion decode
-// the reply and turn an nfsstat3 into a Status that names the path. The
+// the reply and turn an nfsstat3 into a Status that names the path. What is
+// left per procedure is turning its result into the caller's value. The
 // blocking twins wrap the async forms in a Promise/Future.
 //
 // MOUNT and the portmapper are spoken only at Connect (and for EXPORT /
@@ -107,21 +109,21 @@ struct NfsClient::Impl {
     return absl::StrCat(url_base, "/", ToAbsl(relative));
   }
 
-  std::string NewCall(Nfs3Proc proc) const {
-    std::string call;
-    call.reserve(256);
-    EncodeCallHeader(0, Nfs3Procedure(proc), cred, AuthNone(), &call);
-    return call;
-  }
-
-  // Sends `call`; `finish(record) -> StatusOr<T>` decodes the reply record.
-  // Transport and RPC-level errors are annotated with the procedure and path.
-  template <typename T, typename Finish>
-  void Send(Nfs3Proc proc, std::string call, bool idempotent, std::string path, Finish finish,
+  // Sends `args` as `op`; `finish(record, path) -> StatusOr<T>` turns the
+  // reply record into the caller's value. Transport and RPC-level errors are
+  // annotated with the procedure and path.
+  template <typename T, typename Op, typename Finish>
+  void Send(const Op& op, const typename Op::Args& args, std::string path, Finish finish,
             Callback<T> done) {
+    std::string call;
+    size_t payload = 0;
+    if constexpr (requires { args.data; }) payload = args.data.size();  // WRITE
+    call.reserve(256 + payload);
+    EncodeCallHeader(0, Nfs3Procedure(op.proc), cred, AuthNone(), &call);
+    op.encode(args, &call);
     pool->CallAsync(
         std::move(call),
-        [this, proc, path = std::move(path), finish = std::move(finish),
+        [this, proc = op.proc, path = std::move(path), finish = std::move(finish),
          done = std::move(done)](absl::StatusOr<std::string> record) mutable {
           if (!record.ok()) {
             done(Annotate(record.status(),
@@ -131,7 +133,48 @@ struct NfsClient::Impl {
           }
           done(finish(std::move(*record), path));
         },
-        {.idempotent = idempotent});
+        {.idempotent = op.idempotent});
+  }
+
+  // `record`'s results decoded as `op`'s, and NFS3_OK (see Check).
+  template <typename Op>
+  absl::StatusOr<typename Op::Result> Decode(const Op& op, const std::string& record,
+                                             std::string_view path) const {
+    FERRY_ASSIGN_OR_RETURN(std::string_view results, Results(record, op.proc, path));
+    absl::StatusOr<typename Op::Result> r = op.decode(results);
+    FERRY_RETURN_IF_ERROR(Check(r, op.proc, path));
+    return r;
+  }
+
+  // Calls `op`; `convert(result) -> T` makes the caller's value of an OK reply.
+  template <typename T, typename Op, typename Convert>
+  void Call(const Op& op, const typename Op::Args& args, std::string path, Convert convert,
+            Callback<T> done) {
+    Send<T>(
+        op, args, std::move(path),
+        [this, &op, convert = std::move(convert)](std::string record,
+                                                  const std::string& p) -> absl::StatusOr<T> {
+          FERRY_ASSIGN_OR_RETURN(typename Op::Result r, Decode(op, record, p));
+          return convert(std::move(r));
+        },
+        std::move(done));
+  }
+
+  // Call's blocking twin.
+  template <typename T, typename Op, typename Convert>
+  absl::StatusOr<T> CallBlocking(const Op& op, const typename Op::Args& args, std::string path,
+                                 Convert convert) {
+    return Block<T>([&](Callback<T> cb) {
+      Call<T>(op, args, std::move(path), std::move(convert), std::move(cb));
+    });
+  }
+
+  // A blocking call that only succeeds or fails (REMOVE, RMDIR, RENAME).
+  template <typename Op>
+  absl::Status CallForStatus(const Op& op, const typename Op::Args& args, std::string path) {
+    return CallBlocking<NfsDone>(op, args, std::move(path),
+                                 [](const typename Op::Result&) { return NfsDone{}; })
+        .status();
   }
 
   // The SUCCESS results of `record`, or why the call failed.
@@ -331,80 +374,45 @@ absl::Status NfsClient::Unmount() {
 // --- Async --------------------------------------------------------------------
 
 void NfsClient::NullAsync(Callback<NfsDone> done) {
-  impl_->Send<NfsDone>(
-      Nfs3Proc::kNull, impl_->NewCall(Nfs3Proc::kNull), true, "",
-      [this](std::string record, const std::string& p) -> absl::StatusOr<NfsDone> {
-        FERRY_ASSIGN_OR_RETURN(std::string_view results,
-                               impl_->Results(record, Nfs3Proc::kNull, p));
-        (void)results;
-        return NfsDone{};
-      },
-      std::move(done));
+  impl_->Call<NfsDone>(kNullCall, {}, "", [](NullResult) { return NfsDone{}; }, std::move(done));
 }
 
 void NfsClient::GetAttrAsync(const FileHandle& fh, std::string path, Callback<Fattr3> done) {
-  std::string call = impl_->NewCall(Nfs3Proc::kGetAttr);
-  EncodeGetAttrArgs(fh, &call);
-  impl_->Send<Fattr3>(
-      Nfs3Proc::kGetAttr, std::move(call), true, std::move(path),
-      [this](std::string record, const std::string& p) -> absl::StatusOr<Fattr3> {
-        FERRY_ASSIGN_OR_RETURN(std::string_view results,
-                               impl_->Results(record, Nfs3Proc::kGetAttr, p));
-        absl::StatusOr<GetAttrResult> r = DecodeGetAttrResult(results);
-        FERRY_RETURN_IF_ERROR(impl_->Check(r, Nfs3Proc::kGetAttr, p));
-        return r->attributes;
-      },
-      std::move(done));
+  impl_->Call<Fattr3>(
+      kGetAttrCall, {.object = fh}, std::move(path),
+      [](GetAttrResult r) { return r.attributes; }, std::move(done));
 }
 
 void NfsClient::LookupAsync(const FileHandle& dir, std::string_view name, std::string path,
                             Callback<NfsObject> done) {
-  std::string call = impl_->NewCall(Nfs3Proc::kLookup);
-  EncodeDirOpArgs(dir, name, &call);
-  impl_->Send<NfsObject>(
-      Nfs3Proc::kLookup, std::move(call), true, std::move(path),
-      [this](std::string record, const std::string& p) -> absl::StatusOr<NfsObject> {
-        FERRY_ASSIGN_OR_RETURN(std::string_view results,
-                               impl_->Results(record, Nfs3Proc::kLookup, p));
-        absl::StatusOr<LookupResult> r = DecodeLookupResult(results);
-        FERRY_RETURN_IF_ERROR(impl_->Check(r, Nfs3Proc::kLookup, p));
-        return NfsObject{std::move(r->object), r->object_attributes};
-      },
+  impl_->Call<NfsObject>(
+      kLookupCall, {.dir = dir, .name = name}, std::move(path),
+      [](LookupResult r) { return NfsObject{std::move(r.object), r.object_attributes}; },
       std::move(done));
 }
 
 void NfsClient::AccessAsync(const FileHandle& fh, uint32_t mask, std::string path,
                             Callback<uint32_t> done) {
-  std::string call = impl_->NewCall(Nfs3Proc::kAccess);
-  EncodeAccessArgs(fh, mask, &call);
-  impl_->Send<uint32_t>(
-      Nfs3Proc::kAccess, std::move(call), true, std::move(path),
-      [this](std::string record, const std::string& p) -> absl::StatusOr<uint32_t> {
-        FERRY_ASSIGN_OR_RETURN(std::string_view results,
-                               impl_->Results(record, Nfs3Proc::kAccess, p));
-        absl::StatusOr<AccessResult> r = DecodeAccessResult(results);
-        FERRY_RETURN_IF_ERROR(impl_->Check(r, Nfs3Proc::kAccess, p));
-        return r->access;
-      },
-      std::move(done));
+  impl_->Call<uint32_t>(
+      kAccessCall, {.object = fh, .access = mask}, std::move(path),
+      [](AccessResult r) { return r.access; }, std::move(done));
 }
 
 void NfsClient::ReaddirplusAsync(const FileHandle& dir, uint64_t cookie, uint64_t cookieverf,
                                  uint32_t dircount, uint32_t maxcount, std::string path,
                                  Callback<ReaddirplusPage> done) {
-  std::string call = impl_->NewCall(Nfs3Proc::kReaddirplus);
-  EncodeReaddirplusArgs(dir, cookie, cookieverf, dircount == 0 ? readdir_dircount() : dircount,
-                        maxcount == 0 ? readdir_maxcount() : maxcount, &call);
+  const ReaddirplusArgs args{.dir = dir,
+                             .cookie = cookie,
+                             .cookieverf = cookieverf,
+                             .dircount = dircount == 0 ? readdir_dircount() : dircount,
+                             .maxcount = maxcount == 0 ? readdir_maxcount() : maxcount};
+  // The page owns the record its entries view, so it is decoded in place.
   impl_->Send<ReaddirplusPage>(
-      Nfs3Proc::kReaddirplus, std::move(call), true, std::move(path),
+      kReaddirplusCall, args, std::move(path),
       [this](std::string record, const std::string& p) -> absl::StatusOr<ReaddirplusPage> {
         ReaddirplusPage page;
         page.record = std::make_unique<std::string>(std::move(record));
-        FERRY_ASSIGN_OR_RETURN(std::string_view results,
-                               impl_->Results(*page.record, Nfs3Proc::kReaddirplus, p));
-        absl::StatusOr<ReaddirplusResult> r = DecodeReaddirplusResult(results);
-        FERRY_RETURN_IF_ERROR(impl_->Check(r, Nfs3Proc::kReaddirplus, p));
-        page.result = std::move(*r);
+        FERRY_ASSIGN_OR_RETURN(page.result, impl_->Decode(kReaddirplusCall, *page.record, p));
         return page;
       },
       std::move(done));
@@ -412,74 +420,42 @@ void NfsClient::ReaddirplusAsync(const FileHandle& dir, uint64_t cookie, uint64_
 
 void NfsClient::ReadAsync(const FileHandle& fh, uint64_t offset, uint32_t count, std::string path,
                           Callback<ReadReply> done) {
-  std::string call = impl_->NewCall(Nfs3Proc::kRead);
-  EncodeReadArgs(fh, offset, count, &call);
-  impl_->Send<ReadReply>(
-      Nfs3Proc::kRead, std::move(call), true, std::move(path),
-      [this](std::string record, const std::string& p) -> absl::StatusOr<ReadReply> {
-        FERRY_ASSIGN_OR_RETURN(std::string_view results,
-                               impl_->Results(record, Nfs3Proc::kRead, p));
-        absl::StatusOr<ReadResult> r = DecodeReadResult(results);
-        FERRY_RETURN_IF_ERROR(impl_->Check(r, Nfs3Proc::kRead, p));
-        return ReadReply{std::string(r->data), r->eof};
-      },
-      std::move(done));
+  impl_->Call<ReadReply>(
+      kReadCall, {.file = fh, .offset = offset, .count = count}, std::move(path),
+      [](ReadResult r) { return ReadReply{std::string(r.data), r.eof}; }, std::move(done));
 }
 
 void NfsClient::ReadIntoAsync(const FileHandle& fh, uint64_t offset, absl::Span<char> dest,
                               std::string path, Callback<ReadIntoReply> done) {
-  std::string call = impl_->NewCall(Nfs3Proc::kRead);
-  EncodeReadArgs(fh, offset, static_cast<uint32_t>(dest.size()), &call);
   impl_->Send<ReadIntoReply>(
-      Nfs3Proc::kRead, std::move(call), true, std::move(path),
+      kReadCall, {.file = fh, .offset = offset, .count = static_cast<uint32_t>(dest.size())},
+      std::move(path),
       [this, dest](std::string record, const std::string& p) -> absl::StatusOr<ReadIntoReply> {
-        FERRY_ASSIGN_OR_RETURN(std::string_view results,
-                               impl_->Results(record, Nfs3Proc::kRead, p));
-        absl::StatusOr<ReadResult> r = DecodeReadResult(results);
-        FERRY_RETURN_IF_ERROR(impl_->Check(r, Nfs3Proc::kRead, p));
-        if (r->data.size() > dest.size()) {
+        FERRY_ASSIGN_OR_RETURN(ReadResult r, impl_->Decode(kReadCall, record, p));
+        if (r.data.size() > dest.size()) {
           return absl::DataLossError(absl::StrCat("NFS3 READ ", impl_->Display(p), ": asked ",
-                                                  dest.size(), " bytes, got ", r->data.size()));
+                                                  dest.size(), " bytes, got ", r.data.size()));
         }
         // The only copy of the data in user space after the record itself.
-        std::memcpy(dest.data(), r->data.data(), r->data.size());
-        return ReadIntoReply{r->data.size(), r->eof};
+        std::memcpy(dest.data(), r.data.data(), r.data.size());
+        return ReadIntoReply{r.data.size(), r.eof};
       },
       std::move(done));
 }
 
 void NfsClient::WriteAsync(const FileHandle& fh, uint64_t offset, std::string_view data,
                            StableHow stable, std::string path, Callback<WriteReply> done) {
-  std::string call;
-  call.reserve(256 + data.size());
-  EncodeCallHeader(0, Nfs3Procedure(Nfs3Proc::kWrite), impl_->cred, AuthNone(), &call);
-  EncodeWriteArgs(fh, offset, stable, data, &call);
-  impl_->Send<WriteReply>(
-      Nfs3Proc::kWrite, std::move(call), true, std::move(path),
-      [this](std::string record, const std::string& p) -> absl::StatusOr<WriteReply> {
-        FERRY_ASSIGN_OR_RETURN(std::string_view results,
-                               impl_->Results(record, Nfs3Proc::kWrite, p));
-        absl::StatusOr<WriteResult> r = DecodeWriteResult(results);
-        FERRY_RETURN_IF_ERROR(impl_->Check(r, Nfs3Proc::kWrite, p));
-        return WriteReply{r->count, r->committed, r->verifier};
-      },
+  impl_->Call<WriteReply>(
+      kWriteCall, {.file = fh, .offset = offset, .stable = stable, .data = data}, std::move(path),
+      [](WriteResult r) { return WriteReply{r.count, r.committed, r.verifier}; },
       std::move(done));
 }
 
 void NfsClient::CommitAsync(const FileHandle& fh, uint64_t offset, uint32_t count,
                             std::string path, Callback<uint64_t> done) {
-  std::string call = impl_->NewCall(Nfs3Proc::kCommit);
-  EncodeCommitArgs(fh, offset, count, &call);
-  impl_->Send<uint64_t>(
-      Nfs3Proc::kCommit, std::move(call), true, std::move(path),
-      [this](std::string record, const std::string& p) -> absl::StatusOr<uint64_t> {
-        FERRY_ASSIGN_OR_RETURN(std::string_view results,
-                               impl_->Results(record, Nfs3Proc::kCommit, p));
-        absl::StatusOr<CommitResult> r = DecodeCommitResult(results);
-        FERRY_RETURN_IF_ERROR(impl_->Check(r, Nfs3Proc::kCommit, p));
-        return r->verifier;
-      },
-      std::move(done));
+  impl_->Call<uint64_t>(
+      kCommitCall, {.file = fh, .offset = offset, .count = count}, std::move(path),
+      [](CommitResult r) { return r.verifier; }, std::move(done));
 }
 
 // --- Blocking -----------------------------------------------------------------
@@ -552,143 +528,68 @@ absl::StatusOr<uint64_t> NfsClient::Commit(const FileHandle& fh, uint64_t offset
   });
 }
 
+namespace {
+// CREATE and MKDIR. The handle is optional on the wire: LOOKUP it if the
+// server left it out.
+template <typename Op>
+absl::StatusOr<NfsObject> MakeObject(NfsClient& client, NfsClient::Impl& impl, const Op& op,
+                                     const typename Op::Args& args, std::string_view path) {
+  FERRY_ASSIGN_OR_RETURN(
+      NfsObject created,
+      impl.CallBlocking<NfsObject>(op, args, std::string(path), [](CreateResult r) {
+        return NfsObject{r.object.value_or(""), r.attributes};
+      }));
+  if (created.handle.empty()) {
+    return client.Lookup(FileHandle(args.where.dir), args.where.name, path);
+  }
+  return created;
+}
+}  // namespace
+
 absl::StatusOr<NfsObject> NfsClient::Create(const FileHandle& dir, std::string_view name,
                                             uint32_t mode, bool exclusive, bool truncate,
                                             std::string_view path) {
-  std::string call = impl_->NewCall(Nfs3Proc::kCreate);
-  Sattr3 attrs;
-  attrs.mode = mode;
-  if (truncate) attrs.size = 0;
-  EncodeCreateArgs(dir, name, exclusive ? CreateMode::kGuarded : CreateMode::kUnchecked, attrs, 0,
-                   &call);
-  FERRY_ASSIGN_OR_RETURN(
-      NfsObject created,
-      Block<NfsObject>([&](Callback<NfsObject> cb) {
-        impl_->Send<NfsObject>(
-            Nfs3Proc::kCreate, std::move(call), false, std::string(path),
-            [this](std::string record, const std::string& p) -> absl::StatusOr<NfsObject> {
-              FERRY_ASSIGN_OR_RETURN(std::string_view results,
-                                     impl_->Results(record, Nfs3Proc::kCreate, p));
-              absl::StatusOr<CreateResult> r = DecodeCreateResult(results);
-              FERRY_RETURN_IF_ERROR(impl_->Check(r, Nfs3Proc::kCreate, p));
-              return NfsObject{r->object.value_or(""), r->attributes};
-            },
-            std::move(cb));
-      }));
-  // The handle is optional on the wire: LOOKUP it if the server left it out.
-  if (created.handle.empty()) return Lookup(dir, name, path);
-  return created;
+  CreateArgs args{.where = {.dir = dir, .name = name},
+                  .mode = exclusive ? CreateMode::kGuarded : CreateMode::kUnchecked};
+  args.attrs.mode = mode;
+  if (truncate) args.attrs.size = 0;
+  return MakeObject(*this, *impl_, kCreateCall, args, path);
 }
 
 absl::StatusOr<NfsObject> NfsClient::Mkdir(const FileHandle& dir, std::string_view name,
                                            uint32_t mode, std::string_view path) {
-  std::string call = impl_->NewCall(Nfs3Proc::kMkdir);
-  Sattr3 attrs;
-  attrs.mode = mode;
-  EncodeMkdirArgs(dir, name, attrs, &call);
-  FERRY_ASSIGN_OR_RETURN(
-      NfsObject created,
-      Block<NfsObject>([&](Callback<NfsObject> cb) {
-        impl_->Send<NfsObject>(
-            Nfs3Proc::kMkdir, std::move(call), false, std::string(path),
-            [this](std::string record, const std::string& p) -> absl::StatusOr<NfsObject> {
-              FERRY_ASSIGN_OR_RETURN(std::string_view results,
-                                     impl_->Results(record, Nfs3Proc::kMkdir, p));
-              absl::StatusOr<CreateResult> r = DecodeCreateResult(results);
-              FERRY_RETURN_IF_ERROR(impl_->Check(r, Nfs3Proc::kMkdir, p));
-              return NfsObject{r->object.value_or(""), r->attributes};
-            },
-            std::move(cb));
-      }));
-  if (created.handle.empty()) return Lookup(dir, name, path);
-  return created;
+  MkdirArgs args{.where = {.dir = dir, .name = name}};
+  args.attrs.mode = mode;
+  return MakeObject(*this, *impl_, kMkdirCall, args, path);
 }
-
-namespace {
-// REMOVE and RMDIR share their shape.
-absl::Status RemoveLike(NfsClient::Impl& impl, Nfs3Proc proc, const FileHandle& dir,
-                        std::string_view name, std::string_view path) {
-  std::string call = impl.NewCall(proc);
-  EncodeDirOpArgs(dir, name, &call);
-  return Block<NfsDone>([&](Callback<NfsDone> cb) {
-           impl.Send<NfsDone>(
-               proc, std::move(call), false, std::string(path),
-               [&impl, proc](std::string record, const std::string& p) -> absl::StatusOr<NfsDone> {
-                 FERRY_ASSIGN_OR_RETURN(std::string_view results, impl.Results(record, proc, p));
-                 absl::StatusOr<RemoveResult> r = DecodeRemoveResult(results);
-                 FERRY_RETURN_IF_ERROR(impl.Check(r, proc, p));
-                 return NfsDone{};
-               },
-               std::move(cb));
-         })
-      .status();
-}
-}  // namespace
 
 absl::Status NfsClient::Remove(const FileHandle& dir, std::string_view name,
                                std::string_view path) {
-  return RemoveLike(*impl_, Nfs3Proc::kRemove, dir, name, path);
+  return impl_->CallForStatus(kRemoveCall, {.dir = dir, .name = name}, std::string(path));
 }
 
 absl::Status NfsClient::Rmdir(const FileHandle& dir, std::string_view name,
                               std::string_view path) {
-  return RemoveLike(*impl_, Nfs3Proc::kRmdir, dir, name, path);
+  return impl_->CallForStatus(kRmdirCall, {.dir = dir, .name = name}, std::string(path));
 }
 
 absl::Status NfsClient::Rename(const FileHandle& from_dir, std::string_view from_name,
                                const FileHandle& to_dir, std::string_view to_name,
                                std::string_view from_path, std::string_view to_path) {
-  std::string call = impl_->NewCall(Nfs3Proc::kRename);
-  EncodeRenameArgs(from_dir, from_name, to_dir, to_name, &call);
-  const std::string both =
-      absl::StrCat(ToAbsl(from_path), " -> ", impl_->Display(to_path));
-  return Block<NfsDone>([&](Callback<NfsDone> cb) {
-           impl_->Send<NfsDone>(
-               Nfs3Proc::kRename, std::move(call), false, both,
-               [this](std::string record, const std::string& p) -> absl::StatusOr<NfsDone> {
-                 FERRY_ASSIGN_OR_RETURN(std::string_view results,
-                                        impl_->Results(record, Nfs3Proc::kRename, p));
-                 absl::StatusOr<RenameResult> r = DecodeRenameResult(results);
-                 FERRY_RETURN_IF_ERROR(impl_->Check(r, Nfs3Proc::kRename, p));
-                 return NfsDone{};
-               },
-               std::move(cb));
-         })
-      .status();
+  return impl_->CallForStatus(
+      kRenameCall,
+      {.from = {.dir = from_dir, .name = from_name}, .to = {.dir = to_dir, .name = to_name}},
+      absl::StrCat(ToAbsl(from_path), " -> ", impl_->Display(to_path)));
 }
 
 absl::StatusOr<FsInfo> NfsClient::FsInfoOf(const FileHandle& fh, std::string_view path) {
-  std::string call = impl_->NewCall(Nfs3Proc::kFsInfo);
-  EncodeGetAttrArgs(fh, &call);
-  return Block<FsInfo>([&](Callback<FsInfo> cb) {
-    impl_->Send<FsInfo>(
-        Nfs3Proc::kFsInfo, std::move(call), true, std::string(path),
-        [this](std::string record, const std::string& p) -> absl::StatusOr<FsInfo> {
-          FERRY_ASSIGN_OR_RETURN(std::string_view results,
-                                 impl_->Results(record, Nfs3Proc::kFsInfo, p));
-          absl::StatusOr<FsInfoResult> r = DecodeFsInfoResult(results);
-          FERRY_RETURN_IF_ERROR(impl_->Check(r, Nfs3Proc::kFsInfo, p));
-          return r->fsinfo;
-        },
-        std::move(cb));
-  });
+  return impl_->CallBlocking<FsInfo>(kFsInfoCall, {.object = fh}, std::string(path),
+                                     [](FsInfoResult r) { return r.fsinfo; });
 }
 
 absl::StatusOr<FsStat> NfsClient::FsStatOf(const FileHandle& fh, std::string_view path) {
-  std::string call = impl_->NewCall(Nfs3Proc::kFsStat);
-  EncodeGetAttrArgs(fh, &call);
-  return Block<FsStat>([&](Callback<FsStat> cb) {
-    impl_->Send<FsStat>(
-        Nfs3Proc::kFsStat, std::move(call), true, std::string(path),
-        [this](std::string record, const std::string& p) -> absl::StatusOr<FsStat> {
-          FERRY_ASSIGN_OR_RETURN(std::string_view results,
-                                 impl_->Results(record, Nfs3Proc::kFsStat, p));
-          absl::StatusOr<FsStatResult> r = DecodeFsStatResult(results);
-          FERRY_RETURN_IF_ERROR(impl_->Check(r, Nfs3Proc::kFsStat, p));
-          return r->fsstat;
-        },
-        std::move(cb));
-  });
+  return impl_->CallBlocking<FsStat>(kFsStatCall, {.object = fh}, std::string(path),
+                                     [](FsStatResult r) { return r.fsstat; });
 }
 
 }  // namespace ferry::nfs

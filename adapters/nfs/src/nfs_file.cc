@@ -31,6 +31,14 @@ constexpr size_t kMaxCallBytes = 1 << 20;
 // received at once for a huge buffer.
 constexpr size_t kReadsInFlight = 16;
 
+// InvalidArgument naming `op` and the file for a negative offset.
+absl::Status CheckOffset(int64_t offset, std::string_view op, const NfsClient& client,
+                         std::string_view path) {
+  if (offset >= 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(ToAbsl(op), " ", client.DisplayPath(path), ": negative offset ", offset));
+}
+
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<NfsFile>> NfsFile::Open(NfsClient& client,
@@ -69,10 +77,7 @@ NfsFile::NfsFile(NfsClient& client, FileHandle handle, std::string path, uint64_
     : client_(client), handle_(std::move(handle)), path_(std::move(path)), size_at_open_(size) {}
 
 absl::StatusOr<size_t> NfsFile::ReadAt(int64_t offset, absl::Span<char> buf) {
-  if (offset < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("read ", client_.DisplayPath(path_), ": negative offset ", offset));
-  }
+  FERRY_RETURN_IF_ERROR(CheckOffset(offset, "read", client_, path_));
   const size_t max_call = std::min<size_t>(client_.fsinfo().rtmax, kMaxCallBytes);
   size_t done = 0;
   // Windows of up to kReadsInFlight calls, all sent at once, each landing
@@ -106,10 +111,7 @@ absl::StatusOr<size_t> NfsFile::ReadAt(int64_t offset, absl::Span<char> buf) {
 }
 
 absl::StatusOr<size_t> NfsFile::WriteAt(int64_t offset, absl::Span<const char> data) {
-  if (offset < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("write ", client_.DisplayPath(path_), ": negative offset ", offset));
-  }
+  FERRY_RETURN_IF_ERROR(CheckOffset(offset, "write", client_, path_));
   const size_t max_call = std::min<size_t>(client_.fsinfo().wtmax, kMaxCallBytes);
   size_t done = 0;
   while (done < data.size()) {

@@ -391,9 +391,8 @@ absl::StatusOr<fs::WalkStats> NfsFileSystem::Walk(
   o.max_queued_batches = options.max_queued_batches;
   fs::WalkBatch out;
   FERRY_ASSIGN_OR_RETURN(
-      WalkStats s, WalkTree(client_, fs::NormalizePath(root), o, [&](WalkBatch& batch) {
+      fs::WalkStats stats, WalkTree(client_, fs::NormalizePath(root), o, [&](WalkBatch& batch) {
         out.entries.clear();
-        out.errors.clear();
         out.entries.reserve(batch.entries.size());
         for (WalkEntry& e : batch.entries) {
           fs::Entry f;
@@ -407,20 +406,9 @@ absl::StatusOr<fs::WalkStats> NfsFileSystem::Walk(
           f.id = e.fileid;
           out.entries.push_back(std::move(f));
         }
-        for (WalkError& e : batch.errors) {
-          out.errors.push_back({std::move(e.path), std::move(e.status)});
-        }
+        out.errors = std::move(batch.errors);
         return on_batch(out);
       }));
-  fs::WalkStats stats;
-  stats.directories = s.directories;
-  stats.entries = s.entries;
-  stats.bytes = s.bytes;
-  stats.errors = s.errors;
-  stats.requests = s.rpcs;
-  stats.retries = s.retries;
-  stats.elapsed = s.elapsed;
-  stats.stopped_early = s.stopped_early;
   return stats;
 }
 

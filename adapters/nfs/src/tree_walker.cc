@@ -243,7 +243,7 @@ class WalkState : public std::enable_shared_from_this<WalkState> {
     {
       MutexLock l(&mu_);
       --in_flight_;
-      ++stats_.rpcs;
+      ++stats_.requests;
       stats_.retries += restarts;
       if (finished) ++stats_.directories;
       AddEntriesLocked(std::move(entries));
@@ -295,7 +295,7 @@ class WalkState : public std::enable_shared_from_this<WalkState> {
     {
       MutexLock l(&mu_);
       --in_flight_;
-      ++stats_.rpcs;
+      ++stats_.requests;
       if (entry) {
         std::vector<WalkEntry> one;
         one.push_back(std::move(*entry));

@@ -569,22 +569,24 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
     if (!options.ca_bundle_path.empty()) {
       curl_easy_setopt(easy, CURLOPT_CAINFO, options.ca_bundle_path.c_str());
     }
+    // A PUT's or POST's body is read from the transfer, which rewinds it
+    // for a resend.
+    const auto send_body_from_transfer = [&] {
+      curl_easy_setopt(easy, CURLOPT_READFUNCTION, &Engine::OnRead);
+      curl_easy_setopt(easy, CURLOPT_READDATA, t.get());
+      curl_easy_setopt(easy, CURLOPT_SEEKFUNCTION, &Engine::OnSeek);
+      curl_easy_setopt(easy, CURLOPT_SEEKDATA, t.get());
+    };
     if (r.method == "HEAD") {
       curl_easy_setopt(easy, CURLOPT_NOBODY, 1L);
     } else if (r.method == "PUT") {
       curl_easy_setopt(easy, CURLOPT_UPLOAD, 1L);
       curl_easy_setopt(easy, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(r.body.size()));
-      curl_easy_setopt(easy, CURLOPT_READFUNCTION, &Engine::OnRead);
-      curl_easy_setopt(easy, CURLOPT_READDATA, t.get());
-      curl_easy_setopt(easy, CURLOPT_SEEKFUNCTION, &Engine::OnSeek);
-      curl_easy_setopt(easy, CURLOPT_SEEKDATA, t.get());
+      send_body_from_transfer();
     } else if (r.method == "POST") {
       curl_easy_setopt(easy, CURLOPT_POST, 1L);
       curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(r.body.size()));
-      curl_easy_setopt(easy, CURLOPT_READFUNCTION, &Engine::OnRead);
-      curl_easy_setopt(easy, CURLOPT_READDATA, t.get());
-      curl_easy_setopt(easy, CURLOPT_SEEKFUNCTION, &Engine::OnSeek);
-      curl_easy_setopt(easy, CURLOPT_SEEKDATA, t.get());
+      send_body_from_transfer();
     } else if (r.method != "GET") {
       curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, r.method.c_str());
     }

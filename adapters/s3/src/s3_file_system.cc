@@ -66,32 +66,45 @@ absl::Status NeedsBucket(std::string_view what, const BucketKey& at, std::string
       absl::StrCat(ToAbsl(what), " s3://", ToAbsl(path), ": no bucket in the path"));
 }
 
-// A read descriptor of the client's ObjectFileTable.
-class S3ReadFile final : public fs::File {
+// A descriptor of the client's ObjectFileTable, ended once: Close closes
+// it (a writer's completes the upload); a writer's Discard aborts it.
+class S3File : public fs::File {
  public:
-  S3ReadFile(ObjectFileTable& files, int fd, int64_t size) : files_(files), fd_(fd), size_(size) {}
+  absl::Status Close() override {
+    if (End()) return absl::OkStatus();
+    return files_.Close(fd_);
+  }
+
+ protected:
+  S3File(ObjectFileTable& files, int fd) : files_(files), fd_(fd) {}
+  // Marks the descriptor ended; true if it already was (closed or aborted).
+  bool End() { return ended_.exchange(true); }
+
+  ObjectFileTable& files_;
+  const int fd_;
+
+ private:
+  std::atomic<bool> ended_{false};
+};
+
+class S3ReadFile final : public S3File {
+ public:
+  S3ReadFile(ObjectFileTable& files, int fd, int64_t size) : S3File(files, fd), size_(size) {}
   ~S3ReadFile() override { (void)Close(); }
 
   absl::StatusOr<size_t> ReadAt(int64_t offset, absl::Span<char> buf) override {
     return files_.PRead(fd_, offset, buf);
   }
   absl::StatusOr<int64_t> Size() override { return size_; }
-  absl::Status Close() override {
-    if (closed_.exchange(true)) return absl::OkStatus();
-    return files_.Close(fd_);
-  }
 
  private:
-  ObjectFileTable& files_;
-  const int fd_;
   const int64_t size_;
-  std::atomic<bool> closed_{false};
 };
 
-// A write descriptor: Close completes the upload, Discard aborts it.
-class S3WriteFile final : public fs::File {
+// Close completes the upload, Discard aborts it.
+class S3WriteFile final : public S3File {
  public:
-  S3WriteFile(ObjectFileTable& files, int fd) : files_(files), fd_(fd) {}
+  S3WriteFile(ObjectFileTable& files, int fd) : S3File(files, fd) {}
   ~S3WriteFile() override { (void)Discard(); }
 
   absl::StatusOr<size_t> WriteAt(int64_t offset, absl::Span<const char> data) override {
@@ -100,20 +113,13 @@ class S3WriteFile final : public fs::File {
     return n;
   }
   absl::StatusOr<int64_t> Size() override { return high_water_.load(); }
-  absl::Status Close() override {
-    if (ended_.exchange(true)) return absl::OkStatus();
-    return files_.Close(fd_);
-  }
   absl::Status Discard() override {
-    if (ended_.exchange(true)) return absl::OkStatus();
+    if (End()) return absl::OkStatus();
     return files_.Abort(fd_);
   }
 
  private:
-  ObjectFileTable& files_;
-  const int fd_;
   std::atomic<int64_t> high_water_{0};
-  std::atomic<bool> ended_{false};
 };
 
 }  // namespace

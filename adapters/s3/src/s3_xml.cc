@@ -7,6 +7,53 @@
 #include "absl/strings/str_cat.h"
 
 namespace ferry::s3 {
+namespace {
+
+// Appends code point `cp` as UTF-8.
+void AppendUtf8(long cp, std::string* out) {
+  if (cp < 0x80) {
+    out->push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+// Appends what `entity` ("&name;") stands for: one of XML's five named
+// entities or a character reference (&#38; &#x26;); any other verbatim.
+void AppendEntity(std::string_view entity, std::string* out) {
+  const std::string_view name = entity.substr(1, entity.size() - 2);
+  if (name == "amp") {
+    out->push_back('&');
+  } else if (name == "lt") {
+    out->push_back('<');
+  } else if (name == "gt") {
+    out->push_back('>');
+  } else if (name == "quot") {
+    out->push_back('"');
+  } else if (name == "apos") {
+    out->push_back('\'');
+  } else if (!name.empty() && name[0] == '#') {
+    const std::string num(name.substr(1));
+    AppendUtf8((!num.empty() && (num[0] == 'x' || num[0] == 'X'))
+                   ? std::strtol(num.c_str() + 1, nullptr, 16)
+                   : std::strtol(num.c_str(), nullptr, 10),
+               out);
+  } else {
+    out->append(entity);
+  }
+}
+
+}  // namespace
 
 std::vector<std::string_view> XmlElements(std::string_view xml, std::string_view tag) {
   std::vector<std::string_view> out;
@@ -48,52 +95,17 @@ std::string XmlText(std::string_view xml, std::string_view tag) {
 std::string XmlUnescape(std::string_view s) {
   std::string out;
   out.reserve(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '&') {
-      out.push_back(s[i]);
-      continue;
+  size_t i = 0;
+  while (i < s.size()) {
+    const size_t amp = s.find('&', i);
+    const size_t semi = amp == std::string_view::npos ? amp : s.find(';', amp);
+    if (semi == std::string_view::npos) {  // no entity left: the rest is text
+      out.append(s.substr(i));
+      break;
     }
-    const size_t semi = s.find(';', i);
-    if (semi == std::string_view::npos) {
-      out.push_back(s[i]);
-      continue;
-    }
-    std::string_view ent = s.substr(i + 1, semi - i - 1);
-    if (ent == "amp") {
-      out.push_back('&');
-    } else if (ent == "lt") {
-      out.push_back('<');
-    } else if (ent == "gt") {
-      out.push_back('>');
-    } else if (ent == "quot") {
-      out.push_back('"');
-    } else if (ent == "apos") {
-      out.push_back('\'');
-    } else if (!ent.empty() && ent[0] == '#') {
-      std::string num(ent.substr(1));
-      const long cp = (!num.empty() && (num[0] == 'x' || num[0] == 'X'))
-                          ? std::strtol(num.c_str() + 1, nullptr, 16)
-                          : std::strtol(num.c_str(), nullptr, 10);
-      // UTF-8 encode the code point.
-      if (cp < 0x80) {
-        out.push_back(static_cast<char>(cp));
-      } else if (cp < 0x800) {
-        out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-      } else if (cp < 0x10000) {
-        out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-      } else {
-        out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-      }
-    } else {
-      out.append(s.substr(i, semi - i + 1));
-    }
-    i = semi;
+    out.append(s.substr(i, amp - i));
+    AppendEntity(s.substr(amp, semi - amp + 1), &out);
+    i = semi + 1;
   }
   return out;
 }

@@ -786,16 +786,10 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
       for (const auto& [n, etag] : etags) completed.push_back({n, etag});
       id = upload_id;
     }
-    Promise<std::string> p;
-    Future<std::string> f = p.GetFuture();
-    auto self = shared_from_this();
-    CallWithRetry<std::string>(
-        options.retry, *scheduler,
-        [self, id, completed](int, Callback<std::string> cb) {
+    absl::StatusOr<std::string> etag =
+        EtagWithRetry([self = shared_from_this(), id, completed](int, Callback<std::string> cb) {
           self->store.CompleteMultipart(self->key, id, completed, std::move(cb));
-        },
-        [p = std::move(p)](absl::StatusOr<std::string> r) mutable { p.Set(std::move(r)); });
-    absl::StatusOr<std::string> etag = std::move(f).Get();
+        });
     if (!etag.ok()) {
       return FailAndWait(Annotate(etag.status(), absl::StrCat("complete multipart upload ",
                                                               ToAbsl(key), " (", completed.size(),
@@ -805,6 +799,18 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
     while (releasing > 0) cv.Wait(&mu);  // every part's budget is back
     finished = true;
     return etag;
+  }
+
+  // Runs `request` (a Put or a CompleteMultipart) with the upload's retry
+  // policy, blocking; the object's ETag.
+  absl::StatusOr<std::string> EtagWithRetry(
+      absl::AnyInvocable<void(int attempt, Callback<std::string> cb)> request) {
+    Promise<std::string> p;
+    Future<std::string> f = p.GetFuture();
+    CallWithRetry<std::string>(
+        options.retry, *scheduler, std::move(request),
+        [p = std::move(p)](absl::StatusOr<std::string> r) mutable { p.Set(std::move(r)); });
+    return std::move(f).Get();
   }
 
   // One Put of the whole (small) object from part 1's buffer.
@@ -819,16 +825,10 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
       }
     }
     const Checksum checksum = ComputeChecksum(options.checksum, bytes);
-    Promise<std::string> p;
-    Future<std::string> f = p.GetFuture();
-    auto self = shared_from_this();
-    CallWithRetry<std::string>(
-        options.retry, *scheduler,
-        [self, bytes, checksum](int, Callback<std::string> cb) {
+    absl::StatusOr<std::string> etag =
+        EtagWithRetry([self = shared_from_this(), bytes, checksum](int, Callback<std::string> cb) {
           self->store.Put(self->key, bytes, checksum, std::move(cb));
-        },
-        [p = std::move(p)](absl::StatusOr<std::string> r) mutable { p.Set(std::move(r)); });
-    absl::StatusOr<std::string> etag = std::move(f).Get();
+        });
     Deferred d;
     MutexLock l(&mu);
     auto it = parts.find(1);

@@ -25,16 +25,11 @@ class NfsClientTest : public ::testing::Test {
  protected:
   void SetUp() override {
     fresh_ = nfs_test::MakeFreshDir("client");
-    absl::StatusOr<std::unique_ptr<NfsClient>> c =
-        NfsClient::Connect(runtime_, nfs_test::UrlFor(fresh_));
-    ASSERT_TRUE(c.ok()) << c.status();
-    client_ = *std::move(c);
+    client_ = nfs_test::ConnectTo(runtime_, fresh_);
+    ASSERT_NE(client_, nullptr);
   }
 
-  std::string Local(std::string_view rel) const {
-    return absl::StrCat(nfs_test::kExportDir, "/", fresh_, "/",
-                        absl::string_view(rel.data(), rel.size()));
-  }
+  std::string Local(std::string_view rel) const { return nfs_test::LocalPath(fresh_, rel); }
 
   Runtime runtime_;
   std::string fresh_;

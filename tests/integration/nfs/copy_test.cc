@@ -53,18 +53,13 @@ class NfsCopyTest : public ::testing::TestWithParam<size_t> {
  protected:
   void SetUp() override {
     fresh_ = nfs_test::MakeFreshDir("copy");
-    absl::StatusOr<std::unique_ptr<NfsClient>> c =
-        NfsClient::Connect(runtime_, nfs_test::UrlFor(fresh_));
-    ASSERT_TRUE(c.ok()) << c.status();
-    client_ = *std::move(c);
-    scratch_ = absl::StrCat(nfs_test::kExportDir, "/", fresh_, "_local");
+    client_ = nfs_test::ConnectTo(runtime_, fresh_);
+    ASSERT_NE(client_, nullptr);
+    scratch_ = absl::StrCat(nfs_test::LocalPath(fresh_), "_local");
     mkdir(scratch_.c_str(), 0755);
   }
 
-  std::string Exported(std::string_view name) const {
-    return absl::StrCat(nfs_test::kExportDir, "/", fresh_, "/",
-                        absl::string_view(name.data(), name.size()));
-  }
+  std::string Exported(std::string_view name) const { return nfs_test::LocalPath(fresh_, name); }
 
   CopyOptions Options() const {
     CopyOptions o;
@@ -357,10 +352,7 @@ class NfsUploadReplacesAtomicallyTest : public NfsCopyTest {
 
   // A client with AUTH_SYS uid/gid 1000 (root would pass every check).
   std::unique_ptr<NfsClient> ConnectAsUser1000() {
-    absl::StatusOr<std::unique_ptr<NfsClient>> c =
-        NfsClient::Connect(runtime_, nfs_test::UrlFor(fresh_, "uid=1000&gid=1000"));
-    EXPECT_TRUE(c.ok()) << c.status();
-    return c.ok() ? *std::move(c) : nullptr;
+    return nfs_test::ConnectTo(runtime_, fresh_, "uid=1000&gid=1000");
   }
 
   static uint32_t ModeOf(const std::string& path) {
@@ -545,6 +537,20 @@ class NfsUploadThroughToxiproxyTest : public NfsUploadReplacesAtomicallyTest {
                                           .attributes = {{"latency", kHoldMs}}}).ok());
   }
 
+  // Copies `local` (kSize bytes) over "dst.bin" through the proxy, running
+  // `act` once midway; expects that it ran, and ran before the copy ended.
+  absl::StatusOr<TransferStats> UploadActingMidway(const std::string& local,
+                                                   absl::AnyInvocable<absl::Status()> act) {
+    Midway midway;
+    CopyOptions options = OptionsActingOnceMidway(midway, std::move(act));
+    absl::StatusOr<TransferStats> s =
+        CopyLocalToNfs(runtime_, *proxied_.client, local, "dst.bin", std::move(options));
+    EXPECT_TRUE(midway.acted.ok()) << midway.acted;
+    EXPECT_GT(midway.bytes, 0);
+    EXPECT_LT(midway.bytes, static_cast<int64_t>(kSize)) << "the copy ended before the action";
+    return s;
+  }
+
   peers::ToxiproxyClient toxiproxy_;
   ProxiedNfsClient proxied_;
 };
@@ -555,16 +561,10 @@ TEST_F(NfsUploadThroughToxiproxyTest, SourceShrinkingMidwayFailsAndRemovesTheTem
   const std::string target = MakeExistingTarget();
   const std::string before = Md5OfFile(target);
   const std::string local = MakeSource(kSize);
-  Midway cut;
-  CopyOptions options = OptionsActingOnceMidway(cut, [&] {
+  absl::StatusOr<TransferStats> s = UploadActingMidway(local, [&] {
     return truncate(local.c_str(), 0) == 0 ? absl::OkStatus()
                                            : absl::InternalError("truncate failed");
   });
-  absl::StatusOr<TransferStats> s =
-      CopyLocalToNfs(runtime_, *proxied_.client, local, "dst.bin", std::move(options));
-  ASSERT_TRUE(cut.acted.ok()) << cut.acted;
-  ASSERT_GT(cut.bytes, 0);
-  ASSERT_LT(cut.bytes, static_cast<int64_t>(kSize)) << "the copy ended before the cut";
   EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition) << s.status();
   EXPECT_THAT(s.status().message(), HasSubstr("shrank"));
   EXPECT_THAT(ExportedNames(), ElementsAre("dst.bin"));
@@ -580,16 +580,10 @@ TEST_F(NfsUploadThroughToxiproxyTest,
   const std::string target = MakeExistingTarget();
   const std::string before = Md5OfFile(target);
   const std::string local = MakeSource(kSize);
-  Midway killed;
-  CopyOptions options = OptionsActingOnceMidway(killed, [&] {
+  absl::StatusOr<TransferStats> s = UploadActingMidway(local, [&] {
     return proxied_.proxy->AddToxic({.name = "reset", .type = "reset_peer", .stream = "upstream",
                                      .attributes = {{"timeout", 0}}});
   });
-  absl::StatusOr<TransferStats> s =
-      CopyLocalToNfs(runtime_, *proxied_.client, local, "dst.bin", std::move(options));
-  ASSERT_TRUE(killed.acted.ok()) << killed.acted;
-  ASSERT_GT(killed.bytes, 0);
-  ASSERT_LT(killed.bytes, static_cast<int64_t>(kSize)) << "the copy ended before the reset";
   EXPECT_EQ(s.status().code(), absl::StatusCode::kUnavailable) << s.status();
   EXPECT_EQ(Md5OfFile(target), before);
   // The one other entry is the temporary the message names.

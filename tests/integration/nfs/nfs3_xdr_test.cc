@@ -40,7 +40,8 @@ TEST(Nfs3XdrTest, ProceduresCarryTheirNames) {
 
 TEST(Nfs3XdrTest, ReaddirplusArgsLayout) {
   std::string out;
-  EncodeReaddirplusArgs("FH", 7, 9, 4096, 65536, &out);
+  EncodeReaddirplusArgs(
+      {.dir = "FH", .cookie = 7, .cookieverf = 9, .dircount = 4096, .maxcount = 65536}, &out);
   XdrDecoder d(out);
   EXPECT_EQ(*d.ReadOpaque("fh"), "FH");
   EXPECT_EQ(*d.ReadUint64("cookie"), 7u);
@@ -52,7 +53,8 @@ TEST(Nfs3XdrTest, ReaddirplusArgsLayout) {
 
 TEST(Nfs3XdrTest, WriteArgsCarryCountStableAndData) {
   std::string out;
-  EncodeWriteArgs("FH", 100, StableHow::kUnstable, "abcde", &out);
+  EncodeWriteArgs(
+      {.file = "FH", .offset = 100, .stable = StableHow::kUnstable, .data = "abcde"}, &out);
   XdrDecoder d(out);
   EXPECT_EQ(*d.ReadOpaque("fh"), "FH");
   EXPECT_EQ(*d.ReadUint64("offset"), 100u);

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "gtest/gtest.h"
 
 namespace ferry::nfs_test {
 namespace {
@@ -61,6 +62,20 @@ std::string UrlFor(std::string_view relative, std::string_view extra_options) {
                       "?nfsport=2049&mountport=20048",
                       extra_options.empty() ? "" : "&",
                       absl::string_view(extra_options.data(), extra_options.size()));
+}
+
+std::string LocalPath(std::string_view fresh, std::string_view relative) {
+  const absl::string_view f(fresh.data(), fresh.size());
+  if (relative.empty()) return absl::StrCat(kExportDir, "/", f);
+  return absl::StrCat(kExportDir, "/", f, "/", absl::string_view(relative.data(), relative.size()));
+}
+
+std::unique_ptr<nfs::NfsClient> ConnectTo(Runtime& runtime, std::string_view fresh,
+                                          std::string_view extra_options) {
+  absl::StatusOr<std::unique_ptr<nfs::NfsClient>> c =
+      nfs::NfsClient::Connect(runtime, UrlFor(fresh, extra_options));
+  EXPECT_TRUE(c.ok()) << c.status();
+  return c.ok() ? *std::move(c) : nullptr;
 }
 
 std::map<std::string, LocalEntry> FindLocal(const std::string& root) {

@@ -6,8 +6,12 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
+
+#include "ferry/nfs/nfs_client.h"
+#include "ferry/runtime/runtime.h"
 
 namespace ferry::nfs_test {
 
@@ -21,6 +25,15 @@ std::string MakeFreshDir(std::string_view prefix);
 
 // nfs://127.0.0.1/export/<relative>?nfsport=2049&mountport=20048[&extra]
 std::string UrlFor(std::string_view relative, std::string_view extra_options = "");
+
+// The local path of `relative` in the fresh folder `fresh` ("" for the
+// folder itself).
+std::string LocalPath(std::string_view fresh, std::string_view relative = "");
+
+// A client rooted at the fresh folder `fresh` (UrlFor's URL), or null
+// after a test failure saying why it could not connect.
+std::unique_ptr<nfs::NfsClient> ConnectTo(Runtime& runtime, std::string_view fresh,
+                                          std::string_view extra_options = "");
 
 // What lstat says about one object, as the walker reports it.
 struct LocalEntry {

@@ -239,7 +239,7 @@ TEST_F(WalkerFakeServerTest, BadCookieRestartsTheDirectoryAndReportsEachEntryOnc
   EXPECT_EQ(w.stats.retries, 1u);
   EXPECT_EQ(w.stats.entries, EachOnce(false).size());
   // root: 4 pages; sub: 2 pages, the refused one, then 3 pages again.
-  EXPECT_EQ(w.stats.rpcs, 4u + 2u + 1u + 3u);
+  EXPECT_EQ(w.stats.requests, 4u + 2u + 1u + 3u);
   EXPECT_EQ(fake.readdirplus_calls(), 10);
 }
 

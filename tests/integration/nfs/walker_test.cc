@@ -13,6 +13,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "ferry/nfs/nfs_client.h"
 #include "ferry/nfs/tree_walker.h"
@@ -47,17 +48,28 @@ class WalkerTest : public ::testing::Test {
  protected:
   void SetUp() override { fresh_ = nfs_test::MakeFreshDir("walk"); }
 
-  std::string Local(std::string_view rel = "") const {
-    return rel.empty() ? absl::StrCat(nfs_test::kExportDir, "/", fresh_)
-                       : absl::StrCat(nfs_test::kExportDir, "/", fresh_, "/",
-                                      absl::string_view(rel.data(), rel.size()));
+  std::string Local(std::string_view rel = "") const { return nfs_test::LocalPath(fresh_, rel); }
+
+  // Directories d0..d<dirs-1>, each with files f0..f<files-1> of
+  // size_of(i) bytes.
+  void MakeDirsOfFiles(int dirs, int files, absl::FunctionRef<size_t(int)> size_of) {
+    for (int d = 0; d < dirs; ++d) {
+      mkdir(Local(absl::StrCat("d", d)).c_str(), 0755);
+      for (int f = 0; f < files; ++f) {
+        nfs_test::WriteFile(Local(absl::StrCat("d", d, "/f", f)), size_of(f));
+      }
+    }
   }
 
   std::unique_ptr<NfsClient> Connect(std::string_view extra_options = "") {
-    absl::StatusOr<std::unique_ptr<NfsClient>> c =
-        NfsClient::Connect(runtime_, nfs_test::UrlFor(fresh_, extra_options));
-    EXPECT_TRUE(c.ok()) << c.status();
-    return c.ok() ? *std::move(c) : nullptr;
+    return nfs_test::ConnectTo(runtime_, fresh_, extra_options);
+  }
+
+  // 30 directories of 50 empty files (1,530 entries: many batches of 100),
+  // and a client.
+  std::unique_ptr<NfsClient> ConnectToManyEntries() {
+    MakeDirsOfFiles(30, 50, [](int) { return 0; });
+    return Connect();
   }
 
   WalkOutcome Walk(NfsClient& client, const WalkOptions& options = {}) {
@@ -136,10 +148,7 @@ TEST_F(WalkerTest, TenThousandEntryDirectoryMatchesFind) {
 }
 
 TEST_F(WalkerTest, SmallPagesAndOneCallInFlightStillMatchFind) {
-  for (int d = 0; d < 20; ++d) {
-    mkdir(Local(absl::StrCat("d", d)).c_str(), 0755);
-    for (int f = 0; f < 30; ++f) nfs_test::WriteFile(Local(absl::StrCat("d", d, "/f", f)), f);
-  }
+  MakeDirsOfFiles(20, 30, [](int f) { return f; });
   WalkOptions o;
   o.max_directories_in_flight = 1;
   o.dircount = 512;  // a few entries a page: many continuations per directory
@@ -176,10 +185,7 @@ TEST_F(WalkerTest, UnreadableDirectoryIsAnErrorInTheStreamAndTheWalkCarriesOn) {
 }
 
 TEST_F(WalkerTest, UsesOnlyReaddirplusOneCallPerPage) {
-  for (int d = 0; d < 10; ++d) {
-    mkdir(Local(absl::StrCat("d", d)).c_str(), 0755);
-    for (int f = 0; f < 10; ++f) nfs_test::WriteFile(Local(absl::StrCat("d", d, "/f", f)), 1);
-  }
+  MakeDirsOfFiles(10, 10, [](int) { return 1; });
   std::unique_ptr<NfsClient> client = Connect();
   ASSERT_NE(client, nullptr);
   const uint64_t calls_before = client->metrics().calls_started;
@@ -187,21 +193,15 @@ TEST_F(WalkerTest, UsesOnlyReaddirplusOneCallPerPage) {
   EXPECT_EQ(got.entries.size(), 110u);
   // 11 directories, one page each: no GETATTR, ACCESS or LOOKUP per entry.
   EXPECT_EQ(got.stats.directories, 11u);
-  EXPECT_EQ(got.stats.rpcs, 11u);
+  EXPECT_EQ(got.stats.requests, 11u);
   EXPECT_EQ(client->metrics().calls_started - calls_before, 11u);
   EXPECT_EQ(got.stats.bytes, 100u);
 }
 
 TEST_F(WalkerTest, MinBatchEntriesHandsOverOnlyFullBatchesButTheLast) {
-  for (int d = 0; d < 30; ++d) {
-    mkdir(Local(absl::StrCat("d", d)).c_str(), 0755);
-    for (int f = 0; f < 50; ++f) nfs_test::WriteFile(Local(absl::StrCat("d", d, "/f", f)), 0);
-  }
-  std::unique_ptr<NfsClient> client = Connect();
+  std::unique_ptr<NfsClient> client = ConnectToManyEntries();
   ASSERT_NE(client, nullptr);
-  WalkOptions o;
-  o.batch_entries = 100;
-  o.min_batch_entries = 100;
+  const WalkOptions o{.batch_entries = 100, .min_batch_entries = 100};
   std::vector<size_t> sizes;
   absl::StatusOr<WalkStats> stats = WalkTree(*client, "", o, [&](WalkBatch& b) {
     sizes.push_back(b.entries.size());
@@ -215,16 +215,10 @@ TEST_F(WalkerTest, MinBatchEntriesHandsOverOnlyFullBatchesButTheLast) {
 }
 
 TEST_F(WalkerTest, BatchesAreBoundedAndTheCallerCanStopEarly) {
-  for (int d = 0; d < 30; ++d) {
-    mkdir(Local(absl::StrCat("d", d)).c_str(), 0755);
-    for (int f = 0; f < 50; ++f) nfs_test::WriteFile(Local(absl::StrCat("d", d, "/f", f)), 0);
-  }
-  std::unique_ptr<NfsClient> client = Connect();
+  std::unique_ptr<NfsClient> client = ConnectToManyEntries();
   ASSERT_NE(client, nullptr);
-  WalkOptions o;
-  o.batch_entries = 100;
-  o.max_queued_batches = 1;
-  o.max_directories_in_flight = 2;
+  const WalkOptions o{
+      .max_directories_in_flight = 2, .batch_entries = 100, .max_queued_batches = 1};
   int batches = 0;
   size_t largest = 0;
   uint64_t seen = 0;

@@ -35,6 +35,15 @@ class RpcPoolAgainstGaneshaTest : public ::testing::Test {
     return pool.ok() ? *std::move(pool) : nullptr;
   }
 
+  // One `null` call on a pool to `port` succeeds, with empty results.
+  void ExpectNullCallSucceeds(uint16_t port, const RpcProcedure& null) {
+    std::unique_ptr<RpcPool> pool = Pool(port);
+    ASSERT_NE(pool, nullptr);
+    absl::StatusOr<std::string> results = rpc_test::CallProcedure(*pool, null);
+    ASSERT_TRUE(results.ok()) << results.status();
+    EXPECT_EQ(*results, "");
+  }
+
   // Runs kPipelinedCalls NFS v3 NULL calls with `depth` in flight and
   // checks that every one succeeded and was counted.
   void ExpectPipelinedNullCallsSucceed(RpcPool& pool, int depth) {
@@ -58,19 +67,11 @@ class RpcPoolAgainstGaneshaTest : public ::testing::Test {
 };
 
 TEST_F(RpcPoolAgainstGaneshaTest, NfsV3NullCallSucceeds) {
-  std::unique_ptr<RpcPool> pool = Pool(peers::kNfsPort);
-  ASSERT_NE(pool, nullptr);
-  absl::StatusOr<std::string> results = rpc_test::CallProcedure(*pool, rpc_test::kNfs3Null);
-  ASSERT_TRUE(results.ok()) << results.status();
-  EXPECT_EQ(*results, "");
+  ExpectNullCallSucceeds(peers::kNfsPort, rpc_test::kNfs3Null);
 }
 
 TEST_F(RpcPoolAgainstGaneshaTest, MountV3NullCallSucceeds) {
-  std::unique_ptr<RpcPool> pool = Pool(peers::kMountPort);
-  ASSERT_NE(pool, nullptr);
-  absl::StatusOr<std::string> results = rpc_test::CallProcedure(*pool, rpc_test::kMount3Null);
-  ASSERT_TRUE(results.ok()) << results.status();
-  EXPECT_EQ(*results, "");
+  ExpectNullCallSucceeds(peers::kMountPort, rpc_test::kMount3Null);
 }
 
 TEST_F(RpcPoolAgainstGaneshaTest, TwentyThousandNullCallsWith256InFlightOnOneConnectionSucceed) {

@@ -7,6 +7,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +55,9 @@ std::string Md5Hex(const std::string& s) {
   return hex;
 }
 
+// The fault tests' slow link.
+constexpr int64_t kSlowKiBPerSecond = 8 * 1024;
+
 class S3ClientTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -82,18 +87,32 @@ class S3ClientTest : public ::testing::Test {
         });
   }
 
-  // A client that talks to versitygw through toxiproxy at `port`.
-  std::unique_ptr<S3Client> ProxiedClient(uint16_t port, S3Config config) {
-    config.endpoints = {absl::StrCat("127.0.0.1:", port)};
+  // A client (with `config`'s settings) that talks to versitygw through a
+  // toxiproxy proxy of the test's own, `proxy_`, named `name`; null after a
+  // test failure.
+  std::unique_ptr<S3Client> ClientThroughProxy(std::string name, S3Config config = LocalConfig()) {
+    proxy_.emplace(toxiproxy_, std::move(name), kVersitygwPort);
+    EXPECT_TRUE(proxy_->status().ok()) << proxy_->status();
+    if (!proxy_->status().ok()) return nullptr;
+    config.endpoints = {absl::StrCat("127.0.0.1:", proxy_->port())};
     auto c = S3Client::Create(rt_, config);
     EXPECT_TRUE(c.ok()) << c.status();
     return c.ok() ? std::move(*c) : nullptr;
+  }
+
+  // Throttles proxy_'s `stream` to kSlowKiBPerSecond, so transfers are still
+  // running when a test breaks them.
+  absl::Status SlowLink(std::string stream = "downstream") {
+    return proxy_->AddToxic({.name = "slow", .type = "bandwidth", .stream = std::move(stream),
+                             .attributes = {{"rate", kSlowKiBPerSecond}}});
   }
 
   Runtime rt_{RuntimeOptions{.io_threads = 1, .memory_budget_bytes = int64_t{256} << 20}};
   std::unique_ptr<S3Client> client_;
   std::string bucket_;
   ScratchDir dir_{"ferry_s3_client_"};
+  peers::ToxiproxyClient toxiproxy_;
+  std::optional<peers::ScopedProxy> proxy_;
 };
 
 TEST(S3UrlToKeyTest, StripsTheSchemeAndKeepsBucketAndKey) {
@@ -180,22 +199,17 @@ TEST_F(S3ClientTest, MissingObjectIsNotFoundAndCreatesNoFile) {
   EXPECT_TRUE(dir_.Files().empty());
 }
 
-// Faults: a slow link (bandwidth toxic) so that transfers are still
-// running when the connection is reset; each connection is reset 300 ms
-// after it starts, which a small request (HEAD, abort) outlives.
-constexpr int64_t kSlowKiBPerSecond = 8 * 1024;
+// Faults: a slow link (SlowLink) so that transfers are still running when
+// the connection is reset; each connection is reset 300 ms after it
+// starts, which a small request (HEAD, abort) outlives.
 
 TEST_F(S3ClientTest, ResetMidDownloadFailsAndLeavesTheDestinationUntouched) {
   PutObject("obj", RandomBytes(4 * kChunk, 5));
   WriteFile(dir_.Path("out.bin"), "precious");
-  peers::ToxiproxyClient toxiproxy;
-  peers::ScopedProxy proxy(toxiproxy, "s3_client_reset_down", kVersitygwPort);
-  ASSERT_TRUE(proxy.status().ok()) << proxy.status();
-  auto c = ProxiedClient(proxy.port(), LocalConfig());
+  auto c = ClientThroughProxy("s3_client_reset_down");
   ASSERT_NE(c, nullptr);
-  ASSERT_TRUE(proxy.AddToxic({.name = "slow", .type = "bandwidth",
-                              .attributes = {{"rate", kSlowKiBPerSecond}}}).ok());
-  ASSERT_TRUE(proxy.AddToxic({.name = "reset", .type = "reset_peer",
+  ASSERT_TRUE(SlowLink().ok());
+  ASSERT_TRUE(proxy_->AddToxic({.name = "reset", .type = "reset_peer",
                               .attributes = {{"timeout", 300}}}).ok());
   auto down = c->Download(Key("obj"), dir_.Path("out.bin"));
   EXPECT_THAT(down.status().code(),
@@ -207,13 +221,9 @@ TEST_F(S3ClientTest, ResetMidDownloadFailsAndLeavesTheDestinationUntouched) {
 
 TEST_F(S3ClientTest, StalledServerMidDownloadIsDeadlineExceededAndLeavesNoFile) {
   PutObject("obj", RandomBytes(8 * kChunk, 6));  // two rounds of 4 requests
-  peers::ToxiproxyClient toxiproxy;
-  peers::ScopedProxy proxy(toxiproxy, "s3_client_stall_down", kVersitygwPort);
-  ASSERT_TRUE(proxy.status().ok()) << proxy.status();
-  auto c = ProxiedClient(proxy.port(), LocalConfig());
+  auto c = ClientThroughProxy("s3_client_stall_down");
   ASSERT_NE(c, nullptr);
-  ASSERT_TRUE(proxy.AddToxic({.name = "slow", .type = "bandwidth",
-                              .attributes = {{"rate", kSlowKiBPerSecond}}}).ok());
+  ASSERT_TRUE(SlowLink().ok());
   // Once bytes arrive, stop every byte (timeout 0: never closes).
   bool stalled = false;
   TransferOptions o;
@@ -221,7 +231,7 @@ TEST_F(S3ClientTest, StalledServerMidDownloadIsDeadlineExceededAndLeavesNoFile) 
   o.progress = [&](const TransferProgress& p) {
     if (p.bytes_done > 0 && !stalled) {
       stalled = true;
-      return proxy.AddToxic({.name = "stall", .type = "timeout", .attributes = {{"timeout", 0}}});
+      return proxy_->AddToxic({.name = "stall", .type = "timeout", .attributes = {{"timeout", 0}}});
     }
     return absl::OkStatus();
   };
@@ -234,12 +244,9 @@ TEST_F(S3ClientTest, StalledServerMidDownloadIsDeadlineExceededAndLeavesNoFile) 
 
 TEST_F(S3ClientTest, TruncatedBodyIsAnErrorNotAShortFile) {
   PutObject("obj", RandomBytes(2 * kChunk, 7));
-  peers::ToxiproxyClient toxiproxy;
-  peers::ScopedProxy proxy(toxiproxy, "s3_client_truncate", kVersitygwPort);
-  ASSERT_TRUE(proxy.status().ok()) << proxy.status();
-  auto c = ProxiedClient(proxy.port(), LocalConfig());
+  auto c = ClientThroughProxy("s3_client_truncate");
   ASSERT_NE(c, nullptr);
-  ASSERT_TRUE(proxy.AddToxic({.name = "cut", .type = "limit_data",
+  ASSERT_TRUE(proxy_->AddToxic({.name = "cut", .type = "limit_data",
                               .attributes = {{"bytes", 1 * kMiB}}}).ok());
   auto down = c->Download(Key("obj"), dir_.Path("out.bin"));
   EXPECT_THAT(down.status().code(),
@@ -249,18 +256,14 @@ TEST_F(S3ClientTest, TruncatedBodyIsAnErrorNotAShortFile) {
 
 TEST_F(S3ClientTest, ResetMidUploadFailsAndLeavesNoOrphanMultipartUpload) {
   WriteFile(dir_.Path("in.bin"), RandomBytes(4 * kChunk, 8));
-  peers::ToxiproxyClient toxiproxy;
-  peers::ScopedProxy proxy(toxiproxy, "s3_client_reset_up", kVersitygwPort);
-  ASSERT_TRUE(proxy.status().ok()) << proxy.status();
   S3Config config = LocalConfig();
   // One HTTP retry: the abort may meet a pooled connection as it is reset.
   config.retry_count = 1;
   config.retry_wait = absl::Milliseconds(20);
-  auto c = ProxiedClient(proxy.port(), config);
+  auto c = ClientThroughProxy("s3_client_reset_up", config);
   ASSERT_NE(c, nullptr);
-  ASSERT_TRUE(proxy.AddToxic({.name = "slow", .type = "bandwidth", .stream = "upstream",
-                              .attributes = {{"rate", kSlowKiBPerSecond}}}).ok());
-  ASSERT_TRUE(proxy.AddToxic({.name = "reset", .type = "reset_peer", .stream = "upstream",
+  ASSERT_TRUE(SlowLink("upstream").ok());
+  ASSERT_TRUE(proxy_->AddToxic({.name = "reset", .type = "reset_peer", .stream = "upstream",
                               .attributes = {{"timeout", 300}}}).ok());
   auto up = c->Upload(dir_.Path("in.bin"), Key("obj"));
   EXPECT_THAT(up.status().code(),

@@ -61,6 +61,12 @@ TEST(S3XmlTest, UnescapeHandlesNamedAndNumericEntities) {
   EXPECT_EQ(XmlUnescape("&lt;&gt;&quot;&apos;&#65;&#x42;&#xe9;"), "<>\"'AB\xc3\xa9");
 }
 
+TEST(S3XmlTest, UnescapeKeepsUnknownEntitiesAndStrayAmpersands) {
+  EXPECT_EQ(XmlUnescape("&nbsp;x&amp;"), "&nbsp;x&");
+  EXPECT_EQ(XmlUnescape("a & b; c"), "a & b; c");
+  EXPECT_EQ(XmlUnescape("tail &amp"), "tail &amp");
+}
+
 TEST(S3XmlTest, EscapeRoundTrips) {
   EXPECT_EQ(XmlUnescape(XmlEscape("\"etag\" & <x>")), "\"etag\" & <x>");
 }

@@ -32,18 +32,9 @@ S3Config LocalConfig(uint16_t port = kVersitygwPort) {
   return peers::S3PeerConfig(port, /*stall_timeout=*/absl::Seconds(5));
 }
 
-class S3ObjectStoreTest : public ::testing::Test {
+class S3ObjectStoreTest : public peers::S3BucketTest<> {
  protected:
-  void SetUp() override {
-    auto s = S3ObjectStore::Create(rt_, LocalConfig());
-    ASSERT_TRUE(s.ok()) << s.status();
-    store_ = std::move(*s);
-    bucket_ = peers::TestBucketName("ferry-");
-    absl::Status created = peers::CreateBucketIfMissing(*store_, bucket_);
-    ASSERT_TRUE(created.ok()) << created;
-  }
-
-  std::string Key(std::string_view name) { return absl::StrCat(bucket_, "/", ToAbsl(name)); }
+  void SetUp() override { OpenBucket(LocalConfig(), "ferry-"); }
 
   absl::StatusOr<std::string> PutObject(std::string_view key, const std::string& bytes,
                                         Checksum checksum = {}) {
@@ -64,10 +55,6 @@ class S3ObjectStoreTest : public ::testing::Test {
   absl::StatusOr<ObjectInfo> HeadObject(std::string_view key) {
     return Wait<ObjectInfo>([&](Callback<ObjectInfo> cb) { store_->Head(key, std::move(cb)); });
   }
-
-  Runtime rt_{RuntimeOptions{.io_threads = 2, .memory_budget_bytes = int64_t{256} << 20}};
-  std::unique_ptr<S3ObjectStore> store_;
-  std::string bucket_;
 };
 
 TEST_F(S3ObjectStoreTest, PutThenHeadThenGetRoundTrips) {

@@ -44,18 +44,9 @@ S3Config PeerConfig(const Peer& peer) {
 // S3's smallest part but the last.
 constexpr int64_t kMinPart = int64_t{5} << 20;
 
-class S3CompatTest : public ::testing::TestWithParam<Peer> {
+class S3CompatTest : public peers::S3BucketTest<::testing::TestWithParam<Peer>> {
  protected:
-  void SetUp() override {
-    auto s = S3ObjectStore::Create(rt_, PeerConfig(GetParam()));
-    ASSERT_TRUE(s.ok()) << s.status();
-    store_ = std::move(*s);
-    bucket_ = peers::TestBucketName("c-");
-    absl::Status created = peers::CreateBucketIfMissing(*store_, bucket_);
-    ASSERT_TRUE(created.ok()) << created;
-  }
-
-  std::string Key(std::string_view name) { return absl::StrCat(bucket_, "/", ToAbsl(name)); }
+  void SetUp() override { OpenBucket(PeerConfig(GetParam()), "c-"); }
 
   absl::Status CreateBucket(const std::string& b) {
     return WaitStatus([&](StatusCallback cb) { store_->CreateBucket(b, std::move(cb)); });
@@ -136,10 +127,6 @@ class S3CompatTest : public ::testing::TestWithParam<Peer> {
       store_->ListObjects(bucket_, options, std::move(cb));
     });
   }
-
-  Runtime rt_{RuntimeOptions{.io_threads = 2, .memory_budget_bytes = int64_t{256} << 20}};
-  std::unique_ptr<S3ObjectStore> store_;
-  std::string bucket_;
 };
 
 std::vector<std::string> Keys(const std::vector<ListedObject>& objects) {

@@ -255,9 +255,9 @@ class CraftedReplyTest : public S3TransportTest {
  protected:
   // A GET of `server`'s URL with `buffer` as its response_buffer.
   absl::StatusOr<HttpResponse> Get(HttpClient& http, const CraftedHttpServer& server,
-                                   std::span<char> buffer) {
+                                   std::string& buffer) {
     return Wait<HttpResponse>([&](Callback<HttpResponse> cb) {
-      http.Send({.url = server.url(), .response_buffer = buffer}, std::move(cb));
+      http.Send({.url = server.url(), .response_buffer = std::span<char>(buffer)}, std::move(cb));
     });
   }
   // An S3ObjectStore whose only endpoint is `server`.
@@ -266,18 +266,28 @@ class CraftedReplyTest : public S3TransportTest {
     c.endpoints = {server.endpoint()};
     return S3TransportTest::Store(c);
   }
-  static absl::StatusOr<size_t> GetInto(S3ObjectStore& store, int64_t off,
-                                        std::span<char> buffer) {
-    return Wait<size_t>(
-        [&](Callback<size_t> cb) { store.GetRangeInto("b/k", off, buffer, "", std::move(cb)); });
+  // A GET into `buffer` from a server that answers with `reply`, by a
+  // client that does not retry.
+  absl::StatusOr<HttpResponse> GetFrom(std::string reply, std::string& buffer) {
+    CraftedHttpServer server({std::move(reply)});
+    HttpClient http(rt_, {});
+    return Get(http, server, buffer);
+  }
+  // GetRangeInto `buffer` from `offset` of an object whose server answers
+  // with `reply`.
+  absl::StatusOr<size_t> GetIntoFrom(std::string reply, int64_t offset, std::string& buffer) {
+    CraftedHttpServer server({std::move(reply)});
+    std::unique_ptr<S3ObjectStore> store = Store(server);
+    if (store == nullptr) return absl::InternalError("no store (see the failure above)");
+    return Wait<size_t>([&](Callback<size_t> cb) {
+      store->GetRangeInto("b/k", offset, std::span<char>(buffer), "", std::move(cb));
+    });
   }
 };
 
 TEST_F(CraftedReplyTest, SuccessBodyThatFitsLandsInTheBufferNotTheString) {
-  CraftedHttpServer server({Reply("206 Partial Content", "0123456789")});
-  HttpClient http(rt_, {});
   std::string buffer(16, 'x');
-  auto r = Get(http, server, std::span<char>(buffer.data(), buffer.size()));
+  auto r = GetFrom(Reply("206 Partial Content", "0123456789"), buffer);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->status, 206);
   EXPECT_TRUE(r->body_in_buffer);
@@ -287,10 +297,8 @@ TEST_F(CraftedReplyTest, SuccessBodyThatFitsLandsInTheBufferNotTheString) {
 }
 
 TEST_F(CraftedReplyTest, SuccessBodyWithoutLengthThatFitsLandsInTheBuffer) {
-  CraftedHttpServer server({Reply("200 OK", "0123456789", /*with_length=*/false)});
-  HttpClient http(rt_, {});
   std::string buffer(10, 'x');
-  auto r = Get(http, server, std::span<char>(buffer.data(), buffer.size()));
+  auto r = GetFrom(Reply("200 OK", "0123456789", /*with_length=*/false), buffer);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_TRUE(r->body_in_buffer);
   EXPECT_EQ(r->body_bytes, 10u);
@@ -299,10 +307,8 @@ TEST_F(CraftedReplyTest, SuccessBodyWithoutLengthThatFitsLandsInTheBuffer) {
 
 TEST_F(CraftedReplyTest, ErrorReplyGoesToTheStringAndLeavesTheBufferAlone) {
   const std::string error = "<Error><Code>NoSuchKey</Code></Error>";
-  CraftedHttpServer server({Reply("404 Not Found", error)});
-  HttpClient http(rt_, {});
   std::string buffer(100, 'x');
-  auto r = Get(http, server, std::span<char>(buffer.data(), buffer.size()));
+  auto r = GetFrom(Reply("404 Not Found", error), buffer);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->status, 404);
   EXPECT_FALSE(r->body_in_buffer);
@@ -312,10 +318,8 @@ TEST_F(CraftedReplyTest, ErrorReplyGoesToTheStringAndLeavesTheBufferAlone) {
 }
 
 TEST_F(CraftedReplyTest, SuccessBodyAnnouncedLongerThanTheBufferGoesToTheString) {
-  CraftedHttpServer server({Reply("200 OK", "01234567890123456789")});
-  HttpClient http(rt_, {});
   std::string buffer(10, 'x');
-  auto r = Get(http, server, std::span<char>(buffer.data(), buffer.size()));
+  auto r = GetFrom(Reply("200 OK", "01234567890123456789"), buffer);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_FALSE(r->body_in_buffer);
   EXPECT_EQ(r->body, "01234567890123456789");
@@ -326,7 +330,7 @@ TEST_F(CraftedReplyTest, BodyWithoutLengthOverflowingTheBufferIsDataLossNotRetri
   CraftedHttpServer server({Reply("200 OK", "01234567890123456789", /*with_length=*/false)});
   HttpClient http(rt_, {.retry_count = 2, .retry_wait = absl::Milliseconds(1)});
   std::string buffer(10, 'x');
-  auto r = Get(http, server, std::span<char>(buffer.data(), buffer.size()));
+  auto r = Get(http, server, buffer);
   EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss) << r.status();
   EXPECT_THAT(r.status().message(), HasSubstr("10-byte response buffer"));
   EXPECT_EQ(server.requests(), 1);
@@ -339,7 +343,7 @@ TEST_F(CraftedReplyTest, RetryWritesTheBufferFromTheStart) {
                             Reply("206 Partial Content", "0123456789")});
   HttpClient http(rt_, {.retry_count = 1, .retry_wait = absl::Milliseconds(1)});
   std::string buffer(10, 'x');
-  auto r = Get(http, server, std::span<char>(buffer.data(), buffer.size()));
+  auto r = Get(http, server, buffer);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(server.requests(), 2);
   EXPECT_EQ(r->body_bytes, 10u);
@@ -351,11 +355,8 @@ TEST_F(CraftedReplyTest, RetryWritesTheBufferFromTheStart) {
 TEST_F(CraftedReplyTest, GetRangeIntoCutsTheRangeFromAWholeObjectLargerThanTheBuffer) {
   // A server that ignores Range: 200 and the whole object, which does not
   // fit in the buffer.
-  CraftedHttpServer server({Reply("200 OK", "0123456789abcdefghij")});
-  auto store = Store(server);
-  ASSERT_NE(store, nullptr);
   std::string buffer(5, 'x');
-  auto n = GetInto(*store, 3, std::span<char>(buffer.data(), buffer.size()));
+  auto n = GetIntoFrom(Reply("200 OK", "0123456789abcdefghij"), 3, buffer);
   ASSERT_TRUE(n.ok()) << n.status();
   EXPECT_EQ(*n, 5u);
   EXPECT_EQ(buffer, "34567");
@@ -363,22 +364,16 @@ TEST_F(CraftedReplyTest, GetRangeIntoCutsTheRangeFromAWholeObjectLargerThanTheBu
 
 TEST_F(CraftedReplyTest, GetRangeIntoCutsTheRangeFromAWholeObjectThatFitsTheBuffer) {
   // The whole object lands in the buffer; the range is further in.
-  CraftedHttpServer server({Reply("200 OK", "0123456789")});
-  auto store = Store(server);
-  ASSERT_NE(store, nullptr);
   std::string buffer(16, 'x');
-  auto n = GetInto(*store, 4, std::span<char>(buffer.data(), buffer.size()));
+  auto n = GetIntoFrom(Reply("200 OK", "0123456789"), 4, buffer);
   ASSERT_TRUE(n.ok()) << n.status();
   EXPECT_EQ(*n, 6u);
   EXPECT_EQ(buffer.substr(0, 6), "456789");
 }
 
 TEST_F(CraftedReplyTest, GetRangeIntoOfARangeReplyLongerThanAskedIsDataLoss) {
-  CraftedHttpServer server({Reply("206 Partial Content", "0123456789abcdefghij")});
-  auto store = Store(server);
-  ASSERT_NE(store, nullptr);
   std::string buffer(10, 'x');
-  auto n = GetInto(*store, 0, std::span<char>(buffer.data(), buffer.size()));
+  auto n = GetIntoFrom(Reply("206 Partial Content", "0123456789abcdefghij"), 0, buffer);
   EXPECT_EQ(n.status().code(), absl::StatusCode::kDataLoss) << n.status();
   EXPECT_THAT(n.status().message(), HasSubstr("asked for 10 bytes"));
 }

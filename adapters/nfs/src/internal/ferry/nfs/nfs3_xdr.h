@@ -13,7 +13,7 @@
 //   std::string call;
 //   ferry::EncodeCallHeader(0, ferry::nfs::Nfs3Procedure(ferry::nfs::Nfs3Proc::kGetAttr),
 //                           cred, ferry::AuthNone(), &call);
-//   ferry::nfs::EncodeGetAttrArgs(fh, &call);
+//   ferry::nfs::EncodeFileHandleArgs({.object = fh}, &call);
 //   ... send, DecodeReply ...
 //   FERRY_ASSIGN_OR_RETURN(ferry::nfs::GetAttrResult r,
 //                          ferry::nfs::DecodeGetAttrResult(reply.results));
@@ -43,29 +43,75 @@ RpcProcedure Nfs3Procedure(Nfs3Proc proc);
 // {100005, 3, proc, "MOUNT", "MNT"}.
 RpcProcedure Mount3Procedure(Mount3Proc proc);
 
+// --- Arguments --------------------------------------------------------------
+// Views of the caller's handles, names and data: they live until the call is
+// encoded. REQUIRES (all): handles are at most kMaxFileHandleSize bytes.
+
+// NULL.
+struct NullArgs {};
+// GETATTR, FSSTAT, FSINFO: just the handle.
+struct FileHandleArgs {
+  std::string_view object;
+};
+// diropargs3: LOOKUP, REMOVE, RMDIR.
+struct DirOpArgs {
+  std::string_view dir;
+  std::string_view name;
+};
+struct AccessArgs {
+  std::string_view object;
+  uint32_t access = 0;
+};
+struct ReaddirplusArgs {
+  std::string_view dir;
+  uint64_t cookie = 0;
+  uint64_t cookieverf = 0;
+  uint32_t dircount = 0;
+  uint32_t maxcount = 0;
+};
+// READ and COMMIT (whose arguments have the same shape).
+struct ReadArgs {
+  std::string_view file;
+  uint64_t offset = 0;
+  uint32_t count = 0;
+};
+using CommitArgs = ReadArgs;
+struct WriteArgs {
+  std::string_view file;
+  uint64_t offset = 0;
+  StableHow stable = StableHow::kUnstable;
+  std::string_view data;  // count is data.size()
+};
+// CREATE with UNCHECKED or GUARDED (`attrs`) or EXCLUSIVE (`verifier`).
+struct CreateArgs {
+  DirOpArgs where;
+  CreateMode mode = CreateMode::kUnchecked;
+  Sattr3 attrs;
+  uint64_t verifier = 0;
+};
+struct MkdirArgs {
+  DirOpArgs where;
+  Sattr3 attrs;
+};
+struct RenameArgs {
+  DirOpArgs from;
+  DirOpArgs to;
+};
+
 // --- Encoders (append the arguments to a call record) -----------------------
 
-// REQUIRES (all): handles are at most kMaxFileHandleSize bytes.
 void EncodeFileHandle(std::string_view fh, std::string* out);
 void EncodeSattr3(const Sattr3& attrs, std::string* out);
-// GETATTR, FSSTAT, FSINFO: just the handle.
-void EncodeGetAttrArgs(std::string_view fh, std::string* out);
-// LOOKUP, REMOVE, RMDIR: diropargs3.
-void EncodeDirOpArgs(std::string_view dir, std::string_view name, std::string* out);
-void EncodeAccessArgs(std::string_view fh, uint32_t access, std::string* out);
-void EncodeReaddirplusArgs(std::string_view dir, uint64_t cookie, uint64_t cookieverf,
-                           uint32_t dircount, uint32_t maxcount, std::string* out);
-void EncodeReadArgs(std::string_view fh, uint64_t offset, uint32_t count, std::string* out);
-void EncodeWriteArgs(std::string_view fh, uint64_t offset, StableHow stable,
-                     std::string_view data, std::string* out);
-void EncodeCommitArgs(std::string_view fh, uint64_t offset, uint32_t count, std::string* out);
-// CREATE with UNCHECKED or GUARDED (`attrs`) or EXCLUSIVE (`verifier`).
-void EncodeCreateArgs(std::string_view dir, std::string_view name, CreateMode mode,
-                      const Sattr3& attrs, uint64_t verifier, std::string* out);
-void EncodeMkdirArgs(std::string_view dir, std::string_view name, const Sattr3& attrs,
-                     std::string* out);
-void EncodeRenameArgs(std::string_view from_dir, std::string_view from_name,
-                      std::string_view to_dir, std::string_view to_name, std::string* out);
+void EncodeNullArgs(const NullArgs& args, std::string* out);
+void EncodeFileHandleArgs(const FileHandleArgs& args, std::string* out);
+void EncodeDirOpArgs(const DirOpArgs& args, std::string* out);
+void EncodeAccessArgs(const AccessArgs& args, std::string* out);
+void EncodeReaddirplusArgs(const ReaddirplusArgs& args, std::string* out);
+void EncodeReadArgs(const ReadArgs& args, std::string* out);
+void EncodeWriteArgs(const WriteArgs& args, std::string* out);
+void EncodeCreateArgs(const CreateArgs& args, std::string* out);
+void EncodeMkdirArgs(const MkdirArgs& args, std::string* out);
+void EncodeRenameArgs(const RenameArgs& args, std::string* out);
 // MNT, UMNT: dirpath.
 void EncodeMountPathArgs(std::string_view path, std::string* out);
 
@@ -169,6 +215,62 @@ struct MountResult {
 absl::StatusOr<MountResult> DecodeMountResult(std::string_view results);
 
 absl::StatusOr<std::vector<ExportEntry>> DecodeExportResult(std::string_view results);
+
+// NULL's results are empty; a reply to it is only checked at the RPC level.
+struct NullResult {
+  Nfs3Status status = Nfs3Status::kOk;
+};
+absl::StatusOr<NullResult> DecodeNullResult(std::string_view results);
+
+// --- Procedures ---------------------------------------------------------------
+
+// One NFSv3 procedure as a client calls it, declared once: its number,
+// whether a call may be sent again after a dropped connection (RFC 1813
+// section 2.4: the pool retries only those), and the codecs of its
+// arguments and results. NfsClient sends every procedure through one
+// template over these.
+template <typename ArgsT, typename ResultT>
+struct Nfs3Call {
+  using Args = ArgsT;
+  using Result = ResultT;
+  Nfs3Proc proc;
+  bool idempotent;
+  void (*encode)(const Args& args, std::string* out);
+  absl::StatusOr<Result> (*decode)(std::string_view results);
+};
+
+inline constexpr Nfs3Call<NullArgs, NullResult> kNullCall{
+    Nfs3Proc::kNull, true, EncodeNullArgs, DecodeNullResult};
+inline constexpr Nfs3Call<FileHandleArgs, GetAttrResult> kGetAttrCall{
+    Nfs3Proc::kGetAttr, true, EncodeFileHandleArgs, DecodeGetAttrResult};
+inline constexpr Nfs3Call<DirOpArgs, LookupResult> kLookupCall{
+    Nfs3Proc::kLookup, true, EncodeDirOpArgs, DecodeLookupResult};
+inline constexpr Nfs3Call<AccessArgs, AccessResult> kAccessCall{
+    Nfs3Proc::kAccess, true, EncodeAccessArgs, DecodeAccessResult};
+inline constexpr Nfs3Call<ReaddirplusArgs, ReaddirplusResult> kReaddirplusCall{
+    Nfs3Proc::kReaddirplus, true, EncodeReaddirplusArgs,
+    [](std::string_view results) { return DecodeReaddirplusResult(results); }};
+inline constexpr Nfs3Call<ReadArgs, ReadResult> kReadCall{
+    Nfs3Proc::kRead, true, EncodeReadArgs, DecodeReadResult};
+// WRITE at an offset: repeating it writes the same bytes again.
+inline constexpr Nfs3Call<WriteArgs, WriteResult> kWriteCall{
+    Nfs3Proc::kWrite, true, EncodeWriteArgs, DecodeWriteResult};
+inline constexpr Nfs3Call<CommitArgs, CommitResult> kCommitCall{
+    Nfs3Proc::kCommit, true, EncodeReadArgs, DecodeCommitResult};
+inline constexpr Nfs3Call<CreateArgs, CreateResult> kCreateCall{
+    Nfs3Proc::kCreate, false, EncodeCreateArgs, DecodeCreateResult};
+inline constexpr Nfs3Call<MkdirArgs, CreateResult> kMkdirCall{
+    Nfs3Proc::kMkdir, false, EncodeMkdirArgs, DecodeCreateResult};
+inline constexpr Nfs3Call<DirOpArgs, RemoveResult> kRemoveCall{
+    Nfs3Proc::kRemove, false, EncodeDirOpArgs, DecodeRemoveResult};
+inline constexpr Nfs3Call<DirOpArgs, RemoveResult> kRmdirCall{
+    Nfs3Proc::kRmdir, false, EncodeDirOpArgs, DecodeRemoveResult};
+inline constexpr Nfs3Call<RenameArgs, RenameResult> kRenameCall{
+    Nfs3Proc::kRename, false, EncodeRenameArgs, DecodeRenameResult};
+inline constexpr Nfs3Call<FileHandleArgs, FsStatResult> kFsStatCall{
+    Nfs3Proc::kFsStat, true, EncodeFileHandleArgs, DecodeFsStatResult};
+inline constexpr Nfs3Call<FileHandleArgs, FsInfoResult> kFsInfoCall{
+    Nfs3Proc::kFsInfo, true, EncodeFileHandleArgs, DecodeFsInfoResult};
 
 // --- For test servers -------------------------------------------------------
 

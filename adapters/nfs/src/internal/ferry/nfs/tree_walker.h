@@ -43,6 +43,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "ferry/fs/entry.h"
 #include "ferry/nfs/nfs3_types.h"
 #include "ferry/nfs/nfs_client.h"
 
@@ -59,26 +60,19 @@ struct WalkEntry {
   uint64_t fileid = 0;
 };
 
-struct WalkError {
-  std::string path;  // the directory that could not be read ("" = the root)
-  absl::Status status;
-};
+// As fs::WalkBatch's, with the directory that could not be read ("" = the
+// root).
+using WalkError = fs::WalkError;
 
 struct WalkBatch {
   std::vector<WalkEntry> entries;
   std::vector<WalkError> errors;
 };
 
-struct WalkStats {
-  uint64_t directories = 0;  // directories listed to the end (the root included)
-  uint64_t entries = 0;      // entries handed to the callback
-  uint64_t bytes = 0;        // sum of those that are regular files' sizes
-  uint64_t errors = 0;       // WalkErrors reported
-  uint64_t rpcs = 0;         // READDIRPLUS (and fallback LOOKUP) calls completed
-  uint64_t retries = 0;      // BAD_COOKIE restarts + the pool's re-sent calls
-  absl::Duration elapsed;
-  bool stopped_early = false;  // the callback returned false
-};
+// fs::WalkStats: `bytes` sums the regular files' sizes, `requests` counts
+// the READDIRPLUS (and fallback LOOKUP) calls completed, `retries` the
+// BAD_COOKIE restarts and the pool's re-sent calls.
+using WalkStats = fs::WalkStats;
 
 struct WalkOptions {
   // READDIRPLUS calls in flight at once. 256 keeps a 2-core ganesha busy

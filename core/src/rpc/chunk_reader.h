@@ -1,0 +1,71 @@
+// ChunkReader: the reader shared by the framings whose stream is a sequence
+// of [4-byte big-endian header][chunk of bytes the header counts]: length
+// prefix (one chunk per record) and ONC RPC record marking (a record is
+// one or more fragments). Private to the core's framings.
+//
+// The reader is a small state machine fed arbitrary slices of the stream:
+// it collects a header (possibly across several Consume calls), lets the
+// framing check it (before any of the chunk is buffered) and size the
+// record, then copies chunk bytes straight into the record being
+// assembled. Every input byte is copied once, into that record, which is
+// then moved into the output vector, so feeding a stream one byte at a time
+// costs the same copying as feeding it whole (no quadratic re-buffering).
+// Errors are sticky: the stream is unusable after one.
+#ifndef FERRY_SRC_RPC_CHUNK_READER_H_
+#define FERRY_SRC_RPC_CHUNK_READER_H_
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "ferry/rpc/framing.h"
+
+namespace ferry::internal {
+
+inline constexpr size_t kChunkHeaderSize = 4;
+
+// Makes room for `size` bytes in `*s`, at least doubling its capacity when it
+// grows, so appending many records to one buffer stays linear whatever the
+// standard library's reserve() does.
+inline void ReserveGeometric(std::string* s, size_t size) {
+  if (size > s->capacity()) s->reserve(std::max(size, 2 * s->capacity()));
+}
+
+class ChunkReader : public RecordReader {
+ public:
+  absl::Status Consume(std::string_view data, std::vector<std::string>* records) final;
+  size_t buffered_bytes() const final { return buffered_; }
+
+ protected:
+  // A chunk's header has arrived: the chunk's length, or why the stream is
+  // malformed (DataLoss). May reserve room in record() for what is coming.
+  virtual absl::StatusOr<size_t> StartChunk(uint32_t header) = 0;
+  // The chunk is all in record(): whether the record is complete, or why
+  // the stream is malformed (DataLoss).
+  virtual absl::StatusOr<bool> EndChunk() = 0;
+  // The record assembled so far.
+  std::string& record() { return record_; }
+
+ private:
+  absl::Status Fail(absl::Status error) {
+    error_ = std::move(error);
+    return error_;
+  }
+
+  char header_[kChunkHeaderSize] = {};
+  size_t header_have_ = 0;  // bytes of the current chunk header seen
+  size_t chunk_left_ = 0;   // bytes of the current chunk still to come
+  std::string record_;      // the record assembled so far
+  size_t buffered_ = 0;     // stream bytes since the last complete record
+  absl::Status error_;      // sticky
+};
+
+}  // namespace ferry::internal
+
+#endif  // FERRY_SRC_RPC_CHUNK_READER_H_

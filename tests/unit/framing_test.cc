@@ -1,0 +1,79 @@
+// What every Framing (framing.h) promises: records appended to one stream
+// come out of a reader as they went in, however the stream is split.
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ferry/rpc/framing.h"
+#include "gtest/gtest.h"
+
+namespace ferry {
+namespace {
+
+struct FramingCase {
+  const char* name;
+  std::function<std::unique_ptr<Framing>()> make;
+  // A stream's worth of records, as the framing allows them (record
+  // marking has no empty records).
+  std::vector<std::string> records;
+};
+
+void PrintTo(const FramingCase& c, std::ostream* os) { *os << c.name; }
+
+class FramingTest : public ::testing::TestWithParam<FramingCase> {
+ protected:
+  void SetUp() override {
+    framing_ = GetParam().make();
+    for (const std::string& r : GetParam().records) framing_->Append(r, &wire_);
+  }
+
+  const std::vector<std::string>& sent() const { return GetParam().records; }
+
+  std::unique_ptr<Framing> framing_;
+  std::string wire_;  // every record of the case, appended in order
+};
+
+TEST_P(FramingTest, ReaderSplitsConcatenatedRecords) {
+  auto reader = framing_->NewReader();
+  std::vector<std::string> records;
+  ASSERT_TRUE(reader->Consume(wire_, &records).ok());
+  EXPECT_EQ(records, sent());
+  EXPECT_EQ(reader->buffered_bytes(), 0u);
+}
+
+TEST_P(FramingTest, ByteByByteFeedingYieldsTheSameRecords) {
+  auto reader = framing_->NewReader();
+  std::vector<std::string> records;
+  for (char c : wire_) ASSERT_TRUE(reader->Consume(std::string_view(&c, 1), &records).ok());
+  EXPECT_EQ(records, sent());
+  EXPECT_EQ(reader->buffered_bytes(), 0u);
+}
+
+TEST_P(FramingTest, EverySplitOfTheStreamYieldsTheSameRecords) {
+  for (size_t cut = 0; cut <= wire_.size(); ++cut) {
+    auto reader = framing_->NewReader();
+    std::vector<std::string> records;
+    ASSERT_TRUE(reader->Consume(std::string_view(wire_).substr(0, cut), &records).ok());
+    ASSERT_TRUE(reader->Consume(std::string_view(wire_).substr(cut), &records).ok());
+    EXPECT_EQ(records, sent()) << cut;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Framings, FramingTest,
+    ::testing::Values(
+        FramingCase{"LengthPrefix", [] { return NewLengthPrefixFraming(); },
+                    {"alpha", "", std::string(300, 'b'), "z"}},
+        FramingCase{"RecordMarking", [] { return NewRecordMarkingFraming({}); },
+                    {"abcdefg", "hi", std::string(300, 'b'), "jklm"}},
+        // Fragments of at most 5 bytes: records cross fragment boundaries.
+        FramingCase{"RecordMarkingInSmallFragments",
+                    [] { return NewRecordMarkingFraming({.max_fragment_size = 5}); },
+                    {"first record", "x", std::string(23, 'y'), "last"}}),
+    [](const ::testing::TestParamInfo<FramingCase>& p) { return p.param.name; });
+
+}  // namespace
+}  // namespace ferry

@@ -5,28 +5,10 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
+#include "ferry/base/strings.h"
 
 namespace ferry::s3 {
 namespace {
-
-// Appends code point `cp` as UTF-8.
-void AppendUtf8(long cp, std::string* out) {
-  if (cp < 0x80) {
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
 
 // Appends what `entity` ("&name;") stands for: one of XML's five named
 // entities or a character reference (&#38; &#x26;); any other verbatim.
@@ -44,10 +26,14 @@ void AppendEntity(std::string_view entity, std::string* out) {
     out->push_back('\'');
   } else if (!name.empty() && name[0] == '#') {
     const std::string num(name.substr(1));
-    AppendUtf8((!num.empty() && (num[0] == 'x' || num[0] == 'X'))
-                   ? std::strtol(num.c_str() + 1, nullptr, 16)
-                   : std::strtol(num.c_str(), nullptr, 10),
-               out);
+    const long cp = (!num.empty() && (num[0] == 'x' || num[0] == 'X'))
+                        ? std::strtol(num.c_str() + 1, nullptr, 16)
+                        : std::strtol(num.c_str(), nullptr, 10);
+    if (cp < 0 || cp > 0x10FFFF) {
+      out->append(entity);  // not a code point: kept as the server sent it
+    } else {
+      AppendUtf8(static_cast<uint32_t>(cp), out);
+    }
   } else {
     out->append(entity);
   }

@@ -10,6 +10,7 @@
 #ifndef FERRY_BASE_STRINGS_H_
 #define FERRY_BASE_STRINGS_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -20,6 +21,26 @@ namespace ferry {
 
 inline absl::string_view ToAbsl(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 inline std::string_view ToStd(absl::string_view s) { return std::string_view(s.data(), s.size()); }
+
+// Appends Unicode code point `cp` (at most 0x10FFFF) as UTF-8: what XML's
+// numeric character references decode to.
+inline void AppendUtf8(uint32_t cp, std::string* out) {
+  if (cp < 0x80) {
+    out->push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
 
 namespace strings_internal {
 inline absl::string_view CatArg(std::string_view s) { return ToAbsl(s); }

@@ -1,0 +1,73 @@
+package io.ferry;
+
+import java.io.IOException;
+
+/**
+ * Every place ferry reaches, by URL: local paths, {@code s3://}, {@code nfs://},
+ * {@code irods://} (the C++ registry resolves the URL; the C++ engine copies). Mirrors the
+ * Python {@code ferry.FileSystems}.
+ *
+ * <pre>{@code
+ * try (Runtime rt = new Runtime(); FileSystems fs = new FileSystems(rt)) {
+ *   TransferStats s = fs.copy("irods://alice@host:1247/zone/home/alice/big.bin", "/tmp/big.bin", false);
+ *   Entry e = fs.stat("s3://bucket/key");
+ * }
+ * }</pre>
+ *
+ * Errors: {@link java.io.FileNotFoundException}, {@link java.nio.file.AccessDeniedException},
+ * {@link java.nio.file.FileAlreadyExistsException}, {@link SecurityException} (wrong
+ * credentials), {@link IllegalArgumentException} (a bad URL), {@link IOException} (a server
+ * that cannot be reached), each with ferry's message. Thread-safe; AutoCloseable.
+ */
+public final class FileSystems implements AutoCloseable {
+  private final NativeHandle handle;
+
+  public FileSystems(Runtime runtime) {
+    this(runtime, 0, 0);
+  }
+
+  /**
+   * @param irodsConnections logins per iRODS endpoint (0: ferry's default)
+   * @param irodsParallelism streams per iRODS file (0: ferry's default)
+   */
+  public FileSystems(Runtime runtime, int irodsConnections, int irodsParallelism) {
+    if (irodsConnections < 0 || irodsParallelism < 0) {
+      throw new IllegalArgumentException("connections and parallelism must be >= 0");
+    }
+    handle = new NativeHandle("FileSystems",
+        newFileSystems(runtime.handle(), irodsConnections, irodsParallelism),
+        FileSystems::disposeFileSystems);
+  }
+
+  /** What {@code url} names. */
+  public Entry stat(String url) throws IOException {
+    return stat(handle.get(), url);
+  }
+
+  /**
+   * Copies file {@code src} to {@code dst} (or, {@code recursive}, every file below directory
+   * {@code src} to the same path below {@code dst}), between any two places. A tree copy with
+   * failed files throws the first failure (naming how many failed).
+   */
+  public TransferStats copy(String src, String dst, boolean recursive) throws IOException {
+    return copy(handle.get(), src, dst, recursive);
+  }
+
+  public boolean isClosed() {
+    return handle.isClosed();
+  }
+
+  @Override
+  public void close() {
+    handle.close();
+  }
+
+  private static native long newFileSystems(long runtime, int irodsConnections, int irodsParallelism);
+
+  private static native void disposeFileSystems(long handle);
+
+  private static native Entry stat(long handle, String url) throws IOException;
+
+  private static native TransferStats copy(long handle, String src, String dst, boolean recursive)
+      throws IOException;
+}

@@ -1,0 +1,40 @@
+package io.ferry;
+
+/**
+ * ferry's threads: I/O threads and a blocking pool for the copy engine's workers. Everything
+ * else holds a reference to the runtime it was made on, so closing a Runtime while a
+ * {@link FileSystems} still uses it is safe: the threads stop when the last user closes.
+ * Thread-safe; AutoCloseable (a Cleaner frees it if a user forgets).
+ */
+public final class Runtime implements AutoCloseable {
+  private final NativeHandle handle;
+
+  /** A runtime with ferry's default thread counts. */
+  public Runtime() {
+    this(0);
+  }
+
+  /** A runtime with {@code blockingThreads} engine workers (0: ferry's default). */
+  public Runtime(int blockingThreads) {
+    if (blockingThreads < 0) throw new IllegalArgumentException("blockingThreads must be >= 0");
+    NativeLibrary.load();
+    handle = new NativeHandle("Runtime", newRuntime(blockingThreads), Runtime::disposeRuntime);
+  }
+
+  long handle() {
+    return handle.get();
+  }
+
+  public boolean isClosed() {
+    return handle.isClosed();
+  }
+
+  @Override
+  public void close() {
+    handle.close();
+  }
+
+  private static native long newRuntime(int blockingThreads);
+
+  private static native void disposeRuntime(long handle);
+}

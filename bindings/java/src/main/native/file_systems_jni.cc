@@ -1,0 +1,137 @@
+// io.ferry.FileSystems: the registry of every built-in adapter on a Runtime,
+// stat and copy through the core engine. No logic beyond the core's.
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "ferry/adapters/builtin.h"
+#include "ferry/fs/registry.h"
+#include "ferry/runtime/runtime.h"
+#include "ferry/transfer/copy_engine.h"
+#include "portal.h"
+
+namespace {
+
+using ferry::java::FromHandle;
+using ferry::java::ThrowStatus;
+using ferry::java::ToHandle;
+using ferry::java::ToStd;
+
+struct NativeFileSystems {
+  std::shared_ptr<ferry::Runtime> runtime;  // outlives the registry
+  std::unique_ptr<ferry::fs::FileSystemRegistry> registry;
+};
+
+const char* KindName(ferry::fs::EntryKind k) {
+  switch (k) {
+    case ferry::fs::EntryKind::kFile: return "file";
+    case ferry::fs::EntryKind::kDirectory: return "directory";
+    case ferry::fs::EntryKind::kSymlink: return "symlink";
+    case ferry::fs::EntryKind::kOther: return "other";
+    case ferry::fs::EntryKind::kUnknown: break;
+  }
+  return "unknown";
+}
+
+jobject MakeStats(JNIEnv* env, const ferry::TransferStats& s) {
+  jclass c = env->FindClass("io/ferry/TransferStats");
+  if (c == nullptr) return nullptr;
+  jmethodID ctor = env->GetMethodID(c, "<init>", "(JJD)V");
+  jobject out = ctor == nullptr ? nullptr
+                                : env->NewObject(c, ctor, static_cast<jlong>(s.bytes),
+                                                 static_cast<jlong>(s.files),
+                                                 absl::ToDoubleSeconds(s.elapsed));
+  env->DeleteLocalRef(c);
+  return out;
+}
+
+}  // namespace
+
+extern "C" {
+
+JNIEXPORT jlong JNICALL Java_io_ferry_FileSystems_newFileSystems(JNIEnv* env, jclass, jlong runtime,
+                                                                 jint irods_connections,
+                                                                 jint irods_parallelism) {
+  auto fs = std::make_unique<NativeFileSystems>();
+  fs->runtime = *FromHandle<std::shared_ptr<ferry::Runtime>>(runtime);
+  fs->registry = std::make_unique<ferry::fs::FileSystemRegistry>(*fs->runtime);
+  absl::Status s = ferry::RegisterBuiltinFileSystems(
+      *fs->registry, {.irods_parallelism = irods_parallelism, .irods_connections = irods_connections});
+  if (!s.ok()) {
+    ThrowStatus(env, s);
+    return 0;
+  }
+  return ToHandle(fs.release());
+}
+
+JNIEXPORT void JNICALL Java_io_ferry_FileSystems_disposeFileSystems(JNIEnv*, jclass, jlong handle) {
+  delete FromHandle<NativeFileSystems>(handle);
+}
+
+JNIEXPORT jobject JNICALL Java_io_ferry_FileSystems_stat(JNIEnv* env, jclass, jlong handle, jstring url) {
+  NativeFileSystems* fs = FromHandle<NativeFileSystems>(handle);
+  absl::StatusOr<ferry::fs::Location> where = fs->registry->Resolve(ToStd(env, url));
+  if (!where.ok()) {
+    ThrowStatus(env, where.status());
+    return nullptr;
+  }
+  absl::StatusOr<ferry::fs::Entry> e = where->fs->Stat(where->path);
+  if (!e.ok()) {
+    ThrowStatus(env, e.status());
+    return nullptr;
+  }
+  jclass c = env->FindClass("io/ferry/Entry");
+  if (c == nullptr) return nullptr;
+  jmethodID ctor = env->GetMethodID(c, "<init>", "(Ljava/lang/String;Ljava/lang/String;JJJ)V");
+  if (ctor == nullptr) return nullptr;
+  const jlong mtime = e->mtime == absl::InfinitePast() ? -1 : absl::ToUnixNanos(e->mtime);
+  jstring path = ferry::java::ToJava(env, e->path);
+  jstring kind = env->NewStringUTF(KindName(e->kind));
+  jobject out = env->NewObject(c, ctor, path, kind, static_cast<jlong>(e->size), mtime,
+                               static_cast<jlong>(e->id));
+  env->DeleteLocalRef(path);
+  env->DeleteLocalRef(kind);
+  env->DeleteLocalRef(c);
+  return out;
+}
+
+JNIEXPORT jobject JNICALL Java_io_ferry_FileSystems_copy(JNIEnv* env, jclass, jlong handle, jstring src,
+                                                         jstring dst, jboolean recursive) {
+  NativeFileSystems* fs = FromHandle<NativeFileSystems>(handle);
+  const std::string src_url = ToStd(env, src), dst_url = ToStd(env, dst);
+  absl::StatusOr<ferry::fs::Location> from = fs->registry->Resolve(src_url);
+  if (!from.ok()) {
+    ThrowStatus(env, from.status());
+    return nullptr;
+  }
+  absl::StatusOr<ferry::fs::Location> to = fs->registry->Resolve(dst_url);
+  if (!to.ok()) {
+    ThrowStatus(env, to.status());
+    return nullptr;
+  }
+  if (!recursive) {
+    absl::StatusOr<ferry::TransferStats> s =
+        ferry::CopyFile(*fs->runtime, *from->fs, from->path, *to->fs, to->path);
+    if (!s.ok()) {
+      ThrowStatus(env, s.status());
+      return nullptr;
+    }
+    return MakeStats(env, *s);
+  }
+  absl::StatusOr<ferry::TreeCopyResult> r =
+      ferry::CopyTree(*fs->runtime, *from->fs, from->path, *to->fs, to->path);
+  if (!r.ok()) {
+    ThrowStatus(env, r.status());
+    return nullptr;
+  }
+  if (r->files_failed > 0 && !r->failures.empty()) {
+    const absl::Status& first = r->failures.front().status;
+    ThrowStatus(env, absl::Status(first.code(), absl::StrCat(r->files_failed, " file(s) failed; first: ",
+                                                             r->failures.front().source, ": ",
+                                                             first.message())));
+    return nullptr;
+  }
+  return MakeStats(env, r->totals);
+}
+
+}  // extern "C"

@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <utility>
 
-#include "absl/random/random.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "ferry/base/mutex.h"
+#include "ferry/base/random.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
 
@@ -296,7 +296,7 @@ absl::StatusOr<std::unique_ptr<fs::File>> IrodsFileSystem::OpenWrite(std::string
   const std::string logical = LogicalPath(path);
   const std::string_view parent = fs::DirName(logical);
   const std::string temp = Cat(parent, parent == "/" ? "" : "/", ".ferry-", fs::BaseName(logical),
-                                        absl::StrFormat("-%016x", absl::Uniform<uint64_t>(absl::BitGen())));
+                                        absl::StrFormat("-%016x", RandomUint64()));
   const int flags = O_WRONLY | O_CREAT | O_TRUNC;
   FERRY_ASSIGN_OR_RETURN(std::unique_ptr<IrodsStream> primary, client_->Open(temp, flags));
   std::string token;

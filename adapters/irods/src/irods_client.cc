@@ -369,11 +369,11 @@ absl::Status IrodsClient::Query(
   // The whole paged query runs on one session: the continuation index is
   // that connection's statement.
   FERRY_ASSIGN_OR_RETURN(SessionLease lease, pool_->Acquire());
-  int64_t continue_index = 0;
-  for (;;) {
+  // The request for a page; maxRows 0 with an index closes the statement.
+  auto request = [&](int64_t max_rows, int64_t continue_index) {
     XmlWriter w;
     w.Open("GenQueryInp_PI")
-        .Int("maxRows", options_.query_page_rows)
+        .Int("maxRows", max_rows)
         .Int("continueInx", continue_index)
         .Int("partialStartIndex", 0)
         .Int("options", 0)
@@ -386,7 +386,12 @@ absl::Status IrodsClient::Query(
     for (const auto& [col, cond] : conditions) w.Int("inx", col);
     for (const auto& [col, cond] : conditions) w.Str("svalue", cond);
     w.Close("InxValPair_PI").Close("GenQueryInp_PI");
-    absl::StatusOr<Reply> r = Call(*lease, kGenQuery, w.Take(), {}, context);
+    return w.Take();
+  };
+  int64_t continue_index = 0;
+  for (;;) {
+    absl::StatusOr<Reply> r = Call(*lease, kGenQuery, request(options_.query_page_rows, continue_index), {},
+                                   context);
     if (absl::IsNotFound(r.status()) && absl::StrContains(r.status().message(), "CAT_NO_ROWS_FOUND")) {
       return absl::OkStatus();
     }
@@ -412,18 +417,8 @@ absl::Status IrodsClient::Query(
     const bool more = on_page(page);
     if (continue_index <= 0) return absl::OkStatus();
     if (!more) {
-      // Close the statement on the server: maxRows 0 with the index.
-      XmlWriter close;
-      close.Open("GenQueryInp_PI").Int("maxRows", 0).Int("continueInx", continue_index)
-          .Int("partialStartIndex", 0).Int("options", 0).KeyVals({})
-          .Open("InxIvalPair_PI").Int("iiLen", static_cast<int64_t>(select.size()));
-      for (const auto& [col, flag] : select) close.Int("inx", col);
-      for (const auto& [col, flag] : select) close.Int("ivalue", flag);
-      close.Close("InxIvalPair_PI").Open("InxValPair_PI").Int("isLen", static_cast<int64_t>(conditions.size()));
-      for (const auto& [col, cond] : conditions) close.Int("inx", col);
-      for (const auto& [col, cond] : conditions) close.Str("svalue", cond);
-      close.Close("InxValPair_PI").Close("GenQueryInp_PI");
-      (void)Call(*lease, kGenQuery, close.Take(), {}, context);
+      // Close the statement on the server.
+      (void)Call(*lease, kGenQuery, request(0, continue_index), {}, context);
       return absl::OkStatus();
     }
   }

@@ -165,17 +165,6 @@ def upload(target: Target, local_path: str, path: str, *, recursive: bool = Fals
         _close_all(owned)
 
 
-def walk(url: str, *, runtime: _core.Runtime, **options: Any) -> _fs.Walk:
-    """Walks the collection tree at ``url``; see ``ferry.FileSystems.walk``."""
-    fsys = _fs.FileSystems(runtime=runtime)
-    try:
-        return fsys.walk(url, **options)
-    finally:
-        fsys.close()  # the walk holds what it needs
-
-
-def walk_entries(url: str, *, runtime: _core.Runtime,
-                 onerror: Optional[Callable[[WalkError], None]] = None,
-                 **options: Any) -> Iterator[WalkEntry]:
-    """As :func:`walk`, one ``WalkEntry`` at a time."""
-    return _fs._entries(walk(url, runtime=runtime, **options), onerror)
+# A walk of irods:// URLs is the protocol-neutral one.
+walk = _fs.walk
+walk_entries = _fs.walk_entries

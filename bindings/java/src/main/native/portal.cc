@@ -1,24 +1,79 @@
 #include "portal.h"
 
+#include <array>
+
+#include "ferry/base/strings.h"
 #include "ferry/bindings/error_kind.h"
 
 namespace ferry::java {
+namespace {
+
+using bindings::ErrorKind;
+
+// One table both ways. Most specific classes first: the reverse lookup
+// takes the first the exception is an instance of; ThrowStatus the first
+// row of the status's kind.
+struct ExceptionRow {
+  ErrorKind kind;
+  absl::StatusCode code;  // what a Java exception of this class stands for
+  const char* cls;
+};
+constexpr std::array<ExceptionRow, 14> kExceptions = {{
+    {ErrorKind::kNotFound, absl::StatusCode::kNotFound, "java/io/FileNotFoundException"},
+    {ErrorKind::kNotFound, absl::StatusCode::kNotFound, "java/nio/file/NoSuchFileException"},
+    {ErrorKind::kAlreadyExists, absl::StatusCode::kAlreadyExists,
+     "java/nio/file/FileAlreadyExistsException"},
+    {ErrorKind::kPermissionDenied, absl::StatusCode::kPermissionDenied,
+     "java/nio/file/AccessDeniedException"},
+    {ErrorKind::kUnauthenticated, absl::StatusCode::kUnauthenticated, "java/lang/SecurityException"},
+    {ErrorKind::kTimeout, absl::StatusCode::kDeadlineExceeded, "io/ferry/FerryTimeoutException"},
+    {ErrorKind::kTimeout, absl::StatusCode::kDeadlineExceeded,
+     "java/util/concurrent/TimeoutException"},
+    {ErrorKind::kProtocol, absl::StatusCode::kDataLoss, "io/ferry/ProtocolException"},
+    {ErrorKind::kInvalidArgument, absl::StatusCode::kInvalidArgument,
+     "java/lang/IllegalArgumentException"},
+    {ErrorKind::kFailedPrecondition, absl::StatusCode::kFailedPrecondition,
+     "java/lang/IllegalStateException"},
+    {ErrorKind::kCancelled, absl::StatusCode::kCancelled,
+     "java/util/concurrent/CancellationException"},
+    {ErrorKind::kOther, absl::StatusCode::kUnknown, "io/ferry/FerryException"},
+    // Last: the bases of several rows above.
+    {ErrorKind::kUnavailable, absl::StatusCode::kUnavailable, "java/io/IOException"},
+    {ErrorKind::kOther, absl::StatusCode::kUnknown, "java/lang/Throwable"},
+}};
+
+// The class name of `obj`, dotted ("java.io.FileNotFoundException").
+std::string ClassName(JNIEnv* env, jobject obj) {
+  jclass cls = env->GetObjectClass(obj);
+  jclass class_class = env->FindClass("java/lang/Class");
+  jmethodID get_name = env->GetMethodID(class_class, "getName", "()Ljava/lang/String;");
+  auto name = static_cast<jstring>(env->CallObjectMethod(cls, get_name));
+  std::string out = env->ExceptionCheck() ? "?" : ToStd(env, name);
+  env->ExceptionClear();
+  env->DeleteLocalRef(name);
+  env->DeleteLocalRef(class_class);
+  env->DeleteLocalRef(cls);
+  return out;
+}
+
+// Detaches a thread AttachedEnv attached, when the thread exits.
+struct Attachment {
+  JavaVM* vm = nullptr;
+  ~Attachment() {
+    if (vm != nullptr) vm->DetachCurrentThread();
+  }
+};
+
+}  // namespace
 
 void ThrowStatus(JNIEnv* env, const absl::Status& status) {
-  using bindings::ErrorKind;
+  const ErrorKind kind = bindings::ErrorKindFor(status.code());
   const char* cls = "io/ferry/FerryException";
-  switch (bindings::ErrorKindFor(status.code())) {
-    case ErrorKind::kNotFound: cls = "java/io/FileNotFoundException"; break;
-    case ErrorKind::kAlreadyExists: cls = "java/nio/file/FileAlreadyExistsException"; break;
-    case ErrorKind::kPermissionDenied: cls = "java/nio/file/AccessDeniedException"; break;
-    case ErrorKind::kUnauthenticated: cls = "java/lang/SecurityException"; break;
-    case ErrorKind::kTimeout: cls = "io/ferry/FerryTimeoutException"; break;
-    case ErrorKind::kUnavailable: cls = "java/io/IOException"; break;
-    case ErrorKind::kProtocol: cls = "io/ferry/ProtocolException"; break;
-    case ErrorKind::kInvalidArgument: cls = "java/lang/IllegalArgumentException"; break;
-    case ErrorKind::kFailedPrecondition: cls = "java/lang/IllegalStateException"; break;
-    case ErrorKind::kCancelled: cls = "java/util/concurrent/CancellationException"; break;
-    case ErrorKind::kOther: break;
+  for (const ExceptionRow& row : kExceptions) {
+    if (row.kind == kind) {
+      cls = row.cls;
+      break;
+    }
   }
   jclass c = env->FindClass(cls);
   if (c == nullptr) return;  // NoClassDefFoundError pending
@@ -34,15 +89,115 @@ void ThrowClosed(JNIEnv* env, const char* what) {
   env->DeleteLocalRef(c);
 }
 
+absl::Status StatusFromThrowable(JNIEnv* env, jthrowable t, std::string_view context) {
+  absl::StatusCode code = absl::StatusCode::kUnknown;
+  for (const ExceptionRow& row : kExceptions) {
+    jclass c = env->FindClass(row.cls);
+    if (c == nullptr) {
+      env->ExceptionClear();
+      continue;
+    }
+    const bool match = env->IsInstanceOf(t, c);
+    env->DeleteLocalRef(c);
+    if (match) {
+      code = row.code;
+      break;
+    }
+  }
+  jclass throwable = env->FindClass("java/lang/Throwable");
+  jmethodID get_message = env->GetMethodID(throwable, "getMessage", "()Ljava/lang/String;");
+  auto message = static_cast<jstring>(env->CallObjectMethod(t, get_message));
+  std::string text = env->ExceptionCheck() ? "?" : ToStd(env, message);
+  env->ExceptionClear();
+  env->DeleteLocalRef(message);
+  env->DeleteLocalRef(throwable);
+  return absl::Status(code, Cat(context, ": ", ClassName(env, t), ": ", text));
+}
+
+void ToStd(JNIEnv* env, jstring s, std::string* out) {
+  out->clear();
+  if (s == nullptr) return;
+  const jsize n = env->GetStringLength(s);
+  const jchar* chars = env->GetStringCritical(s, nullptr);
+  if (chars == nullptr) return;  // OutOfMemoryError pending
+  out->reserve(static_cast<size_t>(n));
+  for (jsize i = 0; i < n; ++i) {
+    uint32_t c = chars[i];
+    if (c < 0x80) {
+      out->push_back(static_cast<char>(c));
+      continue;
+    }
+    if (c >= 0xD800 && c < 0xDC00 && i + 1 < n && chars[i + 1] >= 0xDC00 && chars[i + 1] < 0xE000) {
+      c = 0x10000 + ((c - 0xD800) << 10) + (chars[i + 1] - 0xDC00);
+      ++i;
+    }
+    AppendUtf8(c, out);  // a lone surrogate stays its own code point (WTF-8)
+  }
+  env->ReleaseStringCritical(s, chars);
+}
+
 std::string ToStd(JNIEnv* env, jstring s) {
-  if (s == nullptr) return {};
-  const char* chars = env->GetStringUTFChars(s, nullptr);
-  if (chars == nullptr) return {};
-  std::string out(chars);
-  env->ReleaseStringUTFChars(s, chars);
+  std::string out;
+  ToStd(env, s, &out);
   return out;
 }
 
-jstring ToJava(JNIEnv* env, const std::string& s) { return env->NewStringUTF(s.c_str()); }
+jstring ToJava(JNIEnv* env, std::string_view s) {
+  std::u16string utf16;
+  utf16.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    uint32_t cp = 0xFFFD;
+    size_t len = 1;
+    if (b < 0x80) {
+      cp = b;
+    } else if ((b >> 5) == 0x6 && i + 1 < s.size()) {
+      cp = ((b & 0x1F) << 6) | (s[i + 1] & 0x3F);
+      len = 2;
+    } else if ((b >> 4) == 0xE && i + 2 < s.size()) {
+      cp = ((b & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F);
+      len = 3;
+    } else if ((b >> 3) == 0x1E && i + 3 < s.size()) {
+      cp = ((b & 0x07) << 18) | ((s[i + 1] & 0x3F) << 12) | ((s[i + 2] & 0x3F) << 6) |
+           (s[i + 3] & 0x3F);
+      len = 4;
+    }
+    i += len;
+    if (cp >= 0x10000) {
+      cp -= 0x10000;
+      utf16.push_back(static_cast<char16_t>(0xD800 + (cp >> 10)));
+      utf16.push_back(static_cast<char16_t>(0xDC00 + (cp & 0x3FF)));
+    } else {
+      utf16.push_back(static_cast<char16_t>(cp));
+    }
+  }
+  return env->NewString(reinterpret_cast<const jchar*>(utf16.data()),
+                        static_cast<jsize>(utf16.size()));
+}
+
+JNIEnv* AttachedEnv(JavaVM* vm) {
+  JNIEnv* env = nullptr;
+  if (vm->GetEnv(reinterpret_cast<void**>(&env), JNI_VERSION_1_8) == JNI_OK) return env;
+  // Thread-local, not global: one per thread ferry attached, so the thread
+  // detaches itself as it exits (a JVM must not outlive attached threads'
+  // Thread objects).
+  thread_local Attachment attachment;
+  JavaVMAttachArgs args{JNI_VERSION_1_8, const_cast<char*>("ferry"), nullptr};
+  if (vm->AttachCurrentThreadAsDaemon(reinterpret_cast<void**>(&env), &args) != JNI_OK) {
+    return nullptr;
+  }
+  attachment.vm = vm;
+  return env;
+}
+
+GlobalRef::GlobalRef(JNIEnv* env, jobject obj) {
+  env->GetJavaVM(&vm_);
+  ref_ = obj == nullptr ? nullptr : env->NewGlobalRef(obj);
+}
+
+GlobalRef::~GlobalRef() {
+  if (ref_ == nullptr) return;
+  if (JNIEnv* env = AttachedEnv(vm_)) env->DeleteGlobalRef(ref_);
+}
 
 }  // namespace ferry::java

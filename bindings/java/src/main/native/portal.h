@@ -1,6 +1,6 @@
-// The JNI portal (RocksDB's shape): cached classes and method ids, handle
-// conversion, and the one Status -> Java exception mapping
-// (bindings/common's ErrorKind table; the message is the Status message).
+// The JNI portal (RocksDB's shape): handle conversion, strings, references
+// that outlive a native call, and the one Status <-> Java exception table
+// (bindings/common's ErrorKind; the message is the Status message).
 #ifndef FERRY_JAVA_PORTAL_H_
 #define FERRY_JAVA_PORTAL_H_
 
@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "absl/status/status.h"
 
@@ -17,9 +18,40 @@ namespace ferry::java {
 void ThrowStatus(JNIEnv* env, const absl::Status& status);
 // Throws IllegalStateException("<what> is closed").
 void ThrowClosed(JNIEnv* env, const char* what);
-// A Java string as UTF-8 (modified UTF-8 decoded; null -> "").
+
+// The status a Java exception stands for (the reverse of ThrowStatus:
+// FileNotFoundException and NoSuchFileException -> NotFound, ...), with the
+// message "<context>: <exception class>: <its message>".
+absl::Status StatusFromThrowable(JNIEnv* env, jthrowable t, std::string_view context);
+
+// A Java string as UTF-8 (surrogate pairs joined; null -> ""), and back.
+// Not JNI's "modified UTF-8", which spells U+0000 and characters beyond
+// the BMP in ways no server expects.
 std::string ToStd(JNIEnv* env, jstring s);
-jstring ToJava(JNIEnv* env, const std::string& s);
+// As ToStd, into `*out` (reusing its capacity: the cache's hot path).
+void ToStd(JNIEnv* env, jstring s, std::string* out);
+jstring ToJava(JNIEnv* env, std::string_view s);
+
+// The JNIEnv of the calling thread, attaching it as a daemon thread when
+// it is one of ferry's (a Runtime thread running a refresh-ahead loader or
+// a progress callback); such a thread is detached when it exits. Null if
+// the JVM refuses.
+JNIEnv* AttachedEnv(JavaVM* vm);
+
+// A JNI global reference, deleted on whichever thread drops the last owner.
+// Thread-safety: immutable after construction.
+class GlobalRef {
+ public:
+  GlobalRef(JNIEnv* env, jobject obj);
+  ~GlobalRef();
+  GlobalRef(const GlobalRef&) = delete;
+  GlobalRef& operator=(const GlobalRef&) = delete;
+  jobject get() const { return ref_; }
+
+ private:
+  JavaVM* vm_ = nullptr;
+  jobject ref_ = nullptr;
+};
 
 template <typename T>
 T* FromHandle(jlong handle) {

@@ -7,4 +7,8 @@ public class FerryException extends IOException {
   public FerryException(String message) {
     super(message);
   }
+
+  public FerryException(String message, Throwable cause) {
+    super(message, cause);
+  }
 }

@@ -25,6 +25,15 @@ public final class Runtime implements AutoCloseable {
     return handle.get();
   }
 
+  /** The native handle, kept open until {@link #releaseHandle()} (for objects made on it). */
+  long acquireHandle() {
+    return handle.acquire();
+  }
+
+  void releaseHandle() {
+    handle.release();
+  }
+
   public boolean isClosed() {
     return handle.isClosed();
   }

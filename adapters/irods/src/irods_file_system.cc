@@ -339,6 +339,38 @@ absl::Status IrodsFileSystem::Rename(std::string_view from, std::string_view to)
   return s;
 }
 
+absl::StatusOr<IrodsUrl> ParseIrodsUrl(std::string_view url) {
+  std::string_view rest = url;
+  if (rest.substr(0, 8) != "irods://") {
+    return absl::InvalidArgumentError(Cat("not an irods:// URL: ", url));
+  }
+  rest.remove_prefix(8);
+  const size_t slash = rest.find('/');
+  std::string_view authority = rest.substr(0, slash);
+  std::string_view path = slash == std::string_view::npos ? std::string_view("/") : rest.substr(slash);
+  FERRY_ASSIGN_OR_RETURN(IrodsAccount account, LoadIrodsAccount());
+  if (size_t at = authority.rfind('@'); at != std::string_view::npos) {
+    account.user = std::string(authority.substr(0, at));
+    authority.remove_prefix(at + 1);
+  }
+  if (size_t colon = authority.rfind(':'); colon != std::string_view::npos) {
+    int port = 0;
+    if (!absl::SimpleAtoi(ToAbsl(authority.substr(colon + 1)), &port) || port <= 0 || port > 65535) {
+      return absl::InvalidArgumentError(Cat("bad port in ", url));
+    }
+    account.port = static_cast<uint16_t>(port);
+    authority = authority.substr(0, colon);
+  }
+  if (!authority.empty()) account.host = std::string(authority);
+  std::string normalized = fs::NormalizePath(path);
+  if (account.zone.empty()) account.zone = std::string(normalized.substr(0, normalized.find('/')));
+  if (account.host.empty() || account.zone.empty()) {
+    return absl::InvalidArgumentError(
+        Cat(url, ": no host or zone (irods://[user@]host[:port]/zone/path)"));
+  }
+  return IrodsUrl{std::move(account), std::move(normalized)};
+}
+
 namespace {
 
 class IrodsProvider final : public fs::FileSystemProvider {
@@ -346,34 +378,8 @@ class IrodsProvider final : public fs::FileSystemProvider {
   explicit IrodsProvider(const IrodsFileSystemOptions& options) : options_(options) {}
 
   absl::StatusOr<fs::Location> Resolve(Runtime&, std::string_view url) override {
-    std::string_view rest = url;
-    if (rest.substr(0, 8) != "irods://") {
-      return absl::InvalidArgumentError(Cat("not an irods:// URL: ", url));
-    }
-    rest.remove_prefix(8);
-    const size_t slash = rest.find('/');
-    std::string_view authority = rest.substr(0, slash);
-    std::string_view path = slash == std::string_view::npos ? std::string_view("/") : rest.substr(slash);
-    FERRY_ASSIGN_OR_RETURN(IrodsAccount account, LoadIrodsAccount());
-    if (size_t at = authority.rfind('@'); at != std::string_view::npos) {
-      account.user = std::string(authority.substr(0, at));
-      authority.remove_prefix(at + 1);
-    }
-    if (size_t colon = authority.rfind(':'); colon != std::string_view::npos) {
-      int port = 0;
-      if (!absl::SimpleAtoi(ToAbsl(authority.substr(colon + 1)), &port) || port <= 0 || port > 65535) {
-        return absl::InvalidArgumentError(Cat("bad port in ", url));
-      }
-      account.port = static_cast<uint16_t>(port);
-      authority = authority.substr(0, colon);
-    }
-    if (!authority.empty()) account.host = std::string(authority);
-    const std::string normalized = fs::NormalizePath(path);
-    if (account.zone.empty()) account.zone = std::string(normalized.substr(0, normalized.find('/')));
-    if (account.host.empty() || account.zone.empty()) {
-      return absl::InvalidArgumentError(
-          Cat(url, ": no host or zone (irods://[user@]host[:port]/zone/path)"));
-    }
+    FERRY_ASSIGN_OR_RETURN(IrodsUrl parsed, ParseIrodsUrl(url));
+    IrodsAccount& account = parsed.account;
     const std::string key = Cat(account.host, "|", account.port, "|", account.user);
     std::shared_ptr<IrodsFileSystem> fs;
     {
@@ -386,7 +392,7 @@ class IrodsProvider final : public fs::FileSystemProvider {
       made_.emplace(key, fs);
     }
     fs::Location out;
-    out.path = normalized;
+    out.path = std::move(parsed.path);
     out.names_directory = out.path.empty() || url.back() == '/';
     out.url = std::string(url);
     out.fs = std::move(fs);

@@ -95,6 +95,16 @@ class IrodsFileSystem final : public fs::FileSystem {
 // The logical path of a filesystem path: "/" + path.
 std::string LogicalPath(std::string_view path);
 
+// What an irods:// URL names: LoadIrodsAccount's account with the URL's
+// user, host and port (the zone from the path when the environment names
+// none), and the filesystem path (normalized, no leading '/').
+// InvalidArgument for a URL that is not irods://[user@]host[:port]/zone/...
+struct IrodsUrl {
+  IrodsAccount account;
+  std::string path;
+};
+absl::StatusOr<IrodsUrl> ParseIrodsUrl(std::string_view url);
+
 // irods:// URLs -> one IrodsFileSystem per host, port and user.
 std::unique_ptr<fs::FileSystemProvider> NewIrodsProvider(const IrodsFileSystemOptions& options = {});
 

@@ -175,6 +175,15 @@ jstring ToJava(JNIEnv* env, std::string_view s) {
                         static_cast<jsize>(utf16.size()));
 }
 
+jlongArray StatsArray(JNIEnv* env, const TtlCacheStats& s) {
+  const jlong values[] = {s.hits,          s.negative_hits, s.misses,    s.loads,
+                          s.load_failures, s.refreshes,     s.evictions, s.expirations,
+                          s.invalidations, s.loads_in_flight};
+  jlongArray out = env->NewLongArray(10);
+  if (out != nullptr) env->SetLongArrayRegion(out, 0, 10, values);
+  return out;
+}
+
 JNIEnv* AttachedEnv(JavaVM* vm) {
   JNIEnv* env = nullptr;
   if (vm->GetEnv(reinterpret_cast<void**>(&env), JNI_VERSION_1_8) == JNI_OK) return env;

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "ferry/cache/ttl_cache.h"
 
 namespace ferry::java {
 
@@ -31,6 +32,10 @@ std::string ToStd(JNIEnv* env, jstring s);
 // As ToStd, into `*out` (reusing its capacity: the cache's hot path).
 void ToStd(JNIEnv* env, jstring s, std::string* out);
 jstring ToJava(JNIEnv* env, std::string_view s);
+
+// The counters of io.ferry.TtlCacheStats, in its constructor's order (one
+// array, not ten calls).
+jlongArray StatsArray(JNIEnv* env, const TtlCacheStats& s);
 
 // The JNIEnv of the calling thread, attaching it as a daemon thread when
 // it is one of ferry's (a Runtime thread running a refresh-ahead loader or

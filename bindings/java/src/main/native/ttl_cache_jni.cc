@@ -316,15 +316,9 @@ JNIEXPORT jint JNICALL Java_io_ferry_TtlCache_shardCount(JNIEnv*, jclass, jlong 
   return FromHandle<NativeCache>(handle)->cache->shard_count();
 }
 
-// The counters in TtlCacheStats's constructor order (one array, not ten calls).
 JNIEXPORT jlongArray JNICALL Java_io_ferry_TtlCache_stats(JNIEnv* env, jclass, jlong handle) {
   const ferry::TtlCacheStats s = FromHandle<NativeCache>(handle)->cache->stats();
-  const jlong values[] = {s.hits,      s.negative_hits, s.misses,        s.loads,
-                          s.load_failures, s.refreshes, s.evictions,     s.expirations,
-                          s.invalidations, s.loads_in_flight};
-  jlongArray out = env->NewLongArray(10);
-  if (out != nullptr) env->SetLongArrayRegion(out, 0, 10, values);
-  return out;
+  return ferry::java::StatsArray(env, s);
 }
 
 }  // extern "C"

@@ -1,0 +1,185 @@
+// io.ferry.IrodsCaches: NFSRODS's query caches (ferry::irods::IrodsCacheSet)
+// over one iRODS login, configured from NFSRODS's server.json keys. No
+// logic beyond the adapter's: the values cross into Java records.
+#include <cstdarg>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "ferry/irods/irods_cache.h"
+#include "ferry/irods/irods_file_system.h"
+#include "portal.h"
+
+namespace {
+
+using ferry::irods::IrodsCacheSet;
+using ferry::java::FromHandle;
+using ferry::java::ThrowStatus;
+using ferry::java::ToHandle;
+using ferry::java::ToJava;
+using ferry::java::ToStd;
+
+struct NativeIrodsCaches {
+  std::shared_ptr<ferry::irods::IrodsFileSystem> fs;  // owns the client and the caches
+  IrodsCacheSet& caches() { return *fs->caches(); }
+};
+
+IrodsCacheSet& Caches(jlong handle) { return FromHandle<NativeIrodsCaches>(handle)->caches(); }
+
+// A local reference to `cls`'s static factory `of` with `sig`, or null
+// with an exception pending.
+jobject CallOf(JNIEnv* env, const char* cls, const char* sig, ...) {
+  jclass c = env->FindClass(cls);
+  if (c == nullptr) return nullptr;
+  jmethodID of = env->GetStaticMethodID(c, "of", sig);
+  jobject out = nullptr;
+  if (of != nullptr) {
+    va_list args;
+    va_start(args, sig);
+    out = env->CallStaticObjectMethodV(c, of, args);
+    va_end(args);
+  }
+  env->DeleteLocalRef(c);
+  return out;
+}
+
+// The Java array for `items`, each made by `make` (a local reference).
+template <typename T, typename Make>
+jobjectArray ToArray(JNIEnv* env, const char* cls, const std::vector<T>& items, Make make) {
+  jclass c = env->FindClass(cls);
+  if (c == nullptr) return nullptr;
+  jobjectArray out = env->NewObjectArray(static_cast<jsize>(items.size()), c, nullptr);
+  env->DeleteLocalRef(c);
+  for (jsize i = 0; out != nullptr && i < static_cast<jsize>(items.size()); ++i) {
+    jobject o = make(items[i]);
+    if (o == nullptr) return nullptr;  // exception pending
+    env->SetObjectArrayElement(out, i, o);
+    env->DeleteLocalRef(o);
+  }
+  return out;
+}
+
+}  // namespace
+
+extern "C" {
+
+JNIEXPORT jlong JNICALL Java_io_ferry_IrodsCaches_connect0(JNIEnv* env, jclass, jstring url,
+                                                          jstring nfsrods_json, jint connections) {
+  absl::StatusOr<ferry::irods::IrodsUrl> parsed = ferry::irods::ParseIrodsUrl(ToStd(env, url));
+  if (!parsed.ok()) {
+    ThrowStatus(env, parsed.status());
+    return 0;
+  }
+  ferry::irods::IrodsFileSystemOptions options;
+  if (connections > 0) options.client.connections = connections;
+  const std::string json = nfsrods_json == nullptr ? "{}" : ToStd(env, nfsrods_json);
+  absl::StatusOr<ferry::irods::IrodsCacheOptions> cache =
+      ferry::irods::IrodsCacheOptions::FromNfsrodsJson(json);
+  if (!cache.ok()) {
+    ThrowStatus(env, cache.status());
+    return 0;
+  }
+  options.cache = *cache;
+  auto fs = ferry::irods::IrodsFileSystem::Connect(std::move(parsed->account), options);
+  if (!fs.ok()) {
+    ThrowStatus(env, fs.status());
+    return 0;
+  }
+  return ToHandle(new NativeIrodsCaches{std::move(*fs)});
+}
+
+JNIEXPORT void JNICALL Java_io_ferry_IrodsCaches_dispose(JNIEnv*, jclass, jlong handle) {
+  delete FromHandle<NativeIrodsCaches>(handle);
+}
+
+JNIEXPORT jobject JNICALL Java_io_ferry_IrodsCaches_stat(JNIEnv* env, jclass, jlong handle, jstring user,
+                                                         jstring path) {
+  auto st = Caches(handle).Stat(ToStd(env, user), ToStd(env, path));
+  if (!st.ok()) {
+    ThrowStatus(env, st.status());
+    return nullptr;
+  }
+  const ferry::irods::IrodsStat& s = **st;
+  jstring owner = ToJava(env, s.owner), checksum = ToJava(env, s.checksum);
+  jobject out = CallOf(env, "io/ferry/IrodsStat", "(IJJJILjava/lang/String;Ljava/lang/String;)Lio/ferry/IrodsStat;",
+                       static_cast<jint>(s.type), static_cast<jlong>(s.size), static_cast<jlong>(s.id),
+                       static_cast<jlong>(s.modify_time), static_cast<jint>(s.mode), owner, checksum);
+  env->DeleteLocalRef(owner);
+  env->DeleteLocalRef(checksum);
+  return out;
+}
+
+JNIEXPORT jint JNICALL Java_io_ferry_IrodsCaches_objectType(JNIEnv* env, jclass, jlong handle,
+                                                            jstring path) {
+  auto t = Caches(handle).ObjectType(ToStd(env, path));
+  if (!t.ok()) {
+    ThrowStatus(env, t.status());
+    return 0;
+  }
+  return static_cast<jint>(*t);
+}
+
+JNIEXPORT jobjectArray JNICALL Java_io_ferry_IrodsCaches_list(JNIEnv* env, jclass, jlong handle,
+                                                              jstring user, jstring collection) {
+  auto listing = Caches(handle).List(ToStd(env, user), ToStd(env, collection));
+  if (!listing.ok()) {
+    ThrowStatus(env, listing.status());
+    return nullptr;
+  }
+  return ToArray(env, "io/ferry/IrodsEntry", **listing, [&](const ferry::irods::IrodsEntry& e) {
+    jstring name = ToJava(env, e.name);
+    jobject o = CallOf(env, "io/ferry/IrodsEntry", "(Ljava/lang/String;IJJJ)Lio/ferry/IrodsEntry;", name,
+                       static_cast<jint>(e.type), static_cast<jlong>(e.size), static_cast<jlong>(e.id),
+                       static_cast<jlong>(e.modify_time));
+    env->DeleteLocalRef(name);
+    return o;
+  });
+}
+
+JNIEXPORT jobjectArray JNICALL Java_io_ferry_IrodsCaches_permissions(JNIEnv* env, jclass, jlong handle,
+                                                                     jstring path, jboolean is_collection) {
+  auto acl = Caches(handle).Permissions(ToStd(env, path), is_collection == JNI_TRUE);
+  if (!acl.ok()) {
+    ThrowStatus(env, acl.status());
+    return nullptr;
+  }
+  return ToArray(env, "io/ferry/IrodsAccess", **acl, [&](const std::pair<std::string, std::string>& p) {
+    jstring user = ToJava(env, p.first), access = ToJava(env, p.second);
+    jobject o = CallOf(env, "io/ferry/IrodsAccess", "(Ljava/lang/String;Ljava/lang/String;)Lio/ferry/IrodsAccess;",
+                       user, access);
+    env->DeleteLocalRef(user);
+    env->DeleteLocalRef(access);
+    return o;
+  });
+}
+
+JNIEXPORT jstring JNICALL Java_io_ferry_IrodsCaches_userType(JNIEnv* env, jclass, jlong handle,
+                                                             jstring user) {
+  auto t = Caches(handle).UserType(ToStd(env, user));
+  if (!t.ok()) {
+    ThrowStatus(env, t.status());
+    return nullptr;
+  }
+  return ToJava(env, *t);
+}
+
+JNIEXPORT void JNICALL Java_io_ferry_IrodsCaches_changed(JNIEnv* env, jclass, jlong handle, jstring path) {
+  Caches(handle).Changed(ToStd(env, path));
+}
+
+JNIEXPORT void JNICALL Java_io_ferry_IrodsCaches_renamed(JNIEnv* env, jclass, jlong handle, jstring from,
+                                                         jstring to) {
+  Caches(handle).Renamed(ToStd(env, from), ToStd(env, to));
+}
+
+JNIEXPORT void JNICALL Java_io_ferry_IrodsCaches_aclChanged(JNIEnv* env, jclass, jlong handle, jstring path,
+                                                            jboolean recursive) {
+  Caches(handle).AclChanged(ToStd(env, path), recursive == JNI_TRUE);
+}
+
+JNIEXPORT jlongArray JNICALL Java_io_ferry_IrodsCaches_listStats(JNIEnv* env, jclass, jlong handle) {
+  const ferry::TtlCacheStats s = Caches(handle).list_stats();
+  return ferry::java::StatsArray(env, s);
+}
+
+}  // extern "C"

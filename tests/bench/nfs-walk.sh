@@ -42,22 +42,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The trees: empty files, created by one python process (~1 s per 20,000).
+# The trees: empty files (tests/bench/make_tree.py).
 echo "generating trees in $EXPORT ..." >&2
-python3 - "$EXPORT" <<'EOF'
-import os, sys
-root = sys.argv[1]
-for name, dirs, per_dir in (("t20k", 210, 20000 // 210), ("t100k", 1000, 100)):
-    made = 0
-    total = 20000 if name == "t20k" else 100000
-    for d in range(dirs):
-        p = os.path.join(root, name, "d%04d" % d)
-        os.makedirs(p)
-        n = per_dir if d < dirs - 1 else total - made
-        for f in range(n):
-            os.close(os.open(os.path.join(p, "f%05d" % f), os.O_CREAT | os.O_WRONLY, 0o644))
-        made += n
-EOF
+python3 "$ROOT/tests/bench/make_tree.py" "$EXPORT/t20k" 210 20000
+python3 "$ROOT/tests/bench/make_tree.py" "$EXPORT/t100k" 1000 100000
 head -c $((COPY_MIB << 20)) /dev/urandom >"$EXPORT/big.bin"
 
 "$PEERS/ganesha" start "$EXPORT" "$STATE/ganesha"

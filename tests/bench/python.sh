@@ -55,15 +55,7 @@ cleanup() {
 trap cleanup EXIT
 
 echo "generating the 100,000-file tree in $EXPORT ..." >&2
-python3 - "$EXPORT/t100k" <<'PY'
-import os, sys
-root = sys.argv[1]
-for d in range(1000):
-    p = os.path.join(root, "d%04d" % d)
-    os.makedirs(p)
-    for f in range(100):
-        os.close(os.open(os.path.join(p, "f%05d" % f), os.O_CREAT | os.O_WRONLY, 0o644))
-PY
+python3 "$ROOT/tests/bench/make_tree.py" "$EXPORT/t100k" 1000 100000
 "$PEERS/ganesha" start "$EXPORT" "$STATE/ganesha"
 "$PEERS/versitygw" start "$STATE/versitygw"
 

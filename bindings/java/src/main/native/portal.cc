@@ -1,6 +1,7 @@
 #include "portal.h"
 
 #include <array>
+#include <iterator>
 
 #include "ferry/base/strings.h"
 #include "ferry/bindings/error_kind.h"
@@ -118,8 +119,16 @@ void ToStd(JNIEnv* env, jstring s, std::string* out) {
   out->clear();
   if (s == nullptr) return;
   const jsize n = env->GetStringLength(s);
-  const jchar* chars = env->GetStringCritical(s, nullptr);
-  if (chars == nullptr) return;  // OutOfMemoryError pending
+  // GetStringRegion into a buffer, not GetStringCritical: with compact
+  // (Latin-1) strings the JVM would inflate a UTF-16 copy on the heap.
+  jchar stack[256];
+  std::u16string heap;
+  jchar* chars = stack;
+  if (n > static_cast<jsize>(std::size(stack))) {
+    heap.resize(static_cast<size_t>(n));
+    chars = reinterpret_cast<jchar*>(heap.data());
+  }
+  env->GetStringRegion(s, 0, n, chars);
   out->reserve(static_cast<size_t>(n));
   for (jsize i = 0; i < n; ++i) {
     uint32_t c = chars[i];
@@ -133,7 +142,6 @@ void ToStd(JNIEnv* env, jstring s, std::string* out) {
     }
     AppendUtf8(c, out);  // a lone surrogate stays its own code point (WTF-8)
   }
-  env->ReleaseStringCritical(s, chars);
 }
 
 std::string ToStd(JNIEnv* env, jstring s) {

@@ -1,0 +1,192 @@
+// The measuring half of `scripts/bench java` (tests/bench/java.sh starts the
+// peers and runs this as a single-file program on the ferry jar's classpath).
+//
+// Three comparisons, each in one run against the same server:
+//   cache     TtlCache.get hits/s from one Java thread, beside the C++ figure
+//             (ferry_cache_bench's short path keys, passed in) and a
+//             ConcurrentHashMap.get for scale
+//   download  FileSystems.copy(s3://..., local) in this JVM vs `ferry-cp`
+//   walk      FileSystems.walk(nfs://...) counted in this JVM vs `ferry-walk`
+// Ratios are C++ time over Java time (1.0: as fast; >= 0.95: within 5 %).
+// Java times are the calls in a running JVM (Runtime and FileSystems made
+// and closed inside the timed call); C++ times are whole processes.
+// Ends with one line `RESULT {json}`.
+
+import io.ferry.Entry;
+import io.ferry.FileSystems;
+import io.ferry.Runtime;
+import io.ferry.TtlCache;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Stream;
+
+public class JavaBench {
+  static final int KEYS = 1024;  // as ferry_cache_bench: a working set that stays in L2
+  static final int GETS = 4_000_000;
+  static long sink;
+
+  static Map<String, String> args(String[] argv) {
+    Map<String, String> m = new HashMap<>();
+    for (String a : argv) {
+      int eq = a.indexOf('=');
+      m.put(a.substring(2, eq), a.substring(eq + 1));
+    }
+    return m;
+  }
+
+  static double median(List<Double> xs) {
+    double[] a = xs.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+    return a.length % 2 == 1 ? a[a.length / 2] : (a[a.length / 2 - 1] + a[a.length / 2]) / 2;
+  }
+
+  interface Timed {
+    void run() throws Exception;
+  }
+
+  static double seconds(Timed t) throws Exception {
+    long t0 = System.nanoTime();
+    t.run();
+    return (System.nanoTime() - t0) / 1e9;
+  }
+
+  static void process(String... cmd) throws Exception {
+    Process p = new ProcessBuilder(cmd).redirectOutput(ProcessBuilder.Redirect.DISCARD)
+        .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+    if (p.waitFor() != 0) throw new RuntimeException(String.join(" ", cmd) + " failed");
+  }
+
+  static String sha256(Path p) throws Exception {
+    MessageDigest md = MessageDigest.getInstance("SHA-256");
+    try (var in = Files.newInputStream(p)) {
+      byte[] buf = new byte[1 << 20];
+      for (int n; (n = in.read(buf)) > 0; ) md.update(buf, 0, n);
+    }
+    return java.util.HexFormat.of().formatHex(md.digest());
+  }
+
+  static double cacheHitsPerSecond(int runs) throws Exception {
+    String[] keys = new String[KEYS];
+    for (int i = 0; i < KEYS; i++) keys[i] = "/zone/home/u/f" + i;
+    try (TtlCache<String> cache = TtlCache.<String>builder()
+        .refreshTime(null).loader(k -> k).build()) {
+      for (String k : keys) cache.get(k);
+      List<Double> rates = new ArrayList<>();
+      for (int r = 0; r < runs + 1; r++) {  // the first run warms the JIT up, untimed
+        long sum = 0;
+        long t0 = System.nanoTime();
+        for (int i = 0; i < GETS; i++) sum += cache.get(keys[i & (KEYS - 1)]).length();
+        double s = (System.nanoTime() - t0) / 1e9;
+        sink += sum;
+        if (r > 0) rates.add(GETS / s);
+      }
+      return median(rates);
+    }
+  }
+
+  static double mapHitsPerSecond(int runs) {
+    String[] keys = new String[KEYS];
+    ConcurrentHashMap<String, String> map = new ConcurrentHashMap<>();
+    for (int i = 0; i < KEYS; i++) {
+      keys[i] = "/zone/home/u/f" + i;
+      map.put(keys[i], keys[i]);
+    }
+    List<Double> rates = new ArrayList<>();
+    for (int r = 0; r < runs + 1; r++) {
+      long sum = 0;
+      long t0 = System.nanoTime();
+      for (int i = 0; i < GETS; i++) sum += map.get(keys[i & (KEYS - 1)]).length();
+      double s = (System.nanoTime() - t0) / 1e9;
+      sink += sum;
+      if (r > 0) rates.add(GETS / s);
+    }
+    return median(rates);
+  }
+
+  public static void main(String[] argv) throws Exception {
+    Map<String, String> a = args(argv);
+    int runs = Integer.parseInt(a.get("runs"));
+    Path work = Path.of(a.get("work"));
+
+    // Cache hits.
+    double javaHits = cacheHitsPerSecond(runs);
+    double mapHits = mapHitsPerSecond(runs);
+    double cppHits = Double.parseDouble(a.get("cpp-cache-hits"));
+    System.out.printf("== TtlCache hits/s, 1 thread, %d path keys (medians of %d) ==%n", KEYS, runs);
+    System.out.printf("  %-34s %8.1f M%n", "TtlCache.get (Java)", javaHits / 1e6);
+    System.out.printf("  %-34s %8.1f M%n", "TtlCache::Get (C++, same run)", cppHits / 1e6);
+    System.out.printf("  %-34s %8.1f M%n", "ConcurrentHashMap.get (Java)", mapHits / 1e6);
+
+    // Download: the JVM vs the C++ tool, interleaved, outputs removed untimed.
+    String s3Url = a.get("s3-url");
+    Path javaOut = work.resolve("java.bin"), cppOut = work.resolve("cpp.bin");
+    Timed javaDownload = () -> {
+      try (Runtime rt = new Runtime(); FileSystems fs = new FileSystems(rt)) {
+        fs.copy(s3Url, javaOut.toString(), false);
+      }
+    };
+    Timed cppDownload = () -> process(a.get("ferry-cp"), s3Url, cppOut.toString());
+    javaDownload.run();
+    cppDownload.run();
+    String want = a.get("sha256");
+    if (!sha256(javaOut).equals(want) || !sha256(cppOut).equals(want)) {
+      throw new RuntimeException("a download differs from the object");
+    }
+    List<Double> dlJava = new ArrayList<>(), dlCpp = new ArrayList<>();
+    for (int r = 0; r < runs; r++) {
+      for (int k = 0; k < 2; k++) {
+        boolean java = (r + k) % 2 == 0;
+        Files.deleteIfExists(java ? javaOut : cppOut);
+        (java ? dlJava : dlCpp).add(seconds(java ? javaDownload : cppDownload));
+      }
+    }
+    double dlJ = median(dlJava), dlC = median(dlCpp);
+    int mib = Integer.parseInt(a.get("download-mib"));
+    System.out.printf("== S3 download, %d MiB, versitygw (medians of %d) ==%n", mib, runs);
+    System.out.printf("  %-34s %7.3f s %8.1f MiB/s%n", "FileSystems.copy (in the JVM)", dlJ, mib / dlJ);
+    System.out.printf("  %-34s %7.3f s %8.1f MiB/s%n", "ferry-cp (C++ process)", dlC, mib / dlC);
+
+    // Walk: counted from the Stream<Entry>; three times the runs (it is short).
+    String nfsUrl = a.get("nfs-url");
+    long wantEntries = Long.parseLong(a.get("walk-entries"));
+    long[] seen = new long[1];
+    Timed javaWalk = () -> {
+      try (Runtime rt = new Runtime(); FileSystems fs = new FileSystems(rt);
+          Stream<Entry> entries = fs.walk(nfsUrl)) {
+        seen[0] = entries.count();
+      }
+    };
+    Timed cppWalk = () -> process(a.get("ferry-walk"), nfsUrl);
+    javaWalk.run();
+    if (seen[0] != wantEntries) {
+      throw new RuntimeException("the Java walk saw " + seen[0] + " entries, want " + wantEntries);
+    }
+    cppWalk.run();
+    List<Double> wJava = new ArrayList<>(), wCpp = new ArrayList<>();
+    for (int r = 0; r < 3 * runs; r++) {
+      for (int k = 0; k < 2; k++) {
+        boolean java = (r + k) % 2 == 0;
+        (java ? wJava : wCpp).add(seconds(java ? javaWalk : cppWalk));
+      }
+    }
+    double wJ = median(wJava), wC = median(wCpp);
+    System.out.printf("== NFS walk, %d entries, ganesha (medians of %d) ==%n", wantEntries, 3 * runs);
+    System.out.printf("  %-34s %7.3f s%n", "FileSystems.walk (in the JVM)", wJ);
+    System.out.printf("  %-34s %7.3f s%n", "ferry-walk (C++ process)", wC);
+
+    System.out.printf(
+        "RESULT {\"bench\":\"java\",\"runs\":%d,\"cache_hits_per_s_java\":%.0f,"
+            + "\"cache_hits_per_s_cpp\":%.0f,\"cache_hits_per_s_concurrent_hash_map\":%.0f,"
+            + "\"download_mib\":%d,\"download_java_vs_cpp\":%.3f,\"download_s\":{\"java\":%.4f,\"cpp\":%.4f},"
+            + "\"walk_entries\":%d,\"walk_runs\":%d,\"walk_java_vs_cpp\":%.3f,"
+            + "\"walk_s\":{\"java\":%.4f,\"cpp\":%.4f}}%n",
+        runs, javaHits, cppHits, mapHits, mib, dlC / dlJ, dlJ, dlC, wantEntries, 3 * runs, wC / wJ,
+        wJ, wC);
+    if (sink == 42) System.out.println();  // keeps the loops' sums alive
+  }
+}

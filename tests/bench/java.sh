@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# scripts/bench java: ferry from Java against the C++ tools, on the same
+# peers in the same run (tests/bench/JavaBench.java measures):
+#   - TtlCache hits/s from one Java thread vs the C++ TtlCache
+#     (ferry_cache_bench's short path keys, run just before);
+#   - one 256 MiB S3 download: FileSystems.copy in one JVM vs `ferry-cp`,
+#     against the same versitygw;
+#   - a 100,000-file NFS walk (1,000 dirs x 100 files, as bench nfs-walk):
+#     FileSystems.walk(...).count() vs `ferry-walk`, against the same ganesha.
+# Medians of RUNS (5) runs (the walk 3 x RUNS), Java and C++ interleaved,
+# after one untimed, checked warm-up of each. Packs the jar (mvn, tests
+# skipped) from the Release build's JNI library. Starts its own versitygw
+# (127.0.0.1:7070) and ganesha (2049/20048) and stops them on exit: beside a
+# test run, run it in a network namespace (FERRY_PEERS_NETNS=1).
+# About 2 minutes. Ends with one line `RESULT {json}`.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+PEERS="$ROOT/tests/peers"
+BUILD=${FERRY_BUILD_DIR:-$ROOT/build/release}
+CP="$BUILD/examples/ferry-cp"
+WALK="$BUILD/examples/ferry-walk"
+CACHE_BENCH="$BUILD/tests/ferry_cache_bench"
+RUNS=${RUNS:-5}
+DOWNLOAD_MIB=${DOWNLOAD_MIB:-256}
+for tool in "$CP" "$WALK" "$CACHE_BENCH" "$BUILD/bindings/java/libferry_jni.so"; do
+  [ -x "$tool" ] || [ -f "$tool" ] || { echo "java.sh: $tool is missing (scripts/build release)" >&2; exit 1; }
+done
+
+WORK=$(mktemp -d /tmp/ferry-java-bench.XXXXXX)
+STATE="$WORK/state"
+EXPORT="$WORK/export"
+mkdir -p "$STATE" "$EXPORT" "$WORK/home"
+cleanup() {
+  "$PEERS/versitygw" stop "$STATE/versitygw" || true
+  "$PEERS/ganesha" stop "$EXPORT" "$STATE/ganesha" || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+echo "java.sh: packing the jar ..." >&2
+mvn -q -B -f "$ROOT/bindings/java/pom.xml" -DskipTests -Dferry.native.dir="$BUILD/bindings/java" package >&2
+mvn -q -B -f "$ROOT/bindings/java/pom.xml" dependency:build-classpath -Dmdep.includeScope=runtime \
+  -Dmdep.outputFile="$WORK/deps.cp" >&2
+CLASSPATH="$(ls "$ROOT"/bindings/java/target/ferry-*.jar | head -1):$(cat "$WORK/deps.cp")"
+
+echo "java.sh: C++ cache figure (ferry_cache_bench) ..." >&2
+cpp_hits=$("$CACHE_BENCH" | sed -n 's/^RESULT //p' | python3 -c 'import json,sys; print(json.load(sys.stdin)["string_hits_per_s_1t"])')
+
+echo "java.sh: generating the 100,000-file tree ..." >&2
+python3 "$ROOT/tests/bench/make_tree.py" "$EXPORT/t100k" 1000 100000
+"$PEERS/ganesha" start "$EXPORT" "$STATE/ganesha"
+"$PEERS/versitygw" start "$STATE/versitygw"
+
+export HOME="$WORK/home" AWS_ENDPOINT_URL="http://127.0.0.1:${VERSITYGW_PORT:-7070}"
+export AWS_ACCESS_KEY_ID=AKIDLOCAL AWS_SECRET_ACCESS_KEY=SECRETLOCAL AWS_REGION=us-east-1
+head -c $((DOWNLOAD_MIB << 20)) /dev/urandom >"$WORK/src.bin"
+sha=$(sha256sum "$WORK/src.bin" | cut -d' ' -f1)
+"$CP" --quiet --make-bucket "$WORK/src.bin" s3://bench-java/big.bin
+rm "$WORK/src.bin"
+
+java -cp "$CLASSPATH" "$ROOT/tests/bench/JavaBench.java" \
+  --ferry-cp="$CP" --ferry-walk="$WALK" --work="$WORK" --runs="$RUNS" \
+  --cpp-cache-hits="$cpp_hits" --download-mib="$DOWNLOAD_MIB" --sha256="$sha" \
+  --s3-url=s3://bench-java/big.bin \
+  --nfs-url="nfs://127.0.0.1/export/t100k?nfsport=2049&mountport=20048" --walk-entries=101000

@@ -1,6 +1,9 @@
 package io.ferry;
 
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.channels.Channels;
 
 /**
  * Every place ferry reaches, by URL: local paths, {@code s3://}, {@code nfs://},
@@ -11,13 +14,17 @@ import java.io.IOException;
  * try (Runtime rt = new Runtime(); FileSystems fs = new FileSystems(rt)) {
  *   TransferStats s = fs.copy("irods://alice@host:1247/zone/home/alice/big.bin", "/tmp/big.bin", false);
  *   Entry e = fs.stat("s3://bucket/key");
+ *   try (FerryFile f = fs.open("s3://bucket/key", "r")) {
+ *     f.position(1 << 20).read(ByteBuffer.allocateDirect(4096));
+ *   }
  * }
  * }</pre>
  *
  * Errors: {@link java.io.FileNotFoundException}, {@link java.nio.file.AccessDeniedException},
  * {@link java.nio.file.FileAlreadyExistsException}, {@link SecurityException} (wrong
  * credentials), {@link IllegalArgumentException} (a bad URL), {@link IOException} (a server
- * that cannot be reached), each with ferry's message. Thread-safe; AutoCloseable.
+ * that cannot be reached), each with ferry's message. Thread-safe; AutoCloseable. Files it opened
+ * stay usable after it is closed (each holds the native filesystems until closed).
  */
 public final class FileSystems implements AutoCloseable {
   private final NativeHandle handle;
@@ -51,6 +58,39 @@ public final class FileSystems implements AutoCloseable {
    */
   public TransferStats copy(String src, String dst, boolean recursive) throws IOException {
     return copy(handle.get(), src, dst, recursive);
+  }
+
+  /**
+   * Opens {@code url} to read ({@code "r"}) or to write ({@code "w"}: created, or replaced when
+   * the file is closed). See {@link FerryFile}.
+   */
+  public FerryFile open(String url, String mode) throws IOException {
+    return open(url, mode, -1);
+  }
+
+  /**
+   * {@link #open(String, String)}; {@code size}: a written file's final size if known (object
+   * stores lay multipart parts out by it), else -1.
+   */
+  public FerryFile open(String url, String mode, long size) throws IOException {
+    if (!mode.equals("r") && !mode.equals("w")) {
+      throw new IllegalArgumentException(
+          "open " + url + ": mode must be \"r\" or \"w\", got \"" + mode + "\"");
+    }
+    return new FerryFile(handle.get(), url, mode.equals("w"), size);
+  }
+
+  /** An unbuffered InputStream over {@link #open(String, String) open(url, "r")}. */
+  public InputStream newInputStream(String url) throws IOException {
+    return Channels.newInputStream(open(url, "r"));
+  }
+
+  /**
+   * An unbuffered OutputStream over {@link #open(String, String) open(url, "w")}: the file is
+   * published by the stream's close, which throws if that fails.
+   */
+  public OutputStream newOutputStream(String url) throws IOException {
+    return Channels.newOutputStream(open(url, "w"));
   }
 
   public boolean isClosed() {

@@ -52,6 +52,20 @@ final class NativeHandle implements AutoCloseable {
     }
   }
 
+  /**
+   * Takes the handle out (0 if already closed) for the caller to free its own way (a file's
+   * close publishes it, where the Cleaner's dispose discards it); the Cleaner then does nothing.
+   */
+  long take() {
+    long h;
+    synchronized (state) {
+      h = state.handle;
+      state.handle = 0;
+    }
+    cleanable.clean();  // unregisters: State.run sees 0
+    return h;
+  }
+
   @Override
   public void close() {
     cleanable.clean();  // idempotent

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.channels.Channels;
+import java.util.stream.Stream;
 
 /**
  * Every place ferry reaches, by URL: local paths, {@code s3://}, {@code nfs://},
@@ -17,14 +18,17 @@ import java.nio.channels.Channels;
  *   try (FerryFile f = fs.open("s3://bucket/key", "r")) {
  *     f.position(1 << 20).read(ByteBuffer.allocateDirect(4096));
  *   }
+ *   try (Stream<Entry> entries = fs.walk("nfs://host/export/tree")) {
+ *     long bytes = entries.filter(Entry::isFile).mapToLong(Entry::size).sum();
+ *   }
  * }
  * }</pre>
  *
  * Errors: {@link java.io.FileNotFoundException}, {@link java.nio.file.AccessDeniedException},
  * {@link java.nio.file.FileAlreadyExistsException}, {@link SecurityException} (wrong
  * credentials), {@link IllegalArgumentException} (a bad URL), {@link IOException} (a server
- * that cannot be reached), each with ferry's message. Thread-safe; AutoCloseable. Files it opened
- * stay usable after it is closed (each holds the native filesystems until closed).
+ * that cannot be reached), each with ferry's message. Thread-safe; AutoCloseable. Files and walks
+ * it opened stay usable after it is closed (each holds the native filesystems until closed).
  */
 public final class FileSystems implements AutoCloseable {
   private final NativeHandle handle;
@@ -91,6 +95,23 @@ public final class FileSystems implements AutoCloseable {
    */
   public OutputStream newOutputStream(String url) throws IOException {
     return Channels.newOutputStream(open(url, "w"));
+  }
+
+  /** {@link #walk(String, WalkOptions)} with {@link WalkOptions#DEFAULTS}. */
+  public Stream<Entry> walk(String url) throws IOException {
+    return walk(url, WalkOptions.DEFAULTS);
+  }
+
+  /**
+   * Every entry below {@code url} (not the root itself), once, in no particular order, paths
+   * relative to it; symlinks are reported, never followed. Close the stream
+   * (try-with-resources) to stop a walk early. A root that cannot be walked throws here; an
+   * error after the first batch throws from the stream's terminal operation, an
+   * {@link java.io.UncheckedIOException} around the mapped IOException (an unchecked mapped
+   * exception as itself). Directories that could not be read go to {@code options.onError()}.
+   */
+  public Stream<Entry> walk(String url, WalkOptions options) throws IOException {
+    return Walk.stream(handle.get(), url, options);
   }
 
   public boolean isClosed() {

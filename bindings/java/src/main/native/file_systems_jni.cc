@@ -10,11 +10,13 @@
 #include "ferry/transfer/copy_engine.h"
 #include "file_systems.h"
 #include "portal.h"
+#include "progress.h"
 
 namespace {
 
 using ferry::java::FileSystemsHandle;
 using ferry::java::FromHandle;
+using ferry::java::JavaProgress;
 using ferry::java::NativeFileSystems;
 using ferry::java::ThrowStatus;
 using ferry::java::ToHandle;
@@ -99,7 +101,8 @@ JNIEXPORT jobject JNICALL Java_io_ferry_FileSystems_stat(JNIEnv* env, jclass, jl
 }
 
 JNIEXPORT jobject JNICALL Java_io_ferry_FileSystems_copy(JNIEnv* env, jclass, jlong handle, jstring src,
-                                                         jstring dst, jboolean recursive) {
+                                                         jstring dst, jboolean recursive,
+                                                         jobject listener) {
   FileSystemsHandle fs = Get(handle);
   const std::string src_url = ToStd(env, src), dst_url = ToStd(env, dst);
   absl::StatusOr<ferry::fs::Location> from = fs->registry->Resolve(src_url);
@@ -112,10 +115,14 @@ JNIEXPORT jobject JNICALL Java_io_ferry_FileSystems_copy(JNIEnv* env, jclass, jl
     ThrowStatus(env, to.status());
     return nullptr;
   }
+  JavaProgress progress(env, listener);
+  if (env->ExceptionCheck()) return nullptr;
   ferry::CopyOptions options;
+  options.progress = progress.Callback();
   if (!recursive) {
     absl::StatusOr<ferry::TransferStats> s =
         ferry::CopyFile(*fs->runtime, *from->fs, from->path, *to->fs, to->path, std::move(options));
+    if (progress.RethrowIfThrown(env)) return nullptr;
     if (!s.ok()) {
       ThrowStatus(env, s.status());
       return nullptr;
@@ -124,6 +131,7 @@ JNIEXPORT jobject JNICALL Java_io_ferry_FileSystems_copy(JNIEnv* env, jclass, jl
   }
   absl::StatusOr<ferry::TreeCopyResult> r = ferry::CopyTree(*fs->runtime, *from->fs, from->path,
                                                             *to->fs, to->path, std::move(options));
+  if (progress.RethrowIfThrown(env)) return nullptr;
   if (!r.ok()) {
     ThrowStatus(env, r.status());
     return nullptr;

@@ -13,7 +13,8 @@ import java.util.stream.Stream;
  *
  * <pre>{@code
  * try (Runtime rt = new Runtime(); FileSystems fs = new FileSystems(rt)) {
- *   TransferStats s = fs.copy("irods://alice@host:1247/zone/home/alice/big.bin", "/tmp/big.bin", false);
+ *   TransferStats s = fs.copy("irods://alice@host:1247/zone/home/alice/big.bin", "/tmp/big.bin", false,
+ *       (done, total) -> System.out.println(done + " / " + total));
  *   Entry e = fs.stat("s3://bucket/key");
  *   try (FerryFile f = fs.open("s3://bucket/key", "r")) {
  *     f.position(1 << 20).read(ByteBuffer.allocateDirect(4096));
@@ -61,7 +62,16 @@ public final class FileSystems implements AutoCloseable {
    * failed files throws the first failure (naming how many failed).
    */
   public TransferStats copy(String src, String dst, boolean recursive) throws IOException {
-    return copy(handle.get(), src, dst, recursive);
+    return copy(handle.get(), src, dst, recursive, null);
+  }
+
+  /**
+   * {@link #copy(String, String, boolean)}, reporting to {@code listener} (null: none) on this
+   * thread; an exception the listener throws stops the copy and is thrown from here unchanged.
+   */
+  public TransferStats copy(String src, String dst, boolean recursive, ProgressListener listener)
+      throws IOException {
+    return copy(handle.get(), src, dst, recursive, listener);
   }
 
   /**
@@ -129,6 +139,6 @@ public final class FileSystems implements AutoCloseable {
 
   private static native Entry stat(long handle, String url) throws IOException;
 
-  private static native TransferStats copy(long handle, String src, String dst, boolean recursive)
-      throws IOException;
+  private static native TransferStats copy(long handle, String src, String dst, boolean recursive,
+      ProgressListener listener) throws IOException;
 }

@@ -52,6 +52,15 @@ TEST_F(FileTableTest, WrittenFileIsPublishedByClose) {
   EXPECT_THAT(mem_.GetFile("out"), Optional(std::string("hello")));
 }
 
+TEST_F(FileTableTest, DiscardedWrittenFileIsNotPublished) {
+  mem_.PutFile("out", "old");
+  int fd = *files_.Open(mem_, "out", OpenMode::kWrite);
+  ASSERT_TRUE(files_.Write(fd, absl::MakeConstSpan("hello", 5)).ok());
+  ASSERT_TRUE(files_.Discard(fd).ok());
+  EXPECT_THAT(mem_.GetFile("out"), Optional(std::string("old")));
+  EXPECT_EQ(files_.open_descriptors(), 0);
+}
+
 TEST_F(FileTableTest, ReadWriteOpensAreRefused) {
   mem_.PutFile("f", "x");
   EXPECT_EQ(files_.Open(mem_, "f", OpenMode::kReadWrite).status().code(),

@@ -45,4 +45,9 @@ absl::Status FileTable::Close(int fd) {
   return closed.handle->Close();
 }
 
+absl::Status FileTable::Discard(int fd) {
+  FERRY_ASSIGN_OR_RETURN(auto closed, table_.Close(fd));
+  return closed.handle->Discard();
+}
+
 }  // namespace ferry::fs

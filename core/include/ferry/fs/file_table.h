@@ -62,6 +62,11 @@ class FileTable {
   // means it was not published (and the target is as it was).
   absl::Status Close(int fd);
 
+  // Closes `fd` without publishing a written file (File::Discard: the
+  // target stays as it was); for a binding whose user dropped a file
+  // unclosed. Its status says whether the clean-up worked.
+  absl::Status Discard(int fd);
+
   int open_descriptors() const { return table_.size(); }
 
  private:

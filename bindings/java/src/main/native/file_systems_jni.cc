@@ -8,19 +8,19 @@
 #include "ferry/fs/registry.h"
 #include "ferry/runtime/runtime.h"
 #include "ferry/transfer/copy_engine.h"
+#include "file_systems.h"
 #include "portal.h"
+#include "progress.h"
 
 namespace {
 
+using ferry::java::FileSystemsHandle;
 using ferry::java::FromHandle;
+using ferry::java::JavaProgress;
+using ferry::java::NativeFileSystems;
 using ferry::java::ThrowStatus;
 using ferry::java::ToHandle;
 using ferry::java::ToStd;
-
-struct NativeFileSystems {
-  std::shared_ptr<ferry::Runtime> runtime;  // outlives the registry
-  std::unique_ptr<ferry::fs::FileSystemRegistry> registry;
-};
 
 const char* KindName(ferry::fs::EntryKind k) {
   switch (k) {
@@ -45,6 +45,10 @@ jobject MakeStats(JNIEnv* env, const ferry::TransferStats& s) {
   return out;
 }
 
+// A reference of the call's own: a close() on another thread then frees
+// nothing this call still uses.
+FileSystemsHandle Get(jlong handle) { return *FromHandle<FileSystemsHandle>(handle); }
+
 }  // namespace
 
 extern "C" {
@@ -52,7 +56,7 @@ extern "C" {
 JNIEXPORT jlong JNICALL Java_io_ferry_FileSystems_newFileSystems(JNIEnv* env, jclass, jlong runtime,
                                                                  jint irods_connections,
                                                                  jint irods_parallelism) {
-  auto fs = std::make_unique<NativeFileSystems>();
+  auto fs = std::make_shared<NativeFileSystems>();
   fs->runtime = *FromHandle<std::shared_ptr<ferry::Runtime>>(runtime);
   fs->registry = std::make_unique<ferry::fs::FileSystemRegistry>(*fs->runtime);
   absl::Status s = ferry::RegisterBuiltinFileSystems(
@@ -61,15 +65,15 @@ JNIEXPORT jlong JNICALL Java_io_ferry_FileSystems_newFileSystems(JNIEnv* env, jc
     ThrowStatus(env, s);
     return 0;
   }
-  return ToHandle(fs.release());
+  return ToHandle(new FileSystemsHandle(std::move(fs)));
 }
 
 JNIEXPORT void JNICALL Java_io_ferry_FileSystems_disposeFileSystems(JNIEnv*, jclass, jlong handle) {
-  delete FromHandle<NativeFileSystems>(handle);
+  delete FromHandle<FileSystemsHandle>(handle);
 }
 
 JNIEXPORT jobject JNICALL Java_io_ferry_FileSystems_stat(JNIEnv* env, jclass, jlong handle, jstring url) {
-  NativeFileSystems* fs = FromHandle<NativeFileSystems>(handle);
+  FileSystemsHandle fs = Get(handle);
   absl::StatusOr<ferry::fs::Location> where = fs->registry->Resolve(ToStd(env, url));
   if (!where.ok()) {
     ThrowStatus(env, where.status());
@@ -82,13 +86,14 @@ JNIEXPORT jobject JNICALL Java_io_ferry_FileSystems_stat(JNIEnv* env, jclass, jl
   }
   jclass c = env->FindClass("io/ferry/Entry");
   if (c == nullptr) return nullptr;
-  jmethodID ctor = env->GetMethodID(c, "<init>", "(Ljava/lang/String;Ljava/lang/String;JJJ)V");
+  jmethodID ctor = env->GetMethodID(c, "<init>", "(Ljava/lang/String;Ljava/lang/String;JJJIII)V");
   if (ctor == nullptr) return nullptr;
   const jlong mtime = e->mtime == absl::InfinitePast() ? -1 : absl::ToUnixNanos(e->mtime);
   jstring path = ferry::java::ToJava(env, e->path);
   jstring kind = env->NewStringUTF(KindName(e->kind));
   jobject out = env->NewObject(c, ctor, path, kind, static_cast<jlong>(e->size), mtime,
-                               static_cast<jlong>(e->id));
+                               static_cast<jlong>(e->id), static_cast<jint>(e->mode),
+                               static_cast<jint>(e->uid), static_cast<jint>(e->gid));
   env->DeleteLocalRef(path);
   env->DeleteLocalRef(kind);
   env->DeleteLocalRef(c);
@@ -96,8 +101,9 @@ JNIEXPORT jobject JNICALL Java_io_ferry_FileSystems_stat(JNIEnv* env, jclass, jl
 }
 
 JNIEXPORT jobject JNICALL Java_io_ferry_FileSystems_copy(JNIEnv* env, jclass, jlong handle, jstring src,
-                                                         jstring dst, jboolean recursive) {
-  NativeFileSystems* fs = FromHandle<NativeFileSystems>(handle);
+                                                         jstring dst, jboolean recursive,
+                                                         jobject listener) {
+  FileSystemsHandle fs = Get(handle);
   const std::string src_url = ToStd(env, src), dst_url = ToStd(env, dst);
   absl::StatusOr<ferry::fs::Location> from = fs->registry->Resolve(src_url);
   if (!from.ok()) {
@@ -109,17 +115,23 @@ JNIEXPORT jobject JNICALL Java_io_ferry_FileSystems_copy(JNIEnv* env, jclass, jl
     ThrowStatus(env, to.status());
     return nullptr;
   }
+  JavaProgress progress(env, listener);
+  if (env->ExceptionCheck()) return nullptr;
+  ferry::CopyOptions options;
+  options.progress = progress.Callback();
   if (!recursive) {
     absl::StatusOr<ferry::TransferStats> s =
-        ferry::CopyFile(*fs->runtime, *from->fs, from->path, *to->fs, to->path);
+        ferry::CopyFile(*fs->runtime, *from->fs, from->path, *to->fs, to->path, std::move(options));
+    if (progress.RethrowIfThrown(env)) return nullptr;
     if (!s.ok()) {
       ThrowStatus(env, s.status());
       return nullptr;
     }
     return MakeStats(env, *s);
   }
-  absl::StatusOr<ferry::TreeCopyResult> r =
-      ferry::CopyTree(*fs->runtime, *from->fs, from->path, *to->fs, to->path);
+  absl::StatusOr<ferry::TreeCopyResult> r = ferry::CopyTree(*fs->runtime, *from->fs, from->path,
+                                                            *to->fs, to->path, std::move(options));
+  if (progress.RethrowIfThrown(env)) return nullptr;
   if (!r.ok()) {
     ThrowStatus(env, r.status());
     return nullptr;

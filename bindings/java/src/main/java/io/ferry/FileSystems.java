@@ -1,6 +1,10 @@
 package io.ferry;
 
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.channels.Channels;
+import java.util.stream.Stream;
 
 /**
  * Every place ferry reaches, by URL: local paths, {@code s3://}, {@code nfs://},
@@ -9,15 +13,23 @@ import java.io.IOException;
  *
  * <pre>{@code
  * try (Runtime rt = new Runtime(); FileSystems fs = new FileSystems(rt)) {
- *   TransferStats s = fs.copy("irods://alice@host:1247/zone/home/alice/big.bin", "/tmp/big.bin", false);
+ *   TransferStats s = fs.copy("irods://alice@host:1247/zone/home/alice/big.bin", "/tmp/big.bin", false,
+ *       (done, total) -> System.out.println(done + " / " + total));
  *   Entry e = fs.stat("s3://bucket/key");
+ *   try (FerryFile f = fs.open("s3://bucket/key", "r")) {
+ *     f.position(1 << 20).read(ByteBuffer.allocateDirect(4096));
+ *   }
+ *   try (Stream<Entry> entries = fs.walk("nfs://host/export/tree")) {
+ *     long bytes = entries.filter(Entry::isFile).mapToLong(Entry::size).sum();
+ *   }
  * }
  * }</pre>
  *
  * Errors: {@link java.io.FileNotFoundException}, {@link java.nio.file.AccessDeniedException},
  * {@link java.nio.file.FileAlreadyExistsException}, {@link SecurityException} (wrong
  * credentials), {@link IllegalArgumentException} (a bad URL), {@link IOException} (a server
- * that cannot be reached), each with ferry's message. Thread-safe; AutoCloseable.
+ * that cannot be reached), each with ferry's message. Thread-safe; AutoCloseable. Files and walks
+ * it opened stay usable after it is closed (each holds the native filesystems until closed).
  */
 public final class FileSystems implements AutoCloseable {
   private final NativeHandle handle;
@@ -41,7 +53,7 @@ public final class FileSystems implements AutoCloseable {
 
   /** What {@code url} names. */
   public Entry stat(String url) throws IOException {
-    return stat(handle.get(), url);
+    return handle.call(h -> stat(h, url));
   }
 
   /**
@@ -50,7 +62,66 @@ public final class FileSystems implements AutoCloseable {
    * failed files throws the first failure (naming how many failed).
    */
   public TransferStats copy(String src, String dst, boolean recursive) throws IOException {
-    return copy(handle.get(), src, dst, recursive);
+    return handle.call(h -> copy(h, src, dst, recursive, null));
+  }
+
+  /**
+   * {@link #copy(String, String, boolean)}, reporting to {@code listener} (null: none) on this
+   * thread; an exception the listener throws stops the copy and is thrown from here unchanged.
+   */
+  public TransferStats copy(String src, String dst, boolean recursive, ProgressListener listener)
+      throws IOException {
+    return handle.call(h -> copy(h, src, dst, recursive, listener));
+  }
+
+  /**
+   * Opens {@code url} to read ({@code "r"}) or to write ({@code "w"}: created, or replaced when
+   * the file is closed). See {@link FerryFile}.
+   */
+  public FerryFile open(String url, String mode) throws IOException {
+    return open(url, mode, -1);
+  }
+
+  /**
+   * {@link #open(String, String)}; {@code size}: a written file's final size if known (object
+   * stores lay multipart parts out by it), else -1.
+   */
+  public FerryFile open(String url, String mode, long size) throws IOException {
+    if (!mode.equals("r") && !mode.equals("w")) {
+      throw new IllegalArgumentException(
+          "open " + url + ": mode must be \"r\" or \"w\", got \"" + mode + "\"");
+    }
+    return handle.call(h -> new FerryFile(h, url, mode.equals("w"), size));
+  }
+
+  /** An unbuffered InputStream over {@link #open(String, String) open(url, "r")}. */
+  public InputStream newInputStream(String url) throws IOException {
+    return Channels.newInputStream(open(url, "r"));
+  }
+
+  /**
+   * An unbuffered OutputStream over {@link #open(String, String) open(url, "w")}: the file is
+   * published by the stream's close, which throws if that fails.
+   */
+  public OutputStream newOutputStream(String url) throws IOException {
+    return Channels.newOutputStream(open(url, "w"));
+  }
+
+  /** {@link #walk(String, WalkOptions)} with {@link WalkOptions#DEFAULTS}. */
+  public Stream<Entry> walk(String url) throws IOException {
+    return walk(url, WalkOptions.DEFAULTS);
+  }
+
+  /**
+   * Every entry below {@code url} (not the root itself), once, in no particular order, paths
+   * relative to it; symlinks are reported, never followed. Close the stream
+   * (try-with-resources) to stop a walk early. A root that cannot be walked throws here; an
+   * error after the first batch throws from the stream's terminal operation, an
+   * {@link java.io.UncheckedIOException} around the mapped IOException (an unchecked mapped
+   * exception as itself). Directories that could not be read go to {@code options.onError()}.
+   */
+  public Stream<Entry> walk(String url, WalkOptions options) throws IOException {
+    return handle.call(h -> Walk.stream(h, url, options));
   }
 
   public boolean isClosed() {
@@ -68,6 +139,6 @@ public final class FileSystems implements AutoCloseable {
 
   private static native Entry stat(long handle, String url) throws IOException;
 
-  private static native TransferStats copy(long handle, String src, String dst, boolean recursive)
-      throws IOException;
+  private static native TransferStats copy(long handle, String src, String dst, boolean recursive,
+      ProgressListener listener) throws IOException;
 }

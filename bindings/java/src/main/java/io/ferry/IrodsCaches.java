@@ -59,88 +59,52 @@ public final class IrodsCaches implements AutoCloseable {
   }
 
   public IrodsStat stat(String user, String path) throws IOException {
-    long h = handle.acquire();
-    try {
-      return stat(h, user, path);
-    } finally {
-      handle.release();
-    }
+    return handle.call(h -> stat(h, user, path));
   }
 
   public IrodsObjectType objectType(String path) throws IOException {
-    long h = handle.acquire();
-    try {
-      return IrodsObjectType.of(objectType(h, path));
-    } finally {
-      handle.release();
-    }
+    return handle.call(h -> IrodsObjectType.of(objectType(h, path)));
   }
 
   /** The collection's entries as {@code user} sees them (shared, unmodifiable). */
   public List<IrodsEntry> list(String user, String collection) throws IOException {
-    long h = handle.acquire();
-    try {
-      return Collections.unmodifiableList(Arrays.asList(list(h, user, collection)));
-    } finally {
-      handle.release();
-    }
+    return handle.call(h -> Collections.unmodifiableList(Arrays.asList(list(h, user, collection))));
   }
 
   public List<IrodsAccess> permissions(String path, boolean isCollection) throws IOException {
-    long h = handle.acquire();
-    try {
-      return List.of(permissions(h, path, isCollection));
-    } finally {
-      handle.release();
-    }
+    return handle.call(h -> List.of(permissions(h, path, isCollection)));
   }
 
   /** "rodsadmin", "rodsuser", "groupadmin" or "rodsgroup". */
   public String userType(String user) throws IOException {
-    long h = handle.acquire();
-    try {
-      return userType(h, user);
-    } finally {
-      handle.release();
-    }
+    return handle.call(h -> userType(h, user));
   }
 
   /** After a write, create or remove of {@code path} (by anyone). */
   public void changed(String path) {
-    long h = handle.acquire();
-    try {
+    handle.call(h -> {
       changed(h, path);
-    } finally {
-      handle.release();
-    }
+      return null;
+    });
   }
 
   public void renamed(String from, String to) {
-    long h = handle.acquire();
-    try {
+    handle.call(h -> {
       renamed(h, from, to);
-    } finally {
-      handle.release();
-    }
+      return null;
+    });
   }
 
   public void aclChanged(String path, boolean recursive) {
-    long h = handle.acquire();
-    try {
+    handle.call(h -> {
       aclChanged(h, path, recursive);
-    } finally {
-      handle.release();
-    }
+      return null;
+    });
   }
 
   /** The listing cache's counters. */
   public TtlCacheStats listStats() {
-    long h = handle.acquire();
-    try {
-      return TtlCacheStats.of(listStats(h));
-    } finally {
-      handle.release();
-    }
+    return handle.call(h -> TtlCacheStats.of(listStats(h)));
   }
 
   public boolean isClosed() {

@@ -62,6 +62,22 @@ final class NativeHandle implements AutoCloseable {
     }
   }
 
+  /** A native call on the live handle. */
+  @FunctionalInterface
+  interface Call<T, E extends Exception> {
+    T on(long handle) throws E;
+  }
+
+  /** {@code call} on the live handle, held open (close waits) until it returns. */
+  <T, E extends Exception> T call(Call<T, E> call) throws E {
+    long h = acquire();
+    try {
+      return call.on(h);
+    } finally {
+      release();
+    }
+  }
+
   void release() {
     if (users.decrementAndGet() == CLOSING) {
       synchronized (this) {
@@ -74,11 +90,32 @@ final class NativeHandle implements AutoCloseable {
     return users.get() < 0;
   }
 
+  /**
+   * Takes the handle out (0 if already closed) for the caller to free its own way (a file's
+   * close publishes it, where the Cleaner's dispose discards it), once the calls in progress
+   * have returned; the Cleaner then does nothing.
+   */
+  long take() {
+    if (!drain()) return 0;
+    long h;
+    synchronized (state) {
+      h = state.handle;
+      state.handle = 0;
+    }
+    cleanable.clean();  // unregisters: State.run sees 0
+    return h;
+  }
+
   /** Frees the native object once the calls in progress have returned. Idempotent. */
   @Override
   public void close() {
+    if (drain()) cleanable.clean();
+  }
+
+  /** Marks the handle closed and waits for its users; false if it was closed already. */
+  private boolean drain() {
     int before = users.getAndUpdate(n -> n | CLOSING);
-    if (before < 0) return;  // closed already (or closing on another thread)
+    if (before < 0) return false;  // closed already (or closing on another thread)
     boolean interrupted = false;
     synchronized (this) {
       while (users.get() != CLOSING) {
@@ -89,8 +126,8 @@ final class NativeHandle implements AutoCloseable {
         }
       }
     }
-    cleanable.clean();
     if (interrupted) Thread.currentThread().interrupt();
+    return true;
   }
 
   private IllegalStateException closed() {

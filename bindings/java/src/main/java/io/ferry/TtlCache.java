@@ -175,12 +175,7 @@ public final class TtlCache<V> implements AutoCloseable {
   @SuppressWarnings("unchecked")
   public V getIfPresent(String key) {
     Objects.requireNonNull(key, "key");
-    long h = handle.acquire();
-    try {
-      return (V) getIfPresent(h, key);
-    } finally {
-      handle.release();
-    }
+    return handle.call(h -> (V) getIfPresent(h, key));
   }
 
   /** Stores {@code value}, replacing any entry and superseding a load in flight. */
@@ -196,31 +191,21 @@ public final class TtlCache<V> implements AutoCloseable {
   private void put(String key, V value, long refreshNanos) {
     Objects.requireNonNull(key, "key");
     Objects.requireNonNull(value, "value");
-    long weight = 1;
-    if (weigher != null) {
-      weight = weigher.applyAsLong(key, value);
-      if (weight < 0) {
-        throw new IllegalArgumentException(
-            "TtlCache weigher for \"" + key + "\" returned " + weight + " (must be >= 0)");
-      }
+    final long weight = weigher == null ? 1 : weigher.applyAsLong(key, value);
+    if (weight < 0) {
+      throw new IllegalArgumentException(
+          "TtlCache weigher for \"" + key + "\" returned " + weight + " (must be >= 0)");
     }
-    long h = handle.acquire();
-    try {
+    handle.call(h -> {
       put(h, key, value, weight, refreshNanos);
-    } finally {
-      handle.release();
-    }
+      return null;
+    });
   }
 
   /** Drops {@code key}'s entry and any load of it in flight. True if there was one. */
   public boolean invalidate(String key) {
     Objects.requireNonNull(key, "key");
-    long h = handle.acquire();
-    try {
-      return invalidate(h, key);
-    } finally {
-      handle.release();
-    }
+    return handle.call(h -> invalidate(h, key));
   }
 
   /**
@@ -229,12 +214,7 @@ public final class TtlCache<V> implements AutoCloseable {
    */
   public long invalidatePrefix(String prefix) {
     Objects.requireNonNull(prefix, "prefix");
-    long h = handle.acquire();
-    try {
-      return invalidatePrefix(h, prefix);
-    } finally {
-      handle.release();
-    }
+    return handle.call(h -> invalidatePrefix(h, prefix));
   }
 
   /**
@@ -244,69 +224,34 @@ public final class TtlCache<V> implements AutoCloseable {
    */
   public long invalidateIf(Predicate<String> predicate) {
     Objects.requireNonNull(predicate, "predicate");
-    long h = handle.acquire();
-    try {
-      return invalidateIf(h, predicate);
-    } finally {
-      handle.release();
-    }
+    return handle.call(h -> invalidateIf(h, predicate));
   }
 
   /** Drops every entry and supersedes every load in flight. Returns how many. */
   public long invalidateAll() {
-    long h = handle.acquire();
-    try {
-      return invalidateAll(h);
-    } finally {
-      handle.release();
-    }
+    return handle.call(h -> invalidateAll(h));
   }
 
   /** Drops the entries whose time is up. Returns how many. */
   public long purgeExpired() {
-    long h = handle.acquire();
-    try {
-      return purgeExpired(h);
-    } finally {
-      handle.release();
-    }
+    return handle.call(h -> purgeExpired(h));
   }
 
   /** Entries stored (cached not-founds and expired ones not yet dropped included). */
   public long size() {
-    long h = handle.acquire();
-    try {
-      return size(h);
-    } finally {
-      handle.release();
-    }
+    return handle.call(h -> size(h));
   }
 
   public long weight() {
-    long h = handle.acquire();
-    try {
-      return weight(h);
-    } finally {
-      handle.release();
-    }
+    return handle.call(h -> weight(h));
   }
 
   public int shardCount() {
-    long h = handle.acquire();
-    try {
-      return shardCount(h);
-    } finally {
-      handle.release();
-    }
+    return handle.call(h -> shardCount(h));
   }
 
   public TtlCacheStats stats() {
-    long h = handle.acquire();
-    try {
-      return TtlCacheStats.of(stats(h));
-    } finally {
-      handle.release();
-    }
+    return handle.call(h -> TtlCacheStats.of(stats(h)));
   }
 
   public boolean isClosed() {

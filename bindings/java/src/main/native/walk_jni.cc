@@ -1,0 +1,73 @@
+// io.ferry.Walk: a bindings::WalkStream pulled by a Java Spliterator, one
+// records.proto WalkBatch (serialized) per call, decoded in Java.
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/time/clock.h"
+#include "ferry/bindings/walk_stream.h"
+#include "file_systems.h"
+#include "portal.h"
+
+namespace {
+
+using ferry::java::FileSystemsHandle;
+using ferry::java::FromHandle;
+using ferry::java::ThrowStatus;
+using ferry::java::ToHandle;
+using ferry::java::ToStd;
+
+struct NativeWalk {
+  // Declared first, destroyed last: the stream's walk runs on its filesystem.
+  FileSystemsHandle fs;
+  std::unique_ptr<ferry::bindings::WalkStream> stream;
+};
+
+}  // namespace
+
+extern "C" {
+
+JNIEXPORT jlong JNICALL Java_io_ferry_Walk_start(JNIEnv* env, jclass, jlong file_systems, jstring url,
+                                                 jint batch_entries, jint max_in_flight) {
+  FileSystemsHandle fs = *FromHandle<FileSystemsHandle>(file_systems);
+  absl::StatusOr<ferry::fs::Location> where = fs->registry->Resolve(ToStd(env, url));
+  if (!where.ok()) {
+    ThrowStatus(env, where.status());
+    return 0;
+  }
+  ferry::bindings::WalkStream::Options o;
+  o.walk.batch_entries = static_cast<size_t>(batch_entries);
+  // Full batches only: each costs a JNI crossing, a byte[] and a decode.
+  o.walk.min_batch_entries = o.walk.batch_entries;
+  o.walk.max_in_flight = max_in_flight;
+  o.walk.max_queued_batches = static_cast<int>(o.max_queued);
+  o.walk_id = static_cast<uint64_t>(absl::ToUnixNanos(absl::Now()));
+  auto walk = std::make_unique<NativeWalk>();
+  walk->stream = ferry::bindings::WalkStream::Start(*fs->runtime, where->fs, where->path, std::move(o));
+  walk->fs = std::move(fs);
+  return ToHandle(walk.release());
+}
+
+// The next batch's bytes, null at the end; the walk's error (mapped) once
+// the batches before it were delivered.
+JNIEXPORT jbyteArray JNICALL Java_io_ferry_Walk_next(JNIEnv* env, jclass, jlong handle) {
+  absl::StatusOr<std::optional<std::string>> bytes = FromHandle<NativeWalk>(handle)->stream->Next();
+  if (!bytes.ok()) {
+    ThrowStatus(env, bytes.status());
+    return nullptr;
+  }
+  if (!bytes->has_value()) return nullptr;
+  const std::string& b = **bytes;
+  jbyteArray out = env->NewByteArray(static_cast<jsize>(b.size()));
+  if (out == nullptr) return nullptr;  // OutOfMemoryError pending
+  env->SetByteArrayRegion(out, 0, static_cast<jsize>(b.size()), reinterpret_cast<const jbyte*>(b.data()));
+  return out;
+}
+
+// Stops the walk, waits for its task, frees it.
+JNIEXPORT void JNICALL Java_io_ferry_Walk_dispose(JNIEnv*, jclass, jlong handle) {
+  std::unique_ptr<NativeWalk> walk(FromHandle<NativeWalk>(handle));
+  walk->stream->Close();
+}
+
+}  // extern "C"

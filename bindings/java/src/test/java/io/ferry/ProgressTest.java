@@ -1,0 +1,100 @@
+package io.ferry;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.FileNotFoundException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** FileSystems.copy with a ProgressListener, on ferry's iRODS test peer and local files. */
+class ProgressTest {
+  static IrodsPeer irods;
+  static Runtime runtime;
+  static FileSystems fs;
+  @TempDir Path tmp;
+
+  @BeforeAll
+  static void start() throws Exception {
+    irods = new IrodsPeer();
+    runtime = new Runtime();
+    fs = new FileSystems(runtime);
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    fs.close();
+    runtime.close();
+    irods.close();
+  }
+
+  private Path bigFile(int size) throws Exception {
+    byte[] data = new byte[size];
+    new Random(5).nextBytes(data);
+    return Files.write(tmp.resolve("big.bin"), data);
+  }
+
+  private static final class Boom extends RuntimeException {
+    Boom() {
+      super("stop it");
+    }
+  }
+
+  @Test
+  void aListenerSeesMonotonicBytesEndingAtTheTotal() throws Exception {
+    int size = 48 << 20;
+    Path src = bigFile(size);
+    List<long[]> reports = new ArrayList<>();
+    String remote = irods.url("rods", "/java-" + UUID.randomUUID().toString().substring(0, 8));
+    TransferStats stats =
+        fs.copy(src.toString(), remote, false, (done, total) -> reports.add(new long[] {done, total}));
+    assertEquals(size, stats.bytes());
+    assertFalse(reports.isEmpty());
+    long last = -1;
+    for (long[] r : reports) {
+      assertTrue(r[0] >= last, "bytes went back: " + r[0] + " after " + last);
+      assertTrue(r[1] == size || r[1] == -1, "total " + r[1]);
+      last = r[0];
+    }
+    assertEquals(size, reports.get(reports.size() - 1)[0]);
+    assertEquals(size, reports.get(reports.size() - 1)[1]);
+  }
+
+  @Test
+  void aListenerThatThrowsFailsTheCopyWithThatException() throws Exception {
+    Path src = bigFile(4 << 20);
+    Path dst = tmp.resolve("never.bin");
+    Boom boom = new Boom();
+    Boom thrown = assertThrows(Boom.class,
+        () -> fs.copy(src.toString(), dst.toString(), false, (done, total) -> { throw boom; }));
+    assertSame(boom, thrown);
+    assertFalse(Files.exists(dst), "a stopped copy publishes nothing");
+  }
+
+  @Test
+  void aListenerThatThrowsStopsATreeCopy() throws Exception {
+    Files.createDirectories(tmp.resolve("tree/sub"));
+    Files.writeString(tmp.resolve("tree/a"), "a");
+    Files.writeString(tmp.resolve("tree/sub/b"), "b");
+    Boom boom = new Boom();
+    assertSame(boom, assertThrows(Boom.class, () -> fs.copy(tmp.resolve("tree").toString(),
+        tmp.resolve("out").toString(), true, (done, total) -> { throw boom; })));
+  }
+
+  @Test
+  void aCopyWithoutAListenerStillMapsErrors() {
+    assertThrows(FileNotFoundException.class, () -> fs.copy(tmp.resolve("nope").toString(),
+        tmp.resolve("x").toString(), false, null));
+  }
+}

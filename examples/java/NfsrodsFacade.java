@@ -55,6 +55,12 @@ public final class NfsrodsFacade implements AutoCloseable {
     return caches.stat(user, path);
   }
 
+  /** MKDIR: a collection; every user's cached listing of its parent goes. */
+  public void mkdir(String path) throws IOException {
+    files.mkdir(server + path, false);
+    caches.changed(path);
+  }
+
   /** READ: {@code dst.remaining()} bytes at {@code offset}; fewer only at the end of the file. */
   public int read(String path, long offset, ByteBuffer dst) throws IOException {
     FerryFile f = readers.get(path);
@@ -123,6 +129,7 @@ public final class NfsrodsFacade implements AutoCloseable {
     String zoneUrl = args[0], dir = args[1];
     String json = args.length > 2 ? Files.readString(Path.of(args[2])) : null;
     try (NfsrodsFacade nfs = new NfsrodsFacade(zoneUrl, json)) {
+      nfs.mkdir(dir);
       byte[] data = new byte[3 << 20];
       new java.util.Random(1).nextBytes(data);
       for (int i = 0; i < 3; i++) {

@@ -39,7 +39,7 @@ trap cleanup EXIT
 
 echo "java.sh: packing the jar ..." >&2
 mvn -q -B -f "$ROOT/bindings/java/pom.xml" -DskipTests -Dferry.native.dir="$BUILD/bindings/java" package >&2
-mvn -q -B -f "$ROOT/bindings/java/pom.xml" dependency:build-classpath -Dmdep.includeScope=runtime \
+mvn -q -B -f "$ROOT/bindings/java/pom.xml" dependency:build-classpath -DincludeScope=runtime \
   -Dmdep.outputFile="$WORK/deps.cp" >&2
 CLASSPATH="$(ls "$ROOT"/bindings/java/target/ferry-*.jar | head -1):$(cat "$WORK/deps.cp")"
 

@@ -136,6 +136,25 @@ class FileSystems:
             src, dst, recursive=recursive, progress=progress, jobs=jobs,
             chunk_bytes=chunk_bytes, parallelism=parallelism))
 
+    def mkdir(self, url: str, *, parents: bool = False) -> None:
+        """Creates the directory (collection, prefix) ``url`` names; with
+        ``parents``, the missing ones above it too, and an existing
+        directory is not an error."""
+        self._raw.mkdir(url, parents=parents)
+
+    def remove(self, url: str) -> None:
+        """Removes the file ``url`` names."""
+        self._raw.remove(url)
+
+    def rmdir(self, url: str) -> None:
+        """Removes the empty directory ``url`` names."""
+        self._raw.rmdir(url)
+
+    def rename(self, src: str, dst: str) -> None:
+        """Renames ``src`` to ``dst`` on one filesystem (ValueError when
+        they are on different ones)."""
+        self._raw.rename(src, dst)
+
     def close(self) -> None:
         self._raw.close()
 

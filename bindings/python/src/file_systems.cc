@@ -23,6 +23,7 @@
 #include "bindings.h"
 #include "ferry/adapters/builtin.h"
 #include "ferry/base/mutex.h"
+#include "ferry/bindings/url_ops.h"
 #include "ferry/bindings/walk_stream.h"
 #include "ferry/fs/file_table.h"
 #include "ferry/fs/registry.h"
@@ -118,6 +119,18 @@ class PyFileSystems {
     shared->registry = std::make_unique<fs::FileSystemRegistry>(shared->pin.runtime());
     ThrowIfError(RegisterBuiltinFileSystems(*shared->registry, options));
     shared_ = std::move(shared);
+  }
+
+  // A namespace operation by URL (bindings/common's url_ops), GIL released.
+  template <typename Op>
+  void RunUrlOp(const char* what, Op op) {
+    std::shared_ptr<Shared> shared = Live(what);
+    absl::Status s;
+    {
+      py::gil_scoped_release nogil;
+      s = op(*shared->registry);
+    }
+    ThrowIfError(s);
   }
 
   fs::Location Resolve(const std::string& url) {
@@ -307,6 +320,30 @@ Use ferry.FileSystems, the Python wrapper.)doc")
            py::arg("recursive") = false, py::arg("progress") = py::none(),
            py::arg("jobs") = CopyOptions{}.jobs, py::arg("chunk_bytes") = 0,
            py::arg("parallelism") = 0)
+      .def(
+          "mkdir",
+          [](PyFileSystems& f, const std::string& url, bool parents) {
+            f.RunUrlOp("mkdir", [&](fs::FileSystemRegistry& r) { return bindings::MakeDirectory(r, url, parents); });
+          },
+          py::arg("url"), py::kw_only(), py::arg("parents") = false)
+      .def(
+          "remove",
+          [](PyFileSystems& f, const std::string& url) {
+            f.RunUrlOp("remove", [&](fs::FileSystemRegistry& r) { return bindings::RemoveFile(r, url); });
+          },
+          py::arg("url"))
+      .def(
+          "rmdir",
+          [](PyFileSystems& f, const std::string& url) {
+            f.RunUrlOp("rmdir", [&](fs::FileSystemRegistry& r) { return bindings::RemoveDirectory(r, url); });
+          },
+          py::arg("url"))
+      .def(
+          "rename",
+          [](PyFileSystems& f, const std::string& src, const std::string& dst) {
+            f.RunUrlOp("rename", [&](fs::FileSystemRegistry& r) { return bindings::Rename(r, src, dst); });
+          },
+          py::arg("src"), py::arg("dst"))
       .def("close", &PyFileSystems::Close)
       .def_property_readonly("closed", &PyFileSystems::closed);
 }

@@ -114,3 +114,26 @@ def test_closed_file_systems_refuse_calls_but_open_files_still_work(s3_env, tmp_
         f.close()
         with pytest.raises(ferry.Error):
             fsys.stat(str(tmp_path / "f"))
+
+
+def test_mkdir_rename_remove_and_rmdir_by_url_on_nfs(fs, ganesha):
+    d = f"ns-{uuid.uuid4().hex[:8]}"
+    fs.mkdir(nfs_url(d + "/a/b"), parents=True)
+    fs.mkdir(nfs_url(d + "/a/b"), parents=True)  # exists: not an error with parents
+    with fs.open(nfs_url(d + "/a/b/f"), "wb") as f:
+        f.write(b"x")
+    fs.rename(nfs_url(d + "/a/b/f"), nfs_url(d + "/a/g"))
+    assert fs.stat(nfs_url(d + "/a/g"))["size"] == 1
+    with pytest.raises(FileNotFoundError):
+        fs.stat(nfs_url(d + "/a/b/f"))
+    fs.remove(nfs_url(d + "/a/g"))
+    fs.rmdir(nfs_url(d + "/a/b"))
+    fs.rmdir(nfs_url(d + "/a"))
+    with pytest.raises(FileNotFoundError):
+        fs.stat(nfs_url(d + "/a"))
+
+
+def test_rename_across_filesystems_is_a_value_error(fs, tmp_path):
+    (tmp_path / "x").write_bytes(b"x")
+    with pytest.raises(ValueError, match="not on one filesystem"):
+        fs.rename(str(tmp_path / "x"), f"s3://{S3_BUCKET}/x")

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ferry/adapters/builtin.h"
+#include "ferry/bindings/url_ops.h"
 #include "ferry/fs/registry.h"
 #include "ferry/runtime/runtime.h"
 #include "ferry/transfer/copy_engine.h"
@@ -144,6 +145,34 @@ JNIEXPORT jobject JNICALL Java_io_ferry_FileSystems_copy(JNIEnv* env, jclass, jl
     return nullptr;
   }
   return MakeStats(env, r->totals);
+}
+
+}  // extern "C"
+
+// Namespace operations by URL (bindings/common's url_ops: one place for
+// every binding).
+extern "C" {
+
+JNIEXPORT void JNICALL Java_io_ferry_FileSystems_mkdir(JNIEnv* env, jclass, jlong handle, jstring url,
+                                                       jboolean parents) {
+  absl::Status s = ferry::bindings::MakeDirectory(*Get(handle)->registry, ToStd(env, url), parents == JNI_TRUE);
+  if (!s.ok()) ThrowStatus(env, s);
+}
+
+JNIEXPORT void JNICALL Java_io_ferry_FileSystems_remove(JNIEnv* env, jclass, jlong handle, jstring url) {
+  absl::Status s = ferry::bindings::RemoveFile(*Get(handle)->registry, ToStd(env, url));
+  if (!s.ok()) ThrowStatus(env, s);
+}
+
+JNIEXPORT void JNICALL Java_io_ferry_FileSystems_rmdir(JNIEnv* env, jclass, jlong handle, jstring url) {
+  absl::Status s = ferry::bindings::RemoveDirectory(*Get(handle)->registry, ToStd(env, url));
+  if (!s.ok()) ThrowStatus(env, s);
+}
+
+JNIEXPORT void JNICALL Java_io_ferry_FileSystems_rename(JNIEnv* env, jclass, jlong handle, jstring from,
+                                                        jstring to) {
+  absl::Status s = ferry::bindings::Rename(*Get(handle)->registry, ToStd(env, from), ToStd(env, to));
+  if (!s.ok()) ThrowStatus(env, s);
 }
 
 }  // extern "C"

@@ -124,6 +124,44 @@ public final class FileSystems implements AutoCloseable {
     return handle.call(h -> Walk.stream(h, url, options));
   }
 
+  /**
+   * Creates the directory (collection, prefix) {@code url} names; with {@code parents}, the
+   * missing ones above it too, and an existing directory is not an error.
+   */
+  public void mkdir(String url, boolean parents) throws IOException {
+    handle.call(h -> {
+      mkdir(h, url, parents);
+      return null;
+    });
+  }
+
+  /** Removes the file {@code url} names. */
+  public void remove(String url) throws IOException {
+    handle.call(h -> {
+      remove(h, url);
+      return null;
+    });
+  }
+
+  /** Removes the empty directory {@code url} names. */
+  public void rmdir(String url) throws IOException {
+    handle.call(h -> {
+      rmdir(h, url);
+      return null;
+    });
+  }
+
+  /**
+   * Renames {@code from} to {@code to} on one filesystem (replacing a file there);
+   * IllegalArgumentException when they are on different ones.
+   */
+  public void rename(String from, String to) throws IOException {
+    handle.call(h -> {
+      rename(h, from, to);
+      return null;
+    });
+  }
+
   public boolean isClosed() {
     return handle.isClosed();
   }
@@ -138,6 +176,14 @@ public final class FileSystems implements AutoCloseable {
   private static native void disposeFileSystems(long handle);
 
   private static native Entry stat(long handle, String url) throws IOException;
+
+  private static native void mkdir(long handle, String url, boolean parents) throws IOException;
+
+  private static native void remove(long handle, String url) throws IOException;
+
+  private static native void rmdir(long handle, String url) throws IOException;
+
+  private static native void rename(long handle, String from, String to) throws IOException;
 
   private static native TransferStats copy(long handle, String src, String dst, boolean recursive,
       ProgressListener listener) throws IOException;

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.FileNotFoundException;
+import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Random;
@@ -123,5 +124,35 @@ class FileSystemsTest {
     assertEquals(1, fs.stat(tmp.resolve("x").toString()).size());
     fs.close();
     assertThrows(IllegalStateException.class, () -> new FileSystems(own));
+  }
+
+  @Test
+  void mkdirRenameRemoveAndRmdirWorkByUrlOnIrods() throws Exception {
+    String d = unique();
+    try (FileSystems fs = new FileSystems(runtime)) {
+      fs.mkdir(peer.url("rods", d + "/a/b"), true);
+      fs.mkdir(peer.url("rods", d + "/a/b"), true);  // exists: not an error with parents
+      assertTrue(fs.stat(peer.url("rods", d + "/a/b")).isDirectory());
+      try (OutputStream out = fs.newOutputStream(peer.url("rods", d + "/a/b/f"))) {
+        out.write('x');
+      }
+      fs.rename(peer.url("rods", d + "/a/b/f"), peer.url("rods", d + "/a/g"));
+      assertEquals(1, fs.stat(peer.url("rods", d + "/a/g")).size());
+      assertThrows(FileNotFoundException.class, () -> fs.stat(peer.url("rods", d + "/a/b/f")));
+      fs.remove(peer.url("rods", d + "/a/g"));
+      fs.rmdir(peer.url("rods", d + "/a/b"));
+      fs.rmdir(peer.url("rods", d + "/a"));
+      assertThrows(FileNotFoundException.class, () -> fs.stat(peer.url("rods", d + "/a")));
+    }
+  }
+
+  @Test
+  void renameAcrossFilesystemsIsAnIllegalArgument() throws Exception {
+    Files.writeString(tmp.resolve("x"), "x");
+    try (FileSystems fs = new FileSystems(runtime)) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> fs.rename(tmp.resolve("x").toString(), peer.url("rods", "/x")));
+      assertTrue(e.getMessage().contains("not on one filesystem"), e.getMessage());
+    }
   }
 }

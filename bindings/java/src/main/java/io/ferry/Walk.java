@@ -25,6 +25,7 @@ final class Walk implements Spliterator<Entry> {
   private final NativeHandle handle;
   private final Consumer<WalkError> onError;
   private final ArrayDeque<Entry> entries = new ArrayDeque<>();
+  private boolean stopped;  // the user closed the stream: entries already received are dropped
 
   private Walk(long handle, Consumer<WalkError> onError) {
     this.handle = new NativeHandle("walk", handle, Walk::dispose);
@@ -45,11 +46,12 @@ final class Walk implements Spliterator<Entry> {
       walk.close();
       throw e;
     }
-    return StreamSupport.stream(walk, false).onClose(walk::close);
+    return StreamSupport.stream(walk, false).onClose(walk::stop);
   }
 
   @Override
   public boolean tryAdvance(Consumer<? super Entry> action) {
+    if (stopped) return false;
     while (entries.isEmpty()) {
       if (handle.isClosed()) return false;
       try {
@@ -105,6 +107,13 @@ final class Walk implements Spliterator<Entry> {
 
   void close() {
     handle.close();
+  }
+
+  /** The stream's close: the walk ends here, buffered entries included. */
+  void stop() {
+    stopped = true;
+    entries.clear();
+    close();
   }
 
   @Override

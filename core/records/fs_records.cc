@@ -68,6 +68,7 @@ void ToTransferStatsProto(const TransferRecordContext& context, const ferry::Tra
   out->set_source(context.source);
   out->set_destination(context.destination);
   out->set_bytes(Unsigned(stats.bytes));
+  out->set_files(Unsigned(stats.files));
   out->set_bytes_fetched(Unsigned(stats.bytes_fetched));
   out->set_bytes_uploaded(Unsigned(stats.bytes_uploaded));
   out->set_requests(Count32(stats.requests));

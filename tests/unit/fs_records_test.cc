@@ -48,6 +48,7 @@ TEST(FsRecordsTest, WalkBatchCarriesEveryEntryFieldAndError) {
 TEST(FsRecordsTest, TransferStatsCarryCountersAndAFailedStatus) {
   ferry::TransferStats s;
   s.bytes = 1000;
+  s.files = 2;
   s.requests = 3;
   s.retries = 1;
   s.elapsed = absl::Milliseconds(5);
@@ -57,6 +58,7 @@ TEST(FsRecordsTest, TransferStatsCarryCountersAndAFailedStatus) {
   EXPECT_EQ(r.operation(), TransferStats::OPERATION_COPY);
   EXPECT_EQ(r.source(), "s3://b/k");
   EXPECT_EQ(r.bytes(), 1000u);
+  EXPECT_EQ(r.files(), 2u);
   EXPECT_EQ(r.requests(), 3u);
   EXPECT_EQ(r.elapsed_ns(), 5'000'000);
   EXPECT_EQ(r.code(), static_cast<int>(absl::StatusCode::kUnavailable));

@@ -23,6 +23,7 @@
 #include "bindings.h"
 #include "ferry/adapters/builtin.h"
 #include "ferry/base/mutex.h"
+#include "ferry/bindings/copy_urls.h"
 #include "ferry/bindings/url_ops.h"
 #include "ferry/bindings/walk_stream.h"
 #include "ferry/fs/file_table.h"
@@ -210,47 +211,21 @@ class PyFileSystems {
     return std::make_unique<PyWalk>(std::move(shared), std::move(stream));
   }
 
-  // One file, or a tree with `recursive`; TransferStats bytes. A tree with
-  // failed files raises the first failure, naming how many failed.
+  // One file, or a tree with `recursive` (bindings/common's CopyUrls);
+  // TransferStats bytes.
   py::bytes Copy(const std::string& src_url, const std::string& dst_url, bool recursive,
                  const py::object& progress, int jobs, int64_t chunk_bytes, int parallelism) {
-    fs::Location src = Resolve(src_url);
-    fs::Location dst = Resolve(dst_url);
     std::shared_ptr<Shared> shared = Live("copy");
-    Runtime& runtime = shared->pin.runtime();
-    auto options = [&](ProgressCallback cb) {
+    std::string stats = RunWithProgress(progress, [&](ProgressCallback cb) {
       CopyOptions o;
       o.jobs = jobs;
       o.chunk_bytes = chunk_bytes;
       o.parallelism = parallelism;
       o.progress = std::move(cb);
-      return o;
-    };
-    const bool src_local = src.fs->scheme() == "file";
-    const bool dst_local = dst.fs->scheme() == "file";
-    records::TransferRecordContext context{
-        .operation = src_local && !dst_local   ? records::TransferOperation::kUpload
-                     : !src_local && dst_local ? records::TransferOperation::kDownload
-                                               : records::TransferOperation::kCopy,
-        .source = src_url,
-        .destination = dst_url};
-    if (!recursive) {
-      TransferStats stats = RunWithProgress(progress, [&](ProgressCallback cb) {
-        return CopyFile(runtime, *src.fs, src.path, *dst.fs, dst.path, options(std::move(cb)));
-      });
-      return py::bytes(records::SerializeTransferStats(context, stats));
-    }
-    TreeCopyResult tree = RunWithProgress(progress, [&](ProgressCallback cb) {
-      return CopyTree(runtime, *src.fs, src.path, *dst.fs, dst.path, options(std::move(cb)));
+      return bindings::CopyUrls(shared->pin.runtime(), *shared->registry, src_url, dst_url, recursive,
+                                std::move(o));
     });
-    if (!tree.failures.empty()) {
-      const FileCopyFailure& f = tree.failures.front();
-      ThrowStatus(absl::Status(
-          f.status.code(), absl::StrCat("copy ", src_url, " to ", dst_url, ": ",
-                                        tree.files_failed, " file(s) failed; first: ", f.source,
-                                        ": ", f.status.message())));
-    }
-    return py::bytes(records::SerializeTransferStats(context, tree.totals));
+    return py::bytes(stats);
   }
 
   // Drops the registry and its filesystems once nothing else holds them.

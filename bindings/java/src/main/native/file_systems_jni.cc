@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ferry/adapters/builtin.h"
+#include "ferry/bindings/copy_urls.h"
 #include "ferry/bindings/url_ops.h"
 #include "ferry/fs/registry.h"
 #include "ferry/runtime/runtime.h"
@@ -34,17 +35,6 @@ const char* KindName(ferry::fs::EntryKind k) {
   return "unknown";
 }
 
-jobject MakeStats(JNIEnv* env, const ferry::TransferStats& s) {
-  jclass c = env->FindClass("io/ferry/TransferStats");
-  if (c == nullptr) return nullptr;
-  jmethodID ctor = env->GetMethodID(c, "<init>", "(JJD)V");
-  jobject out = ctor == nullptr ? nullptr
-                                : env->NewObject(c, ctor, static_cast<jlong>(s.bytes),
-                                                 static_cast<jlong>(s.files),
-                                                 absl::ToDoubleSeconds(s.elapsed));
-  env->DeleteLocalRef(c);
-  return out;
-}
 
 // A reference of the call's own: a close() on another thread then frees
 // nothing this call still uses.
@@ -101,50 +91,23 @@ JNIEXPORT jobject JNICALL Java_io_ferry_FileSystems_stat(JNIEnv* env, jclass, jl
   return out;
 }
 
-JNIEXPORT jobject JNICALL Java_io_ferry_FileSystems_copy(JNIEnv* env, jclass, jlong handle, jstring src,
-                                                         jstring dst, jboolean recursive,
-                                                         jobject listener) {
+// TransferStats as records.proto bytes (bindings/common's CopyUrls), decoded in Java.
+JNIEXPORT jbyteArray JNICALL Java_io_ferry_FileSystems_copy(JNIEnv* env, jclass, jlong handle, jstring src,
+                                                            jstring dst, jboolean recursive,
+                                                            jobject listener) {
   FileSystemsHandle fs = Get(handle);
-  const std::string src_url = ToStd(env, src), dst_url = ToStd(env, dst);
-  absl::StatusOr<ferry::fs::Location> from = fs->registry->Resolve(src_url);
-  if (!from.ok()) {
-    ThrowStatus(env, from.status());
-    return nullptr;
-  }
-  absl::StatusOr<ferry::fs::Location> to = fs->registry->Resolve(dst_url);
-  if (!to.ok()) {
-    ThrowStatus(env, to.status());
-    return nullptr;
-  }
   JavaProgress progress(env, listener);
   if (env->ExceptionCheck()) return nullptr;
   ferry::CopyOptions options;
   options.progress = progress.Callback();
-  if (!recursive) {
-    absl::StatusOr<ferry::TransferStats> s =
-        ferry::CopyFile(*fs->runtime, *from->fs, from->path, *to->fs, to->path, std::move(options));
-    if (progress.RethrowIfThrown(env)) return nullptr;
-    if (!s.ok()) {
-      ThrowStatus(env, s.status());
-      return nullptr;
-    }
-    return MakeStats(env, *s);
-  }
-  absl::StatusOr<ferry::TreeCopyResult> r = ferry::CopyTree(*fs->runtime, *from->fs, from->path,
-                                                            *to->fs, to->path, std::move(options));
+  absl::StatusOr<std::string> stats = ferry::bindings::CopyUrls(
+      *fs->runtime, *fs->registry, ToStd(env, src), ToStd(env, dst), recursive == JNI_TRUE, std::move(options));
   if (progress.RethrowIfThrown(env)) return nullptr;
-  if (!r.ok()) {
-    ThrowStatus(env, r.status());
+  if (!stats.ok()) {
+    ThrowStatus(env, stats.status());
     return nullptr;
   }
-  if (r->files_failed > 0 && !r->failures.empty()) {
-    const absl::Status& first = r->failures.front().status;
-    ThrowStatus(env, absl::Status(first.code(), absl::StrCat(r->files_failed, " file(s) failed; first: ",
-                                                             r->failures.front().source, ": ",
-                                                             first.message())));
-    return nullptr;
-  }
-  return MakeStats(env, r->totals);
+  return ferry::java::ToJavaBytes(env, *stats);
 }
 
 }  // extern "C"

@@ -183,6 +183,14 @@ jstring ToJava(JNIEnv* env, std::string_view s) {
                         static_cast<jsize>(utf16.size()));
 }
 
+jbyteArray ToJavaBytes(JNIEnv* env, std::string_view bytes) {
+  jbyteArray out = env->NewByteArray(static_cast<jsize>(bytes.size()));
+  if (out == nullptr) return nullptr;
+  env->SetByteArrayRegion(out, 0, static_cast<jsize>(bytes.size()),
+                          reinterpret_cast<const jbyte*>(bytes.data()));
+  return out;
+}
+
 jlongArray StatsArray(JNIEnv* env, const TtlCacheStats& s) {
   const jlong values[] = {s.hits,          s.negative_hits, s.misses,    s.loads,
                           s.load_failures, s.refreshes,     s.evictions, s.expirations,

@@ -32,6 +32,9 @@ std::string ToStd(JNIEnv* env, jstring s);
 // As ToStd, into `*out` (reusing its capacity: the cache's hot path).
 void ToStd(JNIEnv* env, jstring s, std::string* out);
 jstring ToJava(JNIEnv* env, std::string_view s);
+// A new byte[] holding `bytes` (records.proto messages); null with
+// OutOfMemoryError pending.
+jbyteArray ToJavaBytes(JNIEnv* env, std::string_view bytes);
 
 // The counters of io.ferry.TtlCacheStats, in its constructor's order (one
 // array, not ten calls).

@@ -57,11 +57,7 @@ JNIEXPORT jbyteArray JNICALL Java_io_ferry_Walk_next(JNIEnv* env, jclass, jlong 
     return nullptr;
   }
   if (!bytes->has_value()) return nullptr;
-  const std::string& b = **bytes;
-  jbyteArray out = env->NewByteArray(static_cast<jsize>(b.size()));
-  if (out == nullptr) return nullptr;  // OutOfMemoryError pending
-  env->SetByteArrayRegion(out, 0, static_cast<jsize>(b.size()), reinterpret_cast<const jbyte*>(b.data()));
-  return out;
+  return ferry::java::ToJavaBytes(env, **bytes);
 }
 
 // Stops the walk, waits for its task, frees it.

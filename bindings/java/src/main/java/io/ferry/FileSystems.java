@@ -62,7 +62,7 @@ public final class FileSystems implements AutoCloseable {
    * failed files throws the first failure (naming how many failed).
    */
   public TransferStats copy(String src, String dst, boolean recursive) throws IOException {
-    return handle.call(h -> copy(h, src, dst, recursive, null));
+    return TransferStats.fromRecord(handle.call(h -> copy(h, src, dst, recursive, null)));
   }
 
   /**
@@ -71,7 +71,7 @@ public final class FileSystems implements AutoCloseable {
    */
   public TransferStats copy(String src, String dst, boolean recursive, ProgressListener listener)
       throws IOException {
-    return handle.call(h -> copy(h, src, dst, recursive, listener));
+    return TransferStats.fromRecord(handle.call(h -> copy(h, src, dst, recursive, listener)));
   }
 
   /**
@@ -185,6 +185,6 @@ public final class FileSystems implements AutoCloseable {
 
   private static native void rename(long handle, String from, String to) throws IOException;
 
-  private static native TransferStats copy(long handle, String src, String dst, boolean recursive,
+  private static native byte[] copy(long handle, String src, String dst, boolean recursive,
       ProgressListener listener) throws IOException;
 }

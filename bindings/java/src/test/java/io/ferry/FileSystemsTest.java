@@ -51,6 +51,9 @@ class FileSystemsTest {
     try (FileSystems fs = new FileSystems(runtime)) {
       TransferStats up = fs.copy(src.toString(), remote, false);
       assertEquals(data.length, up.bytes());
+      assertEquals("upload", up.operation());
+      assertEquals(1, up.files());
+      assertEquals(remote, up.destination());
       assertEquals(data.length, fs.stat(remote).size());
       assertTrue(fs.stat(remote).isFile());
       fs.copy(remote, tmp.resolve("back.bin").toString(), false);

@@ -1,0 +1,39 @@
+#include "ferry/bindings/copy_urls.h"
+
+#include <utility>
+
+#include "ferry/base/status_macros.h"
+#include "ferry/base/strings.h"
+#include "ferry/records/fs_records.h"
+
+namespace ferry::bindings {
+
+absl::StatusOr<std::string> CopyUrls(Runtime& runtime, fs::FileSystemRegistry& registry,
+                                     std::string_view src_url, std::string_view dst_url,
+                                     bool recursive, CopyOptions options) {
+  FERRY_ASSIGN_OR_RETURN(fs::Location src, registry.Resolve(src_url));
+  FERRY_ASSIGN_OR_RETURN(fs::Location dst, registry.Resolve(dst_url));
+  const bool src_local = src.fs->scheme() == "file";
+  const bool dst_local = dst.fs->scheme() == "file";
+  records::TransferRecordContext context{
+      .operation = src_local && !dst_local   ? records::TransferOperation::kUpload
+                   : !src_local && dst_local ? records::TransferOperation::kDownload
+                                             : records::TransferOperation::kCopy,
+      .source = std::string(src_url),
+      .destination = std::string(dst_url)};
+  if (!recursive) {
+    FERRY_ASSIGN_OR_RETURN(TransferStats stats,
+                           CopyFile(runtime, *src.fs, src.path, *dst.fs, dst.path, std::move(options)));
+    return records::SerializeTransferStats(context, stats);
+  }
+  FERRY_ASSIGN_OR_RETURN(TreeCopyResult tree,
+                         CopyTree(runtime, *src.fs, src.path, *dst.fs, dst.path, std::move(options)));
+  if (!tree.failures.empty()) {
+    const FileCopyFailure& f = tree.failures.front();
+    return absl::Status(f.status.code(), Cat("copy ", src_url, " to ", dst_url, ": ", tree.files_failed,
+                                             " file(s) failed; first: ", f.source, ": ", f.status.message()));
+  }
+  return records::SerializeTransferStats(context, tree.totals);
+}
+
+}  // namespace ferry::bindings

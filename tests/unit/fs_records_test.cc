@@ -1,5 +1,6 @@
 // fs entries and transfer stats as records.proto bytes: what Python and
 // Java decode.
+#include "ferry/records/cache_records.h"
 #include "ferry/records/fs_records.h"
 
 #include "absl/time/time.h"
@@ -63,6 +64,24 @@ TEST(FsRecordsTest, TransferStatsCarryCountersAndAFailedStatus) {
   EXPECT_EQ(r.elapsed_ns(), 5'000'000);
   EXPECT_EQ(r.code(), static_cast<int>(absl::StatusCode::kUnavailable));
   EXPECT_EQ(r.message(), "gone");
+}
+
+TEST(CacheRecordsTest, CacheStatsCarryEveryCounterAndTheSize) {
+  ferry::TtlCacheStats s;
+  s.hits = 7;
+  s.negative_hits = 1;
+  s.misses = 2;
+  s.loads = 3;
+  s.invalidations = 4;
+  CacheStats r;
+  ASSERT_TRUE(r.ParseFromString(SerializeCacheStats(s, 5, 9)));
+  EXPECT_EQ(r.hits(), 7);
+  EXPECT_EQ(r.negative_hits(), 1);
+  EXPECT_EQ(r.misses(), 2);
+  EXPECT_EQ(r.loads(), 3);
+  EXPECT_EQ(r.invalidations(), 4);
+  EXPECT_EQ(r.entries(), 5);
+  EXPECT_EQ(r.weight(), 9);
 }
 
 }  // namespace

@@ -76,7 +76,10 @@ class IrodsCacheSet {
   void Renamed(std::string_view from, std::string_view to);
   void AclChanged(std::string_view path, bool recursive);
 
+  // The listing cache's counters, listings held and their weight (entries).
   TtlCacheStats list_stats() const { return listings_.stats(); }
+  int64_t list_entries() const { return listings_.size(); }
+  int64_t list_weight() const { return listings_.weight(); }
 
  private:
   using UserPath = std::pair<std::string, std::string>;

@@ -177,9 +177,9 @@ JNIEXPORT void JNICALL Java_io_ferry_IrodsCaches_aclChanged(JNIEnv* env, jclass,
   Caches(handle).AclChanged(ToStd(env, path), recursive == JNI_TRUE);
 }
 
-JNIEXPORT jlongArray JNICALL Java_io_ferry_IrodsCaches_listStats(JNIEnv* env, jclass, jlong handle) {
-  const ferry::TtlCacheStats s = Caches(handle).list_stats();
-  return ferry::java::StatsArray(env, s);
+JNIEXPORT jbyteArray JNICALL Java_io_ferry_IrodsCaches_listStats(JNIEnv* env, jclass, jlong handle) {
+  IrodsCacheSet& caches = Caches(handle);
+  return ferry::java::CacheStatsBytes(env, caches.list_stats(), caches.list_entries(), caches.list_weight());
 }
 
 }  // extern "C"

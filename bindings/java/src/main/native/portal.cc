@@ -5,6 +5,7 @@
 
 #include "ferry/base/strings.h"
 #include "ferry/bindings/error_kind.h"
+#include "ferry/records/cache_records.h"
 
 namespace ferry::java {
 namespace {
@@ -191,13 +192,8 @@ jbyteArray ToJavaBytes(JNIEnv* env, std::string_view bytes) {
   return out;
 }
 
-jlongArray StatsArray(JNIEnv* env, const TtlCacheStats& s) {
-  const jlong values[] = {s.hits,          s.negative_hits, s.misses,    s.loads,
-                          s.load_failures, s.refreshes,     s.evictions, s.expirations,
-                          s.invalidations, s.loads_in_flight};
-  jlongArray out = env->NewLongArray(10);
-  if (out != nullptr) env->SetLongArrayRegion(out, 0, 10, values);
-  return out;
+jbyteArray CacheStatsBytes(JNIEnv* env, const TtlCacheStats& s, int64_t entries, int64_t weight) {
+  return ToJavaBytes(env, records::SerializeCacheStats(s, entries, weight));
 }
 
 JNIEnv* AttachedEnv(JavaVM* vm) {

@@ -36,9 +36,9 @@ jstring ToJava(JNIEnv* env, std::string_view s);
 // OutOfMemoryError pending.
 jbyteArray ToJavaBytes(JNIEnv* env, std::string_view bytes);
 
-// The counters of io.ferry.TtlCacheStats, in its constructor's order (one
-// array, not ten calls).
-jlongArray StatsArray(JNIEnv* env, const TtlCacheStats& s);
+// A cache's counters as records.proto CacheStats bytes (io.ferry.TtlCacheStats
+// decodes them).
+jbyteArray CacheStatsBytes(JNIEnv* env, const TtlCacheStats& s, int64_t entries, int64_t weight);
 
 // The JNIEnv of the calling thread, attaching it as a daemon thread when
 // it is one of ferry's (a Runtime thread running a refresh-ahead loader or

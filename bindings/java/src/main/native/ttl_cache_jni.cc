@@ -316,9 +316,9 @@ JNIEXPORT jint JNICALL Java_io_ferry_TtlCache_shardCount(JNIEnv*, jclass, jlong 
   return FromHandle<NativeCache>(handle)->cache->shard_count();
 }
 
-JNIEXPORT jlongArray JNICALL Java_io_ferry_TtlCache_stats(JNIEnv* env, jclass, jlong handle) {
-  const ferry::TtlCacheStats s = FromHandle<NativeCache>(handle)->cache->stats();
-  return ferry::java::StatsArray(env, s);
+JNIEXPORT jbyteArray JNICALL Java_io_ferry_TtlCache_stats(JNIEnv* env, jclass, jlong handle) {
+  const Cache& cache = *FromHandle<NativeCache>(handle)->cache;
+  return ferry::java::CacheStatsBytes(env, cache.stats(), cache.size(), cache.weight());
 }
 
 }  // extern "C"

@@ -104,7 +104,7 @@ public final class IrodsCaches implements AutoCloseable {
 
   /** The listing cache's counters. */
   public TtlCacheStats listStats() {
-    return handle.call(h -> TtlCacheStats.of(listStats(h)));
+    return handle.call(h -> TtlCacheStats.fromRecord(listStats(h)));
   }
 
   public boolean isClosed() {
@@ -139,5 +139,5 @@ public final class IrodsCaches implements AutoCloseable {
 
   private static native void aclChanged(long handle, String path, boolean recursive);
 
-  private static native long[] listStats(long handle);
+  private static native byte[] listStats(long handle);
 }

@@ -251,7 +251,7 @@ public final class TtlCache<V> implements AutoCloseable {
   }
 
   public TtlCacheStats stats() {
-    return handle.call(h -> TtlCacheStats.of(stats(h)));
+    return handle.call(h -> TtlCacheStats.fromRecord(stats(h)));
   }
 
   public boolean isClosed() {
@@ -294,5 +294,5 @@ public final class TtlCache<V> implements AutoCloseable {
 
   private static native int shardCount(long handle);
 
-  private static native long[] stats(long handle);
+  private static native byte[] stats(long handle);
 }

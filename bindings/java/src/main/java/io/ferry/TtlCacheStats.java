@@ -1,6 +1,12 @@
 package io.ferry;
 
-/** What a {@link TtlCache} counted since it was made (the C++ {@code TtlCacheStats}). */
+import com.google.protobuf.InvalidProtocolBufferException;
+import io.ferry.records.CacheStats;
+
+/**
+ * What a {@link TtlCache} counted since it was made (the C++ {@code TtlCacheStats}), with the
+ * entries it holds and their weight: records.proto's CacheStats, decoded.
+ */
 public record TtlCacheStats(
     long hits,
     long negativeHits,
@@ -11,8 +17,18 @@ public record TtlCacheStats(
     long evictions,
     long expirations,
     long invalidations,
-    long loadsInFlight) {
-  static TtlCacheStats of(long[] v) {
-    return new TtlCacheStats(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9]);
+    long loadsInFlight,
+    long entries,
+    long weight) {
+  static TtlCacheStats fromRecord(byte[] bytes) {
+    CacheStats s;
+    try {
+      s = CacheStats.parseFrom(bytes);
+    } catch (InvalidProtocolBufferException e) {  // ferry made these bytes: a bug, not input
+      throw new IllegalStateException("cache stats do not decode: " + e.getMessage(), e);
+    }
+    return new TtlCacheStats(s.getHits(), s.getNegativeHits(), s.getMisses(), s.getLoads(),
+        s.getLoadFailures(), s.getRefreshes(), s.getEvictions(), s.getExpirations(),
+        s.getInvalidations(), s.getLoadsInFlight(), s.getEntries(), s.getWeight());
   }
 }

@@ -273,6 +273,9 @@ class TtlCacheTest {
       assertEquals(2, c.size());
       assertEquals(8, c.weight());
       assertNull(c.getIfPresent("/a"));
+      assertEquals(2, c.stats().entries());  // stats cross as records.proto CacheStats
+      assertEquals(8, c.stats().weight());
+      assertEquals(1, c.stats().evictions());
     }
   }
 

@@ -75,19 +75,15 @@ JNIEXPORT jobject JNICALL Java_io_ferry_FileSystems_stat(JNIEnv* env, jclass, jl
     ThrowStatus(env, e.status());
     return nullptr;
   }
-  jclass c = env->FindClass("io/ferry/Entry");
-  if (c == nullptr) return nullptr;
-  jmethodID ctor = env->GetMethodID(c, "<init>", "(Ljava/lang/String;Ljava/lang/String;JJJIII)V");
-  if (ctor == nullptr) return nullptr;
   const jlong mtime = e->mtime == absl::InfinitePast() ? -1 : absl::ToUnixNanos(e->mtime);
   jstring path = ferry::java::ToJava(env, e->path);
   jstring kind = env->NewStringUTF(KindName(e->kind));
-  jobject out = env->NewObject(c, ctor, path, kind, static_cast<jlong>(e->size), mtime,
+  const ferry::java::JniIds& ids = ferry::java::Ids();
+  jobject out = env->NewObject(ids.entry, ids.entry_init, path, kind, static_cast<jlong>(e->size), mtime,
                                static_cast<jlong>(e->id), static_cast<jint>(e->mode),
                                static_cast<jint>(e->uid), static_cast<jint>(e->gid));
   env->DeleteLocalRef(path);
   env->DeleteLocalRef(kind);
-  env->DeleteLocalRef(c);
   return out;
 }
 

@@ -26,30 +26,20 @@ struct NativeIrodsCaches {
 
 IrodsCacheSet& Caches(jlong handle) { return FromHandle<NativeIrodsCaches>(handle)->caches(); }
 
-// A local reference to `cls`'s static factory `of` with `sig`, or null
+// A local reference made by the static factory `of` of `cls`, or null
 // with an exception pending.
-jobject CallOf(JNIEnv* env, const char* cls, const char* sig, ...) {
-  jclass c = env->FindClass(cls);
-  if (c == nullptr) return nullptr;
-  jmethodID of = env->GetStaticMethodID(c, "of", sig);
-  jobject out = nullptr;
-  if (of != nullptr) {
-    va_list args;
-    va_start(args, sig);
-    out = env->CallStaticObjectMethodV(c, of, args);
-    va_end(args);
-  }
-  env->DeleteLocalRef(c);
+jobject CallOf(JNIEnv* env, jclass cls, jmethodID of, ...) {
+  va_list args;
+  va_start(args, of);
+  jobject out = env->CallStaticObjectMethodV(cls, of, args);
+  va_end(args);
   return out;
 }
 
 // The Java array for `items`, each made by `make` (a local reference).
 template <typename T, typename Make>
-jobjectArray ToArray(JNIEnv* env, const char* cls, const std::vector<T>& items, Make make) {
-  jclass c = env->FindClass(cls);
-  if (c == nullptr) return nullptr;
-  jobjectArray out = env->NewObjectArray(static_cast<jsize>(items.size()), c, nullptr);
-  env->DeleteLocalRef(c);
+jobjectArray ToArray(JNIEnv* env, jclass cls, const std::vector<T>& items, Make make) {
+  jobjectArray out = env->NewObjectArray(static_cast<jsize>(items.size()), cls, nullptr);
   for (jsize i = 0; out != nullptr && i < static_cast<jsize>(items.size()); ++i) {
     jobject o = make(items[i]);
     if (o == nullptr) return nullptr;  // exception pending
@@ -101,7 +91,8 @@ JNIEXPORT jobject JNICALL Java_io_ferry_IrodsCaches_stat(JNIEnv* env, jclass, jl
   }
   const ferry::irods::IrodsStat& s = **st;
   jstring owner = ToJava(env, s.owner), checksum = ToJava(env, s.checksum);
-  jobject out = CallOf(env, "io/ferry/IrodsStat", "(IJJJILjava/lang/String;Ljava/lang/String;)Lio/ferry/IrodsStat;",
+  const ferry::java::JniIds& ids = ferry::java::Ids();
+  jobject out = CallOf(env, ids.irods_stat, ids.irods_stat_of,
                        static_cast<jint>(s.type), static_cast<jlong>(s.size), static_cast<jlong>(s.id),
                        static_cast<jlong>(s.modify_time), static_cast<jint>(s.mode), owner, checksum);
   env->DeleteLocalRef(owner);
@@ -126,9 +117,10 @@ JNIEXPORT jobjectArray JNICALL Java_io_ferry_IrodsCaches_list(JNIEnv* env, jclas
     ThrowStatus(env, listing.status());
     return nullptr;
   }
-  return ToArray(env, "io/ferry/IrodsEntry", **listing, [&](const ferry::irods::IrodsEntry& e) {
+  const ferry::java::JniIds& ids = ferry::java::Ids();
+  return ToArray(env, ids.irods_entry, **listing, [&](const ferry::irods::IrodsEntry& e) {
     jstring name = ToJava(env, e.name);
-    jobject o = CallOf(env, "io/ferry/IrodsEntry", "(Ljava/lang/String;IJJJ)Lio/ferry/IrodsEntry;", name,
+    jobject o = CallOf(env, ids.irods_entry, ids.irods_entry_of, name,
                        static_cast<jint>(e.type), static_cast<jlong>(e.size), static_cast<jlong>(e.id),
                        static_cast<jlong>(e.modify_time));
     env->DeleteLocalRef(name);
@@ -143,10 +135,10 @@ JNIEXPORT jobjectArray JNICALL Java_io_ferry_IrodsCaches_permissions(JNIEnv* env
     ThrowStatus(env, acl.status());
     return nullptr;
   }
-  return ToArray(env, "io/ferry/IrodsAccess", **acl, [&](const std::pair<std::string, std::string>& p) {
+  const ferry::java::JniIds& ids = ferry::java::Ids();
+  return ToArray(env, ids.irods_access, **acl, [&](const std::pair<std::string, std::string>& p) {
     jstring user = ToJava(env, p.first), access = ToJava(env, p.second);
-    jobject o = CallOf(env, "io/ferry/IrodsAccess", "(Ljava/lang/String;Ljava/lang/String;)Lio/ferry/IrodsAccess;",
-                       user, access);
+    jobject o = CallOf(env, ids.irods_access, ids.irods_access_of, user, access);
     env->DeleteLocalRef(user);
     env->DeleteLocalRef(access);
     return o;

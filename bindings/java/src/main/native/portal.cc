@@ -1,6 +1,7 @@
 #include "portal.h"
 
 #include <array>
+#include <memory>
 #include <iterator>
 
 #include "ferry/base/strings.h"
@@ -47,15 +48,69 @@ constexpr std::array<ExceptionRow, 14> kExceptions = {{
 // The class name of `obj`, dotted ("java.io.FileNotFoundException").
 std::string ClassName(JNIEnv* env, jobject obj) {
   jclass cls = env->GetObjectClass(obj);
-  jclass class_class = env->FindClass("java/lang/Class");
-  jmethodID get_name = env->GetMethodID(class_class, "getName", "()Ljava/lang/String;");
-  auto name = static_cast<jstring>(env->CallObjectMethod(cls, get_name));
+  auto name = static_cast<jstring>(env->CallObjectMethod(cls, Ids().class_get_name));
   std::string out = env->ExceptionCheck() ? "?" : ToStd(env, name);
   env->ExceptionClear();
   env->DeleteLocalRef(name);
-  env->DeleteLocalRef(class_class);
   env->DeleteLocalRef(cls);
   return out;
+}
+
+// Set once by JNI_OnLoad, read-only after (see JniIds).
+const JniIds* g_ids = nullptr;
+
+// A global reference to class `name`, or null with an exception pending.
+jclass GlobalClass(JNIEnv* env, const char* name) {
+  jclass local = env->FindClass(name);
+  if (local == nullptr) return nullptr;
+  auto global = static_cast<jclass>(env->NewGlobalRef(local));
+  env->DeleteLocalRef(local);
+  return global;
+}
+
+jmethodID Method(JNIEnv* env, const char* cls, const char* name, const char* sig) {
+  jclass c = env->FindClass(cls);
+  if (c == nullptr) return nullptr;
+  jmethodID m = env->GetMethodID(c, name, sig);
+  env->DeleteLocalRef(c);
+  return m;
+}
+
+// Every lookup JniIds holds; false with an exception pending if one fails.
+bool LoadIds(JNIEnv* env, JniIds* ids) {
+  static_assert(std::size(JniIds{}.exceptions) >= kExceptions.size());
+  for (size_t i = 0; i < kExceptions.size(); ++i) {
+    if ((ids->exceptions[i] = GlobalClass(env, kExceptions[i].cls)) == nullptr) return false;
+  }
+  ids->illegal_state = GlobalClass(env, "java/lang/IllegalStateException");
+  ids->entry = GlobalClass(env, "io/ferry/Entry");
+  ids->irods_stat = GlobalClass(env, "io/ferry/IrodsStat");
+  ids->irods_entry = GlobalClass(env, "io/ferry/IrodsEntry");
+  ids->irods_access = GlobalClass(env, "io/ferry/IrodsAccess");
+  if (ids->illegal_state == nullptr || ids->entry == nullptr || ids->irods_stat == nullptr ||
+      ids->irods_entry == nullptr || ids->irods_access == nullptr) {
+    return false;
+  }
+  ids->entry_init = env->GetMethodID(ids->entry, "<init>", "(Ljava/lang/String;Ljava/lang/String;JJJIII)V");
+  ids->irods_stat_of = env->GetStaticMethodID(
+      ids->irods_stat, "of", "(IJJJILjava/lang/String;Ljava/lang/String;)Lio/ferry/IrodsStat;");
+  ids->irods_entry_of =
+      env->GetStaticMethodID(ids->irods_entry, "of", "(Ljava/lang/String;IJJJ)Lio/ferry/IrodsEntry;");
+  ids->irods_access_of = env->GetStaticMethodID(
+      ids->irods_access, "of", "(Ljava/lang/String;Ljava/lang/String;)Lio/ferry/IrodsAccess;");
+  ids->cache_loader_load =
+      Method(env, "io/ferry/CacheLoader", "load", "(Ljava/lang/String;)Ljava/lang/Object;");
+  ids->weigher_apply = Method(env, "java/util/function/ToLongBiFunction", "applyAsLong",
+                              "(Ljava/lang/Object;Ljava/lang/Object;)J");
+  ids->predicate_test = Method(env, "java/util/function/Predicate", "test", "(Ljava/lang/Object;)Z");
+  ids->progress_on_progress = Method(env, "io/ferry/ProgressListener", "onProgress", "(JJ)V");
+  ids->throwable_get_message = Method(env, "java/lang/Throwable", "getMessage", "()Ljava/lang/String;");
+  ids->class_get_name = Method(env, "java/lang/Class", "getName", "()Ljava/lang/String;");
+  return ids->entry_init != nullptr && ids->irods_stat_of != nullptr && ids->irods_entry_of != nullptr &&
+         ids->irods_access_of != nullptr && ids->cache_loader_load != nullptr &&
+         ids->weigher_apply != nullptr && ids->predicate_test != nullptr &&
+         ids->progress_on_progress != nullptr && ids->throwable_get_message != nullptr &&
+         ids->class_get_name != nullptr;
 }
 
 // Detaches a thread AttachedEnv attached, when the thread exits.
@@ -68,51 +123,32 @@ struct Attachment {
 
 }  // namespace
 
+const JniIds& Ids() { return *g_ids; }
+
 void ThrowStatus(JNIEnv* env, const absl::Status& status) {
   const ErrorKind kind = bindings::ErrorKindFor(status.code());
-  const char* cls = "io/ferry/FerryException";
-  for (const ExceptionRow& row : kExceptions) {
-    if (row.kind == kind) {
-      cls = row.cls;
-      break;
-    }
-  }
-  jclass c = env->FindClass(cls);
-  if (c == nullptr) return;  // NoClassDefFoundError pending
+  size_t row = 0;
+  while (row + 1 < kExceptions.size() && kExceptions[row].kind != kind) ++row;
   const std::string msg(status.message());
-  env->ThrowNew(c, msg.c_str());
-  env->DeleteLocalRef(c);
+  env->ThrowNew(Ids().exceptions[row], msg.c_str());
 }
 
 void ThrowClosed(JNIEnv* env, const char* what) {
-  jclass c = env->FindClass("java/lang/IllegalStateException");
-  if (c == nullptr) return;
-  env->ThrowNew(c, (std::string(what) + " is closed").c_str());
-  env->DeleteLocalRef(c);
+  env->ThrowNew(Ids().illegal_state, (std::string(what) + " is closed").c_str());
 }
 
 absl::Status StatusFromThrowable(JNIEnv* env, jthrowable t, std::string_view context) {
   absl::StatusCode code = absl::StatusCode::kUnknown;
-  for (const ExceptionRow& row : kExceptions) {
-    jclass c = env->FindClass(row.cls);
-    if (c == nullptr) {
-      env->ExceptionClear();
-      continue;
-    }
-    const bool match = env->IsInstanceOf(t, c);
-    env->DeleteLocalRef(c);
-    if (match) {
-      code = row.code;
+  for (size_t i = 0; i < kExceptions.size(); ++i) {
+    if (env->IsInstanceOf(t, Ids().exceptions[i])) {
+      code = kExceptions[i].code;
       break;
     }
   }
-  jclass throwable = env->FindClass("java/lang/Throwable");
-  jmethodID get_message = env->GetMethodID(throwable, "getMessage", "()Ljava/lang/String;");
-  auto message = static_cast<jstring>(env->CallObjectMethod(t, get_message));
+  auto message = static_cast<jstring>(env->CallObjectMethod(t, Ids().throwable_get_message));
   std::string text = env->ExceptionCheck() ? "?" : ToStd(env, message);
   env->ExceptionClear();
   env->DeleteLocalRef(message);
-  env->DeleteLocalRef(throwable);
   return absl::Status(code, Cat(context, ": ", ClassName(env, t), ": ", text));
 }
 
@@ -222,3 +258,12 @@ GlobalRef::~GlobalRef() {
 }
 
 }  // namespace ferry::java
+
+extern "C" JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void*) {
+  JNIEnv* env = nullptr;
+  if (vm->GetEnv(reinterpret_cast<void**>(&env), JNI_VERSION_1_8) != JNI_OK) return JNI_ERR;
+  auto ids = std::make_unique<ferry::java::JniIds>();
+  if (!ferry::java::LoadIds(env, ids.get())) return JNI_ERR;  // the lookup's error is pending
+  ferry::java::g_ids = ids.release();  // for the life of the process (no JNI_OnUnload for jars)
+  return JNI_VERSION_1_8;
+}

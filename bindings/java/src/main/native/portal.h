@@ -15,6 +15,32 @@
 
 namespace ferry::java {
 
+// The classes and method ids the glue calls, looked up once in JNI_OnLoad
+// (a FindClass per call costs microseconds; an id stays valid while its
+// class is loaded, and the global references here keep them loaded). The
+// binding's one process-wide state: JNI offers a library no other slot.
+// Immutable after JNI_OnLoad, so any thread may read it.
+struct JniIds {
+  jclass entry;                  // io.ferry.Entry
+  jmethodID entry_init;          // (path, kind, size, mtimeNanos, id, mode, uid, gid)
+  jclass irods_stat;             // io.ferry.IrodsStat
+  jmethodID irods_stat_of;       // static of(type, size, id, modifyTime, mode, owner, checksum)
+  jclass irods_entry;            // io.ferry.IrodsEntry
+  jmethodID irods_entry_of;      // static of(name, type, size, id, modifyTime)
+  jclass irods_access;           // io.ferry.IrodsAccess
+  jmethodID irods_access_of;     // static of(user, access)
+  jmethodID cache_loader_load;   // io.ferry.CacheLoader.load(String)
+  jmethodID weigher_apply;       // ToLongBiFunction.applyAsLong(Object, Object)
+  jmethodID predicate_test;      // Predicate.test(Object)
+  jmethodID progress_on_progress;  // io.ferry.ProgressListener.onProgress(long, long)
+  jmethodID throwable_get_message;
+  jmethodID class_get_name;
+  jclass illegal_state;          // java.lang.IllegalStateException
+  jclass exceptions[16];         // kExceptions' classes, in its order (portal.cc)
+};
+// REQUIRES: JNI_OnLoad succeeded (it did, or the library would not load).
+const JniIds& Ids();
+
 // Throws the Java exception for `status` (REQUIRES: !status.ok()).
 void ThrowStatus(JNIEnv* env, const absl::Status& status);
 // Throws IllegalStateException("<what> is closed").

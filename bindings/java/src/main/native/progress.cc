@@ -1,15 +1,14 @@
 #include "progress.h"
 
+#include "portal.h"
+
 namespace ferry::java {
 
 JavaProgress::JavaProgress(JNIEnv* env, jobject listener) : env_(env) {
   if (listener == nullptr || env->GetJavaVM(&vm_) != JNI_OK) return;
-  jclass c = env->FindClass("io/ferry/ProgressListener");
-  if (c == nullptr) return;
-  on_progress_ = env->GetMethodID(c, "onProgress", "(JJ)V");
-  env->DeleteLocalRef(c);
+  on_progress_ = Ids().progress_on_progress;
   // Global: the reference must hold on whichever thread reports.
-  if (on_progress_ != nullptr) listener_ = env->NewGlobalRef(listener);
+  listener_ = env->NewGlobalRef(listener);
 }
 
 JavaProgress::~JavaProgress() {
@@ -24,12 +23,8 @@ ProgressCallback JavaProgress::Callback() {
 
 absl::Status JavaProgress::Call(const TransferProgress& p) {
   if (thrown_ != nullptr) return absl::CancelledError("copy stopped: the progress listener threw");
-  JNIEnv* env = nullptr;
-  jint got = vm_->GetEnv(reinterpret_cast<void**>(&env), JNI_VERSION_1_8);
-  if (got == JNI_EDETACHED) {
-    got = vm_->AttachCurrentThreadAsDaemon(reinterpret_cast<void**>(&env), nullptr);
-  }
-  if (got != JNI_OK) return absl::InternalError("progress: cannot attach the thread to the JVM");
+  JNIEnv* env = AttachedEnv(vm_);
+  if (env == nullptr) return absl::InternalError("progress: cannot attach the thread to the JVM");
   if (env->PushLocalFrame(4) != 0) {  // OutOfMemoryError pending: it stops the copy
     thrown_ = static_cast<jthrowable>(env->NewGlobalRef(env->ExceptionOccurred()));
     env->ExceptionClear();

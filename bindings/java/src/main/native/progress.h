@@ -3,7 +3,7 @@
 // The copy engine calls its callback on the thread that called the copy
 // (transfer_stats.h), here the Java thread inside the JNI call; a thread
 // that is not attached (should the core ever report from its own pool) is
-// attached as a daemon and left so. Each call runs in its own local frame,
+// attached as a daemon (AttachedEnv: detached when it exits). Each call runs in its own local frame,
 // so a long copy's reports leak no local reference. A Throwable from the
 // listener stops the copy (the callback returns Cancelled) and is kept,
 // to be rethrown unchanged -- the same object -- once the copy returned.

@@ -186,11 +186,7 @@ JNIEXPORT jlong JNICALL Java_io_ferry_TtlCache_newCache(JNIEnv* env, jclass, jlo
   native->hooks = std::make_unique<Hooks>();
   Hooks& hooks = *native->hooks;
   env->GetJavaVM(&hooks.vm);
-  jclass loader_class = env->FindClass("io/ferry/CacheLoader");
-  if (loader_class == nullptr) return 0;
-  hooks.load = env->GetMethodID(loader_class, "load", "(Ljava/lang/String;)Ljava/lang/Object;");
-  env->DeleteLocalRef(loader_class);
-  if (hooks.load == nullptr) return 0;
+  hooks.load = ferry::java::Ids().cache_loader_load;
   Cache::Options o;
   if (refresh_nanos != kDefault) o.refresh_time = FromNanos(refresh_nanos);
   if (refresh_after_nanos != kDefault) o.refresh_after = FromNanos(refresh_after_nanos);
@@ -199,11 +195,7 @@ JNIEXPORT jlong JNICALL Java_io_ferry_TtlCache_newCache(JNIEnv* env, jclass, jlo
   if (max_weight != kDefault) o.max_weight = max_weight;
   o.shards = shards;
   if (weigher != nullptr) {
-    jclass c = env->FindClass("java/util/function/ToLongBiFunction");
-    if (c == nullptr) return 0;
-    hooks.weigh = env->GetMethodID(c, "applyAsLong", "(Ljava/lang/Object;Ljava/lang/Object;)J");
-    env->DeleteLocalRef(c);
-    if (hooks.weigh == nullptr) return 0;
+    hooks.weigh = ferry::java::Ids().weigher_apply;
     hooks.weigher = std::make_unique<GlobalRef>(env, weigher);
     o.weigher = [](const std::string&, const CachedValue& v) { return v.weight; };
   }
@@ -275,11 +267,7 @@ JNIEXPORT jlong JNICALL Java_io_ferry_TtlCache_invalidatePrefix(JNIEnv* env, jcl
 
 JNIEXPORT jlong JNICALL Java_io_ferry_TtlCache_invalidateIf(JNIEnv* env, jclass, jlong handle,
                                                             jobject predicate) {
-  jclass c = env->FindClass("java/util/function/Predicate");
-  if (c == nullptr) return 0;
-  jmethodID test = env->GetMethodID(c, "test", "(Ljava/lang/Object;)Z");
-  env->DeleteLocalRef(c);
-  if (test == nullptr) return 0;
+  const jmethodID test = ferry::java::Ids().predicate_test;
   jthrowable raised = nullptr;
   const size_t n = FromHandle<NativeCache>(handle)->cache->InvalidateIf([&](const std::string& key) {
     if (raised != nullptr) return false;  // stop matching after an exception

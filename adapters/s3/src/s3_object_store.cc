@@ -600,6 +600,30 @@ void S3ObjectStore::ListPartsFrom(std::string bucket, std::string key, std::stri
   });
 }
 
+namespace {
+
+// "bucket/key" of `source` as x-amz-copy-source wants it: percent-encoded
+// like a path (botocore's form).
+std::pair<std::string, std::string> CopySourceHeader(const std::pair<std::string, std::string>& src) {
+  return {"x-amz-copy-source",
+          absl::StrCat(UriEncode(src.first, false), "/", UriEncode(src.second, true))};
+}
+
+// The ETag of a CopyObject / UploadPartCopy reply. S3 may answer 200 and
+// put the error in the body (a copy that ran long), so the body decides.
+absl::StatusOr<std::string> CopyReplyEtag(const char* operation, std::string_view resource,
+                                          absl::StatusOr<HttpResponse> r) {
+  if (!r.ok()) return std::move(r).status();
+  if (!XmlElements(r->body, "Error").empty()) {
+    return S3ErrorStatus(operation, resource, 200, r->body, "");
+  }
+  std::string etag = XmlText(r->body, "ETag");
+  if (etag.empty()) return absl::DataLossError(absl::StrCat("S3 ", operation, ": reply without an ETag"));
+  return etag;
+}
+
+}  // namespace
+
 void S3ObjectStore::CopyObject(std::string_view source, std::string_view destination,
                                Callback<std::string> done) {
   auto src = SplitKey("CopyObject", source);
@@ -607,19 +631,36 @@ void S3ObjectStore::CopyObject(std::string_view source, std::string_view destina
   auto dst = SplitKey("CopyObject", destination);
   if (!dst.ok()) return FailLater(std::move(done), dst.status());
   Call call{.operation = "CopyObject", .method = "PUT", .bucket = dst->first, .key = dst->second};
-  // "bucket/key", percent-encoded like a path (botocore's form).
-  call.headers.emplace_back("x-amz-copy-source", absl::StrCat(UriEncode(src->first, false), "/",
-                                                              UriEncode(src->second, true)));
+  call.headers.push_back(CopySourceHeader(*src));
   Issue(std::move(call), [done = std::move(done), resource = std::string(destination)](
                              absl::StatusOr<HttpResponse> r) mutable {
-    if (!r.ok()) return done(std::move(r).status());
-    // S3 may answer 200 and put the error in the body (the copy ran long).
-    if (!XmlElements(r->body, "Error").empty()) {
-      return done(S3ErrorStatus("CopyObject", resource, 200, r->body, ""));
-    }
-    std::string etag = XmlText(r->body, "ETag");
-    if (etag.empty()) return done(absl::DataLossError("S3 CopyObject: reply without an ETag"));
-    done(std::move(etag));
+    done(CopyReplyEtag("CopyObject", resource, std::move(r)));
+  });
+}
+
+void S3ObjectStore::UploadPartCopy(std::string_view key, std::string_view upload_id, int part_number,
+                                   std::string_view source, int64_t first, int64_t last,
+                                   std::string_view source_etag, Callback<std::string> done) {
+  auto src = SplitKey("UploadPartCopy", source);
+  if (!src.ok()) return FailLater(std::move(done), src.status());
+  auto dst = SplitKey("UploadPartCopy", key);
+  if (!dst.ok()) return FailLater(std::move(done), dst.status());
+  if (first < 0 || last < first) {
+    return FailLater(std::move(done), absl::InvalidArgumentError(absl::StrCat(
+                                          "S3 UploadPartCopy ", ToAbsl(key), ": bad range ", first,
+                                          "-", last)));
+  }
+  Call call{.operation = "UploadPartCopy", .method = "PUT", .bucket = dst->first, .key = dst->second};
+  call.query.emplace_back("partNumber", absl::StrCat(part_number));
+  call.query.emplace_back("uploadId", std::string(upload_id));
+  call.headers.push_back(CopySourceHeader(*src));
+  call.headers.emplace_back("x-amz-copy-source-range", absl::StrCat("bytes=", first, "-", last));
+  if (!source_etag.empty()) {
+    call.headers.emplace_back("x-amz-copy-source-if-match", std::string(source_etag));
+  }
+  Issue(std::move(call), [done = std::move(done), resource = std::string(key)](
+                             absl::StatusOr<HttpResponse> r) mutable {
+    done(CopyReplyEtag("UploadPartCopy", resource, std::move(r)));
   });
 }
 

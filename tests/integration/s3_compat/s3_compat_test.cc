@@ -10,6 +10,7 @@
 #include "ferry/base/strings.h"
 #include "ferry/runtime/runtime.h"
 #include "ferry/s3/s3_error.h"
+#include "ferry/s3/s3_file_system.h"
 #include "ferry/s3/s3_object_store.h"
 #include "ferry/transfer/multipart_downloader.h"
 #include "ferry/transfer/multipart_uploader.h"
@@ -397,6 +398,64 @@ TEST_P(S3CompatTest, DeleteRemovesTheObjectAndMissingKeysAreFine) {
   ASSERT_TRUE(Delete(Key("gone")).ok());
   EXPECT_EQ(Head(Key("gone")).status().code(), absl::StatusCode::kNotFound);
   EXPECT_TRUE(Delete(Key("never-was")).ok());
+}
+
+TEST_P(S3CompatTest, UploadPartCopyAssemblesAnObjectFromRangesServerSide) {
+  const std::string data = RandomBytes(2 * kMinPart + 12345, 10);
+  auto src_etag = Put(Key("big src"), data);
+  ASSERT_TRUE(src_etag.ok()) << src_etag.status();
+  auto id = CreateMultipart(Key("assembled"));
+  ASSERT_TRUE(id.ok()) << id.status();
+  const int64_t received_before = store_->body_bytes_received();
+  std::vector<CompletedPart> parts;
+  for (int n = 1; n <= 3; ++n) {
+    const int64_t first = (n - 1) * kMinPart;
+    const int64_t last = std::min<int64_t>(first + kMinPart, static_cast<int64_t>(data.size())) - 1;
+    auto etag = Wait<std::string>([&](Callback<std::string> cb) {
+      store_->UploadPartCopy(Key("assembled"), *id, n, Key("big src"), first, last, *src_etag,
+                             std::move(cb));
+    });
+    ASSERT_TRUE(etag.ok()) << etag.status();
+    parts.push_back({n, *etag});
+  }
+  EXPECT_LT(store_->body_bytes_received() - received_before, 10000) << "the data came back";
+  ASSERT_TRUE(Complete(Key("assembled"), *id, parts).ok());
+  auto back = Get(Key("assembled"), 0, static_cast<int64_t>(data.size()));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(*back == data);
+}
+
+TEST_P(S3CompatTest, UploadPartCopyOfAReplacedSourceIsFailedPrecondition) {
+  auto old_etag = Put(Key("src"), RandomBytes(1000, 11));
+  ASSERT_TRUE(old_etag.ok());
+  ASSERT_TRUE(Put(Key("src"), RandomBytes(1001, 12)).ok());
+  auto id = CreateMultipart(Key("dst"));
+  ASSERT_TRUE(id.ok()) << id.status();
+  auto etag = Wait<std::string>([&](Callback<std::string> cb) {
+    store_->UploadPartCopy(Key("dst"), *id, 1, Key("src"), 0, 999, *old_etag, std::move(cb));
+  });
+  EXPECT_EQ(etag.status().code(), absl::StatusCode::kFailedPrecondition) << etag.status();
+  EXPECT_TRUE(Abort(Key("dst"), *id).ok());
+}
+
+TEST_P(S3CompatTest, CopyWithinPastOneCopyObjectCopiesInPartsAndLeavesNoUpload) {
+  // The 5 GiB limit scaled down: 8 MiB per CopyObject, 5 MiB parts.
+  auto s3 = S3FileSystem::Create(rt_, PeerConfig(GetParam()),
+                                 {.copy_object_max_bytes = 8 << 20, .copy_part_bytes = kMinPart});
+  ASSERT_TRUE(s3.ok()) << s3.status();
+  const std::string data = RandomBytes(3 * kMinPart + 777, 13);
+  ASSERT_TRUE(Put(Key("large"), data).ok());
+  const int64_t received_before = (*s3)->client().store().body_bytes_received();
+  absl::Status copied = (*s3)->CopyWithin(Key("large"), Key("copy of large"));
+  ASSERT_TRUE(copied.ok()) << copied;
+  EXPECT_LT((*s3)->client().store().body_bytes_received() - received_before, 20000)
+      << "the data came back";
+  auto back = Get(Key("copy of large"), 0, static_cast<int64_t>(data.size()));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(*back == data);
+  auto uploads = ListUploads("copy");
+  ASSERT_TRUE(uploads.ok()) << uploads.status();
+  EXPECT_THAT(*uploads, IsEmpty());
 }
 
 TEST_P(S3CompatTest, CopyObjectCopiesServerSide) {

@@ -137,6 +137,14 @@ class S3ObjectStore : public ObjectStore {
   // most 5 GiB in one request.
   void CopyObject(std::string_view source, std::string_view destination,
                   Callback<std::string> done);
+  // Part `part_number` of multipart upload `upload_id` of "bucket/key"
+  // `key`, copied server-side from bytes [first, last] of "bucket/key"
+  // `source` (UploadPartCopy); with `source_etag` non-empty, only while the
+  // source still has that ETag (PreconditionFailed -> FailedPrecondition
+  // otherwise, so a copy never mixes two versions). Returns the part's ETag.
+  void UploadPartCopy(std::string_view key, std::string_view upload_id, int part_number,
+                      std::string_view source, int64_t first, int64_t last,
+                      std::string_view source_etag, Callback<std::string> done);
   // The names of the caller's buckets.
   void ListBuckets(Callback<std::vector<std::string>> done);
 

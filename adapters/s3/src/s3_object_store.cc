@@ -418,22 +418,32 @@ void S3ObjectStore::UploadPart(std::string_view key, std::string_view upload_id,
   });
 }
 
+// Makes `xml` the body of `call`, signed by its hash; the pointer keeps it
+// alive: hold it until the reply. An empty `xml` sends no body.
+std::shared_ptr<const std::string> S3ObjectStore::AttachBody(Call& call, std::string xml) {
+  auto body = std::make_shared<const std::string>(std::move(xml));
+  if (!body->empty()) {
+    call.body = std::span<const char>(body->data(), body->size());
+    call.payload_hash = Sha256Hex(call.body);
+  }
+  return body;
+}
+
 void S3ObjectStore::CompleteMultipart(std::string_view key, std::string_view upload_id,
                                       std::vector<CompletedPart> parts,
                                       Callback<std::string> done) {
   auto bk = SplitKey("CompleteMultipartUpload", key);
   if (!bk.ok()) return FailLater(std::move(done), bk.status());
-  auto body = std::make_shared<std::string>("<CompleteMultipartUpload>");
+  std::string xml = "<CompleteMultipartUpload>";
   for (const CompletedPart& p : parts) {
-    absl::StrAppend(body.get(), "<Part><PartNumber>", p.part_number, "</PartNumber><ETag>",
+    absl::StrAppend(&xml, "<Part><PartNumber>", p.part_number, "</PartNumber><ETag>",
                     XmlEscape(p.etag), "</ETag></Part>");
   }
-  absl::StrAppend(body.get(), "</CompleteMultipartUpload>");
+  absl::StrAppend(&xml, "</CompleteMultipartUpload>");
   Call call{.operation = "CompleteMultipartUpload", .method = "POST", .bucket = bk->first,
             .key = bk->second};
   call.query.emplace_back("uploadId", std::string(upload_id));
-  call.body = std::span<const char>(body->data(), body->size());
-  call.payload_hash = Sha256Hex(call.body);
+  auto body = AttachBody(call, std::move(xml));
   Issue(std::move(call), [done = std::move(done), body](absl::StatusOr<HttpResponse> r) mutable {
     if (!r.ok()) return done(std::move(r).status());
     // S3 may answer 200 and put the error in the body (the request ran long).
@@ -529,7 +539,10 @@ void S3ObjectStore::DeleteObject(std::string_view key, StatusCallback done) {
 
 void S3ObjectStore::CreateBucket(std::string_view bucket, StatusCallback done) {
   Call call{.operation = "CreateBucket", .method = "PUT", .bucket = std::string(bucket)};
-  Issue(std::move(call), [done = std::move(done)](absl::StatusOr<HttpResponse> r) mutable {
+  // Outside us-east-1 a bucket must name its region, or S3 refuses it
+  // (IllegalLocationConstraintException) or makes it elsewhere.
+  auto body = AttachBody(call, CreateBucketBody(config_.region));
+  Issue(std::move(call), [done = std::move(done), body](absl::StatusOr<HttpResponse> r) mutable {
     done(std::move(r).status());
   });
 }

@@ -112,4 +112,12 @@ std::string XmlEscape(std::string_view s) {
   return out;
 }
 
+std::string CreateBucketBody(std::string_view region) {
+  if (region.empty() || region == "us-east-1") return "";
+  return absl::StrCat(
+      "<CreateBucketConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+      "<LocationConstraint>",
+      XmlEscape(region), "</LocationConstraint></CreateBucketConfiguration>");
+}
+
 }  // namespace ferry::s3

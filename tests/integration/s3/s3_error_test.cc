@@ -47,6 +47,14 @@ TEST(S3ErrorTest, RequestIdHeaderIsUsedWhenTheBodyHasNone) {
   EXPECT_EQ(S3ErrorCode(s), "");
 }
 
+TEST(S3XmlTest, CreateBucketNamesEveryRegionButUsEast1) {
+  EXPECT_EQ(CreateBucketBody("us-east-1"), "");
+  EXPECT_EQ(CreateBucketBody(""), "");
+  EXPECT_EQ(CreateBucketBody("eu-west-1"),
+            "<CreateBucketConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+            "<LocationConstraint>eu-west-1</LocationConstraint></CreateBucketConfiguration>");
+}
+
 TEST(S3XmlTest, ElementsFindsEachBlockInOrder) {
   constexpr char kXml[] =
       "<R><Contents><Key>a</Key></Contents><Contents><Key>b&amp;c</Key></Contents>"

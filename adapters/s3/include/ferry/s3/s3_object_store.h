@@ -164,6 +164,7 @@ class S3ObjectStore : public ObjectStore {
  private:
   struct Call;
   S3ObjectStore(Runtime& runtime, const S3Config& config);
+  static std::shared_ptr<const std::string> AttachBody(Call& call, std::string xml);
   // Signs and sends `call`; a non-2xx reply becomes an S3 error Status.
   void Issue(Call call, Callback<HttpResponse> done);
   // Issue() to endpoint `endpoint`, `tried` endpoints already refused.

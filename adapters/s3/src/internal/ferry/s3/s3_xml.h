@@ -26,6 +26,11 @@ std::string XmlUnescape(std::string_view s);
 // Escapes & < > " ' for element text.
 std::string XmlEscape(std::string_view s);
 
+// CreateBucket's body for `region`: a CreateBucketConfiguration naming its
+// LocationConstraint, or "" for us-east-1 (and ""), which S3 wants without
+// one (it refuses "us-east-1" as a constraint).
+std::string CreateBucketBody(std::string_view region);
+
 }  // namespace ferry::s3
 
 #endif  // FERRY_S3_S3_XML_H_

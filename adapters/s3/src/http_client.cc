@@ -80,8 +80,20 @@ bool RetryableHttpStatus(long status) {
 // Status payload marking a failure to connect (IsConnectFailure).
 constexpr char kConnectFailurePayload[] = "ferry.s3/connect-failure";
 
-bool ConnectFailure(CURLcode code) {
-  return code == CURLE_COULDNT_CONNECT || code == CURLE_COULDNT_RESOLVE_HOST;
+// No connection was made, so the request was not sent: refused, a name
+// that did not resolve, or a connect that timed out (`never_connected`:
+// curl's timeout hit before a connection, or the request, got out).
+bool ConnectFailure(CURLcode code, bool never_connected) {
+  return code == CURLE_COULDNT_CONNECT || code == CURLE_COULDNT_RESOLVE_HOST ||
+         (code == CURLE_OPERATION_TIMEDOUT && never_connected);
+}
+
+// True when `easy` neither connected nor reached sending its request.
+bool NeverConnected(CURL* easy) {
+  curl_off_t connect_us = 0, pretransfer_us = 0;
+  curl_easy_getinfo(easy, CURLINFO_CONNECT_TIME_T, &connect_us);
+  curl_easy_getinfo(easy, CURLINFO_PRETRANSFER_TIME_T, &pretransfer_us);
+  return connect_us == 0 && pretransfer_us == 0;
 }
 
 // TLS failures that a retry cannot fix: the server's certificate or the
@@ -92,12 +104,13 @@ bool TlsConfigFailure(CURLcode code) {
 }
 
 absl::Status CurlStatus(const std::string& method, const std::string& url, CURLcode code,
-                        const char* errbuf) {
+                        const char* errbuf, bool never_connected) {
   std::string text = absl::StrCat("HTTP ", method, " ", url, ": ",
                                   errbuf[0] != '\0' ? errbuf : curl_easy_strerror(code),
                                   " (curl error ", static_cast<int>(code), ")");
-  if (ConnectFailure(code)) {
-    absl::Status s = absl::UnavailableError(text);
+  if (ConnectFailure(code, never_connected)) {
+    absl::Status s = absl::UnavailableError(
+        code == CURLE_OPERATION_TIMEDOUT ? absl::StrCat(text, ": no connection was made") : text);
     s.SetPayload(kConnectFailurePayload, absl::Cord("1"));
     return s;
   }
@@ -447,6 +460,7 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
       std::unique_ptr<Transfer> t = std::move(it->second);
       active.erase(it);
       curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &t->response.status);
+      const bool never_connected = code != CURLE_OK && NeverConnected(easy);
       curl_slist_free_all(t->headers);
       t->headers = nullptr;
       t->easy = nullptr;
@@ -460,7 +474,7 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
       const bool retryable =
           code != CURLE_OK
               ? code != CURLE_ABORTED_BY_CALLBACK && !TlsConfigFailure(code) && !overflowed &&
-                    !(t->request.fail_fast_on_connect && ConnectFailure(code))
+                    !(t->request.fail_fast_on_connect && ConnectFailure(code, never_connected))
               : RetryableHttpStatus(t->response.status);
       if (retryable && t->attempts <= options.retry_count) {
         ScheduleRetry(std::move(t));
@@ -473,7 +487,7 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
                       "HTTP ", t->request.method, " ", t->request.url, ": HTTP ",
                       t->response.status, " reply without Content-Length has a body longer than "
                       "the ", t->request.response_buffer.size(), "-byte response buffer"))
-                : CurlStatus(t->request.method, t->request.url, code, t->errbuf);
+                : CurlStatus(t->request.method, t->request.url, code, t->errbuf, never_connected);
         if (t->attempts > 1) {
           // Say how hard we tried, and keep the transfer layer from
           // repeating the whole series.

@@ -11,7 +11,14 @@
 //   ignores Range, a cut-off body then a good retry), from a tiny in-process
 //   server answering every request with crafted bytes, to check where
 //   HttpRequest::response_buffer puts a body and how GetRangeInto reads it.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -159,6 +166,60 @@ TEST_F(S3TransportTest, DeadFirstEndpointIsSkippedAfterOneRefusal) {
   }
   // The first request that chose the dead endpoint went on to the live one;
   // after that the dead one was skipped (for kEndpointDownTime).
+  EXPECT_EQ(store->endpoint_failovers(), 1);
+}
+
+// A port that never completes a connect: a listener whose accept queue is
+// full (backlog 0, two connections parked and never accepted), so the
+// kernel drops further SYNs and a client's connect times out.
+class UnansweredPort {
+ public:
+  UnansweredPort() {
+    listener_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(a);
+    if (bind(listener_, reinterpret_cast<sockaddr*>(&a), len) != 0 || listen(listener_, 0) != 0 ||
+        getsockname(listener_, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+      ADD_FAILURE() << "UnansweredPort: " << std::strerror(errno);
+      return;
+    }
+    port_ = ntohs(a.sin_port);
+    for (int& fd : parked_) {
+      fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+      (void)connect(fd, reinterpret_cast<sockaddr*>(&a), len);  // EINPROGRESS, then queued
+    }
+    absl::SleepFor(absl::Milliseconds(50));  // the parked handshakes complete
+  }
+  ~UnansweredPort() {
+    for (int fd : parked_) close(fd);
+    close(listener_);
+  }
+  std::string endpoint() const { return absl::StrCat("127.0.0.1:", port_); }
+
+ private:
+  int listener_ = -1;
+  int parked_[2] = {-1, -1};
+  uint16_t port_ = 0;
+};
+
+TEST_F(S3TransportTest, FirstEndpointWhoseConnectTimesOutIsSkippedLikeARefusedOne) {
+  UnansweredPort unanswered;
+  S3Config c = BaseConfig();
+  c.use_https = false;
+  c.connect_timeout = absl::Milliseconds(300);
+  c.endpoints = {unanswered.endpoint(), absl::StrCat("127.0.0.1:", kPlainPort)};
+  auto store = Store(c);
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(peers::CreateBucketIfMissing(*store, "failover").ok());
+  ASSERT_TRUE(Put(*store, "failover/t", "alive").ok());
+  for (int i = 0; i < 10; ++i) {
+    auto info = Head(*store, "failover/t");
+    ASSERT_TRUE(info.ok()) << info.status();
+  }
+  // One connect timed out; the request went on to the live endpoint, and
+  // the silent one was skipped after that.
   EXPECT_EQ(store->endpoint_failovers(), 1);
 }
 

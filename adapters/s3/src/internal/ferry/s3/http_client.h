@@ -63,9 +63,9 @@ struct HttpRequest {
   // it. Empty: no buffer. On failure the buffer holds unspecified bytes.
   // REQUIRES: stays valid, untouched by the caller, until the callback runs.
   std::span<char> response_buffer;
-  // A connection that could not be made (refused, name not resolved)
-  // fails at once with no retry, so that the caller can try
-  // another endpoint (see IsConnectFailure).
+  // A connection that could not be made (refused, name not resolved,
+  // connect timed out) fails at once with no retry, so that the caller
+  // can try another endpoint (see IsConnectFailure).
   bool fail_fast_on_connect = false;
 };
 
@@ -97,7 +97,8 @@ struct HttpClientOptions {
 };
 
 // True if `status` (from HttpClient) says no connection could be made to
-// the server (refused, or its name did not resolve). The request was
+// the server (refused, its name did not resolve, or the connect timed
+// out). The request was
 // not sent, so sending it elsewhere is always safe.
 bool IsConnectFailure(const absl::Status& status);
 

@@ -2,7 +2,10 @@
 // destination, renamed over it on Commit and removed otherwise.
 #include "ferry/io/internal/temp_file.h"
 
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <string>
 #include <utility>
@@ -50,6 +53,60 @@ TEST_F(TempFileTest, WriteAtPutsTheBytesAtTheirOffset) {
   ASSERT_TRUE(f->WriteAt(std::string("abc"), 0).ok());
   ASSERT_TRUE(f->Commit(dest).ok());
   EXPECT_EQ(ReadFile(dest), "abcdef");
+}
+
+TEST_F(TempFileTest, ALeftoverInTheDestinationsSlotIsReclaimedByTheNextWriter) {
+  const std::string dest = dir_.Path("out.bin");
+  WriteFile(dir_.Path(TempSlotFor("out.bin")), "a killed writer's partial bytes");
+  absl::StatusOr<TempFile> f = TempFile::CreateBeside(dest);
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->path(), dir_.Path(TempSlotFor("out.bin")));
+  Write(*f, "new");
+  ASSERT_TRUE(f->Commit(dest).ok());
+  EXPECT_THAT(dir_.Files(), ElementsAre("out.bin"));
+  EXPECT_EQ(ReadFile(dest), "new");
+}
+
+TEST_F(TempFileTest, ALiveWritersSlotSendsASecondWriterToAnotherName) {
+  const std::string dest = dir_.Path("out.bin");
+  absl::StatusOr<TempFile> first = TempFile::CreateBeside(dest);
+  absl::StatusOr<TempFile> second = TempFile::CreateBeside(dest);
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_EQ(first->path(), dir_.Path(TempSlotFor("out.bin")));
+  EXPECT_NE(second->path(), first->path());
+  Write(*first, "first");
+  Write(*second, "second");
+  ASSERT_TRUE(first->Commit(dest).ok());
+  ASSERT_TRUE(second->Commit(dest).ok());
+  EXPECT_THAT(dir_.Files(), ElementsAre("out.bin"));
+  EXPECT_EQ(ReadFile(dest), "second");
+}
+
+TEST_F(TempFileTest, AWriterKilledMidWriteLeavesNothingOnceTheNextWriterCommits) {
+  const std::string dest = dir_.Path("out.bin");
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // the writer: killed holding its temporary open and locked
+    absl::StatusOr<TempFile> f = TempFile::CreateBeside(dest);
+    if (f.ok()) (void)f->WriteAt(std::string(1000, 'x'), 0);
+    ::kill(::getpid(), SIGKILL);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  ASSERT_EQ(dir_.Files().size(), 1u);  // its leftover
+  absl::StatusOr<TempFile> f = TempFile::CreateBeside(dest);
+  ASSERT_TRUE(f.ok()) << f.status();
+  Write(*f, "complete");
+  ASSERT_TRUE(f->Commit(dest).ok());
+  EXPECT_THAT(dir_.Files(), ElementsAre("out.bin"));
+  EXPECT_EQ(ReadFile(dest), "complete");
+}
+
+TEST(TempNameForTest, TheSlotIsTheSameInEveryRunAndLooksLikeATemporary) {
+  EXPECT_EQ(TempSlotFor("out.bin"), TempSlotFor("out.bin"));
+  EXPECT_NE(TempSlotFor("out.bin"), TempSlotFor("out.bim"));
+  EXPECT_THAT(TempSlotFor("out.bin"), MatchesRegex("\\.out\\.bin\\.ferry-[0-9a-f]{16}"));
 }
 
 TEST(TempNameForTest, NamesAHiddenTemporaryAfterItsDestination) {

@@ -1,13 +1,17 @@
 // TempFile: the temporary a download lands in. The name starts with '.'
 // (hidden from ls and globs, so a half-done file is never mistaken for a
 // result) and carries the destination's name (a stale one left by a crash
-// says what it was for) and 64 random bits (concurrent downloads to the
-// same destination never share a temporary). It lives in the destination's
+// says what it was for) and 64 bits: first a hash of the name (the
+// destination's slot, reclaimed by the next run after a crash), else
+// random ones (concurrent downloads to one destination never share a
+// temporary; see temp_file.h). It lives in the destination's
 // directory so the final rename is atomic: readers see the old file or the
 // complete new one, never a mix.
 #include "ferry/io/internal/temp_file.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -28,6 +32,35 @@ std::string TempNameFor(std::string_view name) {
   return absl::StrCat(".", ToAbsl(name), ToAbsl(kTag), random);
 }
 
+std::string TempSlotFor(std::string_view name) {
+  // FNV-1a: stable across runs and builds (absl::Hash is seeded per process).
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
+  return absl::StrCat(".", ToAbsl(name), ".ferry-", absl::StrFormat("%016x", h));
+}
+
+namespace {
+
+// Opens the slot `path` if no live writer holds it: returns its descriptor,
+// locked (truncated if it was a leftover), or -1 (held by a live writer,
+// or not usable: the caller takes a random name).
+int ClaimSlot(const std::string& path, uint32_t mode) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, static_cast<mode_t>(mode));
+  if (fd < 0) return -1;
+  struct stat opened{}, named{};
+  // Locked, and still the file under that name: a writer that renamed it
+  // away (committed) between our open and our lock left us a destination.
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0 || ::fstat(fd, &opened) != 0 ||
+      ::lstat(path.c_str(), &named) != 0 || opened.st_ino != named.st_ino ||
+      opened.st_dev != named.st_dev || !S_ISREG(opened.st_mode) || ::ftruncate(fd, 0) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+}  // namespace
+
 absl::StatusOr<TempFile> TempFile::CreateBeside(const std::string& destination, uint32_t mode) {
   const size_t slash = destination.rfind('/');
   const std::string dir = slash == std::string::npos ? "" : destination.substr(0, slash + 1);
@@ -37,25 +70,41 @@ absl::StatusOr<TempFile> TempFile::CreateBeside(const std::string& destination, 
     return absl::InvalidArgumentError(
         absl::StrCat("temporary file for ", destination, ": the path names a directory"));
   }
-  std::string path;
-  for (int attempt = 0; attempt < kTempCreateAttempts; ++attempt) {
+  std::string path = dir + TempSlotFor(base);
+  int fd = ClaimSlot(path, mode);
+  for (int attempt = 0; fd < 0 && attempt < kTempCreateAttempts; ++attempt) {
     path = dir + TempNameFor(base);
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
-                          static_cast<mode_t>(mode));
-    if (fd >= 0) return TempFile(std::move(path), fd);
-    if (errno != EEXIST) break;
+    fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, static_cast<mode_t>(mode));
+    if (fd >= 0 && ::flock(fd, LOCK_EX | LOCK_NB) != 0) {  // fresh: cannot be held
+      const int e = errno;
+      ::close(fd);
+      ::unlink(path.c_str());
+      return ErrnoStatus(e, "lock temporary file", path);
+    }
+    if (fd < 0 && errno != EEXIST) break;
   }
-  return ErrnoStatus(errno, "create temporary file", path);
+  if (fd < 0) return ErrnoStatus(errno, "create temporary file", path);
+  const int lock_fd = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (lock_fd < 0) {
+    const int e = errno;
+    ::close(fd);
+    ::unlink(path.c_str());
+    return ErrnoStatus(e, "dup temporary file", path);
+  }
+  return TempFile(std::move(path), fd, lock_fd);
 }
 
 TempFile::TempFile(TempFile&& other) noexcept
-    : path_(std::exchange(other.path_, std::string())), fd_(std::exchange(other.fd_, -1)) {}
+    : path_(std::exchange(other.path_, std::string())),
+      fd_(std::exchange(other.fd_, -1)),
+      lock_fd_(std::exchange(other.lock_fd_, -1)) {}
 
 TempFile& TempFile::operator=(TempFile&& other) noexcept {
   if (this != &other) {
     Discard();
     path_ = std::exchange(other.path_, std::string());
     fd_ = std::exchange(other.fd_, -1);
+    lock_fd_ = std::exchange(other.lock_fd_, -1);
   }
   return *this;
 }
@@ -88,19 +137,27 @@ absl::Status TempFile::Commit(const std::string& destination) {
     Discard();
     return s;
   }
+  // lock_fd_ still holds the flock: no other writer can claim the slot
+  // between the close and the rename.
   if (::rename(path_.c_str(), destination.c_str()) != 0) {
     absl::Status s = ErrnoStatus(errno, absl::StrCat("rename ", path_, " to"), destination);
     Discard();
     return s;
   }
   path_.clear();
+  Unlock();
   return absl::OkStatus();
 }
 
 void TempFile::Discard() {
   if (fd_ >= 0) ::close(std::exchange(fd_, -1));
-  if (!path_.empty()) ::unlink(path_.c_str());
+  if (!path_.empty()) ::unlink(path_.c_str());  // before unlocking: never a claimable leftover
   path_.clear();
+  Unlock();
+}
+
+void TempFile::Unlock() {
+  if (lock_fd_ >= 0) ::close(std::exchange(lock_fd_, -1));
 }
 
 }  // namespace ferry::io_internal

@@ -97,5 +97,29 @@ err=$(AWS_ENDPOINT_URL=http://127.0.0.1:1 timeout 60 "$CP" --quiet "$WORK/empty"
 if [ $rc -eq 1 ] && [ -n "$err" ]; then pass UnreachableEndpointFailsWithAMessage
 else fail UnreachableEndpointFailsWithAMessage "rc=$rc err=$err"; fi
 
+# A download killed with SIGKILL mid-copy leaves no target (only its hidden
+# temporary), and running it again completes the target and reclaims that
+# temporary. Each connection is slowed to 800 KB/s through toxiproxy (API on
+# 127.0.0.1:18474) so the kill lands mid-body.
+TOXI=http://127.0.0.1:18474
+SLOW_PORT=18411
+head -c $((32 << 20)) /dev/urandom >"$WORK/killed.src"
+"$CP" --quiet "$WORK/killed.src" "$BUCKET/a/killed.bin"
+curl -sf -X POST "$TOXI/proxies" -d "{\"name\":\"cp_kill\",\"listen\":\"127.0.0.1:$SLOW_PORT\",\"upstream\":\"127.0.0.1:${VERSITYGW_PORT:-7070}\"}" >/dev/null
+curl -sf -X POST "$TOXI/proxies/cp_kill/toxics" -d '{"name":"slow","type":"bandwidth","stream":"downstream","attributes":{"rate":800}}' >/dev/null
+mkdir -p "$WORK/killed"
+AWS_ENDPOINT_URL="http://127.0.0.1:$SLOW_PORT" "$CP" --quiet "$BUCKET/a/killed.bin" "$WORK/killed/k.bin" &
+pid=$!
+sleep 1
+kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
+left=$(ls -A "$WORK/killed")
+curl -sf -X DELETE "$TOXI/proxies/cp_kill" >/dev/null
+"$CP" --quiet "$BUCKET/a/killed.bin" "$WORK/killed/k.bin"; rc=$?
+after=$(ls -A "$WORK/killed")
+if [[ "$left" == .k.bin.ferry-* ]] && [ $rc -eq 0 ] && [ "$after" = k.bin ] &&
+   same "$WORK/killed.src" "$WORK/killed/k.bin"; then
+  pass AKilledDownloadLeavesNoTargetAndTheRerunCompletesAndCleansUp
+else fail AKilledDownloadLeavesNoTargetAndTheRerunCompletesAndCleansUp "after kill: '$left'; rerun rc=$rc, then: '$after'"; fi
+
 echo "$failures failure(s)"
 [ $failures -eq 0 ]

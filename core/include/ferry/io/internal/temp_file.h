@@ -43,13 +43,28 @@ inline constexpr size_t kTempNameExtraBytes = 1 + 7 + 16;
 // random bits is a stale file of an earlier crash, not a race to win.
 inline constexpr int kTempCreateAttempts = 8;
 
+// The first name a TempFile for destination name `name` tries:
+// ".<name>.ferry-<16 hex digits of a hash of name>", the same in every run,
+// so a rerun after a crash finds and replaces its predecessor's leftover.
+std::string TempSlotFor(std::string_view name);
+
 // A temporary file beside a destination, removed unless committed.
+//
+// Leftovers of a killed writer are reclaimed without a directory scan: a
+// writer holds an exclusive flock on its temporary from creation until
+// after the rename (through a second descriptor), so an unlocked file
+// under a destination's slot name (TempSlotFor) has no live writer, and
+// the next writer of that destination takes it over (truncated). A slot
+// held by a live writer sends a second writer to a random name (which a
+// crash could leave behind: the rare case of two writers of one path).
 class TempFile {
  public:
-  // Creates "<dir>/.<name>.ferry-<16 random hex digits>" in the directory of
-  // `destination` (O_EXCL, opened read-write, permission bits `mode` minus
-  // the umask). InvalidArgument if `destination` ends in '/'; the errno
-  // status naming the temporary's path if it cannot be created.
+  // Creates the temporary for `destination` in its directory: the slot
+  // name if free or stale, else "<dir>/.<name>.ferry-<16 random hex
+  // digits>" (O_EXCL); opened read-write, permission bits `mode` minus the
+  // umask (a reclaimed leftover keeps its bits). InvalidArgument if
+  // `destination` ends in '/'; the errno status naming the temporary's
+  // path if it cannot be created.
   static absl::StatusOr<TempFile> CreateBeside(const std::string& destination,
                                                uint32_t mode = 0644);
 
@@ -83,10 +98,13 @@ class TempFile {
   void Discard();
 
  private:
-  TempFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  TempFile(std::string path, int fd, int lock_fd)
+      : path_(std::move(path)), fd_(fd), lock_fd_(lock_fd) {}
+  void Unlock();
 
   std::string path_;  // empty: nothing to remove
   int fd_ = -1;
+  int lock_fd_ = -1;  // a dup of fd_ holding the flock through Commit's rename
 };
 
 }  // namespace ferry::io_internal

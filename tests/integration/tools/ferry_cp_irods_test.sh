@@ -83,8 +83,10 @@ if grep -q "d/e/empty" <<<"$out" && grep -q "a.bin" <<<"$out"; then
 else fail WalkListsAnIrodsTree "$(head -c 300 <<<"$out")"; fi
 
 # Errors: a wrong password and a missing path exit non-zero and say why.
-out=$(IRODS_PASSWORD=wrong "$CP" --quiet "$IR/big.bin" "$WORK/x" 2>&1); rc=$?
-if [ $rc -ne 0 ] && grep -q "CAT_INVALID_AUTHENTICATION" <<<"$out" && [ ! -e "$WORK/x" ]; then
+out=$(IRODS_PASSWORD=wrong-Pw-8Kq "$CP" --progress --json "$IR/big.bin" "$WORK/x" 2>&1); rc=$?
+# ... and never print the password it tried.
+if [ $rc -ne 0 ] && grep -q "CAT_INVALID_AUTHENTICATION" <<<"$out" && [ ! -e "$WORK/x" ] &&
+   ! grep -q "wrong-Pw-8Kq" <<<"$out"; then
   pass WrongPasswordFailsWithTheIrodsError
 else fail WrongPasswordFailsWithTheIrodsError "rc=$rc: $(head -c 300 <<<"$out")"; fi
 out=$("$CP" --quiet "$IR/nope" "$WORK/y" 2>&1); rc=$?

@@ -97,6 +97,15 @@ err=$(AWS_ENDPOINT_URL=http://127.0.0.1:1 timeout 60 "$CP" --quiet "$WORK/empty"
 if [ $rc -eq 1 ] && [ -n "$err" ]; then pass UnreachableEndpointFailsWithAMessage
 else fail UnreachableEndpointFailsWithAMessage "rc=$rc err=$err"; fi
 
+# Credentials never reach the output: not in --json, progress lines, or
+# the messages of a refused request (wrong secret, a session token).
+out=$("$CP" --progress --json "$WORK/multi.bin" "$BUCKET/a/secret-check" 2>&1)
+bad=$(AWS_SECRET_ACCESS_KEY=WRONG-secret-7Qx AWS_SESSION_TOKEN=TOKEN-zz9-sess \
+      "$CP" --progress --json "$BUCKET/a/secret-check" "$WORK/secret.back" 2>&1); rc=$?
+if [ $rc -ne 0 ] && ! grep -q -e SECRETLOCAL -e WRONG-secret-7Qx -e TOKEN-zz9-sess <<<"$out$bad"; then
+  pass CredentialsNeverAppearInOutputOrErrors
+else fail CredentialsNeverAppearInOutputOrErrors "rc=$rc; output: $out $bad"; fi
+
 # A download killed with SIGKILL mid-copy leaves no target (only its hidden
 # temporary), and running it again completes the target and reclaims that
 # temporary. Each connection is slowed to 800 KB/s through toxiproxy (API on

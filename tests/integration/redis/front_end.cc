@@ -11,7 +11,8 @@
 //   has KEY NAME        -> "yes" | "no"        (from the cache, loading on a miss)
 //   rename KEY FROM TO  -> "ok"                (rename(2) in the origin, then
 //                                               invalidate here and everywhere)
-//   stats               -> "origin_loads N tier_hits N waits N tier_failures N resyncs N"
+//   stats               -> "origin_loads N tier_hits N waits N tier_failures N resyncs N
+//                           peak_rss_kb N"
 //   quit
 // Invalidation messages are the KEY; a subscriber drops that listing.
 #include <dirent.h>
@@ -19,6 +20,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -52,6 +54,16 @@ int IntFlag(int argc, char** argv, const std::string& name, int dflt) {
   int v = dflt;
   (void)absl::SimpleAtoi(Flag(argc, argv, name, std::to_string(dflt)), &v);
   return v;
+}
+
+// VmHWM from /proc/self/status.
+long PeakRssKb() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6));
+  }
+  return 0;
 }
 
 }  // namespace
@@ -147,7 +159,8 @@ int main(int argc, char** argv) {
     } else if (w[0] == "stats") {
       auto s = loader.stats();
       std::cout << "origin_loads " << origin_loads << " tier_hits " << s.tier_hits << " waits " << s.waits
-                << " tier_failures " << s.tier_failures << " resyncs " << resyncs << std::endl;
+                << " tier_failures " << s.tier_failures << " resyncs " << resyncs << " peak_rss_kb "
+                << PeakRssKb() << std::endl;
     } else {
       std::cout << "error unknown command" << std::endl;
     }

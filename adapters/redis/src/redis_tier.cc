@@ -123,6 +123,30 @@ absl::Status RedisTier::Connect() {
   return absl::OkStatus();
 }
 
+absl::Status RedisTier::Send(const std::vector<std::vector<std::string>>& commands,
+                             std::vector<Reply>* replies) {
+  std::vector<const char*> argv;
+  std::vector<size_t> lens;
+  for (const auto& cmd : commands) {
+    argv.clear();
+    lens.clear();
+    for (const auto& a : cmd) {
+      argv.push_back(a.data());
+      lens.push_back(a.size());
+    }
+    redisAppendCommandArgv(ctx_, static_cast<int>(argv.size()), argv.data(), lens.data());
+  }
+  for (size_t i = 0; i < commands.size(); ++i) {
+    void* raw = nullptr;
+    if (redisGetReply(ctx_, &raw) != REDIS_OK || raw == nullptr) {
+      return ContextError(ctx_, Cat("redis ", commands[i][0]));
+    }
+    replies->emplace_back(static_cast<redisReply*>(raw));
+    freeReplyObject(raw);
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::vector<RedisTier::Reply>> RedisTier::Run(
     const std::vector<std::vector<std::string>>& commands) {
   absl::Status failure;
@@ -130,33 +154,23 @@ absl::StatusOr<std::vector<RedisTier::Reply>> RedisTier::Run(
   std::vector<Reply> replies;
   {
     MutexLock l(&mu_);
-    if (ctx_ == nullptr) {
-      if (absl::Now() < retry_at_) {
-        return absl::UnavailableError("redis tier: waiting to reconnect after a failure");
-      }
-      failure = Connect();
+    if (ctx_ == nullptr && absl::Now() < retry_at_) {
+      return absl::UnavailableError("redis tier: waiting to reconnect after a failure");
     }
-    if (failure.ok()) {
-      std::vector<const char*> argv;
-      std::vector<size_t> lens;
-      for (const auto& cmd : commands) {
-        argv.clear();
-        lens.clear();
-        for (const auto& a : cmd) {
-          argv.push_back(a.data());
-          lens.push_back(a.size());
-        }
-        redisAppendCommandArgv(ctx_, static_cast<int>(argv.size()), argv.data(), lens.data());
-      }
-      for (size_t i = 0; i < commands.size() && failure.ok(); ++i) {
-        void* raw = nullptr;
-        if (redisGetReply(ctx_, &raw) != REDIS_OK || raw == nullptr) {
-          failure = ContextError(ctx_, Cat("redis ", commands[i][0]));
-          break;
-        }
-        replies.emplace_back(static_cast<redisReply*>(raw));
-        freeReplyObject(raw);
-      }
+    // A connection that sat idle may have died with a server that has
+    // since come back (a restart): its first use then fails at once. Try
+    // once more on a fresh connection before calling it an outage, or a
+    // front end's first invalidation after a restart would be lost. Not
+    // after a timeout: a slow server must not cost twice the timeout.
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      const bool reused = ctx_ != nullptr;
+      failure = absl::OkStatus();
+      replies.clear();
+      if (!reused) failure = Connect();
+      if (failure.ok()) failure = Send(commands, &replies);
+      if (failure.ok() || !reused || absl::IsDeadlineExceeded(failure)) break;
+      redisFree(ctx_);
+      ctx_ = nullptr;
     }
     if (!failure.ok()) {
       // A context that failed mid-reply is out of step: start afresh later.

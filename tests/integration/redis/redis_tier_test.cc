@@ -118,6 +118,20 @@ TEST(RedisTierTest, WithNoServerCallsFailFastAndWarnOncePerOutage) {
   EXPECT_EQ(warnings, 1);
 }
 
+TEST(RedisTierTest, AConnectionLeftIdleAcrossAServerRestartIsReplacedWithoutAFailure) {
+  std::atomic<int> warnings{0};
+  RedisTier tier(RedisTierOptions{.port = RedisPeerPort(), .name_space = FreshNamespace(),
+                                  .on_warning = [&](const absl::Status& s) {
+                                    if (!s.ok()) ++warnings;
+                                  }});
+  ASSERT_TRUE(tier.Lookup("k").ok());
+  ASSERT_TRUE(::ferry::testing::RedisPeer("kill"));
+  ASSERT_TRUE(::ferry::testing::RedisPeer("start"));
+  // The first call after the restart finds its socket dead, and retries.
+  EXPECT_TRUE(tier.Invalidate({"k"}, {}, "changed k").ok());
+  EXPECT_EQ(warnings, 0);
+}
+
 TEST(RedisTierTest, ASubscriptionToAnAbsentServerStopsPromptlyWhenDestroyed) {
   RedisTier tier(RedisTierOptions{.port = 1, .name_space = FreshNamespace(),
                                   .retry_after = absl::Seconds(30)});

@@ -118,8 +118,8 @@ TEST_F(RedisSharedTierProcessesTest, RedisKilledAndRestartedCachesKeepServingThe
   for (auto& f : fronts_) EXPECT_GE(f->Stat("resyncs"), 1);
 
   // And loads are shared again, once every command connection is back
-  // (each was dropped at its first call during the outage, or finds its
-  // old socket dead at its first call after it, then waits retry-ms).
+  // (those dropped by a failed call during the outage reconnect after
+  // retry-ms).
   ASSERT_TRUE(ListEverywhere("/c"));
   absl::SleepFor(absl::Milliseconds(300));
   const long before = TotalOriginLoads();

@@ -93,6 +93,9 @@ class RedisTier final : public SharedTier {
   // failure that ended the connection.
   absl::StatusOr<std::vector<Reply>> Run(const std::vector<std::vector<std::string>>& commands);
   absl::Status Connect() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Pipelines `commands` on ctx_ and appends their replies.
+  absl::Status Send(const std::vector<std::vector<std::string>>& commands, std::vector<Reply>* replies)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Warn(const absl::Status& s) const;
 
   const RedisTierOptions options_;

@@ -18,6 +18,9 @@
 #                   FERRY_PEERS_STATE_DIR/irods/irods.log
 #   peer_s3proxy    s3proxy 4.1.0 S3 server (filesystem backend) on
 #                   127.0.0.1:8080, same keys; ~1.6 s to start, 1-2 GB RSS
+#   peer_redis      redis-server 7.0 on 127.0.0.1:16379 (REDIS_PORT), in
+#                   memory only; tests may kill and restart it through
+#                   tests/peers/redis with FERRY_PEERS_STATE_DIR/redis
 # A test that lists a fixture finds its peer started by a setup test before
 # it runs; a cleanup test stops the peer, by PID, after the last such test of
 # the ctest run. The ports are fixed, so each fixture is also a
@@ -65,6 +68,9 @@ ferry_peer_fixture(irods
 ferry_peer_fixture(s3proxy
   "${FERRY_PEERS_SCRIPTS}/s3proxy;start;${FERRY_PEERS_STATE_DIR}/s3proxy"
   "${FERRY_PEERS_SCRIPTS}/s3proxy;stop;${FERRY_PEERS_STATE_DIR}/s3proxy")
+ferry_peer_fixture(redis
+  "${FERRY_PEERS_SCRIPTS}/redis;start;${FERRY_PEERS_STATE_DIR}/redis"
+  "${FERRY_PEERS_SCRIPTS}/redis;stop;${FERRY_PEERS_STATE_DIR}/redis")
 
 # ferry_require_peers(TARGET FIXTURE...): every test gtest_discover_tests
 # finds in TARGET requires FIXTURE... and holds their RESOURCE_LOCKs.

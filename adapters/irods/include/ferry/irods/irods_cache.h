@@ -21,7 +21,20 @@
 // A load racing an invalidation never puts its stale value back (TtlCache
 // supersedes it).
 //
-// Thread-safety: thread-safe. The client must outlive the set.
+// Several front ends (NFSRODS-style servers over one zone) can share the
+// listing cache through a SharedTier (options.shared_listings, e.g. a
+// ferry::redis::RedisTier): a listing missing locally is taken from the
+// shared tier, or loaded from iRODS once across the front ends
+// (SharedLoader) and kept there for list_operation; and every Changed /
+// Renamed / AclChanged goes to the other front ends, which apply it to all
+// five of their caches (a message per change, so no front end serves a
+// stale stat, type or permission after another one's write either). When
+// the shared tier's subscription comes back after an outage, every cache is
+// emptied (the changes made meanwhile were not heard). Listings go across
+// as records.proto IrodsListing bytes.
+//
+// Thread-safety: thread-safe. The client (and the shared tier) must
+// outlive the set.
 #ifndef FERRY_IRODS_IRODS_CACHE_H_
 #define FERRY_IRODS_IRODS_CACHE_H_
 
@@ -33,6 +46,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "ferry/cache/shared_loader.h"
+#include "ferry/cache/shared_tier.h"
 #include "ferry/cache/ttl_cache.h"
 #include "ferry/irods/irods_client.h"
 
@@ -46,6 +61,13 @@ struct IrodsCacheOptions {
   absl::Duration list_operation = absl::Seconds(30);
   // Entries per cache at most (listings count one per listing entry).
   int64_t max_entries = 1'000'000;
+
+  // A second tier for the listing cache, shared with other front ends, and
+  // the channel this set's invalidations reach them by (see above). One
+  // namespace per zone's listings: every front end of the zone uses the
+  // same. Null: all five caches are this process's alone.
+  SharedTier* shared_listings = nullptr;
+  SharedLoaderOptions shared_load;
 
   // The options NFSRODS's server.json sets: any of the
   // *_refresh_time_in_milliseconds keys above, found at any depth (NFSRODS
@@ -80,15 +102,31 @@ class IrodsCacheSet {
   TtlCacheStats list_stats() const { return listings_.stats(); }
   int64_t list_entries() const { return listings_.size(); }
   int64_t list_weight() const { return listings_.weight(); }
+  // The shared tier's counters (all zero without one).
+  SharedLoaderStats shared_list_stats() const;
 
  private:
   using UserPath = std::pair<std::string, std::string>;
+  // A listing and how long it may be kept: a listing another front end
+  // loaded keeps only the shared copy's remaining time.
+  struct TimedListing {
+    IrodsListing entries;
+    absl::Duration ttl;
+  };
+  void ChangedHere(std::string_view path);
+  void AclChangedHere(std::string_view path, bool recursive);
+  void OnSharedEvent(const SharedTierEvent& e);
+
   IrodsClient& client_;
+  const absl::Duration list_ttl_;
   TtlCache<UserPath, IrodsStat> stats_;
   TtlCache<std::string, IrodsObjectType> types_;
   TtlCache<std::string, IrodsAcl> perms_;
   TtlCache<std::string, std::string> user_types_;
-  TtlCache<UserPath, IrodsListing> listings_;
+  TtlCache<UserPath, TimedListing> listings_;
+  std::unique_ptr<SharedLoader> shared_;
+  // Last: destroyed (its thread stopped) before the caches it invalidates.
+  std::unique_ptr<SharedTierSubscription> subscription_;
 };
 
 }  // namespace ferry::irods

@@ -76,12 +76,9 @@ func rmColl(s *session, _ *message, body *node) (reply, error) {
 	cat := s.srv.cat
 	var files []string
 	err := cat.withTx(func(tx *sql.Tx) error {
-		c, err := cat.lookupColl(tx, path)
+		c, err := cat.existingColl(tx, path)
 		if err != nil {
 			return err
-		}
-		if c == nil {
-			return fail(CAT_UNKNOWN_COLLECTION, "collection %s does not exist", path)
 		}
 		if strings.Count(path, "/") <= 2 {
 			return fail(CAT_INSUFFICIENT_PRIVILEGE, "%s is a zone or home root", path)
@@ -163,21 +160,15 @@ func (s *session) objectOf(q querier, kind, name string) (int64, error) {
 	cat := s.srv.cat
 	switch kind {
 	case "-d":
-		d, err := cat.lookupData(q, name)
+		d, err := cat.existingData(q, name)
 		if err != nil {
 			return 0, err
-		}
-		if d == nil {
-			return 0, fail(CAT_UNKNOWN_FILE, "%s does not exist", name)
 		}
 		return d.id, nil
 	case "-C", "-c":
-		c, err := cat.lookupColl(q, name)
+		c, err := cat.existingColl(q, name)
 		if err != nil {
 			return 0, err
-		}
-		if c == nil {
-			return 0, fail(CAT_UNKNOWN_COLLECTION, "collection %s does not exist", name)
 		}
 		return c.id, nil
 	case "-u":

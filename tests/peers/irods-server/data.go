@@ -87,6 +87,24 @@ func (c *catalog) lookupData(q querier, path string) (*dataRow, error) {
 	return r, err
 }
 
+// existingData is lookupData's row; CAT_UNKNOWN_FILE if there is none.
+func (c *catalog) existingData(q querier, path string) (*dataRow, error) {
+	d, err := c.lookupData(q, path)
+	if err == nil && d == nil {
+		err = fail(CAT_UNKNOWN_FILE, "%s does not exist", path)
+	}
+	return d, err
+}
+
+// existingColl is lookupColl's row; CAT_UNKNOWN_COLLECTION if there is none.
+func (c *catalog) existingColl(q querier, path string) (*collRow, error) {
+	coll, err := c.lookupColl(q, path)
+	if err == nil && coll == nil {
+		err = fail(CAT_UNKNOWN_COLLECTION, "collection %s does not exist", path)
+	}
+	return coll, err
+}
+
 // requireAccess fails with CAT_NO_ACCESS_PERMISSION unless the session's
 // user holds at least level on the object.
 func (s *session) requireAccess(q querier, objectID int64, level int, path string) error {
@@ -296,12 +314,9 @@ func (s *session) open(path string, flags int, kv map[string]string) (reply, err
 // parentToWrite is the collection holding path, which the user must be able
 // to modify; CAT_UNKNOWN_COLLECTION if it does not exist.
 func (s *session) parentToWrite(q querier, path string) (*collRow, error) {
-	coll, err := s.srv.cat.lookupColl(q, parentPath(path))
+	coll, err := s.srv.cat.existingColl(q, parentPath(path))
 	if err != nil {
 		return nil, err
-	}
-	if coll == nil {
-		return nil, fail(CAT_UNKNOWN_COLLECTION, "collection %s does not exist", parentPath(path))
 	}
 	if err := s.requireAccess(q, coll.id, accessModify, coll.name); err != nil {
 		return nil, err
@@ -588,12 +603,8 @@ func dataObjUnlink(s *session, _ *message, body *node) (reply, error) {
 	var d *dataRow
 	err := cat.withTx(func(tx *sql.Tx) error {
 		var err error
-		d, err = cat.lookupData(tx, path)
-		if err != nil {
+		if d, err = cat.existingData(tx, path); err != nil {
 			return err
-		}
-		if d == nil {
-			return fail(CAT_UNKNOWN_FILE, "%s does not exist", path)
 		}
 		if err := s.requireAccess(tx, d.id, accessOwn, path); err != nil {
 			return err
@@ -701,12 +712,9 @@ func likePrefix(p string) string {
 func dataObjChksum(s *session, _ *message, body *node) (reply, error) {
 	path := body.Str("objPath")
 	cat := s.srv.cat
-	d, err := cat.lookupData(cat.db, path)
+	d, err := cat.existingData(cat.db, path)
 	if err != nil {
 		return reply{}, err
-	}
-	if d == nil {
-		return reply{}, fail(CAT_UNKNOWN_FILE, "%s does not exist", path)
 	}
 	if err := s.requireAccess(cat.db, d.id, accessRead, path); err != nil {
 		return reply{}, err

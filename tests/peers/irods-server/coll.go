@@ -9,12 +9,19 @@ import (
 	"strings"
 )
 
+// collInp reads a CollInpNew_PI: the collection's path (checked) and
+// whether the operation is recursive.
+func (s *session) collInp(body *node) (path string, recursive bool, err error) {
+	path = body.Str("collName")
+	_, recursive = body.KeyVals()["recursiveOpr"]
+	return path, recursive, s.checkPath(path)
+}
+
 func collCreate(s *session, _ *message, body *node) (reply, error) {
-	path := body.Str("collName")
-	if err := s.checkPath(path); err != nil {
+	path, recursive, err := s.collInp(body)
+	if err != nil {
 		return reply{}, err
 	}
-	_, recursive := body.KeyVals()["recursiveOpr"]
 	cat := s.srv.cat
 	return reply{}, cat.withTx(func(tx *sql.Tx) error {
 		if c, err := cat.lookupColl(tx, path); err != nil {
@@ -68,14 +75,13 @@ func collCreate(s *session, _ *message, body *node) (reply, error) {
 }
 
 func rmColl(s *session, _ *message, body *node) (reply, error) {
-	path := body.Str("collName")
-	if err := s.checkPath(path); err != nil {
+	path, recursive, err := s.collInp(body)
+	if err != nil {
 		return reply{}, err
 	}
-	_, recursive := body.KeyVals()["recursiveOpr"]
 	cat := s.srv.cat
 	var files []string
-	err := cat.withTx(func(tx *sql.Tx) error {
+	err = cat.withTx(func(tx *sql.Tx) error {
 		c, err := cat.existingColl(tx, path)
 		if err != nil {
 			return err

@@ -406,6 +406,21 @@ func (s *session) fd(n int64) (*openFile, error) {
 	return of, nil
 }
 
+// fdOpenFor is the descriptor body's l1descInx names, which must be open
+// for writing (write) or for reading.
+func (s *session) fdOpenFor(body *node, write bool) (*openFile, error) {
+	of, err := s.fd(body.Int("l1descInx"))
+	switch {
+	case err != nil:
+		return nil, err
+	case write && !of.write:
+		return nil, fail(SYS_BAD_FILE_DESCRIPTOR, "descriptor is read-only")
+	case !write && !of.read:
+		return nil, fail(SYS_BAD_FILE_DESCRIPTOR, "descriptor is write-only")
+	}
+	return of, nil
+}
+
 // release drops one reference; the last one closes the vault file.
 func (s *session) release(rep *replica) {
 	s.srv.replicas.mu.Lock()
@@ -520,12 +535,9 @@ func dataObjLseek(s *session, _ *message, body *node) (reply, error) {
 }
 
 func dataObjRead(s *session, _ *message, body *node) (reply, error) {
-	of, err := s.fd(body.Int("l1descInx"))
+	of, err := s.fdOpenFor(body, false)
 	if err != nil {
 		return reply{}, err
-	}
-	if !of.read {
-		return reply{}, fail(SYS_BAD_FILE_DESCRIPTOR, "descriptor is write-only")
 	}
 	n := body.Int("len")
 	if n < 0 || n > maxBsBytes {
@@ -544,12 +556,9 @@ func dataObjRead(s *session, _ *message, body *node) (reply, error) {
 }
 
 func dataObjWrite(s *session, m *message, body *node) (reply, error) {
-	of, err := s.fd(body.Int("l1descInx"))
+	of, err := s.fdOpenFor(body, true)
 	if err != nil {
 		return reply{}, err
-	}
-	if !of.write {
-		return reply{}, fail(SYS_BAD_FILE_DESCRIPTOR, "descriptor is read-only")
 	}
 	if n := body.Int("len"); n != int64(len(m.Bs)) {
 		return reply{}, fail(SYS_API_INPUT_ERR, "write len %d but %d bytes sent", n, len(m.Bs))

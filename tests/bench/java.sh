@@ -14,11 +14,7 @@
 # test run, run it in a network namespace (FERRY_PEERS_NETNS=1).
 # About 2 minutes. Ends with one line `RESULT {json}`.
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-PEERS="$ROOT/tests/peers"
-BUILD=${FERRY_BUILD_DIR:-$ROOT/build/release}
-CP="$BUILD/examples/ferry-cp"
-WALK="$BUILD/examples/ferry-walk"
+source "$(dirname "$0")/lib.sh"
 CACHE_BENCH="$BUILD/tests/ferry_cache_bench"
 RUNS=${RUNS:-5}
 DOWNLOAD_MIB=${DOWNLOAD_MIB:-256}

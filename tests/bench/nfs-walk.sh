@@ -14,11 +14,7 @@
 # 18476, not the tests' 18474 nor bench rpc's 18475) and stops them by PID
 # on exit. Takes about 3 minutes. Ends with one line `RESULT {json}`.
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-PEERS="$ROOT/tests/peers"
-BUILD=${FERRY_BUILD_DIR:-$ROOT/build/release}
-WALK="$BUILD/examples/ferry-walk"
-CP="$BUILD/examples/ferry-cp"
+source "$(dirname "$0")/lib.sh"
 RUNS=${RUNS:-5}
 SLOW_RUNS=${SLOW_RUNS:-3}
 DELAY_MS=1

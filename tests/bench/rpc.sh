@@ -8,9 +8,7 @@
 # Takes about 90 s with the defaults (5 runs x 16 points x 0.8 s + set-up).
 # Ends with one line `RESULT {json}`.
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-PEERS="$ROOT/tests/peers"
-BUILD=${FERRY_BUILD_DIR:-$ROOT/build/release}   # another build tree, e.g. while developing
+source "$(dirname "$0")/lib.sh"
 BENCH="$BUILD/tests/ferry_rpc_bench"
 STATE="$BUILD/bench/rpc-peers"
 # Not the tests' 18474: the bench can run while a test tree's toxiproxy is up.

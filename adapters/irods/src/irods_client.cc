@@ -509,6 +509,12 @@ std::string ModAvu(std::string_view op, bool is_collection, std::string_view pat
   for (int i = 6; i <= 9; ++i) w.Str(Cat("arg", i), "");
   return w.Close("ModAVUMetadataInp_PI").Take();
 }
+
+// The GenQuery conditions that select the collection or data object `path`.
+std::vector<std::pair<int, std::string>> WhereObject(std::string_view path, bool is_collection) {
+  if (is_collection) return {{kCollName, Cat("= ", Quote(path))}};
+  return {{kCollName, Cat("= ", Quote(ParentOf(path)))}, {kDataName, Cat("= ", Quote(NameOf(path)))}};
+}
 }  // namespace
 
 absl::Status IrodsClient::AddMetadata(std::string_view path, bool is_collection, const IrodsAvu& avu) {
@@ -528,13 +534,7 @@ absl::StatusOr<std::vector<IrodsAvu>> IrodsClient::ListMetadata(std::string_view
   std::vector<std::pair<int, int>> select =
       is_collection ? std::vector<std::pair<int, int>>{{kMetaCollName, 1}, {kMetaCollValue, 1}, {kMetaCollUnits, 1}}
                     : std::vector<std::pair<int, int>>{{kMetaDataName, 1}, {kMetaDataValue, 1}, {kMetaDataUnits, 1}};
-  std::vector<std::pair<int, std::string>> where;
-  if (is_collection) {
-    where = {{kCollName, Cat("= ", Quote(path))}};
-  } else {
-    where = {{kCollName, Cat("= ", Quote(ParentOf(path)))},
-             {kDataName, Cat("= ", Quote(NameOf(path)))}};
-  }
+  const std::vector<std::pair<int, std::string>> where = WhereObject(path, is_collection);
   FERRY_RETURN_IF_ERROR(Query(select, where,
                               [&](const std::vector<std::vector<std::string>>& page) {
                                 for (const auto& row : page) out.push_back({row[0], row[1], row[2]});
@@ -573,13 +573,7 @@ absl::StatusOr<std::string> IrodsClient::UserType(std::string_view user) {
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> IrodsClient::GetAccess(
     std::string_view path, bool is_collection) {
   std::vector<std::pair<std::string, std::string>> out;
-  std::vector<std::pair<int, std::string>> where;
-  if (is_collection) {
-    where = {{kCollName, Cat("= ", Quote(path))}};
-  } else {
-    where = {{kCollName, Cat("= ", Quote(ParentOf(path)))},
-             {kDataName, Cat("= ", Quote(NameOf(path)))}};
-  }
+  const std::vector<std::pair<int, std::string>> where = WhereObject(path, is_collection);
   FERRY_RETURN_IF_ERROR(Query({{kUserName, 1}, {is_collection ? kCollAccessName : kDataAccessName, 1}}, where,
                               [&](const std::vector<std::vector<std::string>>& page) {
                                 for (const auto& row : page) out.emplace_back(row[0], row[1]);

@@ -391,12 +391,8 @@ class IrodsProvider final : public fs::FileSystemProvider {
       MutexLock lock(&mu_);
       made_.emplace(key, fs);
     }
-    fs::Location out;
-    out.path = std::move(parsed.path);
-    out.names_directory = out.path.empty() || url.back() == '/';
-    out.url = std::string(url);
-    out.fs = std::move(fs);
-    return out;
+    const bool names_directory = parsed.path.empty() || url.back() == '/';
+    return fs::Location{std::move(fs), std::move(parsed.path), names_directory, std::string(url)};
   }
 
  private:

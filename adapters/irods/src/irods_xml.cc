@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "ferry/base/strings.h"
+#include "ferry/base/xml_escape.h"
 
 namespace ferry::irods {
 namespace {
@@ -157,19 +158,7 @@ absl::StatusOr<std::unique_ptr<XmlNode>> ParseXml(std::string_view xml) {
   return Parser(xml).Document();
 }
 
-std::string EscapeXml(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      default: out.push_back(c);
-    }
-  }
-  return out;
-}
+std::string EscapeXml(std::string_view text) { return ferry::EscapeXml(text, XmlQuotes::kKeep); }
 
 XmlWriter& XmlWriter::Open(std::string_view name) {
   CatAppend(&out_, "<", name, ">");

@@ -507,13 +507,10 @@ class NfsProvider final : public fs::FileSystemProvider {
     const std::string& export_path = fs->client().export_path();
     std::string_view below = std::string_view(parsed.path)
                                  .substr(export_path == "/" ? 0 : export_path.size());
-    fs::Location out;
-    out.path = fs::NormalizePath(below);
+    std::string path = fs::NormalizePath(below);
     const std::string_view raw = url.substr(0, url.find('?'));
-    out.names_directory = out.path.empty() || raw.back() == '/';
-    out.url = std::string(url);
-    out.fs = std::move(fs);
-    return out;
+    const bool names_directory = path.empty() || raw.back() == '/';
+    return fs::Location{std::move(fs), std::move(path), names_directory, std::string(url)};
   }
 
  private:

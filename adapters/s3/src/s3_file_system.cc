@@ -437,12 +437,10 @@ class S3Provider final : public fs::FileSystemProvider {
       }
       fs = fs_;
     }
-    fs::Location out;
-    out.path = fs::NormalizePath(key);
-    out.names_directory = key.empty() || key.back() == '/' || out.path.find('/') == std::string::npos;
-    out.url = std::string(url);
-    out.fs = std::move(fs);
-    return out;
+    std::string path = fs::NormalizePath(key);
+    // A bucket names a directory as a key ending in '/' does.
+    const bool names_directory = key.empty() || key.back() == '/' || path.find('/') == std::string::npos;
+    return fs::Location{std::move(fs), std::move(path), names_directory, std::string(url)};
   }
 
  private:

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ferry/base/strings.h"
+#include "ferry/base/xml_escape.h"
 
 namespace ferry::s3 {
 namespace {
@@ -96,21 +97,7 @@ std::string XmlUnescape(std::string_view s) {
   return out;
 }
 
-std::string XmlEscape(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out.push_back(c);
-    }
-  }
-  return out;
-}
+std::string XmlEscape(std::string_view s) { return EscapeXml(s, XmlQuotes::kEscape); }
 
 std::string CreateBucketBody(std::string_view region) {
   if (region.empty() || region == "us-east-1") return "";

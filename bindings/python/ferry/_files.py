@@ -9,7 +9,7 @@ line-by-line or text access.
 """
 
 import io
-from typing import Any, Callable, Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, List, Optional, Sequence, Tuple, TypeVar
 
 from ferry import _core
 
@@ -24,6 +24,70 @@ def _close_all(owned: Iterable[Any]) -> None:
     """Closes what a call opened for itself (a client, a runtime), in order."""
     for thing in owned:
         thing.close()
+
+
+_C = TypeVar("_C", bound="Closing")
+
+
+class Closing:
+    """A mixin for what has ``close()``: ``with thing:`` closes it at the end."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self: _C) -> _C:
+        return self
+
+    def __exit__(self, *exc: object) -> bool:
+        self.close()
+        return False
+
+
+def _connect_target(target: Any, client_type: type, scheme: str,
+                    runtime: Optional[_core.Runtime], blocking_threads: int,
+                    make: Callable[[str, _core.Runtime], Any]) -> Tuple[Any, List[Any]]:
+    """The client for `target` (a `client_type`, or a URL that `make(url,
+    runtime)` connects, on a Runtime of its own unless `runtime` is given),
+    and what was made for it, to close after (see _close_all)."""
+    if isinstance(target, client_type):
+        return target, []
+    if not isinstance(target, str):
+        raise TypeError(f"expected an {client_type.__name__} or an {scheme}:// URL, "
+                        f"got {type(target).__name__}")
+    owned: List[Any] = []
+    if runtime is None:
+        runtime = _core.Runtime(blocking_threads=blocking_threads)
+        owned.append(runtime)
+    try:
+        client = make(target, runtime)
+    except BaseException:
+        _close_all(owned)
+        raise
+    return client, [client] + owned
+
+
+_R = TypeVar("_R")
+
+
+def _calling(connected: Tuple[Any, List[Any]], call: Callable[[Any], _R]) -> _R:
+    """`call(client)` on a (client, owned) pair from _connect_target; then
+    closes what was made for the call."""
+    client, owned = connected
+    try:
+        return call(client)
+    finally:
+        _close_all(owned)
+
+
+def _open_owning(owned: List[Any], mode: str, open_raw: Callable[[], Any]) -> "ObjectFile":
+    """An ObjectFile over `open_raw()` that closes `owned` when it closes
+    (or at once, if opening fails)."""
+    try:
+        raw = open_raw()
+    except BaseException:
+        _close_all(owned)
+        raise
+    return ObjectFile(raw, mode, _owned=owned)
 
 
 def _core_mode(mode: str) -> str:

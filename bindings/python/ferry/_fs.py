@@ -27,7 +27,7 @@ import contextlib
 from typing import Any, Callable, Dict, Iterator, Optional
 
 from ferry import _core
-from ferry._files import ObjectFile, Progress, _core_mode
+from ferry._files import Closing, ObjectFile, Progress, _core_mode
 from ferry.records_pb2 import TransferStats, WalkBatch, WalkEntry, WalkError
 
 __all__ = ["FileSystems", "Walk", "copy", "open", "stat", "walk", "walk_entries"]
@@ -40,7 +40,7 @@ DEFAULT_JOBS = 4
 _CALL_THREADS = 16
 
 
-class Walk:
+class Walk(Closing):
     """A walk of a tree: iterate for ``ferry.records_pb2.WalkBatch`` records;
     a context manager. ``stats`` is a dict once the walk ended."""
 
@@ -64,13 +64,6 @@ class Walk:
     def stats(self) -> Optional[dict]:
         return self._raw.stats
 
-    def __enter__(self) -> "Walk":
-        return self
-
-    def __exit__(self, *exc: object) -> bool:
-        self.close()
-        return False
-
 
 def _entries(w: Walk, onerror: Optional[Callable[[WalkError], None]]) -> Iterator[WalkEntry]:
     # A generator: closed (and so the walk) when the caller drops it.
@@ -82,7 +75,7 @@ def _entries(w: Walk, onerror: Optional[Callable[[WalkError], None]]) -> Iterato
             yield from batch.entries
 
 
-class FileSystems:
+class FileSystems(Closing):
     """Every filesystem ferry reaches, by URL, on one Runtime; a context
     manager. Filesystems are made at first use and shared (one S3 client
     per endpoint, one NFS mount per export, one iRODS login pool per host,
@@ -161,13 +154,6 @@ class FileSystems:
     @property
     def closed(self) -> bool:
         return self._raw.closed
-
-    def __enter__(self) -> "FileSystems":
-        return self
-
-    def __exit__(self, *exc: object) -> bool:
-        self.close()
-        return False
 
 
 @contextlib.contextmanager

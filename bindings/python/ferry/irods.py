@@ -27,7 +27,8 @@ denied one ``PermissionError``, each naming the iRODS error code.
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
 
 from ferry import _core, _fs
-from ferry._files import ObjectFile, Progress, _close_all, _core_mode
+from ferry._files import (Closing, ObjectFile, Progress, _calling, _connect_target, _core_mode,
+                          _open_owning)
 from ferry.records_pb2 import TransferStats, WalkBatch, WalkEntry, WalkError
 
 __all__ = ["IrodsClient", "download", "open", "upload", "walk", "walk_entries",
@@ -38,7 +39,7 @@ DEFAULT_CONNECTIONS = 8
 DEFAULT_PARALLELISM = 4
 
 
-class IrodsClient:
+class IrodsClient(Closing):
     """One iRODS zone endpoint and user (a pool of logged-in connections);
     a context manager. Logs in in the constructor."""
 
@@ -98,13 +99,6 @@ class IrodsClient:
         """Lets go of the connections (open files keep theirs until closed)."""
         self._fs.close()
 
-    def __enter__(self) -> "IrodsClient":
-        return self
-
-    def __exit__(self, *exc: object) -> bool:
-        self.close()
-        return False
-
     def __repr__(self) -> str:
         return f"<ferry.irods.IrodsClient {self._base}{' closed' if self.closed else ''}>"
 
@@ -114,20 +108,8 @@ Target = Union[IrodsClient, str]
 
 
 def _connect(target: Target, runtime: Optional[_core.Runtime]) -> Tuple[IrodsClient, List[Any]]:
-    if isinstance(target, IrodsClient):
-        return target, []
-    if not isinstance(target, str):
-        raise TypeError(f"expected an IrodsClient or an irods:// URL, got {type(target).__name__}")
-    owned: List[Any] = []
-    if runtime is None:
-        runtime = _core.Runtime(blocking_threads=_fs._CALL_THREADS)
-        owned.append(runtime)
-    try:
-        client = IrodsClient(target, runtime=runtime)
-    except BaseException:
-        _close_all(owned)
-        raise
-    return client, [client] + owned
+    return _connect_target(target, IrodsClient, "irods", runtime, _fs._CALL_THREADS,
+                           lambda url, rt: IrodsClient(url, runtime=rt))
 
 
 def open(target: Target, path: str, mode: str = "rb", *,  # noqa: A001 (like io.open)
@@ -135,34 +117,23 @@ def open(target: Target, path: str, mode: str = "rb", *,  # noqa: A001 (like io.
     """:meth:`IrodsClient.open` on a client or a URL (the file closes what was made for it)."""
     core_mode = _core_mode(mode)
     client, owned = _connect(target, runtime)
-    try:
-        raw = client._fs._raw.open(client.url(path), core_mode)
-    except BaseException:
-        _close_all(owned)
-        raise
-    return ObjectFile(raw, mode, _owned=owned)
+    return _open_owning(owned, mode, lambda: client._fs._raw.open(client.url(path), core_mode))
 
 
 def download(target: Target, path: str, local_path: str, *, recursive: bool = False,
              progress: Optional[Progress] = None,
              runtime: Optional[_core.Runtime] = None) -> TransferStats:
     """:meth:`IrodsClient.download` on a client or a URL."""
-    client, owned = _connect(target, runtime)
-    try:
-        return client.download(path, local_path, recursive=recursive, progress=progress)
-    finally:
-        _close_all(owned)
+    return _calling(_connect(target, runtime),
+                    lambda c: c.download(path, local_path, recursive=recursive, progress=progress))
 
 
 def upload(target: Target, local_path: str, path: str, *, recursive: bool = False,
            progress: Optional[Progress] = None,
            runtime: Optional[_core.Runtime] = None) -> TransferStats:
     """:meth:`IrodsClient.upload` on a client or a URL."""
-    client, owned = _connect(target, runtime)
-    try:
-        return client.upload(local_path, path, recursive=recursive, progress=progress)
-    finally:
-        _close_all(owned)
+    return _calling(_connect(target, runtime),
+                    lambda c: c.upload(local_path, path, recursive=recursive, progress=progress))
 
 
 # A walk of irods:// URLs is the protocol-neutral one.

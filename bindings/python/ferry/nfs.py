@@ -49,7 +49,8 @@ exception raised there stops the copy and is re-raised.
 from typing import Any, Callable, Iterator, List, Optional, Tuple, Union
 
 from ferry import _core, _fs
-from ferry._files import ObjectFile, Progress, _close_all, _core_mode
+from ferry._files import (Closing, ObjectFile, Progress, _calling, _connect_target, _core_mode,
+                          _open_owning)
 from ferry.records_pb2 import TransferStats, WalkBatch, WalkEntry, WalkError
 
 __all__ = ["NfsClient", "Walk", "download", "open", "upload", "walk", "walk_entries",
@@ -124,7 +125,7 @@ def walk_entries(url: str, *, runtime: _core.Runtime,
 # ---------------------------------------------------------------- files, copies
 
 
-class NfsClient:
+class NfsClient(Closing):
     """One mounted NFS export: open files and whole-file copies; a context
     manager. Connects in the constructor (``ValueError``: bad URL;
     ``ConnectionError``: server unreachable; ``FileNotFoundError``: no such
@@ -182,13 +183,6 @@ class NfsClient:
         """Lets go of the connection (open files keep it until closed)."""
         self._client.close()
 
-    def __enter__(self) -> "NfsClient":
-        return self
-
-    def __exit__(self, *exc: object) -> bool:
-        self.close()
-        return False
-
     def __repr__(self) -> str:
         return f"<ferry.nfs.NfsClient {self._client.url}{' closed' if self.closed else ''}>"
 
@@ -200,20 +194,8 @@ Target = Union[NfsClient, str]
 def _connect(target: Target, runtime: Optional[_core.Runtime], uid: Optional[int],
              gid: Optional[int], blocking_threads: int) -> Tuple[NfsClient, List[Any]]:
     """The client for `target`, and what was made for it (to close after)."""
-    if isinstance(target, NfsClient):
-        return target, []
-    if not isinstance(target, str):
-        raise TypeError(f"expected an NfsClient or an nfs:// URL, got {type(target).__name__}")
-    owned: List[Any] = []
-    if runtime is None:
-        runtime = _core.Runtime(blocking_threads=blocking_threads)
-        owned.append(runtime)
-    try:
-        client = NfsClient(target, runtime=runtime, uid=uid, gid=gid)
-    except BaseException:
-        _close_all(owned)
-        raise
-    return client, [client] + owned
+    return _connect_target(target, NfsClient, "nfs", runtime, blocking_threads,
+                           lambda url, rt: NfsClient(url, runtime=rt, uid=uid, gid=gid))
 
 
 def open(target: Target, path: str, mode: str = "rb", *,  # noqa: A001 (like io.open)
@@ -224,12 +206,7 @@ def open(target: Target, path: str, mode: str = "rb", *,  # noqa: A001 (like io.
     Runtime of its own unless ``runtime`` is given) that the file closes."""
     core_mode = _core_mode(mode)
     client, owned = _connect(target, runtime, uid, gid, blocking_threads=1)
-    try:
-        raw = client._client.open(path, core_mode, file_mode)
-    except BaseException:
-        _close_all(owned)
-        raise
-    return ObjectFile(raw, mode, _owned=owned)
+    return _open_owning(owned, mode, lambda: client._client.open(path, core_mode, file_mode))
 
 
 def download(target: Target, path: str, local_path: str, *, progress: Optional[Progress] = None,
@@ -237,12 +214,9 @@ def download(target: Target, path: str, local_path: str, *, progress: Optional[P
              gid: Optional[int] = None, parallelism: int = DEFAULT_PARALLELISM,
              chunk_bytes: int = 0) -> TransferStats:
     """:meth:`NfsClient.download` on a client or a URL."""
-    client, owned = _connect(target, runtime, uid, gid, blocking_threads=parallelism)
-    try:
-        return client.download(path, local_path, progress=progress, parallelism=parallelism,
-                               chunk_bytes=chunk_bytes)
-    finally:
-        _close_all(owned)
+    return _calling(_connect(target, runtime, uid, gid, blocking_threads=parallelism),
+                    lambda c: c.download(path, local_path, progress=progress,
+                                         parallelism=parallelism, chunk_bytes=chunk_bytes))
 
 
 def upload(target: Target, local_path: str, path: str, *, progress: Optional[Progress] = None,
@@ -250,9 +224,6 @@ def upload(target: Target, local_path: str, path: str, *, progress: Optional[Pro
            gid: Optional[int] = None, parallelism: int = DEFAULT_PARALLELISM,
            chunk_bytes: int = 0, file_mode: int = DEFAULT_FILE_MODE) -> TransferStats:
     """:meth:`NfsClient.upload` on a client or a URL."""
-    client, owned = _connect(target, runtime, uid, gid, blocking_threads=parallelism)
-    try:
-        return client.upload(local_path, path, progress=progress, parallelism=parallelism,
-                             chunk_bytes=chunk_bytes, file_mode=file_mode)
-    finally:
-        _close_all(owned)
+    return _calling(_connect(target, runtime, uid, gid, blocking_threads=parallelism),
+                    lambda c: c.upload(local_path, path, progress=progress, parallelism=parallelism,
+                                       chunk_bytes=chunk_bytes, file_mode=file_mode))

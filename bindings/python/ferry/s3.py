@@ -32,14 +32,14 @@ exception raised there stops the transfer and is re-raised unchanged.
 from typing import Optional
 
 from ferry import _core
-from ferry._files import ObjectFile, Progress, _core_mode
+from ferry._files import Closing, ObjectFile, Progress, _core_mode
 from ferry.records_pb2 import TransferStats
 
 __all__ = ["S3Client", "download", "open", "upload", "TransferStats"]
 
 
 
-class S3Client:
+class S3Client(Closing):
     """One S3 endpoint; a context manager. Closing it while files are open
     is safe: they keep what they need until they are closed. ``ValueError``
     for an unusable configuration (no endpoint, a bad context value)."""
@@ -83,13 +83,6 @@ class S3Client:
 
     def close(self) -> None:
         self._client.close()
-
-    def __enter__(self) -> "S3Client":
-        return self
-
-    def __exit__(self, *exc: object) -> bool:
-        self.close()
-        return False
 
     def __repr__(self) -> str:
         return f"<ferry.s3.S3Client {self.endpoint}{' closed' if self.closed else ''}>"

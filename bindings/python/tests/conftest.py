@@ -29,6 +29,13 @@ def wait_until(predicate, what):
         time.sleep(0.001)
 
 
+def raising(exc):
+    """A progress callback that raises `exc` itself on its first call."""
+    def progress(done, total):
+        raise exc
+    return progress
+
+
 class Gate:
     """A loader that blocks until opened, then returns or raises."""
 

@@ -11,7 +11,7 @@ import pytest
 import ferry
 import ferry.nfs
 from ferry import records_pb2
-from conftest import DirectoryWatcher, nfs_url
+from conftest import DirectoryWatcher, nfs_url, raising
 
 SIZE = 3 * (1 << 20) + 12345  # several READ calls and chunks, and a ragged end
 
@@ -263,12 +263,8 @@ def test_progress_of_an_empty_file_is_called_once_with_zero(nfs, ganesha, tmp_pa
 
 def test_exception_in_progress_propagates_unchanged(nfs, data, tmp_path):
     boom = KeyError("stop here")
-
-    def progress(done, total):
-        raise boom
-
     with pytest.raises(KeyError) as info:
-        nfs.download(data[0], str(tmp_path / "out.bin"), progress=progress)
+        nfs.download(data[0], str(tmp_path / "out.bin"), progress=raising(boom))
     assert info.value is boom
 
 

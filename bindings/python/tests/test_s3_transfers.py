@@ -11,7 +11,7 @@ import pytest
 import ferry
 import ferry.s3
 from conftest import (DirectoryWatcher, S3_ACCESS_KEY, S3_BUCKET, S3_REGION, S3_SECRET_KEY,
-                      boto3_client)
+                      boto3_client, raising)
 
 SIZE = 24 << 20  # several ranged GETs and multipart parts
 
@@ -56,12 +56,8 @@ def test_exception_in_progress_stops_the_download_and_leaves_no_file(s3, big, tm
     out = tmp_path / "out"
     out.mkdir()
     boom = RuntimeError("user pressed stop")
-
-    def progress(done, total):
-        raise boom
-
     with pytest.raises(RuntimeError) as info:
-        s3.download(big[0], str(out / "big.bin"), progress=progress)
+        s3.download(big[0], str(out / "big.bin"), progress=raising(boom))
     assert info.value is boom
     assert list(out.iterdir()) == []  # neither the file nor a temporary
 
@@ -73,12 +69,8 @@ def test_exception_in_progress_of_an_upload_propagates_and_leaves_no_partial_obj
     src.write_bytes(payload)
     key = f"py/{uuid.uuid4().hex}.bin"
     boom = ZeroDivisionError("stop")
-
-    def progress(done, total):
-        raise boom
-
     with pytest.raises(ZeroDivisionError) as info:
-        s3.upload(str(src), f"s3://{S3_BUCKET}/{key}", progress=progress)
+        s3.upload(str(src), f"s3://{S3_BUCKET}/{key}", progress=raising(boom))
     assert info.value is boom
     # Stopped before the object was complete: no object (the multipart
     # upload was aborted). Raised by the final report, made once the object

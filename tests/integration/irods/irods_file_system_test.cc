@@ -413,27 +413,38 @@ namespace {
 // Faults through toxiproxy: the connection to the peer is cut mid-transfer.
 class IrodsFaultTest : public IrodsTest {
  protected:
-  std::shared_ptr<IrodsFileSystem> Through(peers::ScopedProxy& proxy) {
+  // A filesystem of its own on the peer through a new toxiproxy proxy
+  // (proxy_) called `name`; null (and a test failure) if either fails.
+  std::shared_ptr<IrodsFileSystem> ThroughProxy(std::string_view name) {
+    proxy_ = std::make_unique<peers::ScopedProxy>(toxiproxy_, Unique(name), 1247);
+    EXPECT_TRUE(proxy_->status().ok()) << proxy_->status();
+    if (!proxy_->status().ok()) return nullptr;
     IrodsAccount a = Account();
-    a.port = proxy.port();
+    a.port = proxy_->port();
     IrodsFileSystemOptions o;
     o.client.io_timeout = absl::Seconds(10);
     auto fs = IrodsFileSystem::Connect(a, o);
     EXPECT_TRUE(fs.ok()) << fs.status();
     return fs.ok() ? *fs : nullptr;
   }
+  // The same, with `stream` ("upstream" or "downstream") cut after 6 MiB.
+  std::shared_ptr<IrodsFileSystem> ThroughCut(std::string_view name, std::string stream) {
+    auto via = ThroughProxy(name);
+    if (via == nullptr) return nullptr;
+    const absl::Status cut = proxy_->AddToxic(
+        {.name = "cut", .type = "limit_data", .stream = std::move(stream), .attributes = {{"bytes", 6 << 20}}});
+    EXPECT_TRUE(cut.ok()) << cut;
+    return cut.ok() ? via : nullptr;
+  }
   bool Exists(const std::string& path) { return fs_->Stat(path).ok(); }
+
+  peers::ToxiproxyClient toxiproxy_;
+  std::unique_ptr<peers::ScopedProxy> proxy_;  // after toxiproxy_: destroyed first
 };
 
 TEST_F(IrodsFaultTest, AnUploadCutMidwayFailsClearlyAndLeavesNoObject) {
-  peers::ToxiproxyClient toxiproxy;
-  peers::ScopedProxy proxy(toxiproxy, Unique("irods_cut_up"), 1247);
-  ASSERT_TRUE(proxy.status().ok()) << proxy.status();
-  auto via = Through(proxy);
+  auto via = ThroughCut("irods_cut_up", "upstream");
   ASSERT_NE(via, nullptr);
-  ASSERT_TRUE(proxy.AddToxic({.name = "cut", .type = "limit_data", .stream = "upstream",
-                              .attributes = {{"bytes", 6 << 20}}})
-                  .ok());
   auto up = CopyFile(runtime_, local_, WriteLocal("big", RandomBytes(40 << 20)), *via,
                      absl::StrCat(coll_, "/big"));
   ASSERT_FALSE(up.ok());
@@ -448,14 +459,8 @@ TEST_F(IrodsFaultTest, ADownloadCutMidwayFailsAndLeavesNoLocalFile) {
   ASSERT_TRUE(CopyFile(runtime_, local_, WriteLocal("big", RandomBytes(40 << 20)), *fs_,
                        absl::StrCat(coll_, "/big"))
                   .ok());
-  peers::ToxiproxyClient toxiproxy;
-  peers::ScopedProxy proxy(toxiproxy, Unique("irods_cut_down"), 1247);
-  ASSERT_TRUE(proxy.status().ok()) << proxy.status();
-  auto via = Through(proxy);
+  auto via = ThroughCut("irods_cut_down", "downstream");
   ASSERT_NE(via, nullptr);
-  ASSERT_TRUE(proxy.AddToxic({.name = "cut", .type = "limit_data", .stream = "downstream",
-                              .attributes = {{"bytes", 6 << 20}}})
-                  .ok());
   auto down = CopyFile(runtime_, *via, absl::StrCat(coll_, "/big"), local_,
                        fs::LocalPathToFsPath((local_root_ / "big.back").string()));
   ASSERT_FALSE(down.ok());
@@ -463,14 +468,11 @@ TEST_F(IrodsFaultTest, ADownloadCutMidwayFailsAndLeavesNoLocalFile) {
 }
 
 TEST_F(IrodsFaultTest, ADroppedIdleConnectionIsReplacedForTheNextStat) {
-  peers::ToxiproxyClient toxiproxy;
-  peers::ScopedProxy proxy(toxiproxy, Unique("irods_idle_drop"), 1247);
-  ASSERT_TRUE(proxy.status().ok()) << proxy.status();
-  auto via = Through(proxy);
+  auto via = ThroughProxy("irods_idle_drop");
   ASSERT_NE(via, nullptr);
   ASSERT_TRUE(via->Stat(coll_).ok());
-  ASSERT_TRUE(proxy.SetEnabled(false).ok());  // closes every connection
-  ASSERT_TRUE(proxy.SetEnabled(true).ok());
+  ASSERT_TRUE(proxy_->SetEnabled(false).ok());  // closes every connection
+  ASSERT_TRUE(proxy_->SetEnabled(true).ok());
   auto st = via->Stat(coll_);  // idempotent: retried on a fresh login
   EXPECT_TRUE(st.ok()) << st.status();
 }

@@ -7,19 +7,13 @@ set -uo pipefail
 CP=${1:?usage: ferry_cp_any_test.sh FERRY_CP FERRY_WALK EXPORT_DIR}
 WALK=${2:?}
 EXPORT=${3:?}
-WORK=$(mktemp -d /tmp/ferry-cp-any.XXXXXX)
+source "$(dirname "$0")/lib.sh" ferry-cp-any
 RUN=any-$$-$RANDOM
 trap 'rm -rf "$WORK" "$EXPORT/$RUN"' EXIT
-export AWS_ENDPOINT_URL="http://127.0.0.1:${VERSITYGW_PORT:-7070}"
-export AWS_ACCESS_KEY_ID=AKIDLOCAL AWS_SECRET_ACCESS_KEY=SECRETLOCAL AWS_REGION=us-east-1
-export HOME="$WORK/home" AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
-mkdir -p "$HOME" "$EXPORT/$RUN"
+mkdir -p "$EXPORT/$RUN"
 NFS="nfs://127.0.0.1/export/$RUN"
 Q="?nfsport=2049&mountport=20048"
 S3=s3://ferry-cp-any-$$
-failures=0
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; failures=$((failures + 1)); }
 
 # A source tree: odd sizes across chunk boundaries, an empty file, depth 3.
 mkdir -p "$WORK/src/d/e"
@@ -77,5 +71,4 @@ err=$("$CP" --quiet "ftp://h/x" "$WORK/x" 2>&1); rc=$?
 if [ $rc -eq 2 ] && [[ $err == *s3://* ]]; then pass UnknownSchemeIsAUsageError
 else fail UnknownSchemeIsAUsageError "rc=$rc err=$err"; fi
 
-echo "$failures failure(s)"
-[ $failures -eq 0 ]
+finish

@@ -8,21 +8,13 @@ set -uo pipefail
 CP=${1:?usage: ferry_cp_irods_test.sh FERRY_CP FERRY_WALK PYTHON}
 WALK=${2:?}
 PY=${3:?}
-WORK=$(mktemp -d /tmp/ferry-cp-irods.XXXXXX)
+source "$(dirname "$0")/lib.sh" ferry-cp-irods
 RUN=cp-$$-$RANDOM
-trap 'rm -rf "$WORK"' EXIT
-export HOME="$WORK/home" AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
-export AWS_ENDPOINT_URL="http://127.0.0.1:${VERSITYGW_PORT:-7070}"
-export AWS_ACCESS_KEY_ID=AKIDLOCAL AWS_SECRET_ACCESS_KEY=SECRETLOCAL AWS_REGION=us-east-1
 export IRODS_PASSWORD=rods
-mkdir -p "$HOME"
 PORT=${IRODS_PEER_PORT:-1247}
 COLL=/tempZone/home/rods/$RUN
 IR="irods://rods@127.0.0.1:$PORT$COLL"
 S3=s3://ferry-cp-irods-$$
-failures=0
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; failures=$((failures + 1)); }
 "$PY" -c 'import irods' 2>/dev/null || { echo "FAIL python-irodsclient missing in $PY (scripts/test-irods installs it)"; exit 1; }
 
 # python-irodsclient, for the cross-checks: prc.py put|get|ls ...
@@ -94,5 +86,4 @@ if [ $rc -ne 0 ] && grep -qi "not.found\|USER_FILE_DOES_NOT_EXIST" <<<"$out"; th
   pass MissingPathFailsWithNotFound
 else fail MissingPathFailsWithNotFound "rc=$rc: $(head -c 300 <<<"$out")"; fi
 
-echo "$failures failure(s)"
-[ "$failures" -eq 0 ]
+finish

@@ -4,17 +4,8 @@
 #   ferry_cp_s3_test.sh PATH/TO/ferry-cp
 set -uo pipefail
 CP=${1:?usage: ferry_cp_s3_test.sh FERRY_CP}
-WORK=$(mktemp -d /tmp/ferry-cp-test.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
-export AWS_ENDPOINT_URL="http://127.0.0.1:${VERSITYGW_PORT:-7070}"
-export AWS_ACCESS_KEY_ID=AKIDLOCAL AWS_SECRET_ACCESS_KEY=SECRETLOCAL AWS_REGION=us-east-1
-# Nobody's ~/.aws may change what the test sees.
-export HOME="$WORK/home" AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
-mkdir -p "$HOME"
+source "$(dirname "$0")/lib.sh" ferry-cp-test
 BUCKET=s3://ferry-cp-test-$$
-failures=0
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; failures=$((failures + 1)); }
 same() { cmp -s "$1" "$2"; }
 
 # A file spanning several parts and chunks comes back byte for byte.
@@ -130,5 +121,4 @@ if [[ "$left" == .k.bin.ferry-* ]] && [ $rc -eq 0 ] && [ "$after" = k.bin ] &&
   pass AKilledDownloadLeavesNoTargetAndTheRerunCompletesAndCleansUp
 else fail AKilledDownloadLeavesNoTargetAndTheRerunCompletesAndCleansUp "after kill: '$left'; rerun rc=$rc, then: '$after'"; fi
 
-echo "$failures failure(s)"
-[ $failures -eq 0 ]
+finish

@@ -110,6 +110,20 @@ type querier interface {
 	QueryRow(string, ...any) *sql.Row
 }
 
+// withTx runs fn in one catalog transaction: committed if fn returns nil,
+// rolled back if it returns an error (which withTx returns).
+func (c *catalog) withTx(fn func(tx *sql.Tx) error) error {
+	tx, err := c.db.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
 func (c *catalog) exec(q querier, query string, args ...any) error {
 	_, err := q.Exec(c.rebind(query), args...)
 	return err
@@ -117,6 +131,22 @@ func (c *catalog) exec(q querier, query string, args ...any) error {
 
 func (c *catalog) row(q querier, query string, args ...any) *sql.Row {
 	return q.QueryRow(c.rebind(query), args...)
+}
+
+// ids runs a query of one integer column and returns its values.
+func (c *catalog) ids(q querier, query string, args ...any) ([]int64, error) {
+	rows, err := q.Query(c.rebind(query), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var id int64
+		rows.Scan(&id)
+		out = append(out, id)
+	}
+	return out, nil
 }
 
 func now() string { return fmt.Sprintf("%011d", time.Now().Unix()) }

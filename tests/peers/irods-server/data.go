@@ -39,7 +39,7 @@ type collRow struct {
 }
 
 type dataRow struct {
-	id, collID, size                 int64
+	id, collID, size                  int64
 	name, path, owner, checksum, mode string
 	create, modify                    string
 	replStatus                        int
@@ -85,6 +85,24 @@ func (c *catalog) lookupData(q querier, path string) (*dataRow, error) {
 		return nil, nil
 	}
 	return r, err
+}
+
+// existingData is lookupData's row; CAT_UNKNOWN_FILE if there is none.
+func (c *catalog) existingData(q querier, path string) (*dataRow, error) {
+	d, err := c.lookupData(q, path)
+	if err == nil && d == nil {
+		err = fail(CAT_UNKNOWN_FILE, "%s does not exist", path)
+	}
+	return d, err
+}
+
+// existingColl is lookupColl's row; CAT_UNKNOWN_COLLECTION if there is none.
+func (c *catalog) existingColl(q querier, path string) (*collRow, error) {
+	coll, err := c.lookupColl(q, path)
+	if err == nil && coll == nil {
+		err = fail(CAT_UNKNOWN_COLLECTION, "collection %s does not exist", path)
+	}
+	return coll, err
 }
 
 // requireAccess fails with CAT_NO_ACCESS_PERMISSION unless the session's
@@ -224,66 +242,61 @@ func (s *session) open(path string, flags int, kv map[string]string) (reply, err
 		return s.joinReplica(path, token, read, write)
 	}
 	cat := s.srv.cat
-	tx, err := cat.db.Begin()
-	if err != nil {
-		return reply{}, err
-	}
-	defer tx.Rollback()
-	d, err := cat.lookupData(tx, path)
-	if err != nil {
-		return reply{}, err
-	}
-	if d == nil {
-		if c, _ := cat.lookupColl(tx, path); c != nil {
-			return reply{}, fail(CAT_NAME_EXISTS_AS_COLLECTION, "%s is a collection", path)
-		}
-		if flags&oCREAT == 0 {
-			return reply{}, fail(CAT_UNKNOWN_FILE, "%s does not exist", path)
-		}
-		coll, err := cat.lookupColl(tx, parentPath(path))
+	var d *dataRow
+	var f *os.File
+	err := cat.withTx(func(tx *sql.Tx) error {
+		var err error
+		d, err = cat.lookupData(tx, path)
 		if err != nil {
-			return reply{}, err
+			return err
 		}
-		if coll == nil {
-			return reply{}, fail(CAT_UNKNOWN_COLLECTION, "collection %s does not exist", parentPath(path))
+		if d == nil {
+			if c, _ := cat.lookupColl(tx, path); c != nil {
+				return fail(CAT_NAME_EXISTS_AS_COLLECTION, "%s is a collection", path)
+			}
+			if flags&oCREAT == 0 {
+				return fail(CAT_UNKNOWN_FILE, "%s does not exist", path)
+			}
+			coll, err := s.parentToWrite(tx, path)
+			if err != nil {
+				return err
+			}
+			if d, err = s.createDataRow(tx, coll, path, kv); err != nil {
+				return err
+			}
+		} else {
+			if flags&oEXCL != 0 && flags&oCREAT != 0 {
+				return fail(OVERWRITE_WITHOUT_FORCE_FLAG, "%s exists", path)
+			}
+			need := accessRead
+			if write {
+				need = accessModify
+			}
+			if err := s.requireAccess(tx, d.id, need, path); err != nil {
+				return err
+			}
 		}
-		if err := s.requireAccess(tx, coll.id, accessModify, coll.name); err != nil {
-			return reply{}, err
+		fileFlags := os.O_RDWR
+		f, err = os.OpenFile(d.path, fileFlags|os.O_CREATE, 0o600)
+		if err != nil {
+			return fmt.Errorf("vault file for %s: %v", path, err)
 		}
-		if d, err = s.createDataRow(tx, coll, path, kv); err != nil {
-			return reply{}, err
+		if write && flags&oTRUNC != 0 {
+			if err := f.Truncate(0); err != nil {
+				return err
+			}
 		}
-	} else {
-		if flags&oEXCL != 0 && flags&oCREAT != 0 {
-			return reply{}, fail(OVERWRITE_WITHOUT_FORCE_FLAG, "%s exists", path)
-		}
-		need := accessRead
 		if write {
-			need = accessModify
+			if err := cat.exec(tx, `UPDATE r_data_main SET data_is_dirty = ? WHERE data_id = ?`, replIntermediate, d.id); err != nil {
+				return err
+			}
 		}
-		if err := s.requireAccess(tx, d.id, need, path); err != nil {
-			return reply{}, err
-		}
-	}
-	fileFlags := os.O_RDWR
-	f, err := os.OpenFile(d.path, fileFlags|os.O_CREATE, 0o600)
+		return nil
+	})
 	if err != nil {
-		return reply{}, fmt.Errorf("vault file for %s: %v", path, err)
-	}
-	if write && flags&oTRUNC != 0 {
-		if err := f.Truncate(0); err != nil {
-			f.Close()
-			return reply{}, err
+		if f != nil {
+			f.Close() // opened before the transaction failed
 		}
-	}
-	if write {
-		if err := cat.exec(tx, `UPDATE r_data_main SET data_is_dirty = ? WHERE data_id = ?`, replIntermediate, d.id); err != nil {
-			f.Close()
-			return reply{}, err
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		f.Close()
 		return reply{}, err
 	}
 	rep := &replica{token: randomToken(), dataID: d.id, objPath: path, file: f, refs: 1, writable: write}
@@ -296,6 +309,19 @@ func (s *session) open(path string, flags int, kv map[string]string) (reply, err
 		of.offset = st.Size()
 	}
 	return reply{intInfo: s.addFd(of)}, nil
+}
+
+// parentToWrite is the collection holding path, which the user must be able
+// to modify; CAT_UNKNOWN_COLLECTION if it does not exist.
+func (s *session) parentToWrite(q querier, path string) (*collRow, error) {
+	coll, err := s.srv.cat.existingColl(q, parentPath(path))
+	if err != nil {
+		return nil, err
+	}
+	if err := s.requireAccess(q, coll.id, accessModify, coll.name); err != nil {
+		return nil, err
+	}
+	return coll, nil
 }
 
 func (s *session) createDataRow(q querier, coll *collRow, path string, kv map[string]string) (*dataRow, error) {
@@ -376,6 +402,21 @@ func (s *session) fd(n int64) (*openFile, error) {
 	of := s.fds[int(n)]
 	if of == nil {
 		return nil, fail(SYS_BAD_FILE_DESCRIPTOR, "descriptor %d is not open", n)
+	}
+	return of, nil
+}
+
+// fdOpenFor is the descriptor body's l1descInx names, which must be open
+// for writing (write) or for reading.
+func (s *session) fdOpenFor(body *node, write bool) (*openFile, error) {
+	of, err := s.fd(body.Int("l1descInx"))
+	switch {
+	case err != nil:
+		return nil, err
+	case write && !of.write:
+		return nil, fail(SYS_BAD_FILE_DESCRIPTOR, "descriptor is read-only")
+	case !write && !of.read:
+		return nil, fail(SYS_BAD_FILE_DESCRIPTOR, "descriptor is write-only")
 	}
 	return of, nil
 }
@@ -494,12 +535,9 @@ func dataObjLseek(s *session, _ *message, body *node) (reply, error) {
 }
 
 func dataObjRead(s *session, _ *message, body *node) (reply, error) {
-	of, err := s.fd(body.Int("l1descInx"))
+	of, err := s.fdOpenFor(body, false)
 	if err != nil {
 		return reply{}, err
-	}
-	if !of.read {
-		return reply{}, fail(SYS_BAD_FILE_DESCRIPTOR, "descriptor is write-only")
 	}
 	n := body.Int("len")
 	if n < 0 || n > maxBsBytes {
@@ -518,12 +556,9 @@ func dataObjRead(s *session, _ *message, body *node) (reply, error) {
 }
 
 func dataObjWrite(s *session, m *message, body *node) (reply, error) {
-	of, err := s.fd(body.Int("l1descInx"))
+	of, err := s.fdOpenFor(body, true)
 	if err != nil {
 		return reply{}, err
-	}
-	if !of.write {
-		return reply{}, fail(SYS_BAD_FILE_DESCRIPTOR, "descriptor is read-only")
 	}
 	if n := body.Int("len"); n != int64(len(m.Bs)) {
 		return reply{}, fail(SYS_API_INPUT_ERR, "write len %d but %d bytes sent", n, len(m.Bs))
@@ -574,25 +609,21 @@ func dataObjUnlink(s *session, _ *message, body *node) (reply, error) {
 		return reply{}, err
 	}
 	cat := s.srv.cat
-	tx, err := cat.db.Begin()
+	var d *dataRow
+	err := cat.withTx(func(tx *sql.Tx) error {
+		var err error
+		if d, err = cat.existingData(tx, path); err != nil {
+			return err
+		}
+		if err := s.requireAccess(tx, d.id, accessOwn, path); err != nil {
+			return err
+		}
+		if err := cat.deleteObjects(tx, []int64{d.id}); err != nil {
+			return err
+		}
+		return nil
+	})
 	if err != nil {
-		return reply{}, err
-	}
-	defer tx.Rollback()
-	d, err := cat.lookupData(tx, path)
-	if err != nil {
-		return reply{}, err
-	}
-	if d == nil {
-		return reply{}, fail(CAT_UNKNOWN_FILE, "%s does not exist", path)
-	}
-	if err := s.requireAccess(tx, d.id, accessOwn, path); err != nil {
-		return reply{}, err
-	}
-	if err := cat.deleteObjects(tx, []int64{d.id}); err != nil {
-		return reply{}, err
-	}
-	if err := tx.Commit(); err != nil {
 		return reply{}, err
 	}
 	os.Remove(d.path)
@@ -628,67 +659,58 @@ func dataObjRename(s *session, _ *message, body *node) (reply, error) {
 		}
 	}
 	cat := s.srv.cat
-	tx, err := cat.db.Begin()
-	if err != nil {
-		return reply{}, err
-	}
-	defer tx.Rollback()
-	dstParent, err := cat.lookupColl(tx, parentPath(dst))
-	if err != nil {
-		return reply{}, err
-	}
-	if dstParent == nil {
-		return reply{}, fail(CAT_UNKNOWN_COLLECTION, "collection %s does not exist", parentPath(dst))
-	}
-	if err := s.requireAccess(tx, dstParent.id, accessModify, dstParent.name); err != nil {
-		return reply{}, err
-	}
-	if d, _ := cat.lookupData(tx, dst); d != nil {
-		return reply{}, fail(CAT_NAME_EXISTS_AS_DATAOBJ, "%s exists", dst)
-	}
-	if c, _ := cat.lookupColl(tx, dst); c != nil {
-		return reply{}, fail(CAT_NAME_EXISTS_AS_COLLECTION, "%s exists", dst)
-	}
-	if d, err := cat.lookupData(tx, src); err != nil {
-		return reply{}, err
-	} else if d != nil {
-		if err := s.requireAccess(tx, d.id, accessOwn, src); err != nil {
-			return reply{}, err
+	return reply{}, cat.withTx(func(tx *sql.Tx) error {
+		dstParent, err := s.parentToWrite(tx, dst)
+		if err != nil {
+			return err
 		}
-		if err := cat.exec(tx, `UPDATE r_data_main SET coll_id = ?, data_name = ?, modify_ts = ? WHERE data_id = ?`,
-			dstParent.id, baseName(dst), now(), d.id); err != nil {
-			return reply{}, err
+		if d, _ := cat.lookupData(tx, dst); d != nil {
+			return fail(CAT_NAME_EXISTS_AS_DATAOBJ, "%s exists", dst)
 		}
-		return reply{}, tx.Commit()
-	}
-	c, err := cat.lookupColl(tx, src)
-	if err != nil {
-		return reply{}, err
-	}
-	if c == nil {
-		return reply{}, fail(CAT_UNKNOWN_FILE, "%s does not exist", src)
-	}
-	if strings.HasPrefix(dst+"/", src+"/") {
-		return reply{}, fail(SYS_INVALID_INPUT_PARAM, "cannot move %s into itself", src)
-	}
-	if err := s.requireAccess(tx, c.id, accessOwn, src); err != nil {
-		return reply{}, err
-	}
-	// Every descendant's name and parent name change by prefix.
-	n := len(src)
-	for _, stmt := range []string{
-		`UPDATE r_coll_main SET parent_coll_name = ? || SUBSTR(parent_coll_name, ?) WHERE parent_coll_name = ? OR parent_coll_name LIKE ? ESCAPE '\'`,
-		`UPDATE r_coll_main SET coll_name = ? || SUBSTR(coll_name, ?) WHERE coll_name = ? OR coll_name LIKE ? ESCAPE '\'`,
-	} {
-		if err := cat.exec(tx, stmt, dst, n+1, src, likePrefix(src+"/")); err != nil {
-			return reply{}, err
+		if c, _ := cat.lookupColl(tx, dst); c != nil {
+			return fail(CAT_NAME_EXISTS_AS_COLLECTION, "%s exists", dst)
 		}
-	}
-	if err := cat.exec(tx, `UPDATE r_coll_main SET parent_coll_name = ?, modify_ts = ? WHERE coll_id = ?`,
-		dstParent.name, now(), c.id); err != nil {
-		return reply{}, err
-	}
-	return reply{}, tx.Commit()
+		if d, err := cat.lookupData(tx, src); err != nil {
+			return err
+		} else if d != nil {
+			if err := s.requireAccess(tx, d.id, accessOwn, src); err != nil {
+				return err
+			}
+			if err := cat.exec(tx, `UPDATE r_data_main SET coll_id = ?, data_name = ?, modify_ts = ? WHERE data_id = ?`,
+				dstParent.id, baseName(dst), now(), d.id); err != nil {
+				return err
+			}
+			return nil
+		}
+		c, err := cat.lookupColl(tx, src)
+		if err != nil {
+			return err
+		}
+		if c == nil {
+			return fail(CAT_UNKNOWN_FILE, "%s does not exist", src)
+		}
+		if strings.HasPrefix(dst+"/", src+"/") {
+			return fail(SYS_INVALID_INPUT_PARAM, "cannot move %s into itself", src)
+		}
+		if err := s.requireAccess(tx, c.id, accessOwn, src); err != nil {
+			return err
+		}
+		// Every descendant's name and parent name change by prefix.
+		n := len(src)
+		for _, stmt := range []string{
+			`UPDATE r_coll_main SET parent_coll_name = ? || SUBSTR(parent_coll_name, ?) WHERE parent_coll_name = ? OR parent_coll_name LIKE ? ESCAPE '\'`,
+			`UPDATE r_coll_main SET coll_name = ? || SUBSTR(coll_name, ?) WHERE coll_name = ? OR coll_name LIKE ? ESCAPE '\'`,
+		} {
+			if err := cat.exec(tx, stmt, dst, n+1, src, likePrefix(src+"/")); err != nil {
+				return err
+			}
+		}
+		if err := cat.exec(tx, `UPDATE r_coll_main SET parent_coll_name = ?, modify_ts = ? WHERE coll_id = ?`,
+			dstParent.name, now(), c.id); err != nil {
+			return err
+		}
+		return nil
+	})
 }
 
 func likePrefix(p string) string {
@@ -699,12 +721,9 @@ func likePrefix(p string) string {
 func dataObjChksum(s *session, _ *message, body *node) (reply, error) {
 	path := body.Str("objPath")
 	cat := s.srv.cat
-	d, err := cat.lookupData(cat.db, path)
+	d, err := cat.existingData(cat.db, path)
 	if err != nil {
 		return reply{}, err
-	}
-	if d == nil {
-		return reply{}, fail(CAT_UNKNOWN_FILE, "%s does not exist", path)
 	}
 	if err := s.requireAccess(cat.db, d.id, accessRead, path); err != nil {
 		return reply{}, err

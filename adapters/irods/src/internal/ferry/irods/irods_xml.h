@@ -36,7 +36,8 @@ struct XmlNode {
 // root, nesting deeper than 32, an unknown entity.
 absl::StatusOr<std::unique_ptr<XmlNode>> ParseXml(std::string_view xml);
 
-// Escapes &, < and > as the iRODS server does.
+// Escapes &, < and > as the iRODS server does (quotes kept: it reads &apos;
+// back as a backtick).
 std::string EscapeXml(std::string_view text);
 
 // Writes one packing instruction: Open/Close around fields written in order.

@@ -16,38 +16,16 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Random;
-import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /** io.ferry.FerryFile (FileSystems.open) on local files, ferry's iRODS test peer and versitygw. */
-class FerryFileTest {
-  static IrodsPeer irods;
+class FerryFileTest extends IrodsTestBase {
   static S3Peer s3;
-  static Runtime runtime;
-  static FileSystems fs;
-  @TempDir Path tmp;
 
   @BeforeAll
-  static void start() throws Exception {
-    irods = new IrodsPeer();
-    s3 = new S3Peer();
-    runtime = new Runtime();
-    fs = new FileSystems(runtime);
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    fs.close();
-    runtime.close();
-    s3.close();
-    irods.close();
-  }
-
-  private static String unique() {
-    return "java-" + UUID.randomUUID().toString().substring(0, 8);
+  static void startS3() throws Exception {
+    s3 = closeAfterAll(new S3Peer());
   }
 
   private static byte[] random(int size, long seed) {
@@ -104,7 +82,7 @@ class FerryFileTest {
   @Test
   void writesThenReadsBackOverIrods() throws Exception {
     byte[] data = random(5 << 20, 2);
-    String url = irods.url("rods", "/" + unique() + ".bin");
+    String url = irods.url("rods", "/" + unique("java-") + ".bin");
     writeThroughChannel(url, data);
     assertEquals(data.length, fs.stat(url).size());
     try (FerryFile f = fs.open(url, "r")) {
@@ -115,7 +93,7 @@ class FerryFileTest {
   @Test
   void writesThenReadsBackOverS3() throws Exception {
     byte[] data = random(11 << 20, 3);  // more than one 8 MiB part
-    String url = s3.url(unique() + "/obj.bin");
+    String url = s3.url(unique("java-") + "/obj.bin");
     writeThroughChannel(url, data);
     try (FerryFile f = fs.open(url, "r")) {
       assertArrayEquals(data, readAll(f));
@@ -128,7 +106,7 @@ class FerryFileTest {
   @Test
   void streamsCopyBytesThroughS3() throws Exception {
     byte[] data = random(100_000, 4);
-    String url = s3.url(unique() + ".bin");
+    String url = s3.url(unique("java-") + ".bin");
     try (OutputStream out = fs.newOutputStream(url)) {
       out.write(data, 0, 1);
       out.write(data, 1, data.length - 1);
@@ -173,14 +151,14 @@ class FerryFileTest {
 
   @Test
   void aMissingIrodsFileIsFileNotFoundWithFerrysMessage() {
-    String url = irods.url("rods", "/nope-" + unique());
+    String url = irods.url("rods", "/nope-" + unique("java-"));
     FileNotFoundException e = assertThrows(FileNotFoundException.class, () -> fs.open(url, "r"));
     assertTrue(e.getMessage().contains("USER_FILE_DOES_NOT_EXIST"), e.getMessage());
   }
 
   @Test
   void aMissingS3ObjectIsFileNotFoundNamingIt() {
-    String key = "nope-" + unique();
+    String key = "nope-" + unique("java-");
     FileNotFoundException e =
         assertThrows(FileNotFoundException.class, () -> fs.open(s3.url(key), "r"));
     // The S3 adapter names bucket/key (not the s3:// URL) and the HTTP status.

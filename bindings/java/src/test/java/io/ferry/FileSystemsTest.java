@@ -10,44 +10,20 @@ import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Random;
-import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * io.ferry.FileSystems against ferry's iRODS test peer (IRODS_PASSWORD=rods comes from the
  * surefire environment) and local files.
  */
-class FileSystemsTest {
-  static IrodsPeer peer;
-  static Runtime runtime;
-  @TempDir Path tmp;
-
-  @BeforeAll
-  static void start() throws Exception {
-    peer = new IrodsPeer();
-    runtime = new Runtime();
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    runtime.close();
-    peer.close();
-  }
-
-  private static String unique() {
-    return "/java-" + UUID.randomUUID().toString().substring(0, 8);
-  }
-
+class FileSystemsTest extends IrodsTestBase {
   @Test
   void copiesALocalFileToIrodsAndBackByteForByte() throws Exception {
     byte[] data = new byte[20 << 20];  // several chunks: parallel joined streams
     new Random(7).nextBytes(data);
     Path src = tmp.resolve("src.bin");
     Files.write(src, data);
-    String remote = peer.url("rods", unique() + ".bin");
+    String remote = irods.url("rods", unique("/java-") + ".bin");
     try (FileSystems fs = new FileSystems(runtime)) {
       TransferStats up = fs.copy(src.toString(), remote, false);
       assertEquals(data.length, up.bytes());
@@ -66,7 +42,7 @@ class FileSystemsTest {
     Files.createDirectories(tmp.resolve("tree/sub"));
     Files.writeString(tmp.resolve("tree/a"), "a");
     Files.writeString(tmp.resolve("tree/sub/b"), "bb");
-    String remote = peer.url("rods", unique());
+    String remote = irods.url("rods", unique("/java-"));
     try (FileSystems fs = new FileSystems(runtime)) {
       TransferStats up = fs.copy(tmp.resolve("tree").toString(), remote, true);
       assertEquals(2, up.files());
@@ -76,30 +52,26 @@ class FileSystemsTest {
     assertEquals("bb", Files.readString(tmp.resolve("back/sub/b")));
   }
 
+  /** Asserts that stat(url) throws {@code type} with {@code code} in its message. */
+  private static void assertStatThrows(Class<? extends Exception> type, String url, String code) {
+    Exception e = assertThrows(type, () -> fs.stat(url));
+    assertTrue(e.getMessage().contains(code), e.getMessage());
+  }
+
   @Test
   void aMissingPathIsFileNotFoundWithTheIrodsCode() {
-    try (FileSystems fs = new FileSystems(runtime)) {
-      FileNotFoundException e =
-          assertThrows(FileNotFoundException.class, () -> fs.stat(peer.url("rods", "/nope")));
-      assertTrue(e.getMessage().contains("USER_FILE_DOES_NOT_EXIST"), e.getMessage());
-    }
+    assertStatThrows(FileNotFoundException.class, irods.url("rods", "/nope"), "USER_FILE_DOES_NOT_EXIST");
   }
 
   @Test
   void aWrongPasswordIsASecurityException() {
     // alice's password is not rods (the environment's).
-    try (FileSystems fs = new FileSystems(runtime)) {
-      SecurityException e =
-          assertThrows(SecurityException.class, () -> fs.stat(peer.url("alice", "")));
-      assertTrue(e.getMessage().contains("CAT_INVALID_AUTHENTICATION"), e.getMessage());
-    }
+    assertStatThrows(SecurityException.class, irods.url("alice", ""), "CAT_INVALID_AUTHENTICATION");
   }
 
   @Test
   void aBadUrlIsIllegalArgument() {
-    try (FileSystems fs = new FileSystems(runtime)) {
-      assertThrows(IllegalArgumentException.class, () -> fs.stat("nosuchscheme://x/y"));
-    }
+    assertStatThrows(IllegalArgumentException.class, "nosuchscheme://x/y", "");
   }
 
   @Test
@@ -131,21 +103,21 @@ class FileSystemsTest {
 
   @Test
   void mkdirRenameRemoveAndRmdirWorkByUrlOnIrods() throws Exception {
-    String d = unique();
+    String d = unique("/java-");
     try (FileSystems fs = new FileSystems(runtime)) {
-      fs.mkdir(peer.url("rods", d + "/a/b"), true);
-      fs.mkdir(peer.url("rods", d + "/a/b"), true);  // exists: not an error with parents
-      assertTrue(fs.stat(peer.url("rods", d + "/a/b")).isDirectory());
-      try (OutputStream out = fs.newOutputStream(peer.url("rods", d + "/a/b/f"))) {
+      fs.mkdir(irods.url("rods", d + "/a/b"), true);
+      fs.mkdir(irods.url("rods", d + "/a/b"), true);  // exists: not an error with parents
+      assertTrue(fs.stat(irods.url("rods", d + "/a/b")).isDirectory());
+      try (OutputStream out = fs.newOutputStream(irods.url("rods", d + "/a/b/f"))) {
         out.write('x');
       }
-      fs.rename(peer.url("rods", d + "/a/b/f"), peer.url("rods", d + "/a/g"));
-      assertEquals(1, fs.stat(peer.url("rods", d + "/a/g")).size());
-      assertThrows(FileNotFoundException.class, () -> fs.stat(peer.url("rods", d + "/a/b/f")));
-      fs.remove(peer.url("rods", d + "/a/g"));
-      fs.rmdir(peer.url("rods", d + "/a/b"));
-      fs.rmdir(peer.url("rods", d + "/a"));
-      assertThrows(FileNotFoundException.class, () -> fs.stat(peer.url("rods", d + "/a")));
+      fs.rename(irods.url("rods", d + "/a/b/f"), irods.url("rods", d + "/a/g"));
+      assertEquals(1, fs.stat(irods.url("rods", d + "/a/g")).size());
+      assertThrows(FileNotFoundException.class, () -> fs.stat(irods.url("rods", d + "/a/b/f")));
+      fs.remove(irods.url("rods", d + "/a/g"));
+      fs.rmdir(irods.url("rods", d + "/a/b"));
+      fs.rmdir(irods.url("rods", d + "/a"));
+      assertThrows(FileNotFoundException.class, () -> fs.stat(irods.url("rods", d + "/a")));
     }
   }
 
@@ -154,7 +126,7 @@ class FileSystemsTest {
     Files.writeString(tmp.resolve("x"), "x");
     try (FileSystems fs = new FileSystems(runtime)) {
       IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-          () -> fs.rename(tmp.resolve("x").toString(), peer.url("rods", "/x")));
+          () -> fs.rename(tmp.resolve("x").toString(), irods.url("rods", "/x")));
       assertTrue(e.getMessage().contains("not on one filesystem"), e.getMessage());
     }
   }

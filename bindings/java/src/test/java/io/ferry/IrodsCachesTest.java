@@ -8,45 +8,22 @@ import java.io.FileNotFoundException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /** io.ferry.IrodsCaches (NFSRODS's cache set) against ferry's iRODS test peer. */
-class IrodsCachesTest {
-  static IrodsPeer peer;
-  static Runtime runtime;
-  static FileSystems fs;
-  @TempDir Path tmp;
-
-  @BeforeAll
-  static void start() throws Exception {
-    peer = new IrodsPeer();
-    runtime = new Runtime();
-    fs = new FileSystems(runtime);
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    fs.close();
-    runtime.close();
-    peer.close();
-  }
-
+class IrodsCachesTest extends IrodsTestBase {
   /** A fresh collection holding {@code files} small files; its logical path. */
   private String collectionWith(int files) throws Exception {
-    String name = "/jc-" + UUID.randomUUID().toString().substring(0, 8);
+    String name = unique("/jc-");
     Path dir = Files.createDirectories(tmp.resolve(name.substring(1)));
     for (int i = 0; i < files; i++) Files.writeString(dir.resolve("f" + i), "x");
     Files.writeString(tmp.resolve("one.txt"), "x");
-    fs.copy(dir.toString(), peer.url("rods", name), true);
+    fs.copy(dir.toString(), irods.url("rods", name), true);
     return "/tempZone/home/rods" + name;
   }
 
   private IrodsCaches connect(String json) throws Exception {
-    return IrodsCaches.connect("irods://rods@127.0.0.1:" + peer.port + "/tempZone", json);
+    return IrodsCaches.connect("irods://rods@127.0.0.1:" + irods.port + "/tempZone", json);
   }
 
   @Test
@@ -67,7 +44,7 @@ class IrodsCachesTest {
     String coll = collectionWith(2);
     try (IrodsCaches c = connect(null)) {
       assertEquals(2, c.list("rods", coll).size());
-      fs.copy(tmp.resolve("one.txt").toString(), peer.url("rods", coll.substring(19) + "/new"), false);
+      fs.copy(tmp.resolve("one.txt").toString(), irods.url("rods", coll.substring(19) + "/new"), false);
       assertEquals(2, c.list("rods", coll).size());  // cached for 30 s
       c.changed(coll + "/new");
       assertEquals(3, c.list("rods", coll).size());
@@ -125,7 +102,7 @@ class IrodsCachesTest {
   void aWrongPasswordIsSecurityException() {
     // IRODS_PASSWORD is rods's; alice's is apass.
     assertThrows(SecurityException.class,
-        () -> IrodsCaches.connect("irods://alice@127.0.0.1:" + peer.port + "/tempZone", null));
+        () -> IrodsCaches.connect("irods://alice@127.0.0.1:" + irods.port + "/tempZone", null));
   }
 
   @Test

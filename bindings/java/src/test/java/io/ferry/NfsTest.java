@@ -10,39 +10,22 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Random;
-import java.util.UUID;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** FileSystems over nfs:// against nfs-ganesha: walks, files, the namespace calls. */
-class NfsTest {
+class NfsTest extends FerryTestBase {
   static GaneshaPeer peer;
-  static Runtime runtime;
-  static FileSystems fs;
 
   @BeforeAll
   static void start() throws Exception {
-    peer = new GaneshaPeer();
-    runtime = new Runtime();
-    fs = new FileSystems(runtime);
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    fs.close();
-    runtime.close();
-    peer.close();
-  }
-
-  private static String unique() {
-    return "j-" + UUID.randomUUID().toString().substring(0, 8);
+    peer = closeAfterAll(new GaneshaPeer());
   }
 
   @Test
   void aWalkOfAnExportedTreeSeesEveryEntryOnce() throws Exception {
-    String name = unique();
+    String name = unique("j-");
     for (int d = 0; d < 10; d++) {
       Path dir = Files.createDirectories(peer.export.resolve(name).resolve("d" + d));
       for (int f = 0; f < 50; f++) Files.createFile(dir.resolve("f" + f));
@@ -56,7 +39,7 @@ class NfsTest {
   void aFileWrittenOverNfsReadsBackByteForByteFromAnyPosition() throws Exception {
     byte[] data = new byte[5 << 20];
     new Random(3).nextBytes(data);
-    String name = unique() + ".bin";
+    String name = unique("j-") + ".bin";
     String url = peer.url(name);
     try (FerryFile out = fs.open(url, "w")) {
       out.write(ByteBuffer.wrap(data));
@@ -75,7 +58,7 @@ class NfsTest {
 
   @Test
   void mkdirRenameAndRemoveChangeTheExport() throws Exception {
-    String d = unique();
+    String d = unique("j-");
     fs.mkdir(peer.url(d + "/a/b"), true);
     Files.writeString(peer.export.resolve(d + "/a/b/f"), "nfs");
     fs.rename(peer.url(d + "/a/b/f"), peer.url(d + "/a/g"));

@@ -12,33 +12,10 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
-import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /** FileSystems.copy with a ProgressListener, on ferry's iRODS test peer and local files. */
-class ProgressTest {
-  static IrodsPeer irods;
-  static Runtime runtime;
-  static FileSystems fs;
-  @TempDir Path tmp;
-
-  @BeforeAll
-  static void start() throws Exception {
-    irods = new IrodsPeer();
-    runtime = new Runtime();
-    fs = new FileSystems(runtime);
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    fs.close();
-    runtime.close();
-    irods.close();
-  }
-
+class ProgressTest extends IrodsTestBase {
   private Path bigFile(int size) throws Exception {
     byte[] data = new byte[size];
     new Random(5).nextBytes(data);
@@ -56,7 +33,7 @@ class ProgressTest {
     int size = 48 << 20;
     Path src = bigFile(size);
     List<long[]> reports = new ArrayList<>();
-    String remote = irods.url("rods", "/java-" + UUID.randomUUID().toString().substring(0, 8));
+    String remote = irods.url("rods", unique("/java-"));
     TransferStats stats =
         fs.copy(src.toString(), remote, false, (done, total) -> reports.add(new long[] {done, total}));
     assertEquals(size, stats.bytes());

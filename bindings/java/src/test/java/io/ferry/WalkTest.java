@@ -15,27 +15,21 @@ import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
-import java.util.UUID;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** FileSystems.walk: a Stream<Entry> fed by records.proto batches, on local files and S3. */
-class WalkTest {
+class WalkTest extends FerryTestBase {
   static S3Peer s3;
-  static Runtime runtime;
-  static FileSystems fs;
   @TempDir static Path tree;
   static Set<String> expected = new HashSet<>();  // every path below `tree`, relative
 
   @BeforeAll
   static void start() throws Exception {
-    s3 = new S3Peer();
-    runtime = new Runtime();
-    fs = new FileSystems(runtime);
+    s3 = closeAfterAll(new S3Peer());
     // 10 directories x 99 files, plus the directories: 1,000 entries.
     for (int d = 0; d < 10; d++) {
       Path dir = Files.createDirectory(tree.resolve("d" + d));
@@ -45,13 +39,6 @@ class WalkTest {
         expected.add("d" + d + "/f" + f);
       }
     }
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    fs.close();
-    runtime.close();
-    s3.close();
   }
 
   @Test
@@ -72,7 +59,7 @@ class WalkTest {
 
   @Test
   void walkingAnS3PrefixYieldsEveryKeyAndItsPrefixes() throws Exception {
-    String root = s3.url("walk-" + UUID.randomUUID().toString().substring(0, 8));
+    String root = s3.url(unique("walk-"));
     fs.copy(tree.resolve("d1").toString(), root + "/d1", true);
     fs.copy(tree.resolve("d2").toString(), root + "/d2", true);
     Set<String> paths;

@@ -1,0 +1,223 @@
+// RpcPool's calls: one Call record from acceptance to completion, and the
+// containers that hold them without allocating per call: an intrusive
+// list (the wait queue, a connection's pending calls), an indexed deadline
+// heap, and the slab that recycles the records. Private to RpcPool
+// (rpc_pool_core.h); every field is guarded by PoolCore::mu_.
+#ifndef FERRY_SRC_RPC_RPC_CALL_H_
+#define FERRY_SRC_RPC_RPC_CALL_H_
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "ferry/rpc/rpc_pool.h"
+
+namespace ferry::rpc_pool_internal {
+
+using SteadyClock = std::chrono::steady_clock;
+using SteadyTime = SteadyClock::time_point;
+constexpr SteadyTime kNoDeadline = SteadyTime::max();
+
+enum class CallState : uint8_t { kFree, kQueued, kPending, kInFlight };
+
+// Connections to start writing, collected under the lock and kicked after.
+// Inline storage: a call's hot path allocates nothing for it.
+using Kicks = absl::InlinedVector<int, 8>;
+
+// One call, from acceptance to completion. Lives in PoolCore's slab; every
+// field is guarded by PoolCore::mu_ (not annotated: reached by pointer).
+struct Call {
+  Call* prev = nullptr;  // intrusive links: the queue or a pending list
+  Call* next = nullptr;
+  uint32_t slot = 0;
+  uint32_t generation = 0;  // bumped on each reuse; with slot forms the RpcCallId
+  CallState state = CallState::kFree;
+  bool idempotent = false;
+  bool has_xid = false;
+  uint32_t xid = 0;
+  int attempts = 0;      // sends so far
+  int max_attempts = 1;
+  int heap_index = -1;   // in the deadline heap, or -1
+  int conn = -1;         // connection index while pending or in flight
+  size_t bytes = 0;      // request size, for the queue's byte bound
+  SteadyTime deadline = kNoDeadline;
+  absl::Duration timeout;
+  absl::Time accepted_at;
+  absl::Time sent_at;
+  std::string request;
+  Callback<std::string> done;
+};
+
+// A doubly linked list threaded through Call::prev/next.
+class CallList {
+ public:
+  bool empty() const { return head_ == nullptr; }
+  size_t size() const { return size_; }
+  Call* front() const { return head_; }
+  void PushBack(Call* c) {
+    c->next = nullptr;
+    c->prev = tail_;
+    (tail_ ? tail_->next : head_) = c;
+    tail_ = c;
+    ++size_;
+  }
+  void PushFront(Call* c) {
+    c->prev = nullptr;
+    c->next = head_;
+    (head_ ? head_->prev : tail_) = c;
+    head_ = c;
+    ++size_;
+  }
+  void Remove(Call* c) {
+    (c->prev ? c->prev->next : head_) = c->next;
+    (c->next ? c->next->prev : tail_) = c->prev;
+    c->prev = c->next = nullptr;
+    --size_;
+  }
+  Call* PopFront() {
+    Call* c = head_;
+    if (c != nullptr) Remove(c);
+    return c;
+  }
+  // Moves every call of `other` to the back of this list, keeping order.
+  void SpliceBack(CallList* other) {
+    while (Call* c = other->PopFront()) PushBack(c);
+  }
+  // Moves every call of `other` to the front of this list, keeping order.
+  void SpliceFront(CallList* other) {
+    while (Call* c = other->tail_) {
+      other->Remove(c);
+      PushFront(c);
+    }
+  }
+
+ private:
+  Call* head_ = nullptr;
+  Call* tail_ = nullptr;
+  size_t size_ = 0;
+};
+
+// A binary min-heap of calls by deadline; each call knows its index, so a
+// call that completes early leaves in O(log n) without a search.
+class DeadlineHeap {
+ public:
+  bool empty() const { return heap_.empty(); }
+  Call* top() const { return heap_.front(); }
+  void Push(Call* c) {
+    c->heap_index = static_cast<int>(heap_.size());
+    heap_.push_back(c);
+    SiftUp(c->heap_index);
+  }
+  void Remove(Call* c) {
+    const int i = c->heap_index;
+    if (i < 0) return;
+    c->heap_index = -1;
+    Call* last = heap_.back();
+    heap_.pop_back();
+    if (last == c) return;
+    heap_[i] = last;
+    last->heap_index = i;
+    SiftDown(i);
+    SiftUp(last->heap_index);
+  }
+
+ private:
+  void Place(int i, Call* c) {
+    heap_[i] = c;
+    c->heap_index = i;
+  }
+  void SiftUp(int i) {
+    Call* c = heap_[i];
+    while (i > 0) {
+      const int parent = (i - 1) / 2;
+      if (heap_[parent]->deadline <= c->deadline) break;
+      Place(i, heap_[parent]);
+      i = parent;
+    }
+    Place(i, c);
+  }
+  void SiftDown(int i) {
+    const int n = static_cast<int>(heap_.size());
+    Call* c = heap_[i];
+    for (;;) {
+      int child = 2 * i + 1;
+      if (child >= n) break;
+      if (child + 1 < n && heap_[child + 1]->deadline < heap_[child]->deadline) ++child;
+      if (c->deadline <= heap_[child]->deadline) break;
+      Place(i, heap_[child]);
+      i = child;
+    }
+    Place(i, c);
+  }
+  std::vector<Call*> heap_;
+};
+
+// Recycles Call records: chunks are never freed before the pool, so a slot
+// index stays valid for Cancel's lookup.
+class CallSlab {
+ public:
+  Call* Alloc() {
+    if (free_ == nullptr) Grow();
+    Call* c = free_;
+    free_ = c->next;
+    c->next = nullptr;
+    if (++c->generation == 0) c->generation = 1;  // 0 would make a 0 RpcCallId
+    return c;
+  }
+  void Free(Call* c) {
+    c->state = CallState::kFree;
+    c->request = std::string();  // release the bytes now, not at reuse
+    c->done = nullptr;
+    c->heap_index = -1;
+    c->conn = -1;
+    c->has_xid = false;
+    c->attempts = 0;
+    c->prev = nullptr;
+    c->next = free_;
+    free_ = c;
+  }
+  // The call in `slot`, or null if there is no such slot.
+  Call* Find(uint32_t slot) const {
+    const size_t chunk = slot / kChunk;
+    if (chunk >= chunks_.size()) return nullptr;
+    return &chunks_[chunk][slot % kChunk];
+  }
+
+ private:
+  // 256 calls (~40 KiB) per chunk: few chunks for thousands in flight.
+  static constexpr uint32_t kChunk = 256;
+  void Grow() {
+    const uint32_t base = static_cast<uint32_t>(chunks_.size()) * kChunk;
+    chunks_.push_back(std::make_unique<Call[]>(kChunk));
+    Call* chunk = chunks_.back().get();
+    for (uint32_t i = kChunk; i-- > 0;) {
+      chunk[i].slot = base + i;
+      chunk[i].next = free_;
+      free_ = &chunk[i];
+    }
+  }
+  std::vector<std::unique_ptr<Call[]>> chunks_;
+  Call* free_ = nullptr;
+};
+
+// A callback and its result, run after the lock is dropped.
+struct Completion {
+  Callback<std::string> done;
+  absl::StatusOr<std::string> result;
+};
+
+inline void RunCompletions(std::vector<Completion>* completions) {
+  for (Completion& c : *completions) c.done(std::move(c.result));
+  completions->clear();
+}
+
+}  // namespace ferry::rpc_pool_internal
+
+#endif  // FERRY_SRC_RPC_RPC_CALL_H_

@@ -1,0 +1,115 @@
+// RpcPool's connections: a Connection slot (strand, timers) outlives the
+// Sessions (one TCP connection's socket and buffers) it reconnects through;
+// ConnShared is the slot's call bookkeeping under PoolCore::mu_. The
+// connecting, losing and reconnecting work is rpc_connection.cc's.
+// Private to RpcPool (rpc_pool_core.h).
+#ifndef FERRY_SRC_RPC_RPC_CONNECTION_H_
+#define FERRY_SRC_RPC_RPC_CONNECTION_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "asio/io_context.hpp"
+#include "asio/ip/tcp.hpp"
+#include "asio/steady_timer.hpp"
+#include "asio/strand.hpp"
+#include "ferry/rpc/rpc_pool.h"
+#include "rpc/rpc_call.h"
+
+namespace ferry::rpc_pool_internal {
+
+using Strand = asio::strand<asio::io_context::executor_type>;
+
+class PoolCore;
+struct Session;
+
+enum class ConnState : uint8_t { kConnecting, kHandshaking, kReady, kBackoff, kClosed };
+
+inline const char* ConnStateName(ConnState s) {
+  switch (s) {
+    case ConnState::kConnecting: return "connecting";
+    case ConnState::kHandshaking: return "handshaking";
+    case ConnState::kReady: return "ready";
+    case ConnState::kBackoff: return "backoff";
+    case ConnState::kClosed: return "closed";
+  }
+  return "unknown";
+}
+
+// A connection's call bookkeeping; guarded by PoolCore::mu_ (it lives in a
+// guarded vector).
+struct ConnShared {
+  ConnState state = ConnState::kConnecting;
+  uint64_t session_gen = 0;   // of the current session
+  CallList pending;           // assigned here, not yet written
+  absl::flat_hash_map<uint32_t, Call*> by_xid;  // kById in flight; null = abandoned
+  CallList in_order;          // kInOrder in flight (at most one)
+  int load = 0;               // pending + live in flight
+  int abandoned = 0;          // tombstones in by_xid
+  bool write_kicked = false;  // a DoWrite is posted or a write is running
+  bool ever_ready = false;
+  int consecutive_failures = 0;
+  RpcConnectionMetrics metrics;
+};
+
+// A connection slot. Strand-owned fields only; see ConnShared for the rest.
+struct Connection {
+  Connection(int i, asio::io_context& io)
+      : index(i), strand(asio::make_strand(io)), backoff_timer(io), connect_timer(io) {}
+  const int index;
+  Strand strand;
+  asio::steady_timer backoff_timer;
+  asio::steady_timer connect_timer;  // bounds connect + handshake
+  std::shared_ptr<Session> session;  // the current one, or null
+  uint64_t next_session_gen = 0;
+};
+
+// Counts an asynchronous operation of the pool for the destructor to wait
+// on; released when the handler holding it is destroyed.
+class OpToken {
+ public:
+  explicit OpToken(PoolCore* pool);
+  OpToken(OpToken&& o) noexcept : pool_(std::exchange(o.pool_, nullptr)) {}
+  OpToken& operator=(OpToken&&) = delete;
+  ~OpToken();
+
+ private:
+  PoolCore* pool_;
+};
+
+// One TCP connection's lifetime: its socket and buffers. Shared by the
+// handlers of its pending operations. Strand-owned (Connection::strand).
+struct Session final : RpcHandshakeChannel, std::enable_shared_from_this<Session> {
+  Session(PoolCore* pool, Connection* conn, uint64_t gen);
+  ~Session() override;
+
+  void Exchange(std::string record, Callback<std::string> done) override;
+  std::string_view target() const override;
+  int connection_index() const override { return conn->index; }
+
+  PoolCore* const pool;
+  Connection* const conn;
+  const uint64_t gen;
+  asio::ip::tcp::socket socket;
+  std::unique_ptr<RecordReader> reader;
+  std::unique_ptr<char[]> read_buf;
+  std::string write_buf;
+  std::vector<std::string> write_scratch;  // requests taken for one write
+  std::vector<std::string> records;        // records of one read
+  std::vector<Completion> completions;     // of one read
+  Kicks kicks;                  // connections to start writing
+  bool dead = false;
+  bool ready = false;
+  bool writing = false;
+  SteadyTime ready_at{};
+  Callback<std::string> exchange_done;     // the handshake's pending Exchange
+};
+
+}  // namespace ferry::rpc_pool_internal
+
+#endif  // FERRY_SRC_RPC_RPC_CONNECTION_H_

@@ -1,0 +1,171 @@
+// RpcPool design.
+//
+// One mutex (PoolCore::mu_) guards every piece of call bookkeeping: the call
+// slab, the wait queue, each connection's pending and in-flight sets, the
+// deadline heap, the retry budget and the metrics. Socket work runs on one
+// asio strand per connection, on the Runtime's io_context, and touches only
+// strand-owned state (the Session: socket, buffers, record reader) outside
+// the lock. The hot path takes the lock once per call (CallAsync) and once
+// per batch elsewhere: a write takes every call pending on its connection,
+// stamps ids and moves them in flight under one lock, then frames them
+// outside it into one buffer for one async_write; a read fills a large
+// buffer, splits it into records, and matches all of them under one lock.
+// Callbacks run outside the lock.
+//
+// No per-call heap allocation beyond the request/reply strings and the
+// callback: Call records come from a slab and are recycled; queues are
+// intrusive lists; deadlines live in one indexed binary heap served by one
+// steady_timer per pool (re-armed only when a call has an earlier deadline
+// than every call before it, rare with one timeout per pool); the in-flight
+// map per connection is an open-addressing hash map that keeps its capacity.
+//
+// A TCP connection's lifetime is a Session, shared by the handlers of its
+// pending operations; a Connection slot outlives its sessions and reconnects
+// with capped exponential back-off. A call abandoned (deadline, Cancel) while
+// in flight leaves a tombstone under its id so that a late reply is
+// discarded rather than taken for a protocol error; too many tombstones mean
+// the server has stalled and the connection is recycled. kInOrder has no id
+// to tombstone, so abandoning its in-flight call recycles the connection.
+//
+// Shutdown: the destructor fails every call with Cancelled, closes sessions
+// and timers on their strands, and waits for the count of live operations
+// (posted handlers, timers, sessions) to reach zero.
+//
+// The files: rpc_call.h (call records, queue, deadline heap, slab),
+// rpc_connection.h/.cc (connection slots, sessions, connecting, losing a
+// connection), rpc_dispatch.cc (accepting, queueing and dispatching calls;
+// abandoning them: deadlines, Cancel), rpc_wire.cc (writing and reading:
+// xid stamping and reply matching), rpc_pool_core.cc (construction,
+// shutdown, readiness, metrics) and rpc_pool.cc (the public RpcPool).
+#ifndef FERRY_SRC_RPC_RPC_POOL_CORE_H_
+#define FERRY_SRC_RPC_RPC_POOL_CORE_H_
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "asio/io_context.hpp"
+#include "asio/ip/address.hpp"
+#include "asio/steady_timer.hpp"
+#include "ferry/base/mutex.h"
+#include "ferry/rpc/rpc_pool.h"
+#include "ferry/runtime/runtime.h"
+#include "rpc/rpc_call.h"
+#include "rpc/rpc_connection.h"
+
+namespace ferry::rpc_pool_internal {
+
+// Everything behind RpcPool. Thread-safe.
+class PoolCore {
+ public:
+  PoolCore(Runtime& runtime, RpcPoolOptions options);
+  ~PoolCore();
+
+  void Start();
+  void Shutdown();
+  RpcCallId Submit(std::string request, Callback<std::string> done, const RpcCallOptions& o,
+                   bool blocking_caller);
+  bool Cancel(RpcCallId id);
+  absl::Status WaitUntilReady(int n, absl::Time deadline);
+  RpcPoolMetrics Metrics() const;
+  const std::string& target() const { return target_; }
+
+  // For OpToken and Session.
+  void BeginOp() { ops_.fetch_add(1, std::memory_order_relaxed); }
+  void EndOp();
+  const Framing& framing() const { return *options_.framing; }
+  size_t read_buffer_bytes() const { return options_.read_buffer_bytes; }
+  void FailAttempt(const std::shared_ptr<Session>& s, absl::Status status);
+  // Writes every call pending on `c` (strand); `bytes_written` by the write
+  // that just completed, for the metrics.
+  void DoWrite(Connection* c, size_t bytes_written);
+
+ private:
+  // Strand work of one connection.
+  void StartConnect(Connection* c);
+  void ConnectTo(const std::shared_ptr<Session>& s, std::vector<asio::ip::tcp::endpoint> endpoints);
+  void OnConnected(const std::shared_ptr<Session>& s);
+  void BecomeReady(const std::shared_ptr<Session>& s);
+  void StartRead(const std::shared_ptr<Session>& s);
+  void OnRead(const std::shared_ptr<Session>& s, const std::error_code& ec, size_t n);
+  // Matches a read's records to calls; returns the error that must drop the
+  // connection, if any.
+  absl::Status ProcessReplies(const std::shared_ptr<Session>& s, size_t nbytes);
+  void OnWritten(const std::shared_ptr<Session>& s, const std::error_code& ec, size_t n);
+  // The connection failed after it was established: re-queue, retry or fail
+  // its calls and reconnect. `failure`: counts towards back-off.
+  void Lost(const std::shared_ptr<Session>& s, absl::StatusCode code, std::string reason,
+            bool failure = true);
+  void ScheduleReconnect(Connection* c, absl::Duration delay);
+  void CloseOnStrand(Connection* c);
+  void ResetSession(Connection* c, uint64_t gen, std::string reason);
+  void RunKicks(const Kicks& kicks, const Connection* current);
+  void PostCompletion(Callback<std::string> done, absl::Status status);
+
+  // Deadline timer work (timer strand).
+  void ArmTimer();
+  void OnDeadlines();
+
+  // Under the lock.
+  ConnShared& shared(int i) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return conn_shared_[i]; }
+  int PickLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void AssignLocked(int conn, Call* call, Kicks* kicks) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void DispatchLocked(Kicks* kicks) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool QueueFullLocked(size_t bytes) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Ends `call` with `status` (moved to `completions`) and frees it, from
+  // wherever it is. Connections that must be recycled go to `resets`.
+  void AbandonLocked(Call* call, absl::Status status, std::vector<Completion>* completions,
+                     std::vector<std::pair<int, uint64_t>>* resets) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void FinishLocked(Call* call, absl::StatusOr<std::string> result, std::vector<Completion>* completions)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void CheckAllDownLocked(std::vector<Completion>* completions) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status AllDownStatusLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Duration BackoffLocked(int failures) const;
+  uint32_t NextXidLocked(const ConnShared& sh) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RejectLocked(absl::StatusCode code) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  Runtime& runtime_;
+  asio::io_context& io_;
+  const RpcPoolOptions options_;
+  const std::string target_;
+  const bool by_id_;
+  const int cap_;  // in-flight calls per connection
+  std::optional<asio::ip::address> address_;  // when host is a literal IP
+  std::vector<std::unique_ptr<Connection>> conns_;  // fixed after construction
+
+  Strand timer_strand_;
+  asio::steady_timer deadline_timer_;  // timer strand only
+
+  std::atomic<int> ops_{0};  // decremented under mu_, so the destructor cannot miss it
+
+  mutable Mutex mu_;
+  CondVar room_cv_;   // queue space freed, for blocked CallBlocking
+  CondVar ready_cv_;  // a connection became ready
+  CondVar idle_cv_;   // ops_ reached zero
+  bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
+  CallSlab slab_ ABSL_GUARDED_BY(mu_);
+  CallList queue_ ABSL_GUARDED_BY(mu_);
+  size_t queued_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  int room_waiters_ ABSL_GUARDED_BY(mu_) = 0;
+  DeadlineHeap deadlines_ ABSL_GUARDED_BY(mu_);
+  SteadyTime armed_deadline_ ABSL_GUARDED_BY(mu_) = kNoDeadline;
+  std::vector<ConnShared> conn_shared_ ABSL_GUARDED_BY(mu_);
+  uint32_t next_xid_ ABSL_GUARDED_BY(mu_);
+  double retry_tokens_ ABSL_GUARDED_BY(mu_);
+  bool all_down_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Status last_connect_error_ ABSL_GUARDED_BY(mu_);
+  RpcPoolMetrics m_ ABSL_GUARDED_BY(mu_);  // pool counters; connections/in_flight/queued filled on read
+};
+
+// Unavailable: "rpc to <target>: <what>".
+absl::Status Unavailable(const std::string& target, std::string_view what);
+
+}  // namespace ferry::rpc_pool_internal
+
+#endif  // FERRY_SRC_RPC_RPC_POOL_CORE_H_

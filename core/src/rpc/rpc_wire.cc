@@ -1,0 +1,242 @@
+// RpcPool on the wire: a write takes every call pending on its connection,
+// stamps xids and frames them into one buffer; a read splits its bytes into
+// records and matches each to its call (by xid, or in order).
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "asio/bind_executor.hpp"
+#include "asio/post.hpp"
+#include "asio/write.hpp"
+#include "ferry/base/strings.h"
+#include "rpc/rpc_pool_core.h"
+
+namespace ferry::rpc_pool_internal {
+namespace {
+
+// Write buffers above this are released after their write, so one burst of
+// large requests does not pin its memory for the connection's lifetime.
+constexpr size_t kMaxRetainedWriteBuffer = size_t{4} << 20;
+
+void WriteBigEndian32(uint32_t v, char* p) {
+  p[0] = static_cast<char>(v >> 24);
+  p[1] = static_cast<char>(v >> 16);
+  p[2] = static_cast<char>(v >> 8);
+  p[3] = static_cast<char>(v);
+}
+
+uint32_t ReadBigEndian32(const char* p) {
+  const auto* u = reinterpret_cast<const unsigned char*>(p);
+  return (uint32_t{u[0]} << 24) | (uint32_t{u[1]} << 16) | (uint32_t{u[2]} << 8) | uint32_t{u[3]};
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Writing.
+
+uint32_t PoolCore::NextXidLocked(const ConnShared& sh) {
+  uint32_t x = next_xid_++;
+  // After 2^32 calls an id may come round while its first user is still in
+  // flight (or tombstoned) on this connection: skip it.
+  while (sh.by_xid.contains(x)) x = next_xid_++;
+  return x;
+}
+
+void PoolCore::DoWrite(Connection* c, size_t bytes_written) {
+  const std::shared_ptr<Session>& s = c->session;
+  if (s == nullptr || s->dead || !s->ready || s->writing) return;
+  {
+    MutexLock l(&mu_);
+    ConnShared& sh = shared(c->index);
+    if (bytes_written > 0) {
+      sh.metrics.bytes_sent += bytes_written;
+      m_.bytes_sent += bytes_written;
+    }
+    // Not kReady: the connection is being recycled; Lost re-queues these.
+    if (sh.pending.empty() || sh.session_gen != s->gen || sh.state != ConnState::kReady) {
+      sh.write_kicked = false;
+      return;
+    }
+    const absl::Time now = NowFrom(options_.clock);
+    while (Call* call = sh.pending.PopFront()) {
+      call->state = CallState::kInFlight;
+      call->sent_at = now;
+      if (++call->attempts == 1) m_.queue_time.Record(now - call->accepted_at);
+      if (by_id_) {
+        // A retry keeps its xid (a server's duplicate request cache knows it)
+        // unless this connection already uses it.
+        if (!call->has_xid || sh.by_xid.contains(call->xid)) {
+          call->xid = NextXidLocked(sh);
+          call->has_xid = true;
+          WriteBigEndian32(call->xid, call->request.data());
+        }
+        sh.by_xid.emplace(call->xid, call);
+      } else {
+        sh.in_order.PushBack(call);
+      }
+      // Only a call that may be sent again keeps its bytes.
+      if (call->idempotent && call->attempts < call->max_attempts) {
+        s->write_scratch.push_back(call->request);
+      } else {
+        s->write_scratch.push_back(std::move(call->request));
+      }
+      ++sh.metrics.calls_sent;
+    }
+  }
+  // Framing copies: done outside the lock.
+  for (const std::string& r : s->write_scratch) options_.framing->Append(r, &s->write_buf);
+  s->write_scratch.clear();
+  s->writing = true;
+  asio::async_write(s->socket, asio::buffer(s->write_buf),
+                    asio::bind_executor(c->strand, [this, s](const std::error_code& ec, size_t n) {
+                      OnWritten(s, ec, n);
+                    }));
+}
+
+void PoolCore::OnWritten(const std::shared_ptr<Session>& s, const std::error_code& ec, size_t n) {
+  s->writing = false;
+  if (s->write_buf.capacity() > kMaxRetainedWriteBuffer) {
+    std::string().swap(s->write_buf);
+  } else {
+    s->write_buf.clear();
+  }
+  if (s->dead) return;
+  if (ec) {
+    Lost(s, absl::StatusCode::kUnavailable, absl::StrCat("write failed: ", ec.message()));
+    return;
+  }
+  DoWrite(s->conn, n);
+}
+
+// ---------------------------------------------------------------------------
+// Reading.
+
+void PoolCore::StartRead(const std::shared_ptr<Session>& s) {
+  s->socket.async_read_some(
+      asio::buffer(s->read_buf.get(), options_.read_buffer_bytes),
+      asio::bind_executor(s->conn->strand,
+                          [this, s](const std::error_code& ec, size_t n) { OnRead(s, ec, n); }));
+}
+
+void PoolCore::OnRead(const std::shared_ptr<Session>& s, const std::error_code& ec, size_t n) {
+  if (s->dead) return;
+  if (ec) {
+    const size_t partial = s->reader->buffered_bytes();
+    std::string reason = ec == asio::error::eof ? std::string("server closed the connection")
+                                                : absl::StrCat("read failed: ", ec.message());
+    if (partial > 0) {
+      absl::StrAppend(&reason, " mid-record (truncated: ", partial,
+                      " bytes of an incomplete record were pending)");
+    } else {
+      absl::StrAppend(&reason, " (no partial record was pending)");
+    }
+    if (!s->ready) {
+      FailAttempt(s, Unavailable(target_, absl::StrCat("during the handshake: ", reason)));
+    } else {
+      Lost(s, absl::StatusCode::kUnavailable, std::move(reason));
+    }
+    return;
+  }
+  s->records.clear();
+  const absl::Status framing_status = s->reader->Consume(std::string_view(s->read_buf.get(), n), &s->records);
+  absl::Status bad;
+  if (!s->ready) {
+    // The handshake: each record answers the pending Exchange.
+    for (std::string& rec : s->records) {
+      if (!s->exchange_done) {
+        bad = absl::DataLossError(absl::StrCat("unexpected record of ", rec.size(),
+                                               " bytes during the handshake (no Exchange pending)"));
+        break;
+      }
+      auto done = std::move(s->exchange_done);
+      s->exchange_done = nullptr;
+      done(std::move(rec));
+      if (s->dead) return;  // the hook's callback may have failed it
+    }
+    s->records.clear();
+    if (bad.ok() && !framing_status.ok()) bad = framing_status;
+    if (!bad.ok()) {
+      FailAttempt(s, absl::DataLossError(absl::StrCat("rpc to ", target_, ": handshake: ", bad.message())));
+      return;
+    }
+    StartRead(s);
+    return;
+  }
+  bad = ProcessReplies(s, n);
+  if (bad.ok() && !framing_status.ok()) bad = framing_status;
+  if (!bad.ok()) {
+    Lost(s, absl::StatusCode::kDataLoss, absl::StrCat("malformed data from the server: ", bad.message()));
+    return;
+  }
+  if (!s->dead) StartRead(s);
+}
+
+absl::Status PoolCore::ProcessReplies(const std::shared_ptr<Session>& s, size_t nbytes) {
+  Connection* c = s->conn;
+  absl::Status bad;
+  s->kicks.clear();
+  {
+    MutexLock l(&mu_);
+    ConnShared& sh = shared(c->index);
+    sh.metrics.bytes_received += nbytes;
+    m_.bytes_received += nbytes;
+    if (sh.session_gen != s->gen) return absl::OkStatus();  // shutting down
+    const absl::Time now = s->records.empty() ? absl::Time() : NowFrom(options_.clock);
+    for (std::string& rec : s->records) {
+      Call* call;
+      if (by_id_) {
+        if (rec.size() < 4) {
+          bad = absl::DataLossError(absl::StrCat("a reply record of ", rec.size(),
+                                                 " bytes is too short to hold the 4-byte call id"));
+          break;
+        }
+        const uint32_t xid = ReadBigEndian32(rec.data());
+        auto it = sh.by_xid.find(xid);
+        if (it == sh.by_xid.end()) {
+          bad = absl::DataLossError(absl::StrFormat(
+              "a reply carries id 0x%08x, which matches no call in flight on this connection", xid));
+          break;
+        }
+        call = it->second;
+        sh.by_xid.erase(it);
+        if (call == nullptr) {  // the call was abandoned; its late reply is dropped
+          --sh.abandoned;
+          continue;
+        }
+      } else {
+        call = sh.in_order.PopFront();
+        if (call == nullptr) {
+          bad = absl::DataLossError(
+              absl::StrCat("an unsolicited record of ", rec.size(), " bytes arrived with no call in flight"));
+          break;
+        }
+      }
+      --sh.load;
+      const absl::Duration rtt = now - call->sent_at;
+      sh.metrics.round_trip.Record(rtt);
+      m_.round_trip.Record(rtt);
+      ++sh.metrics.replies;
+      sh.consecutive_failures = 0;
+      ++m_.calls_succeeded;
+      retry_tokens_ = std::min(options_.retry_budget_tokens,
+                               retry_tokens_ + options_.retry_budget_refill_per_success);
+      FinishLocked(call, std::move(rec), &s->completions);
+    }
+    if (bad.ok()) DispatchLocked(&s->kicks);
+  }
+  s->records.clear();
+  RunCompletions(&s->completions);
+  if (bad.ok()) RunKicks(s->kicks, c);
+  return bad;
+}
+
+void PoolCore::FinishLocked(Call* call, absl::StatusOr<std::string> result, std::vector<Completion>* completions) {
+  deadlines_.Remove(call);
+  completions->push_back(Completion{std::move(call->done), std::move(result)});
+  slab_.Free(call);
+}
+
+}  // namespace ferry::rpc_pool_internal

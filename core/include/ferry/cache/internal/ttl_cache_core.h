@@ -279,6 +279,19 @@ class TtlCacheCore : public std::enable_shared_from_this<
     return nullptr;
   }
 
+  // A hit that never waits: see TtlCache::TryGetFresh. Takes the shard lock
+  // only if it is free; on anything but a fresh hit returns null having
+  // changed nothing, so the caller's fallback counts that outcome once.
+  ValuePtr TryGetFresh(const Key& key) {
+    const int64_t now = Now();
+    const Hashed hk = HashOf(key);
+    Shard& s = ShardFor(hk);
+    if (!s.mu.TryLock()) return nullptr;
+    ValuePtr v = FreshHitLocked(s, hk, now);
+    s.mu.Unlock();
+    return v;
+  }
+
   void Put(const Key& key, ValuePtr value, std::optional<absl::Duration> refresh_time) {
     const int64_t now = Now();
     const int64_t weight = Weigh(key, *value);
@@ -489,6 +502,23 @@ class TtlCacheCore : public std::enable_shared_from_this<
   absl::Duration RefreshTimeFor(const Key& key, const Value& value) const {
     if (options_.refresh_time_for == nullptr) return options_.refresh_time;
     return options_.refresh_time_for(key, value);
+  }
+
+  // The value of `hk`'s entry if it is stored, unexpired and not due for
+  // refresh-ahead (counted as a hit and moved to the LRU front); else null,
+  // with nothing changed: an expired entry is left for Get to drop and count,
+  // a cached NotFound for Get to count as a negative hit, an entry due for
+  // refresh-ahead for Get to start its reload. Copies a shared_ptr and
+  // drops nothing, so it never runs a value's destructor under the lock.
+  ValuePtr FreshHitLocked(Shard& s, const Hashed& hk, int64_t now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(s.mu) {
+    auto it = s.entries.find(hk);
+    if (it == s.entries.end()) return nullptr;
+    Entry& e = it->second;
+    if (e.value == nullptr || now >= e.expires_at || now >= e.refresh_at) return nullptr;
+    ++s.stats.hits;
+    MoveToFront(s, e);
+    return e.value;
   }
 
   std::shared_ptr<Flight> NewFlight(Shard& s, const Key& key, FlightState state)

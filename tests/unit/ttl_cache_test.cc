@@ -743,6 +743,29 @@ TEST(TtlCacheTest, TryGetFreshMovesTheEntryToTheLruFront) {
   EXPECT_EQ(PresentKeys(cache, {"a", "b", "c"}), (std::vector<std::string>{"a", "c"}));
 }
 
+TEST(TtlCacheTest, TryVisitFreshShowsAFreshValueInPlaceAndCountsOneHit) {
+  ManualClock clock;
+  StringCache cache(BasicOptions(&clock));
+  cache.Put("/a", std::string("v"));
+  const std::string* seen = nullptr;
+  EXPECT_TRUE(cache.TryVisitFresh("/a", [&](const StringCache::ValuePtr& v) { seen = v.get(); }));
+  EXPECT_EQ(seen, cache.GetIfPresent("/a").get());  // the stored value, not a copy
+  EXPECT_EQ(cache.stats().hits, 2);
+}
+
+TEST(TtlCacheTest, TryVisitFreshDoesNotCallFnWhenTryGetFreshWouldReturnNull) {
+  ManualClock clock;
+  StringCache cache(BasicOptions(&clock));
+  cache.Put("/a", std::string("old"));
+  clock.Advance(absl::Seconds(30));
+  bool called = false;
+  auto fn = [&](const StringCache::ValuePtr&) { called = true; };
+  EXPECT_FALSE(cache.TryVisitFresh("/a", fn));       // expired
+  EXPECT_FALSE(cache.TryVisitFresh("/absent", fn));  // never stored
+  EXPECT_FALSE(called);
+  EXPECT_EQ(Counts(cache.stats()), Counts(TtlCacheStats{}));
+}
+
 TEST(TtlCacheTest, TryGetFreshDoesNotWaitWhileAnotherThreadHoldsTheShardLock) {
   StringCache::Options o;
   o.shards = 1;  // "/a" and the keys InvalidateIf visits share the one lock

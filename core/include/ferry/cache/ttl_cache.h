@@ -215,6 +215,19 @@ class TtlCache {
   // destructor while it holds the lock.
   ValuePtr TryGetFresh(const Key& key) { return core_->TryGetFresh(key); }
 
+  // As TryGetFresh, but on a fresh hit calls `fn(const ValuePtr&)` with the
+  // stored pointer while holding the shard lock, and returns true; returns
+  // false, not calling `fn`, whenever TryGetFresh would return null. For a
+  // caller that takes its own kind of reference (the Python binding increfs
+  // the object) and so can skip a shared_ptr copy's atomic increment and
+  // decrement. `fn` runs under the shard lock: it must be quick, must not
+  // call the cache and must not throw.
+  template <typename Fn>
+    requires std::invocable<Fn&, const ValuePtr&>
+  bool TryVisitFresh(const Key& key, Fn&& fn) {
+    return core_->TryVisitFresh(key, std::forward<Fn>(fn));
+  }
+
   // Stores `value` for `key` with the entry's refresh time (refresh_time_for
   // or refresh_time), replacing any entry. REQUIRES: `value` is not null. A load of `key` in flight is
   // superseded: its waiters get its result, but it is not stored.

@@ -6,9 +6,10 @@
 // last reference to a value while it holds a shard lock, and dropping a
 // Python object needs the GIL (DeleteWithGil waits for it); so a GIL holder
 // waiting for that shard lock would close the cycle. Hence:
-//   - a hit is looked up with the GIL held only through TtlCache::TryGetFresh,
-//     which takes the shard lock only if it is free, drops nothing under it,
-//     and otherwise returns null having counted nothing;
+//   - a hit is looked up with the GIL held only through
+//     TtlCache::TryVisitFresh, which takes the shard lock only if it is
+//     free, drops nothing under it (the visitor just increfs), and otherwise
+//     returns false having counted nothing;
 //   - everything else (the fallback of get/get_if_present, put, the
 //     invalidations, stats, ...) calls into the C++ cache with the GIL
 //     released.
@@ -26,7 +27,7 @@
 // that is a fresh hit, with the GIL held and no pybind11 in the way; any
 // other call goes to the pybind11-bound general path. A fresh hit costs one
 // UTF-8 view of the str (cached by CPython), one std::string (no allocation
-// up to 15 bytes), one clock read, one hash, one try-lock.
+// up to 15 bytes), one clock read, one hash, one try-lock and an incref.
 //
 // Values are CachedValue records made under the GIL by the loader wrapper,
 // which also runs the Python weigher and refresh_time_for there: the C++
@@ -211,7 +212,7 @@ class PyTtlCache {
 
   // A fresh hit for `key`, or null (no Python error set) when the caller
   // must take the general path: `key` is not a str, or not a fresh hit, or
-  // its shard is busy. Called with the GIL held: TryGetFresh never waits.
+  // its shard is busy. Called with the GIL held: TryVisitFresh never waits.
   PyObject* TryHit(PyObject* key) {
     if (!PyUnicode_Check(key)) return nullptr;
     Py_ssize_t size = 0;

@@ -12,6 +12,7 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "ferry/base/clock.h"
 #include "ferry/base/mutex.h"
@@ -104,6 +105,15 @@ StringCache::Options BasicOptions(const Clock* clock) {
   o.negative_refresh_time = absl::Seconds(1);
   o.clock = clock;
   return o;
+}
+
+// Every counter, so a mismatch between two TtlCacheStats prints readably.
+std::string Counts(const TtlCacheStats& s) {
+  return absl::StrCat("hits=", s.hits, " negative_hits=", s.negative_hits, " misses=", s.misses,
+                      " loads=", s.loads, " load_failures=", s.load_failures,
+                      " refreshes=", s.refreshes, " evictions=", s.evictions,
+                      " expirations=", s.expirations, " invalidations=", s.invalidations,
+                      " loads_in_flight=", s.loads_in_flight);
 }
 
 // ---- Loading, sharing, expiry ---------------------------------------------
@@ -653,6 +663,136 @@ TEST(TtlCacheTest, RefreshAheadRunsOnARuntimesBlockingPool) {
   EXPECT_EQ(*cache.GetIfPresent("/k"), "v2");
 }
 
+// ---- TryGetFresh (a hit that never waits) --------------------------------
+
+TEST(TtlCacheTest, TryGetFreshReturnsAStoredValueAndCountsOneHit) {
+  ManualClock clock;
+  StringCache cache(BasicOptions(&clock));
+  cache.Put("/a", std::string("v"));
+  StringCache::ValuePtr v = cache.TryGetFresh("/a");
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(*v, "v");
+  EXPECT_EQ(Counts(cache.stats()), Counts(TtlCacheStats{.hits = 1}));
+}
+
+TEST(TtlCacheTest, TryGetFreshOnAMissCountsNothingAndLoadsNothing) {
+  ManualClock clock;
+  StringCache cache(BasicOptions(&clock));
+  EXPECT_EQ(cache.TryGetFresh("/a"), nullptr);
+  EXPECT_EQ(Counts(cache.stats()), Counts(TtlCacheStats{}));
+}
+
+TEST(TtlCacheTest, TryGetFreshLeavesAnExpiredEntryForGetToDropAndCount) {
+  ManualClock clock;
+  StringCache cache(BasicOptions(&clock));
+  cache.Put("/a", std::string("old"));
+  clock.Advance(absl::Seconds(30));
+  EXPECT_EQ(cache.TryGetFresh("/a"), nullptr);
+  EXPECT_EQ(cache.size(), 1);  // not dropped
+  EXPECT_EQ(Counts(cache.stats()), Counts(TtlCacheStats{}));
+  std::atomic<int> calls{0};
+  EXPECT_EQ(**cache.Get("/a", CountingLoader(&calls, "new")), "new");
+  EXPECT_EQ(Counts(cache.stats()),
+            Counts(TtlCacheStats{.misses = 1, .loads = 1, .expirations = 1}));
+}
+
+TEST(TtlCacheTest, TryGetFreshLeavesACachedNotFoundForGetToCount) {
+  ManualClock clock;
+  StringCache cache(BasicOptions(&clock));
+  auto missing = [](const std::string&) -> absl::StatusOr<std::string> {
+    return absl::NotFoundError("gone");
+  };
+  ASSERT_EQ(cache.Get("/n", missing).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(cache.TryGetFresh("/n"), nullptr);
+  EXPECT_EQ(cache.stats().negative_hits, 0);
+  EXPECT_EQ(cache.Get("/n", missing).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(cache.stats().negative_hits, 1);
+}
+
+TEST(TtlCacheTest, TryGetFreshLeavesAnEntryDueForRefreshToGet) {
+  RefreshFixture f;
+  std::atomic<int> calls{0};
+  ASSERT_TRUE(f.cache->Get("/k", CountingLoader(&calls, "v1")).ok());
+  f.clock.Advance(absl::Seconds(21));
+  EXPECT_EQ(f.cache->TryGetFresh("/k"), nullptr);  // Get must see it to start the reload
+  EXPECT_EQ(f.executor.pending(), 0u);
+  EXPECT_EQ(**f.cache->Get("/k", CountingLoader(&calls, "v2")), "v1");
+  EXPECT_EQ(f.executor.pending(), 1u);
+  EXPECT_EQ(f.cache->stats().refreshes, 1);
+}
+
+TEST(TtlCacheTest, TryGetFreshServesAnEntryWhoseRefreshHasStarted) {
+  RefreshFixture f;
+  std::atomic<int> calls{0};
+  ASSERT_TRUE(f.cache->Get("/k", CountingLoader(&calls, "v1")).ok());
+  f.clock.Advance(absl::Seconds(21));
+  (void)f.cache->Get("/k", CountingLoader(&calls, "v2"));  // queues the one reload
+  ASSERT_NE(f.cache->TryGetFresh("/k"), nullptr);
+  EXPECT_EQ(*f.cache->TryGetFresh("/k"), "v1");
+  EXPECT_EQ(f.executor.pending(), 1u);
+}
+
+TEST(TtlCacheTest, TryGetFreshMovesTheEntryToTheLruFront) {
+  StringCache::Options o;
+  o.max_entries = 2;
+  StringCache cache(std::move(o));
+  cache.Put("a", std::string("1"));
+  cache.Put("b", std::string("2"));
+  ASSERT_NE(cache.TryGetFresh("a"), nullptr);  // a is now the most recent
+  cache.Put("c", std::string("3"));
+  EXPECT_EQ(PresentKeys(cache, {"a", "b", "c"}), (std::vector<std::string>{"a", "c"}));
+}
+
+TEST(TtlCacheTest, TryVisitFreshShowsAFreshValueInPlaceAndCountsOneHit) {
+  ManualClock clock;
+  StringCache cache(BasicOptions(&clock));
+  cache.Put("/a", std::string("v"));
+  const std::string* seen = nullptr;
+  EXPECT_TRUE(cache.TryVisitFresh("/a", [&](const StringCache::ValuePtr& v) { seen = v.get(); }));
+  EXPECT_EQ(seen, cache.GetIfPresent("/a").get());  // the stored value, not a copy
+  EXPECT_EQ(cache.stats().hits, 2);
+}
+
+TEST(TtlCacheTest, TryVisitFreshDoesNotCallFnWhenTryGetFreshWouldReturnNull) {
+  ManualClock clock;
+  StringCache cache(BasicOptions(&clock));
+  cache.Put("/a", std::string("old"));
+  clock.Advance(absl::Seconds(30));
+  bool called = false;
+  auto fn = [&](const StringCache::ValuePtr&) { called = true; };
+  EXPECT_FALSE(cache.TryVisitFresh("/a", fn));       // expired
+  EXPECT_FALSE(cache.TryVisitFresh("/absent", fn));  // never stored
+  EXPECT_FALSE(called);
+  EXPECT_EQ(Counts(cache.stats()), Counts(TtlCacheStats{}));
+}
+
+TEST(TtlCacheTest, TryGetFreshDoesNotWaitWhileAnotherThreadHoldsTheShardLock) {
+  StringCache::Options o;
+  o.shards = 1;  // "/a" and the keys InvalidateIf visits share the one lock
+  StringCache cache(std::move(o));
+  cache.Put("/a", std::string("v"));
+  Notification inside, release;
+  // InvalidateIf runs its predicate under the shard lock: hold it there.
+  std::thread holder([&] {
+    bool first = true;
+    cache.InvalidateIf([&](const std::string&) {
+      if (first) {
+        first = false;
+        inside.Notify();
+        release.Wait();
+      }
+      return false;
+    });
+  });
+  inside.Wait();
+  EXPECT_EQ(cache.TryGetFresh("/a"), nullptr);
+  EXPECT_EQ(cache.TryGetFresh("/a"), nullptr);
+  release.Notify();
+  holder.join();
+  EXPECT_EQ(cache.stats().hits, 0);
+  EXPECT_NE(cache.TryGetFresh("/a"), nullptr);
+}
+
 // ---- Bounds and eviction ---------------------------------------------------
 
 TEST(TtlCacheTest, CountBoundEvictsTheLeastRecentlyUsedEntry) {
@@ -837,6 +977,51 @@ TEST(TtlCacheTest, ConcurrentGetsPutsAndInvalidationsStayConsistent) {
   for (auto& th : threads) th.join();
   EXPECT_LE(cache.size(), 16);
   EXPECT_EQ(cache.stats().loads_in_flight, 0);
+}
+
+// Every lookup is TryGetFresh, then Get when that returned null, as the
+// Python binding does: each must count exactly one hit, negative hit or miss.
+TEST(TtlCacheTest, ConcurrentTryGetFreshWithFallbackCountsEachLookupOnce) {
+  ManualClock clock;
+  StringCache::Options o;
+  o.max_entries = 8;
+  o.clock = &clock;
+  StringCache cache(std::move(o));
+  constexpr int kThreads = 4;
+  constexpr int kOps = 3000;
+  std::atomic<int64_t> lookups{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kOps; ++i) {
+        const std::string key = "/d/" + std::to_string((i * 5 + t) % 12);
+        switch (i % 8) {
+          case 0: cache.Invalidate(key); break;
+          case 1: cache.Put(key, std::string("p")); break;
+          case 2: clock.Advance(absl::Seconds(1)); break;
+          default: {
+            lookups.fetch_add(1);
+            StringCache::ValuePtr v = cache.TryGetFresh(key);
+            if (v == nullptr) {
+              auto r = cache.Get(key, [](const std::string& k) -> absl::StatusOr<std::string> {
+                if (k.ends_with("3")) return absl::NotFoundError("gone");
+                return k;
+              });
+              if (r.ok()) v = *r;
+            }
+            if (v != nullptr) {
+              EXPECT_TRUE(*v == key || *v == "p");
+            }
+          }
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  const TtlCacheStats s = cache.stats();
+  EXPECT_EQ(s.hits + s.negative_hits + s.misses, lookups.load());
+  EXPECT_LE(cache.size(), 8);
+  EXPECT_EQ(s.loads_in_flight, 0);
 }
 
 }  // namespace

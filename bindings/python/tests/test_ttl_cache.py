@@ -3,6 +3,7 @@ invalidation, bounds and refresh-ahead, with Python callables as loaders."""
 
 import gc
 import threading
+import time
 from datetime import timedelta
 
 import pytest
@@ -385,6 +386,116 @@ def test_dropping_a_cache_while_values_are_shared_is_safe():
     del cache
     gc.collect()
     assert values[42] == ["/42"]
+
+
+def test_get_and_get_if_present_accept_keywords_and_str_subclasses():
+    class Path(str):
+        pass
+
+    cache = ferry.TtlCache(lambda k: k.upper())
+    assert cache.get(key="/a") == "/A"  # miss
+    assert cache.get(Path("/a")) == "/A"  # hit
+    assert cache.get("/a", loader=lambda k: "unused") == "/A"  # hit
+    assert cache.get_if_present(key="/a") == "/A"  # hit
+    assert cache.get_if_present("/b", default=0) == 0  # miss
+    assert cache.get_if_present(Path("/b"), 0) == 0  # miss
+    s = cache.stats()
+    assert (s.hits, s.misses, s.loads) == (3, 3, 1)
+
+
+def test_bad_arguments_to_get_name_the_method_called():
+    cache = ferry.TtlCache(lambda k: k)
+    with pytest.raises(TypeError, match=r"^get\(\)"):
+        cache.get(1)
+    with pytest.raises(TypeError, match=r"^get\(\)"):
+        cache.get()
+    with pytest.raises(TypeError, match=r"^get_if_present\(\)"):
+        cache.get_if_present("/a", None, None)
+    with pytest.raises(TypeError):
+        ferry.TtlCache.get(object(), "/a")  # not a TtlCache
+    assert cache.stats().misses == 0
+
+
+def test_get_hit_due_for_refresh_still_starts_the_reload():
+    clock = ferry.ManualClock()
+    load, calls = counting_loader()
+    with ferry.Runtime(blocking_threads=1) as rt:
+        cache = ferry.TtlCache(load, refresh_time=30, refresh_after=10, runtime=rt, clock=clock)
+        first = cache.get("/a")
+        assert cache.get("/a") is first  # a fresh hit
+        clock.advance(11)
+        assert cache.get("/a") is first  # due: still served at once...
+        wait_until(lambda: len(calls) == 2 and cache.stats().loads_in_flight == 0, "the reload")
+        assert cache.get("/a") is not first  # ...and reloaded behind
+        s = cache.stats()
+        assert (s.hits, s.misses, s.refreshes, s.loads) == (3, 1, 1, 2)
+
+
+def test_threads_hammering_a_small_cache_while_values_are_dropped():
+    """Hits (served with the GIL held), misses, puts, invalidations and
+    evictions from 4 Python threads, and refresh-ahead reloads on ferry
+    threads, on a 2-shard, 8-entry cache whose values' __del__ gives the GIL
+    away (so a thread that holds a shard lock while dropping a value lets
+    the others run): nobody deadlocks, each lookup is counted once, and
+    every value is freed."""
+    created, freed = [], []
+
+    class Value:
+        def __init__(self, key):
+            self.key = key
+            created.append(key)
+
+        def __del__(self):
+            freed.append(self.key)
+            time.sleep(0)  # releases the GIL
+
+    def load(key):
+        if key.endswith("3"):
+            raise FileNotFoundError(key)  # cached negatively
+        return Value(key)
+
+    clock = ferry.ManualClock()
+    n_threads, n_ops = 4, 2000
+    lookups = [0] * n_threads
+
+    def hammer(t):
+        for i in range(n_ops):
+            key = f"/k/{(i * 7 + t) % 20}"
+            op = i % 8
+            if op == 0:
+                cache.put(key, Value(key))
+            elif op == 1:
+                cache.invalidate(key)
+            elif op == 2:
+                clock.advance(4)  # entries age into refresh-ahead and expiry
+            elif op == 3:
+                cache.invalidate_prefix("/k/1")
+            elif op == 4:
+                lookups[t] += 1
+                v = cache.get_if_present(key)
+                assert v is None or v.key == key
+            else:
+                lookups[t] += 1
+                try:
+                    assert cache.get(key).key == key
+                except FileNotFoundError:
+                    pass
+
+    with ferry.Runtime(blocking_threads=2) as rt:
+        cache = ferry.TtlCache(load, refresh_time=30, refresh_after=10, max_entries=8,
+                               shards=2, runtime=rt, clock=clock)
+        threads, results = run_threads(n_threads, hammer)
+        join_all(threads)
+        assert [e for _, e in results] == [None] * n_threads
+        s = cache.stats()
+        assert s.hits + s.negative_hits + s.misses == sum(lookups)
+        assert s.evictions > 0 and s.hits > 0 and s.refreshes > 0
+        assert len(cache) <= 8
+        cache.invalidate_all()
+        wait_until(lambda: cache.stats().loads_in_flight == 0, "reloads to finish")
+        del cache
+    gc.collect()
+    assert len(freed) == len(created)
 
 
 def test_stats_are_a_snapshot_with_named_fields():

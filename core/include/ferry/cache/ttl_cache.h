@@ -199,6 +199,35 @@ class TtlCache {
   // entry's LRU position; never starts a refresh.
   ValuePtr GetIfPresent(const Key& key) { return core_->GetIfPresent(key); }
 
+  // A hit that never waits for a lock: the stored value for `key` if it is
+  // fresh (present, not expired, not a cached NotFound, not due for
+  // refresh-ahead) and its shard's lock is free at once. That is counted as
+  // a hit and refreshes the entry's LRU position, as a hit of Get does.
+  // Otherwise returns null and changes nothing (no miss counted, no load or
+  // refresh started, an expired entry not dropped), so the caller can fall
+  // back on Get or GetIfPresent, which then count the outcome once: a
+  // try-then-fall-back lookup counts exactly what one Get would.
+  //
+  // For callers that must never block on a cache lock, e.g. a thread holding
+  // an interpreter's global lock while another thread holds a shard lock and
+  // waits for that global lock to drop a value (see the Python binding).
+  // Never runs a loader, the weigher, the refresh-time hook or a value's
+  // destructor while it holds the lock.
+  ValuePtr TryGetFresh(const Key& key) { return core_->TryGetFresh(key); }
+
+  // As TryGetFresh, but on a fresh hit calls `fn(const ValuePtr&)` with the
+  // stored pointer while holding the shard lock, and returns true; returns
+  // false, not calling `fn`, whenever TryGetFresh would return null. For a
+  // caller that takes its own kind of reference (the Python binding increfs
+  // the object) and so can skip a shared_ptr copy's atomic increment and
+  // decrement. `fn` runs under the shard lock: it must be quick, must not
+  // call the cache and must not throw.
+  template <typename Fn>
+    requires std::invocable<Fn&, const ValuePtr&>
+  bool TryVisitFresh(const Key& key, Fn&& fn) {
+    return core_->TryVisitFresh(key, std::forward<Fn>(fn));
+  }
+
   // Stores `value` for `key` with the entry's refresh time (refresh_time_for
   // or refresh_time), replacing any entry. REQUIRES: `value` is not null. A load of `key` in flight is
   // superseded: its waiters get its result, but it is not stored.

@@ -279,6 +279,29 @@ class TtlCacheCore : public std::enable_shared_from_this<
     return nullptr;
   }
 
+  // A hit that never waits: see TtlCache::TryGetFresh. Takes the shard lock
+  // only if it is free; on anything but a fresh hit returns null having
+  // changed nothing, so the caller's fallback counts that outcome once.
+  ValuePtr TryGetFresh(const Key& key) {
+    ValuePtr v;
+    TryVisitFresh(key, [&v](const ValuePtr& p) { v = p; });
+    return v;
+  }
+
+  // As TryGetFresh, but runs `fn(value_ptr)` under the shard lock instead of
+  // copying the pointer out. See TtlCache::TryVisitFresh.
+  template <typename Fn>
+  bool TryVisitFresh(const Key& key, Fn&& fn) {
+    const int64_t now = Now();
+    const Hashed hk = HashOf(key);
+    Shard& s = ShardFor(hk);
+    if (!s.mu.TryLock()) return false;
+    const ValuePtr* v = FreshHitLocked(s, hk, now);
+    if (v != nullptr) fn(*v);
+    s.mu.Unlock();
+    return v != nullptr;
+  }
+
   void Put(const Key& key, ValuePtr value, std::optional<absl::Duration> refresh_time) {
     const int64_t now = Now();
     const int64_t weight = Weigh(key, *value);
@@ -489,6 +512,24 @@ class TtlCacheCore : public std::enable_shared_from_this<
   absl::Duration RefreshTimeFor(const Key& key, const Value& value) const {
     if (options_.refresh_time_for == nullptr) return options_.refresh_time;
     return options_.refresh_time_for(key, value);
+  }
+
+  // The value of `hk`'s entry if it is stored, unexpired and not due for
+  // refresh-ahead (counted as a hit and moved to the LRU front); else null,
+  // with nothing changed: an expired entry is left for Get to drop and count,
+  // a cached NotFound for Get to count as a negative hit, an entry due for
+  // refresh-ahead for Get to start its reload. Drops nothing, so it never
+  // runs a value's destructor under the lock. The pointer is the entry's:
+  // valid while the lock is held.
+  const ValuePtr* FreshHitLocked(Shard& s, const Hashed& hk, int64_t now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(s.mu) {
+    auto it = s.entries.find(hk);
+    if (it == s.entries.end()) return nullptr;
+    Entry& e = it->second;
+    if (e.value == nullptr || now >= e.expires_at || now >= e.refresh_at) return nullptr;
+    ++s.stats.hits;
+    MoveToFront(s, e);
+    return &e.value;
   }
 
   std::shared_ptr<Flight> NewFlight(Shard& s, const Key& key, FlightState state)

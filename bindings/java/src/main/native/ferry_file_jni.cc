@@ -11,13 +11,8 @@
 #include "file_systems.h"
 #include "portal.h"
 
+namespace ferry::java {
 namespace {
-
-using ferry::java::FileSystemsHandle;
-using ferry::java::FromHandle;
-using ferry::java::ThrowStatus;
-using ferry::java::ToHandle;
-using ferry::java::ToStd;
 
 // Bytes of a heap array moved per call: bounds the native copy.
 constexpr jint kHeapChunk = 8 << 20;
@@ -120,3 +115,5 @@ JNIEXPORT void JNICALL Java_io_ferry_FerryFile_discard(JNIEnv*, jclass, jlong ha
 }
 
 }  // extern "C"
+
+}  // namespace ferry::java

@@ -14,15 +14,8 @@
 #include "portal.h"
 #include "progress.h"
 
+namespace ferry::java {
 namespace {
-
-using ferry::java::FileSystemsHandle;
-using ferry::java::FromHandle;
-using ferry::java::JavaProgress;
-using ferry::java::NativeFileSystems;
-using ferry::java::ThrowStatus;
-using ferry::java::ToHandle;
-using ferry::java::ToStd;
 
 const char* KindName(ferry::fs::EntryKind k) {
   switch (k) {
@@ -135,3 +128,5 @@ JNIEXPORT void JNICALL Java_io_ferry_FileSystems_rename(JNIEnv* env, jclass, jlo
 }
 
 }  // extern "C"
+
+}  // namespace ferry::java

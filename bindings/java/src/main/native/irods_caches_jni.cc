@@ -10,14 +10,10 @@
 #include "ferry/irods/irods_file_system.h"
 #include "portal.h"
 
+namespace ferry::java {
 namespace {
 
 using ferry::irods::IrodsCacheSet;
-using ferry::java::FromHandle;
-using ferry::java::ThrowStatus;
-using ferry::java::ToHandle;
-using ferry::java::ToJava;
-using ferry::java::ToStd;
 
 struct NativeIrodsCaches {
   std::shared_ptr<ferry::irods::IrodsFileSystem> fs;  // owns the client and the caches
@@ -175,3 +171,5 @@ JNIEXPORT jbyteArray JNICALL Java_io_ferry_IrodsCaches_listStats(JNIEnv* env, jc
 }
 
 }  // extern "C"
+
+}  // namespace ferry::java

@@ -5,8 +5,7 @@
 #include "ferry/runtime/runtime.h"
 #include "portal.h"
 
-using ferry::java::FromHandle;
-using ferry::java::ToHandle;
+namespace ferry::java {
 
 extern "C" {
 
@@ -21,3 +20,5 @@ JNIEXPORT void JNICALL Java_io_ferry_Runtime_disposeRuntime(JNIEnv*, jclass, jlo
 }
 
 }  // extern "C"
+
+}  // namespace ferry::java

@@ -23,13 +23,8 @@
 #include "ferry/runtime/runtime.h"
 #include "portal.h"
 
+namespace ferry::java {
 namespace {
-
-using ferry::java::AttachedEnv;
-using ferry::java::FromHandle;
-using ferry::java::GlobalRef;
-using ferry::java::ThrowStatus;
-using ferry::java::ToHandle;
 
 // One cached Java value and its weight (the Java weigher's answer, asked
 // once at load time so the cache never calls Java under its locks).
@@ -310,3 +305,5 @@ JNIEXPORT jbyteArray JNICALL Java_io_ferry_TtlCache_stats(JNIEnv* env, jclass, j
 }
 
 }  // extern "C"
+
+}  // namespace ferry::java

@@ -9,13 +9,8 @@
 #include "file_systems.h"
 #include "portal.h"
 
+namespace ferry::java {
 namespace {
-
-using ferry::java::FileSystemsHandle;
-using ferry::java::FromHandle;
-using ferry::java::ThrowStatus;
-using ferry::java::ToHandle;
-using ferry::java::ToStd;
 
 struct NativeWalk {
   // Declared first, destroyed last: the stream's walk runs on its filesystem.
@@ -67,3 +62,5 @@ JNIEXPORT void JNICALL Java_io_ferry_Walk_dispose(JNIEnv*, jclass, jlong handle)
 }
 
 }  // extern "C"
+
+}  // namespace ferry::java

@@ -129,26 +129,17 @@ public final class FileSystems implements AutoCloseable {
    * missing ones above it too, and an existing directory is not an error.
    */
   public void mkdir(String url, boolean parents) throws IOException {
-    handle.call(h -> {
-      mkdir(h, url, parents);
-      return null;
-    });
+    handle.run(h -> mkdir(h, url, parents));
   }
 
   /** Removes the file {@code url} names. */
   public void remove(String url) throws IOException {
-    handle.call(h -> {
-      remove(h, url);
-      return null;
-    });
+    handle.run(h -> remove(h, url));
   }
 
   /** Removes the empty directory {@code url} names. */
   public void rmdir(String url) throws IOException {
-    handle.call(h -> {
-      rmdir(h, url);
-      return null;
-    });
+    handle.run(h -> rmdir(h, url));
   }
 
   /**
@@ -156,10 +147,7 @@ public final class FileSystems implements AutoCloseable {
    * IllegalArgumentException when they are on different ones.
    */
   public void rename(String from, String to) throws IOException {
-    handle.call(h -> {
-      rename(h, from, to);
-      return null;
-    });
+    handle.run(h -> rename(h, from, to));
   }
 
   public boolean isClosed() {

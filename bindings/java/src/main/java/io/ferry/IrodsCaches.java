@@ -82,24 +82,15 @@ public final class IrodsCaches implements AutoCloseable {
 
   /** After a write, create or remove of {@code path} (by anyone). */
   public void changed(String path) {
-    handle.call(h -> {
-      changed(h, path);
-      return null;
-    });
+    handle.run(h -> changed(h, path));
   }
 
   public void renamed(String from, String to) {
-    handle.call(h -> {
-      renamed(h, from, to);
-      return null;
-    });
+    handle.run(h -> renamed(h, from, to));
   }
 
   public void aclChanged(String path, boolean recursive) {
-    handle.call(h -> {
-      aclChanged(h, path, recursive);
-      return null;
-    });
+    handle.run(h -> aclChanged(h, path, recursive));
   }
 
   /** The listing cache's counters. */

@@ -78,6 +78,22 @@ final class NativeHandle implements AutoCloseable {
     }
   }
 
+  /** A native call that returns nothing. */
+  @FunctionalInterface
+  interface VoidCall<E extends Exception> {
+    void on(long handle) throws E;
+  }
+
+  /** {@code call} on the live handle, held open (close waits) until it returns. */
+  <E extends Exception> void run(VoidCall<E> call) throws E {
+    long h = acquire();
+    try {
+      call.on(h);
+    } finally {
+      release();
+    }
+  }
+
   void release() {
     if (users.decrementAndGet() == CLOSING) {
       synchronized (this) {

@@ -196,10 +196,7 @@ public final class TtlCache<V> implements AutoCloseable {
       throw new IllegalArgumentException(
           "TtlCache weigher for \"" + key + "\" returned " + weight + " (must be >= 0)");
     }
-    handle.call(h -> {
-      put(h, key, value, weight, refreshNanos);
-      return null;
-    });
+    handle.run(h -> put(h, key, value, weight, refreshNanos));
   }
 
   /** Drops {@code key}'s entry and any load of it in flight. True if there was one. */

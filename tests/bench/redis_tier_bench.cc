@@ -34,25 +34,15 @@
 #include "absl/time/clock.h"
 #include "ferry/base/random.h"
 #include "integration/redis/front_end_driver.h"
+#include "testing/flags.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using ferry::testing::FrontEndProcess;
 
-std::string Flag(int argc, char** argv, const std::string& name, const std::string& dflt) {
-  const std::string p = absl::StrCat("--", name, "=");
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a.rfind(p, 0) == 0) return a.substr(p.size());
-  }
-  return dflt;
-}
-int IntFlag(int argc, char** argv, const std::string& name, int dflt) {
-  int v = dflt;
-  (void)absl::SimpleAtoi(Flag(argc, argv, name, absl::StrCat(dflt)), &v);
-  return v;
-}
+using ferry::testing::Flag;
+using ferry::testing::IntFlag;
 
 struct Fleet {
   std::vector<std::unique_ptr<FrontEndProcess>> fronts;

@@ -33,6 +33,7 @@
 #include "ferry/cache/shared_loader.h"
 #include "ferry/cache/ttl_cache.h"
 #include "ferry/redis/redis_tier.h"
+#include "testing/flags.h"
 
 namespace {
 
@@ -42,19 +43,8 @@ struct Timed {
   absl::Duration ttl;
 };
 
-std::string Flag(int argc, char** argv, const std::string& name, const std::string& dflt) {
-  const std::string p = "--" + name + "=";
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a.rfind(p, 0) == 0) return a.substr(p.size());
-  }
-  return dflt;
-}
-int IntFlag(int argc, char** argv, const std::string& name, int dflt) {
-  int v = dflt;
-  (void)absl::SimpleAtoi(Flag(argc, argv, name, std::to_string(dflt)), &v);
-  return v;
-}
+using ferry::testing::Flag;
+using ferry::testing::IntFlag;
 
 // VmHWM from /proc/self/status.
 long PeakRssKb() {

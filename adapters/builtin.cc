@@ -12,13 +12,16 @@ absl::Status RegisterBuiltinFileSystems(fs::FileSystemRegistry& registry,
                                         const BuiltinFileSystemOptions& options) {
   nfs::NfsFileSystemOptions nfs_options{.parallelism = options.nfs_parallelism};
   if (options.nfs_connections > 0) nfs_options.client.connections = options.nfs_connections;
+  if (options.io_timeout > absl::ZeroDuration()) nfs_options.client.timeout = options.io_timeout;
   FERRY_RETURN_IF_ERROR(registry.Register("nfs", nfs::NewNfsProvider(nfs_options)));
   FERRY_RETURN_IF_ERROR(registry.Register(
       "s3", s3::NewS3Provider({.chunk_bytes = options.s3_chunk_bytes,
                                .concurrency = options.s3_concurrency,
-                               .make_bucket = options.s3_make_bucket})));
+                               .make_bucket = options.s3_make_bucket,
+                               .stall_timeout = options.io_timeout})));
   irods::IrodsFileSystemOptions irods_options{.parallelism = options.irods_parallelism};
   if (options.irods_connections > 0) irods_options.client.connections = options.irods_connections;
+  if (options.io_timeout > absl::ZeroDuration()) irods_options.client.io_timeout = options.io_timeout;
   FERRY_RETURN_IF_ERROR(registry.Register("irods", irods::NewIrodsProvider(irods_options)));
   return absl::OkStatus();
 }

@@ -23,6 +23,8 @@
 //                       quarter of the budget; 0: none)
 //   --range=OFF:LEN     read LEN bytes at OFF of one file (DST may be -)
 //   --make-bucket       create the destination bucket if it is missing
+//   --timeout=S         a request that makes no progress for S seconds
+//                       fails (retried where safe; default 60)
 //   --progress          a progress bar on stderr even when it is no tty
 //   --quiet             no progress bar, no summary (errors only)
 //   --json              one JSON summary line on stdout instead of the text
@@ -88,6 +90,7 @@ struct CpOptions {
   int64_t idle_buffer_bytes = -1;  // RuntimeOptions' default
   std::optional<ByteRange> range;
   bool make_bucket = false;
+  int timeout_seconds = 0;  // 0: the adapters' default
   ProgressMode progress = ProgressMode::kAuto;
   bool json = false;
   std::vector<std::string> operands;
@@ -96,7 +99,7 @@ struct CpOptions {
 constexpr char kUsage[] =
     "usage: ferry-cp [-r] [--jobs=N] [--chunk-mib=N] [--concurrency=N] [--parallelism=N]\n"
     "                [--memory-mib=N] [--idle-buffer-mib=N] [--range=OFF:LEN] [--make-bucket]\n"
-    "                [--progress|--quiet] [--json] SRC DST\n"
+    "                [--timeout=SECONDS] [--progress|--quiet] [--json] SRC DST\n"
     "  SRC/DST: a local path or a URL (s3://bucket/key, nfs://host/export/path?...,\n"
     "           irods://[user@]host[:port]/zone/path; password from IRODS_PASSWORD)\n";
 
@@ -164,6 +167,8 @@ absl::StatusOr<CpOptions> ParseArgs(int argc, char** argv) {
       FERRY_RETURN_IF_ERROR(ParseAtLeast("memory-mib", *v, 1, &o.memory_budget_bytes, kMiB));
     } else if ((v = FlagValue(a, "idle-buffer-mib"))) {
       FERRY_RETURN_IF_ERROR(ParseAtLeast("idle-buffer-mib", *v, 0, &o.idle_buffer_bytes, kMiB));
+    } else if ((v = FlagValue(a, "timeout"))) {
+      FERRY_RETURN_IF_ERROR(ParseAtLeast("timeout", *v, 1, &o.timeout_seconds));
     } else if ((v = FlagValue(a, "range"))) {
       FERRY_ASSIGN_OR_RETURN(o.range, ParseRange(*v));
     } else if (a.size() > 1 && a[0] == '-' && a != "-") {
@@ -385,7 +390,8 @@ int main(int argc, char** argv) {
       registry, {.s3_chunk_bytes = options->chunk_bytes,
                  .s3_concurrency = options->concurrency,
                  .s3_make_bucket = options->make_bucket,
-                 .nfs_parallelism = options->parallelism});
+                 .nfs_parallelism = options->parallelism,
+                 .io_timeout = absl::Seconds(options->timeout_seconds)});
   if (!registered.ok()) return Fail(1, registered);
 
   absl::StatusOr<ferry::fs::Location> src = registry.Resolve(options->operands[0]);

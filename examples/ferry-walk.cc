@@ -6,7 +6,8 @@
 //   ferry-walk URL --list            every entry: kind, size, path (TSV)
 //   ferry-walk URL --list --json     every entry as a JSON line
 //   ferry-walk URL --json            the summary as one JSON object
-//   options: --in-flight=N (listing calls in flight)
+//   options: --in-flight=N (listing calls in flight), --timeout=S (a call
+//   without an answer for S seconds fails; default 60)
 //
 // Prints a summary (entries, directories, bytes, entries/s, listing calls)
 // on stdout and, when the walk runs longer than a second, a progress line on
@@ -31,7 +32,7 @@ namespace {
 
 void Usage() {
   std::fprintf(stderr,
-               "usage: ferry-walk URL [--list] [--json] [--in-flight=N]\n"
+               "usage: ferry-walk URL [--list] [--json] [--in-flight=N] [--timeout=SECONDS]\n"
                "  URL: nfs://HOST/EXPORT[/PATH][?nfsport=&mountport=&uid=&gid=], "
                "s3://BUCKET[/PREFIX], irods://[USER@]HOST[:PORT]/ZONE/PATH, a local path\n");
 }
@@ -73,6 +74,7 @@ int main(int argc, char** argv) {
   bool list = false;
   bool json = false;
   ferry::fs::WalkOptions walk_options;
+  ferry::BuiltinFileSystemOptions fs_options;
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
     int v = 0;
@@ -82,6 +84,8 @@ int main(int argc, char** argv) {
       json = true;
     } else if (FlagValue(a, "--in-flight=", &v) && v > 0) {
       walk_options.max_in_flight = v;
+    } else if (FlagValue(a, "--timeout=", &v) && v > 0) {
+      fs_options.io_timeout = absl::Seconds(v);
     } else if (a == "-h" || a == "--help") {
       Usage();
       return 0;
@@ -99,7 +103,7 @@ int main(int argc, char** argv) {
 
   ferry::Runtime runtime;
   ferry::fs::FileSystemRegistry registry(runtime);
-  absl::Status registered = ferry::RegisterBuiltinFileSystems(registry);
+  absl::Status registered = ferry::RegisterBuiltinFileSystems(registry, fs_options);
   absl::StatusOr<ferry::fs::Location> root =
       registered.ok() ? registry.Resolve(url) : absl::StatusOr<ferry::fs::Location>(registered);
   if (!root.ok()) {

@@ -95,7 +95,7 @@ add_library(ferry_testing_peers STATIC ${CMAKE_SOURCE_DIR}/tests/testing/peers.c
 target_include_directories(ferry_testing_peers PUBLIC ${CMAKE_SOURCE_DIR}/tests)
 target_link_libraries(ferry_testing_peers
   PUBLIC ferry::core absl::status absl::statusor absl::strings
-  PRIVATE CURL::libcurl ferry_compile_options)
+  PRIVATE CURL::libcurl ferry_compile_options ferry_test_options)
 target_compile_definitions(ferry_testing_peers
   PRIVATE FERRY_PEERS_STATE_DIR="${FERRY_PEERS_STATE_DIR}")
 
@@ -105,4 +105,4 @@ add_library(ferry_testing_s3 STATIC ${CMAKE_SOURCE_DIR}/tests/testing/s3_peer.cc
 target_include_directories(ferry_testing_s3 PUBLIC ${CMAKE_SOURCE_DIR}/tests)
 target_link_libraries(ferry_testing_s3
   PUBLIC ferry::s3 absl::status absl::statusor absl::strings absl::time
-  PRIVATE GTest::gtest ferry_compile_options)
+  PRIVATE GTest::gtest ferry_compile_options ferry_test_options)

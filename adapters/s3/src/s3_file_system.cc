@@ -410,10 +410,19 @@ absl::Status S3FileSystem::CopyInParts(const std::string& from, const std::strin
              }).status();
   }
   if (!failed.ok()) {
-    // No orphan upload: its parts would be billed and invisible.
-    (void)WaitStatus([&](StatusCallback done) { store.AbortMultipart(to, upload_id, std::move(done)); });
-    return absl::Status(failed.code(), absl::StrCat("server-side copy of ", Url(from), " to ", Url(to),
-                                                    " (", parts, " parts): ", failed.message()));
+    // No orphan upload: its parts would be billed and invisible. When the
+    // abort fails too (the transport has retried it), the user is told
+    // which upload is left, so it can be aborted by hand.
+    const absl::Status aborted =
+        WaitStatus([&](StatusCallback done) { store.AbortMultipart(to, upload_id, std::move(done)); });
+    std::string message = absl::StrCat("server-side copy of ", Url(from), " to ", Url(to), " (",
+                                       parts, " parts): ", failed.message());
+    if (!aborted.ok()) {
+      absl::StrAppend(&message, "; aborting its multipart upload ", upload_id,
+                      " failed too, so its parts stay stored until it is aborted: ",
+                      aborted.message());
+    }
+    return absl::Status(failed.code(), message);
   }
   return absl::OkStatus();
 }
@@ -433,6 +442,9 @@ class S3Provider final : public fs::FileSystemProvider {
       if (fs_ == nullptr) {
         FERRY_ASSIGN_OR_RETURN(S3Config config,
                                S3Config::FromEnvironment(S3Config::ProcessEnvironment()));
+        if (options_.stall_timeout > absl::ZeroDuration()) {
+          config.stall_timeout = options_.stall_timeout;
+        }
         FERRY_ASSIGN_OR_RETURN(fs_, S3FileSystem::Create(runtime, std::move(config), options_));
       }
       fs = fs_;

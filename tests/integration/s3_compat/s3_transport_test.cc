@@ -490,5 +490,35 @@ TEST_F(CraftedReplyTest, TreeCopyOfAListingWithEscapingKeysWritesOnlyInsideTheDe
   std::filesystem::remove_all(scratch.Path("deep"));
 }
 
+// A server-side copy in parts whose parts are refused and whose abort is
+// refused as well: the error names the copy's failure and the upload left
+// behind, so the user can abort it by hand.
+TEST_F(CraftedReplyTest, CopyInPartsWhoseAbortFailsNamesTheUploadLeftBehind) {
+  const std::string head =
+      "HTTP/1.1 200 OK\r\nContent-Length: 6291456\r\nETag: \"e1\"\r\n"
+      "Last-Modified: Mon, 01 Jan 2024 00:00:00 GMT\r\nConnection: close\r\n\r\n";
+  const std::string created = Reply(
+      "200 OK",
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?><InitiateMultipartUploadResult>"
+      "<Bucket>b</Bucket><Key>dst</Key><UploadId>upload-7</UploadId>"
+      "</InitiateMultipartUploadResult>");
+  const std::string denied = Reply(
+      "403 Forbidden",
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>AccessDenied</Code>"
+      "<Message>Access Denied</Message></Error>");
+  // HEAD, CreateMultipartUpload, then every later request (the parts and
+  // the abort) is refused.
+  CraftedHttpServer server({head, created, denied});
+  S3Config config = BaseConfig();
+  config.endpoints = {server.endpoint()};
+  absl::StatusOr<std::shared_ptr<S3FileSystem>> s3 =
+      S3FileSystem::Create(rt_, config, {.copy_object_max_bytes = 1 << 20, .copy_part_bytes = 5 << 20});
+  ASSERT_TRUE(s3.ok()) << s3.status();
+  const absl::Status copied = (*s3)->CopyWithin("b/src", "b/dst");
+  EXPECT_EQ(copied.code(), absl::StatusCode::kPermissionDenied) << copied;
+  EXPECT_THAT(copied.message(), HasSubstr("server-side copy of s3://b/src to s3://b/dst"));
+  EXPECT_THAT(copied.message(), HasSubstr("aborting its multipart upload upload-7 failed too"));
+}
+
 }  // namespace
 }  // namespace ferry::s3

@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "ferry/fs/registry.h"
 
 namespace ferry {
@@ -32,6 +33,11 @@ struct BuiltinFileSystemOptions {
   // iRODS: streams per file; connections (logins) per zone endpoint.
   int irods_parallelism = 0;
   int irods_connections = 0;
+  // Every adapter: a request that makes no progress for this long fails
+  // (and is retried where that is safe); zero keeps each adapter's default
+  // (60 s). Tools lower it so a peer that stops answering is an error
+  // within a bound the user chose.
+  absl::Duration io_timeout = absl::ZeroDuration();
 };
 
 // Registers nfs://, s3:// and irods:// (file:// is the registry's own).

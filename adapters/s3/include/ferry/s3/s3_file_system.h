@@ -46,6 +46,9 @@ struct S3FileSystemOptions {
   // parts), `concurrency` at a time. The data never passes through ferry.
   int64_t copy_object_max_bytes = 0;
   int64_t copy_part_bytes = 0;
+  // The provider's S3Config::stall_timeout (a transfer that moves no byte
+  // for this long fails); zero keeps the config's.
+  absl::Duration stall_timeout = absl::ZeroDuration();
 };
 
 class S3FileSystem final : public fs::FileSystem {

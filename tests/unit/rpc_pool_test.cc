@@ -426,6 +426,30 @@ TEST_F(RpcPoolTest, RetryBudgetLimitsRetriesAcrossThePool) {
   EXPECT_EQ(pool->metrics().retries, 1u);
 }
 
+TEST_F(RpcPoolTest, OneLostConnectionSpendsOneRetryTokenForAllItsCallsInFlight) {
+  // The first connection is closed once 8 calls are in flight on it; later
+  // connections echo.
+  auto seen = std::make_shared<std::atomic<int>>(0);
+  TestTcpServer server(Framing4(), [seen](const TestTcpServer::ConnPtr& conn, std::string record) {
+    if (conn->index() == 0) {
+      if (++*seen == 8) conn->Close();
+    } else {
+      conn->Send(std::move(record));
+    }
+  });
+  RpcPoolOptions o = Options(server.port());
+  o.retry_budget_tokens = 1;
+  auto pool = MakePool(rt_, o);
+  for (int i = 0; i < 8; ++i) pool->CallAsync(Req(absl::StrCat(i)), results_.For(i), {.idempotent = true});
+  ASSERT_TRUE(results_.WaitFor(8));
+  for (int i = 0; i < 8; ++i) {
+    absl::StatusOr<std::string> r = results_.Get(i);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(Payload(*r), absl::StrCat(i));
+  }
+  EXPECT_EQ(pool->metrics().retries, 8u);
+}
+
 TEST_F(RpcPoolTest, NonIdempotentCallInFlightFailsUnavailableWhenTheConnectionIsLost) {
   TestTcpServer server(Framing4(), ResetFirstConnection());
   auto pool = MakePool(rt_, Options(server.port()));

@@ -381,22 +381,31 @@ class IrodsProvider final : public fs::FileSystemProvider {
     FERRY_ASSIGN_OR_RETURN(IrodsUrl parsed, ParseIrodsUrl(url));
     IrodsAccount& account = parsed.account;
     const std::string key = Cat(account.host, "|", account.port, "|", account.user);
-    std::shared_ptr<IrodsFileSystem> fs;
-    {
-      MutexLock lock(&mu_);
-      if (auto it = made_.find(key); it != made_.end()) fs = it->second;
-    }
+    std::shared_ptr<IrodsFileSystem> fs = Find(key);
     if (fs == nullptr) {
-      FERRY_ASSIGN_OR_RETURN(fs, IrodsFileSystem::Connect(std::move(account), options_));
-      MutexLock lock(&mu_);
-      made_.emplace(key, fs);
+      // One connect (handshake, login) at a time, outside mu_: URLs
+      // resolved at once wait for the first and share its connections.
+      MutexLock connecting(&connect_mu_);
+      fs = Find(key);
+      if (fs == nullptr) {
+        FERRY_ASSIGN_OR_RETURN(fs, IrodsFileSystem::Connect(std::move(account), options_));
+        MutexLock lock(&mu_);
+        made_.emplace(key, fs);
+      }
     }
     const bool names_directory = parsed.path.empty() || url.back() == '/';
     return fs::Location{std::move(fs), std::move(parsed.path), names_directory, std::string(url)};
   }
 
  private:
+  std::shared_ptr<IrodsFileSystem> Find(const std::string& key) {
+    MutexLock lock(&mu_);
+    auto it = made_.find(key);
+    return it == made_.end() ? nullptr : it->second;
+  }
+
   const IrodsFileSystemOptions options_;
+  Mutex connect_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   Mutex mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<IrodsFileSystem>> made_ ABSL_GUARDED_BY(mu_);
 };

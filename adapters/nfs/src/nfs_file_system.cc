@@ -487,22 +487,19 @@ class NfsProvider final : public fs::FileSystemProvider {
     const std::string key = absl::StrCat(parsed.host, "|", parsed.nfs_port.value_or(0), "|",
                                          parsed.mount_port.value_or(0), "|",
                                          parsed.uid.value_or(~0u), "|", parsed.gid.value_or(~0u));
-    std::shared_ptr<NfsFileSystem> fs;
-    {
-      MutexLock lock(&mu_);
-      size_t best = 0;
-      for (const auto& [export_path, candidate] : mounted_[key]) {
-        if (IsUnder(parsed.path, export_path) && export_path.size() >= best) {
-          best = export_path.size();
-          fs = candidate;
-        }
-      }
-    }
+    std::shared_ptr<NfsFileSystem> fs = Find(key, parsed.path);
     if (fs == nullptr) {
-      // Outside the lock: mounting takes round trips.
-      FERRY_ASSIGN_OR_RETURN(fs, NfsFileSystem::Connect(runtime, parsed, options_));
-      MutexLock lock(&mu_);
-      mounted_[key].emplace(fs->client().export_path(), fs);
+      // One mount at a time, outside mu_ (mounting takes round trips): URLs
+      // resolved at once (1,000 transfers starting together) wait for the
+      // first mount and share it, instead of each mounting and opening its
+      // own connections, which ganesha shed.
+      MutexLock connecting(&connect_mu_);
+      fs = Find(key, parsed.path);
+      if (fs == nullptr) {
+        FERRY_ASSIGN_OR_RETURN(fs, NfsFileSystem::Connect(runtime, parsed, options_));
+        MutexLock lock(&mu_);
+        mounted_[key].emplace(fs->client().export_path(), fs);
+      }
     }
     const std::string& export_path = fs->client().export_path();
     std::string_view below = std::string_view(parsed.path)
@@ -514,6 +511,20 @@ class NfsProvider final : public fs::FileSystemProvider {
   }
 
  private:
+  // The mounted export of server `key` deepest above `path`, if any.
+  std::shared_ptr<NfsFileSystem> Find(const std::string& key, std::string_view path) {
+    MutexLock lock(&mu_);
+    std::shared_ptr<NfsFileSystem> fs;
+    size_t best = 0;
+    for (const auto& [export_path, candidate] : mounted_[key]) {
+      if (IsUnder(path, export_path) && export_path.size() >= best) {
+        best = export_path.size();
+        fs = candidate;
+      }
+    }
+    return fs;
+  }
+
   static bool IsUnder(std::string_view path, std::string_view prefix) {
     if (prefix == "/") return true;
     return path.substr(0, prefix.size()) == prefix &&
@@ -521,6 +532,7 @@ class NfsProvider final : public fs::FileSystemProvider {
   }
 
   const NfsFileSystemOptions options_;
+  Mutex connect_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   Mutex mu_;
   // server identity -> export -> its filesystem
   std::map<std::string, std::map<std::string, std::shared_ptr<NfsFileSystem>>> mounted_

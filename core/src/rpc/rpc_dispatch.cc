@@ -303,10 +303,14 @@ void PoolCore::OnDeadlines() {
                                                                : "queued (every connection busy or down)";
       ++m_.calls_failed;
       ++m_.calls_timed_out;
+      // Queued while reconnecting: the connect error is the cause to show.
+      const bool reconnecting = call->state == CallState::kQueued && !last_connect_error_.ok();
       AbandonLocked(call,
-                    absl::DeadlineExceededError(absl::StrCat("rpc to ", target_, ": deadline of ",
-                                                             absl::FormatDuration(call->timeout),
-                                                             " exceeded; the call was ", where)),
+                    absl::DeadlineExceededError(absl::StrCat(
+                        "rpc to ", target_, ": deadline of ", absl::FormatDuration(call->timeout),
+                        " exceeded; the call was ", where,
+                        reconnecting ? absl::StrCat("; last connect error: ", last_connect_error_.message())
+                                     : "")),
                     &completions, &resets);
     }
     DispatchLocked(&kicks);

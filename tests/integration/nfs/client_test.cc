@@ -5,6 +5,8 @@
 
 #include <memory>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "ferry/nfs/nfs_client.h"
 #include "ferry/nfs/nfs_error.h"
+#include "ferry/nfs/nfs_file_system.h"
 #include "ferry/runtime/runtime.h"
 #include "nfs_test_util.h"
 
@@ -180,6 +183,28 @@ TEST_F(NfsClientTest, ReadOfDirectoryIsAnErrorNamingThePath) {
   absl::StatusOr<ReadReply> r = client_->Read(d->handle, 0, 10, "adir");
   EXPECT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(), AllOf(HasSubstr("READ"), HasSubstr("/adir")));
+}
+
+// URLs on one export resolved at once (a thousand transfers starting
+// together) share one mount: the first resolver mounts, the rest wait for
+// it, so the server sees one client's connections, not one set per URL.
+TEST_F(NfsClientTest, ConcurrentResolvesOfOneExportShareOneFilesystem) {
+  std::unique_ptr<fs::FileSystemProvider> provider = NewNfsProvider();
+  constexpr int kThreads = 16;
+  std::vector<std::shared_ptr<fs::FileSystem>> made(kThreads);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      absl::StatusOr<fs::Location> at =
+          provider->Resolve(runtime_, nfs_test::UrlFor(absl::StrCat(fresh_, "/f", i)));
+      if (at.ok()) made[i] = at->fs;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int i = 0; i < kThreads; ++i) {
+    ASSERT_NE(made[i], nullptr) << i;
+    EXPECT_EQ(made[i], made[0]) << i;
+  }
 }
 
 }  // namespace

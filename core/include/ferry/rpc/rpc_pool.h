@@ -147,17 +147,21 @@ struct RpcPoolOptions {
   absl::Duration initial_backoff = absl::Milliseconds(50);
   absl::Duration max_backoff = absl::Seconds(5);
   // When every connection has failed this many consecutive attempts (and
-  // none is ready), queued calls fail with Unavailable naming host:port and
-  // new calls fail at once, until a connection succeeds again (connections
-  // keep retrying in the background).
+  // none has ever been ready), queued calls fail with Unavailable naming
+  // host:port and new calls fail at once, until a connection succeeds
+  // (connections keep retrying in the background). A pool that has been
+  // connected rides out an outage instead: its calls wait for a reconnect
+  // until their deadlines.
   int max_connect_attempts = 4;
 
   // Attempts for an idempotent call (RpcCallOptions::max_attempts = 0).
   int max_attempts = 3;
-  // Pool-wide retry budget, a token bucket: each retry takes a token, each
-  // successful call gives back `retry_budget_refill_per_success` (capped at
-  // `retry_budget_tokens`, which is also the start). Stops retry storms
-  // against a server that keeps resetting connections (as gRPC's throttle).
+  // Pool-wide retry budget, a token bucket: each lost connection whose
+  // calls are sent again takes one token (however many idempotent calls it
+  // had in flight), each successful call gives back
+  // `retry_budget_refill_per_success` (capped at `retry_budget_tokens`,
+  // which is also the start). Stops retry storms against a server that
+  // keeps resetting connections (as gRPC's throttle).
   double retry_budget_tokens = 10;
   double retry_budget_refill_per_success = 0.1;
 

@@ -70,7 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keep", action="store_true", help="leave the run directory on the targets")
     p.add_argument("--from-records", default=None, help="only write the report from this records file")
     p.add_argument("--title", default="ferry-bench report")
+    p.add_argument("--plots-dir", default=None, help="where the plots go (default: OUT/plots)")
     p.add_argument("--image-prefix", default="plots/", help="the plots' path as the report links them")
+    p.add_argument("--splice-into", default=None,
+                   help="also put the report between ferry-bench's marker comments in this markdown page")
+    p.add_argument("--heading-level", type=int, default=2, help="the report's title heading level")
     p.add_argument("--no-progress", action="store_true")
     return p
 
@@ -238,7 +242,13 @@ def run(a: argparse.Namespace, err: TextIO = sys.stderr) -> int:
 def _report(records_path: str, a: argparse.Namespace, err: TextIO) -> int:
     records = report_mod.read_records(records_path)
     md = os.path.join(a.out, "report.md")
-    report_mod.write_report(records, md, os.path.join(a.out, "plots"), a.image_prefix, a.title)
+    text = report_mod.write_report(records, md, a.plots_dir or os.path.join(a.out, "plots"), a.image_prefix,
+                                   a.title, a.heading_level)
+    if a.splice_into:
+        with open(a.splice_into) as f:
+            page = f.read()
+        with open(a.splice_into, "w") as f:
+            f.write(report_mod.splice(page, text))
     err.write(f"ferry-bench: {len(records)} records in {records_path}; report {md}\n")
     return 0
 

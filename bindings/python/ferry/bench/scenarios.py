@@ -243,6 +243,10 @@ def plan_parallel(ctx: Context) -> Iterable[Step]:
         for tool in ctx.tools:
             if not (_supports(tool, "put") and _supports(tool, "get")):
                 continue
+            if not tool.per_file_processes:
+                ctx.note_once(f"parallel: {tool.name} runs in the tree scenario only (one process per file "
+                              "would measure its start-up)")
+                continue
             for run in range(o.runs):
                 def body(tool=tool, p=p, run=run):
                     src = ctx.local_file(size)

@@ -155,6 +155,9 @@ class Tool:
 
     name = "?"
     in_process = True
+    #: false for a process tool whose start-up (an interpreter) would be
+    #: all that one process per file measures; it has a tree mode instead
+    per_file_processes = True
     #: operations this tool has; the others raise Unsupported
     ops: Tuple[str, ...] = ()
 
@@ -268,7 +271,10 @@ class FerryPy(Tool):
         out, mark = _timed_stages()
         with ferry.Runtime(blocking_threads=4) as rt, ferry.FileSystems(runtime=rt) as fs:
             mark("setup")
-            fs.stat(self.u(""))  # the first round trip: connect, mount / log in
+            try:  # the first round trip: connect, mount / log in
+                fs.stat(self.u(""))
+            except FileNotFoundError:  # an S3 prefix with nothing below it yet: a round trip all the same
+                pass
             mark("session")
             if direction == "get":
                 f = fs.open(self.u(rel), "rb")
@@ -541,6 +547,7 @@ class AwsCli(Tool):
 
     name = "aws"
     in_process = False
+    per_file_processes = False  # its many-files form is `cp --recursive` (the tree scenario)
 
     def __init__(self, target: Target, aws: str, work: str) -> None:
         super().__init__(target)
@@ -582,6 +589,7 @@ class Rclone(Tool):
 
     name = "rclone"
     in_process = False
+    per_file_processes = False
 
     def __init__(self, target: Target, rclone: str) -> None:
         super().__init__(target)
@@ -694,7 +702,9 @@ class Prc(Tool):
         self.s.data_objects.unlink(self._p(rel), force=True)
 
     def meta_add(self, rel: str, name: str, value: str) -> None:
-        self.s.metadata.add("-d", self._p(rel), _avu(name, value))
+        from irods.models import DataObject
+
+        self.s.metadata.add(DataObject, self._p(rel), _avu(name, value))
 
     def touch(self, rel: str) -> None:
         self.s.data_objects.create(self._p(rel))

@@ -76,9 +76,9 @@ mkdir -p "$DOCS/bench"
   "nfs://127.0.0.1/export?nfsport=2049&mountport=20048" s3://bench/published \
   "irods://rods@127.0.0.1:$IRODS_PORT/tempZone/home/rods" \
   --ferry-cp="$CP" --ferry-walk="$WALK" --out="$WORK/out" --keep \
-  --runs=3 --stage-sizes=1,64M --parallel-files=256 --parallel-size=64K --parallelism=1,2,4,8,16,32,64 \
-  --tree-files=100,1000 --tree-size=16K --tree-jobs=16 --sweep-max=64M --sweep-threads=1,8 \
-  --meta-ops=200 --meta-parallel=8 --stress-clients=1,2,4,8,16,32,64 --stress-seconds=1 --stress-cap=20 \
+  --runs=3 --stage-sizes=1,16M --parallel-files=64 --parallel-size=64K --parallelism=1,4,16,64 \
+  --tree-files=100,1000 --tree-size=16K --tree-jobs=16 --sweep-max=16M --sweep-threads=1,8 \
+  --meta-ops=100 --meta-parallel=8 --stress-clients=1,2,4,8,16,32,64 --stress-seconds=1 --stress-cap=20 \
   --catalog-sizes=1000,10000,30000 ${BENCH_ARGS:-}
 cp "$WORK/out/records.jsonl" "$RECORDS"
 report

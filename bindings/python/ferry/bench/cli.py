@@ -6,8 +6,10 @@ after Ctrl-C, from what was measured)."""
 import argparse
 import os
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from typing import List, Optional, Sequence, TextIO
@@ -167,7 +169,14 @@ def _quiet(fn) -> None:
         pass
 
 
+def _terminate_as_interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
 def run(a: argparse.Namespace, err: TextIO = sys.stderr) -> int:
+    # SIGTERM (a `kill`, a CI timeout) keeps what was measured, as Ctrl-C does.
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminate_as_interrupt)
     os.makedirs(a.out, exist_ok=True)
     records_path = os.path.join(a.out, "records.jsonl")
     options = options_from(a)

@@ -8,6 +8,7 @@ returns the records it measured.
 """
 
 import concurrent.futures
+import math
 import os
 import random
 import shutil
@@ -225,8 +226,12 @@ def _run_parallel(tool: Tool, parallelism: int, jobs: Sequence[Callable[[Tool], 
     from ferry.bench.targets import _self_cpu, _self_peak_rss
 
     c0, t0 = _self_cpu(), time.perf_counter()
-    with concurrent.futures.ThreadPoolExecutor(parallelism) as ex:
+    ex = concurrent.futures.ThreadPoolExecutor(parallelism)
+    try:
         usages = list(ex.map(lambda job: job(client()), jobs))
+    finally:
+        # On Ctrl-C (or a failure) the queued jobs are dropped, not run.
+        ex.shutdown(wait=True, cancel_futures=True)
     wall = time.perf_counter() - t0
     for c in clients:
         if c is not tool:
@@ -392,7 +397,7 @@ def percentile(sorted_values: Sequence[float], q: float) -> float:
     """The nearest-rank percentile ``q`` (0..1) of sorted values."""
     if not sorted_values:
         return 0.0
-    k = max(0, min(len(sorted_values) - 1, int(round(q * len(sorted_values) + 0.5)) - 1))
+    k = max(0, min(len(sorted_values) - 1, math.ceil(q * len(sorted_values) - 1e-9) - 1))
     return sorted_values[k]
 
 

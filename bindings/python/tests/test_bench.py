@@ -230,3 +230,10 @@ def test_ratios_compare_programs_with_programs_and_libraries_with_libraries():
     rep.render(None)
     assert [(f, p, round(v, 2)) for _, _, f, p, v in rep.ratios] == [("ferry-py", "boto3", 3.0),
                                                                      ("ferry-cp", "aws", 4.0)]
+
+
+def test_the_run_prefix_is_removed_from_the_bucket(s3_run, versitygw):
+    from conftest import boto3_client
+
+    listed = boto3_client(endpoint=versitygw).list_objects_v2(Bucket="ferry-bench", Prefix="t/")
+    assert listed.get("KeyCount", 0) == 0

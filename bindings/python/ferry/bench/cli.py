@@ -4,6 +4,7 @@ the records file as soon as it is measured, and writes the report (also
 after Ctrl-C, from what was measured)."""
 
 import argparse
+import concurrent.futures
 import os
 import shutil
 import signal
@@ -17,7 +18,7 @@ from typing import List, Optional, Sequence, TextIO
 from ferry.bench import report as report_mod
 from ferry.bench.scenarios import PLANNERS, SCENARIOS, Context, Options, Step
 from ferry.bench.targets import Programs, Target, tools_for
-from ferry.records_pb2 import BenchRecord
+from ferry.records_pb2 import BenchRecord, FileType
 
 _UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
@@ -126,40 +127,28 @@ class Progress:
             self.stream.flush()
 
 
-def _cleanup(ctx: Context, run_rel_target: Target) -> None:
-    """Removes what the bench wrote (files first, then directories deepest
-    first; S3 prefixes go with their objects)."""
+def _cleanup(ctx: Context) -> None:
+    """Removes what the bench wrote below its run directory (files, then
+    directories deepest first; S3 prefixes go with their objects)."""
     fs = ctx.setup.fs
     files, dirs = [], []
-    base = ctx.target.ferry_url("") + ("/" if ctx.target.scheme == "s3" else "")
     try:
-        with fs.walk(base) as w:
+        with fs.walk(ctx.target.ferry_url("") + ("/" if ctx.target.scheme == "s3" else "")) as w:
             for batch in w:
-                for e in batch.entries:
-                    path = os.fsdecode(e.path)
-                    (dirs if e.type == 2 else files).append(path)
+                for e in batch.entries:  # paths relative to the run directory
+                    rel = os.fsdecode(e.path)
+                    (dirs if e.type == FileType.FILE_TYPE_DIRECTORY else files).append(rel)
     except Exception as e:  # best effort: say so, never fail the run for it
-        ctx.notes.append(f"cleanup of {ctx.target.url} failed: {e}")
+        err_note = f"cleanup of {ctx.target.url} failed: {e}"
+        sys.stderr.write(f"ferry-bench: {err_note}\n")
         return
-    import concurrent.futures
-
-    root = ctx.target.ferry_url("")
-
-    def url_of(path: str) -> str:
-        # Walk paths are relative to the filesystem's root; the run dir's
-        # URL ends in its own path, so take the part below it.
-        mark = ctx.target.path.strip("/").split("/", 1)[-1] if ctx.target.scheme == "s3" else ctx.target.path.strip("/")
-        rel = path.strip("/")
-        if mark and mark in rel:
-            rel = rel[rel.index(mark) + len(mark):].strip("/")
-        return ctx.target.ferry_url(rel) if rel else root
-
+    url = ctx.target.ferry_url
     with concurrent.futures.ThreadPoolExecutor(16) as ex:
-        list(ex.map(lambda p: _quiet(lambda: fs.remove(url_of(p))), files))
-    for d in sorted(dirs, key=lambda p: -p.count("/")):
-        _quiet(lambda: fs.rmdir(url_of(d)))
+        list(ex.map(lambda rel: _quiet(lambda: fs.remove(url(rel))), files))
+    for d in sorted(dirs, key=lambda rel: -rel.count("/")):
+        _quiet(lambda: fs.rmdir(url(d)))
     if ctx.target.scheme != "s3":
-        _quiet(lambda: fs.rmdir(root))
+        _quiet(lambda: fs.rmdir(url("")))
 
 
 def _quiet(fn) -> None:
@@ -238,7 +227,7 @@ def run(a: argparse.Namespace, err: TextIO = sys.stderr) -> int:
             for ctx in contexts:
                 try:
                     if not a.keep:
-                        _cleanup(ctx, ctx.target)
+                        _cleanup(ctx)
                 except KeyboardInterrupt:
                     break
                 finally:

@@ -126,12 +126,11 @@ class Report:
                        "the network's share), `session` (the tool's first round trip: its own "
                        "connect, mount or login), `first_byte`, `transfer`, `close`.", ""]
         stages = ("setup", "tcp_connect", "session", "first_byte", "transfer", "close", "wall")
-        med = self._group(recs, lambda r: (r.target, _num(_p(r, "size_bytes")), _p(r, "direction"), r.tool),
-                          lambda r: 0.0)
+        groups: Dict[tuple, List[BenchRecord]] = collections.defaultdict(list)
+        for r in recs:
+            groups[(r.target, _num(_p(r, "size_bytes")), _p(r, "direction"), r.tool)].append(r)
         rows = []
-        for key in med:
-            target, size, direction, tool = key
-            mine = [r for r in recs if (r.target, _num(_p(r, "size_bytes")), _p(r, "direction"), r.tool) == key]
+        for (target, size, direction, tool), mine in sorted(groups.items()):
             cells = []
             for s in stages:
                 v = [r.times_s[s] for r in mine if s in r.times_s]
@@ -179,8 +178,8 @@ class Report:
                 for (t, d, tool, p), v in rate.items():
                     if t == target:
                         lines.setdefault(f"{tool} {d}", {})[p] = v
-                speedup = {k: {p: v / pts[min(pts)] for p, v in pts.items()} for k, pts in lines.items()
-                           for pts in [pts] if pts.get(min(pts))}
+                # Each line against its own rate at the lowest parallelism.
+                speedup = {k: {p: v / pts[min(pts)] for p, v in pts.items()} for k, pts in lines.items()}
                 _plot(os.path.join(self.image_dir, name), speedup, f"{target}: speedup vs parallelism",
                       "parallelism (files at once)", "speedup vs parallelism 1", logx=True)
                 self._image(name, f"{target} speedup vs parallelism")

@@ -18,7 +18,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Optional, Sequence
 
-from ferry.bench.targets import FerryCli, FerryPy, Target, Tool, Unsupported, Usage, tcp_connect_s
+from ferry.bench.targets import (FerryPy, Target, Tool, Unsupported, Usage, measure, self_cpu, self_peak_rss,
+                                  tcp_connect_s)
 from ferry.records_pb2 import BenchRecord
 
 SCENARIOS = ("stages", "parallel", "tree", "sweep", "metadata", "stress", "catalog")
@@ -193,8 +194,6 @@ def plan_stages(ctx: Context) -> Iterable[Step]:
                             rel = f"stages/{tool.name}/s{size}-r{run}"
                         tcp = tcp_connect_s(ctx.target)
                         holder: Dict[str, Dict[str, float]] = {}
-                        from ferry.bench.targets import measure
-
                         usage = measure(lambda: holder.setdefault("s", tool.staged(direction, local, rel)))
                         times = dict(holder["s"], tcp_connect=tcp)
                         return [ctx.record("stages", tool, params, run, usage, nbytes=size, ops=1, times=times)]
@@ -223,9 +222,7 @@ def _run_parallel(tool: Tool, parallelism: int, jobs: Sequence[Callable[[Tool], 
                 clients.append(c)
         return c
 
-    from ferry.bench.targets import _self_cpu, _self_peak_rss
-
-    c0, t0 = _self_cpu(), time.perf_counter()
+    c0, t0 = self_cpu(), time.perf_counter()
     ex = concurrent.futures.ThreadPoolExecutor(parallelism)
     try:
         usages = list(ex.map(lambda job: job(client()), jobs))
@@ -237,7 +234,7 @@ def _run_parallel(tool: Tool, parallelism: int, jobs: Sequence[Callable[[Tool], 
         if c is not tool:
             c.close()
     if tool.in_process:
-        return Usage(wall, _self_cpu() - c0, _self_peak_rss())
+        return Usage(wall, self_cpu() - c0, self_peak_rss())
     return Usage(wall, sum(u.cpu_s for u in usages), max(u.peak_rss_bytes for u in usages))
 
 
@@ -366,11 +363,9 @@ def plan_metadata(ctx: Context) -> Iterable[Step]:
                         count = min(n, 20) if op == "list" else n
                         params = {"op": op, "mode": mode, "threads": threads, "count": count}
                         try:
-                            from ferry.bench.targets import _self_cpu
-
-                            c0 = _self_cpu()
+                            c0 = self_cpu()
                             wall = _pool_map(tool, threads, calls[op], count)
-                            u = Usage(wall, _self_cpu() - c0, 0)
+                            u = Usage(wall, self_cpu() - c0, 0)
                             out.append(ctx.record("metadata", tool, params, run, u, ops=count,
                                                   figures={"ops_per_s": count / wall}))
                         except Exception as e:
@@ -428,9 +423,7 @@ def plan_stress(ctx: Context) -> Iterable[Step]:
                             continue
                         mine.append(time.perf_counter() - t)
 
-                from ferry.bench.targets import _self_cpu, _self_peak_rss
-
-                c0, t0 = _self_cpu(), time.perf_counter()
+                c0, t0 = self_cpu(), time.perf_counter()
                 threads = [threading.Thread(target=loop, args=(i,)) for i in range(clients)]
                 for t in threads:
                     t.start()
@@ -447,7 +440,7 @@ def plan_stress(ctx: Context) -> Iterable[Step]:
                 figures = {"ops_per_s": len(all_lat) / wall, "p50_s": percentile(all_lat, 0.5),
                            "p99_s": percentile(all_lat, 0.99), "p999_s": percentile(all_lat, 0.999)}
                 return [ctx.record("stress", tool, {"clients": clients, "op": "stat"}, 0,
-                                   Usage(wall, _self_cpu() - c0, _self_peak_rss()), ops=len(all_lat),
+                                   Usage(wall, self_cpu() - c0, self_peak_rss()), ops=len(all_lat),
                                    errors=len(errs), error=errs[0] if errs else "", figures=figures)]
 
             yield Step("stress", f"{tool.name} {clients} clients",
@@ -469,8 +462,6 @@ def plan_catalog(ctx: Context) -> Iterable[Step]:
             for i in range(grown["n"], size):
                 open(os.path.join(stage, f"e{i:07d}"), "wb").close()
             ctx.mkdirs(rel)
-            from ferry.bench.targets import measure
-
             u = measure(lambda: ctx.setup.fs.copy(stage, ctx.target.ferry_url(rel), recursive=True,
                                                   jobs=32) and None)
             added = size - grown["n"]
@@ -485,8 +476,6 @@ def plan_catalog(ctx: Context) -> Iterable[Step]:
                 def body(tool=tool, size=size, run=run):
                     out = []
                     if _supports(tool, "list"):
-                        from ferry.bench.targets import measure
-
                         seen = {}
                         u = measure(lambda: seen.setdefault("n", tool.list(rel)) and None)
                         r = ctx.record("catalog", tool, {"entries": size, "op": "list"}, run, u, ops=seen["n"])
@@ -502,8 +491,6 @@ def plan_catalog(ctx: Context) -> Iterable[Step]:
                     if _supports(tool, "stat"):
                         rng = random.Random(run)
                         names = [f"{rel}/e{rng.randrange(size):07d}" for _ in range(o.catalog_stats)]
-                        from ferry.bench.targets import measure
-
                         u = measure(lambda: [tool.stat(nm) for nm in names] and None)
                         out.append(ctx.record("catalog", tool, {"entries": size, "op": "stat"}, run, u,
                                               ops=len(names), figures={"per_op_s": u.wall_s / len(names)}))

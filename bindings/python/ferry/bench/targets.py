@@ -98,12 +98,12 @@ class Usage:
     stages: Dict[str, float] = field(default_factory=dict)
 
 
-def _self_cpu() -> float:
+def self_cpu() -> float:
     t = os.times()
     return t.user + t.system
 
 
-def _self_peak_rss() -> int:
+def self_peak_rss() -> int:
     import resource
 
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
@@ -112,9 +112,9 @@ def _self_peak_rss() -> int:
 def measure(fn: Callable[[], Optional[Dict[str, float]]]) -> Usage:
     """Runs ``fn`` in this process; its CPU is the whole process's (the
     bench is idle meanwhile), its RSS the process's high-water mark."""
-    c0, t0 = _self_cpu(), time.perf_counter()
+    c0, t0 = self_cpu(), time.perf_counter()
     stages = fn() or {}
-    return Usage(time.perf_counter() - t0, _self_cpu() - c0, _self_peak_rss(), stages)
+    return Usage(time.perf_counter() - t0, self_cpu() - c0, self_peak_rss(), stages)
 
 
 _spawn_lock = threading.Lock()

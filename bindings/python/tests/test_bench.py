@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from ferry.bench import cli, report, scenarios
+from ferry.bench import cli, report, scenarios, targets
 from ferry.records_pb2 import BenchRecord
 
 # Small enough that both runs together take a few seconds.
@@ -237,3 +237,13 @@ def test_the_run_prefix_is_removed_from_the_bucket(s3_run, versitygw):
 
     listed = boto3_client(endpoint=versitygw).list_objects_v2(Bucket="ferry-bench", Prefix="t/")
     assert listed.get("KeyCount", 0) == 0
+
+
+def test_a_process_tool_peak_rss_is_its_own_not_the_bench_process():
+    assert targets.self_peak_rss() > 32 << 20  # this interpreter, ferry and boto3 loaded
+    assert targets.run_process(["true"]).peak_rss_bytes < 16 << 20
+
+
+def test_a_failing_process_tool_raises_naming_the_program():
+    with pytest.raises(RuntimeError, match="^false exited 1"):
+        targets.run_process(["false"])

@@ -18,8 +18,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Optional, Sequence
 
-from ferry.bench.targets import (FerryPy, Target, Tool, Unsupported, Usage, measure, self_cpu, self_peak_rss,
-                                  tcp_connect_s)
+from ferry.bench.targets import (FerryPy, Target, Tool, Unsupported, Usage, measure, peak_window, self_cpu,
+                                  self_peak_rss, tcp_connect_s)
 from ferry.records_pb2 import BenchRecord
 
 SCENARIOS = ("stages", "parallel", "tree", "sweep", "metadata", "stress", "catalog")
@@ -222,19 +222,21 @@ def _run_parallel(tool: Tool, parallelism: int, jobs: Sequence[Callable[[Tool], 
                 clients.append(c)
         return c
 
-    c0, t0 = self_cpu(), time.perf_counter()
-    ex = concurrent.futures.ThreadPoolExecutor(parallelism)
-    try:
-        usages = list(ex.map(lambda job: job(client()), jobs))
-    finally:
-        # On Ctrl-C (or a failure) the queued jobs are dropped, not run.
-        ex.shutdown(wait=True, cancel_futures=True)
-    wall = time.perf_counter() - t0
+    with peak_window():
+        c0, t0 = self_cpu(), time.perf_counter()
+        ex = concurrent.futures.ThreadPoolExecutor(parallelism)
+        try:
+            usages = list(ex.map(lambda job: job(client()), jobs))
+        finally:
+            # On Ctrl-C (or a failure) the queued jobs are dropped, not run.
+            ex.shutdown(wait=True, cancel_futures=True)
+        wall = time.perf_counter() - t0
+        peak = self_peak_rss()
     for c in clients:
         if c is not tool:
             c.close()
     if tool.in_process:
-        return Usage(wall, self_cpu() - c0, self_peak_rss())
+        return Usage(wall, self_cpu() - c0, peak)
     return Usage(wall, sum(u.cpu_s for u in usages), max(u.peak_rss_bytes for u in usages))
 
 
@@ -363,9 +365,10 @@ def plan_metadata(ctx: Context) -> Iterable[Step]:
                         count = min(n, 20) if op == "list" else n
                         params = {"op": op, "mode": mode, "threads": threads, "count": count}
                         try:
-                            c0 = self_cpu()
-                            wall = _pool_map(tool, threads, calls[op], count)
-                            u = Usage(wall, self_cpu() - c0, 0)
+                            with peak_window():
+                                c0 = self_cpu()
+                                wall = _pool_map(tool, threads, calls[op], count)
+                                u = Usage(wall, self_cpu() - c0, self_peak_rss())
                             out.append(ctx.record("metadata", tool, params, run, u, ops=count,
                                                   figures={"ops_per_s": count / wall}))
                         except Exception as e:
@@ -423,13 +426,15 @@ def plan_stress(ctx: Context) -> Iterable[Step]:
                             continue
                         mine.append(time.perf_counter() - t)
 
-                c0, t0 = self_cpu(), time.perf_counter()
-                threads = [threading.Thread(target=loop, args=(i,)) for i in range(clients)]
-                for t in threads:
-                    t.start()
-                for t in threads:
-                    t.join()
-                wall = time.perf_counter() - t0
+                with peak_window():
+                    c0, t0 = self_cpu(), time.perf_counter()
+                    threads = [threading.Thread(target=loop, args=(i,)) for i in range(clients)]
+                    for t in threads:
+                        t.start()
+                    for t in threads:
+                        t.join()
+                    wall = time.perf_counter() - t0
+                    peak = self_peak_rss()
                 for c in made:
                     if c is not tool:
                         c.close()
@@ -440,7 +445,7 @@ def plan_stress(ctx: Context) -> Iterable[Step]:
                 figures = {"ops_per_s": len(all_lat) / wall, "p50_s": percentile(all_lat, 0.5),
                            "p99_s": percentile(all_lat, 0.99), "p999_s": percentile(all_lat, 0.999)}
                 return [ctx.record("stress", tool, {"clients": clients, "op": "stat"}, 0,
-                                   Usage(wall, self_cpu() - c0, self_peak_rss()), ops=len(all_lat),
+                                   Usage(wall, self_cpu() - c0, peak), ops=len(all_lat),
                                    errors=len(errs), error=errs[0] if errs else "", figures=figures)]
 
             yield Step("stress", f"{tool.name} {clients} clients",

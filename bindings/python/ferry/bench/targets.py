@@ -8,15 +8,17 @@ the target. An operation a tool does not have raises ``Unsupported``; the
 scenario then skips that tool for that operation (and says so once).
 """
 
+import contextlib
 import os
 import shutil
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 import urllib.parse
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
 S3_REGION_DEFAULT = "us-east-1"
 
@@ -103,7 +105,41 @@ def self_cpu() -> float:
     return t.user + t.system
 
 
+_peak_lock = threading.Lock()
+_peak_windows = 0
+
+
+@contextlib.contextmanager
+def peak_window() -> Iterator[None]:
+    """While open, this process's peak RSS (VmHWM) counts from its RSS at
+    the start of the outermost window (Linux resets it by /proc clear_refs;
+    concurrent operations share one window instead of resetting each
+    other's)."""
+    global _peak_windows
+    with _peak_lock:
+        if _peak_windows == 0:
+            try:
+                with open("/proc/self/clear_refs", "w") as f:
+                    f.write("5")
+            except OSError:  # not Linux >= 4.0: the run's high-water mark
+                pass
+        _peak_windows += 1
+    try:
+        yield
+    finally:
+        with _peak_lock:
+            _peak_windows -= 1
+
+
 def self_peak_rss() -> int:
+    """This process's VmHWM (its peak RSS since the last reset), in bytes."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
     import resource
 
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
@@ -111,30 +147,47 @@ def self_peak_rss() -> int:
 
 def measure(fn: Callable[[], Optional[Dict[str, float]]]) -> Usage:
     """Runs ``fn`` in this process; its CPU is the whole process's (the
-    bench is idle meanwhile), its RSS the process's high-water mark."""
-    c0, t0 = self_cpu(), time.perf_counter()
-    stages = fn() or {}
-    return Usage(time.perf_counter() - t0, self_cpu() - c0, self_peak_rss(), stages)
+    bench is idle meanwhile), its RSS the process's peak during it (the
+    interpreter and every library it loaded included)."""
+    with peak_window():
+        c0, t0 = self_cpu(), time.perf_counter()
+        stages = fn() or {}
+        return Usage(time.perf_counter() - t0, self_cpu() - c0, self_peak_rss(), stages)
 
 
-_spawn_lock = threading.Lock()
+_TIME = "/usr/bin/time"  # GNU time: the child's own peak RSS
 
 
 def run_process(argv: List[str], env: Optional[Dict[str, str]] = None) -> Usage:
-    """Runs a tool as its own process: wall time, and its CPU and peak RSS
-    from wait4 (no /usr/bin/time needed)."""
-    t0 = time.perf_counter()
-    with _spawn_lock:  # Popen from many threads is safe, but serialising fork keeps RSS sane
+    """Runs a tool as its own process: wall time, its CPU from wait4, its
+    peak RSS from GNU time when installed (wait4's ru_maxrss alone would be
+    this interpreter's: Python spawns by vfork, and the kernel counts the
+    memory a process had before its exec)."""
+    rss_file = None
+    if os.access(_TIME, os.X_OK):
+        fd, rss_file = tempfile.mkstemp(prefix="ferry-bench-rss-")
+        os.close(fd)
+        argv = [_TIME, "-q", "-f", "%M", "-o", rss_file, *argv]
+    try:
+        t0 = time.perf_counter()
         p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                              stderr=subprocess.PIPE, env=env)
-    err = p.stderr.read() if p.stderr else b""
-    _, status, ru = os.wait4(p.pid, 0)
-    p.returncode = os.waitstatus_to_exitcode(status)
-    wall = time.perf_counter() - t0
-    if p.returncode != 0:
-        raise RuntimeError(f"{os.path.basename(argv[0])} exited {p.returncode}: "
-                           f"{err.decode(errors='replace').strip()[-400:]}")
-    return Usage(wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss * 1024)
+        err = p.stderr.read() if p.stderr else b""
+        _, status, ru = os.wait4(p.pid, 0)
+        code = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - t0
+        rss = ru.ru_maxrss * 1024
+        if rss_file:
+            with open(rss_file) as f:
+                words = f.read().split()
+            rss = int(words[-1]) * 1024 if words and words[-1].isdigit() else 0
+    finally:
+        if rss_file:
+            os.unlink(rss_file)
+    if code != 0:
+        name = os.path.basename(argv[6] if rss_file else argv[0])
+        raise RuntimeError(f"{name} exited {code}: {err.decode(errors='replace').strip()[-400:]}")
+    return Usage(wall, ru.ru_utime + ru.ru_stime, rss)
 
 
 def tcp_connect_s(target: Target) -> float:

@@ -247,3 +247,13 @@ def test_a_process_tool_peak_rss_is_its_own_not_the_bench_process():
 def test_a_failing_process_tool_raises_naming_the_program():
     with pytest.raises(RuntimeError, match="^false exited 1"):
         targets.run_process(["false"])
+
+
+def test_a_record_line_parses_back_to_the_same_benchrecord():
+    r = BenchRecord(scenario="sweep", target="s3", tool="ferry-cp", bytes=1 << 40, ops=1, cpu_s=0.5,
+                    peak_rss_bytes=123 << 20, run=2)
+    r.parameters["size_bytes"] = str(1 << 40)
+    r.times_s["wall"] = 1.25
+    line = report.to_json_line(r)
+    assert "\n" not in line
+    assert report.read_records_text(line) == [r]

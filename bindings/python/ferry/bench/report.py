@@ -19,13 +19,14 @@ FERRY_TOOLS = ("ferry-py", "ferry-cp", "ferry-walk")
 CLI_PEERS = ("nfs-cp", "nfs-ls", "aws", "rclone", "cp")
 
 
+def read_records_text(text: str) -> List[BenchRecord]:
+    """BenchRecords from JSON lines (blank lines skipped)."""
+    return [json_format.Parse(line, BenchRecord()) for line in text.splitlines() if line.strip()]
+
+
 def read_records(path: str) -> List[BenchRecord]:
-    out = []
     with open(path) as f:
-        for line in f:
-            if line.strip():
-                out.append(json_format.Parse(line, BenchRecord()))
-    return out
+        return read_records_text(f.read())
 
 
 def to_json_line(r: BenchRecord) -> str:

@@ -131,7 +131,7 @@ def test_catalog_lists_every_entry_at_each_size(s3_run):
 def test_what_a_tool_lacks_is_a_note_not_an_error(s3_run):
     _, records = s3_run
     notes = [r.error for r in records if r.scenario == "note"]
-    assert "metadata: boto3 on s3 has no mkdir" in notes
+    assert "metadata: ferry-py on s3 has no meta_add" in notes
 
 
 def test_records_are_benchrecord_json_lines(local_run):

@@ -204,16 +204,18 @@ class Report:
         if not recs:
             return
         self.lines += ["### Size sweep", "",
-                       "One file per transfer; median MiB/s by size and `threads` (the streams "
-                       "or parts in flight for one file; the tool's own option).", ""]
-        rate = self._group(recs, lambda r: (r.target, _p(r, "direction"), r.tool, _num(_p(r, "threads")),
-                                            _num(_p(r, "size_bytes"))),
-                           lambda r: r.bytes / MIB / r.times_s["wall"])
+                       "One file per transfer; median milliseconds per file by size and `threads` "
+                       "(the streams or parts in flight for one file; the tool's own option). "
+                       "The plots show the same as MiB/s.", ""]
+        key_of = lambda r: (r.target, _p(r, "direction"), r.tool, _num(_p(r, "threads")),  # noqa: E731
+                            _num(_p(r, "size_bytes")))
+        rate = self._group(recs, key_of, lambda r: r.bytes / MIB / r.times_s["wall"])
+        ms = self._group(recs, key_of, lambda r: r.times_s["wall"] * 1e3)
         sizes = sorted({k[4] for k in rate})
         rows = []
         for key in sorted({k[:4] for k in rate}):
             rows.append([key[0], key[1], key[2], str(int(key[3])),
-                         *(_fmt(rate.get((*key, s))) for s in sizes)])
+                         *(_fmt(ms.get((*key, s))) for s in sizes)])
         self._table(["target", "dir", "tool", "threads", *(_size(s) for s in sizes)], rows)
         for target in self.targets("sweep"):
             for d in ("put", "get"):

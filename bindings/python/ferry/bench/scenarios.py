@@ -346,19 +346,27 @@ def plan_metadata(ctx: Context) -> Iterable[Step]:
         for mode, threads in (("sequential", 1), ("parallel", o.meta_parallel)):
             for run in range(o.runs):
                 def body(tool=tool, mode=mode, threads=threads, run=run):
-                    base = f"meta/{tool.name}/{mode}-r{run}"
-                    ctx.mkdirs(base)
+                    # Directories and files in two siblings: `list` lists a
+                    # flat directory of files only, as every tool's listing
+                    # (one level or a whole walk) sees the same entries.
+                    dirs, files = f"meta/{tool.name}/{mode}-r{run}/dirs", f"meta/{tool.name}/{mode}-r{run}/files"
+                    ctx.mkdirs(dirs)
+                    ctx.mkdirs(files)
                     n, out = o.meta_ops, []
                     calls: Dict[str, Callable[[Tool, int], None]] = {
-                        "mkdir": lambda c, i: c.mkdir(f"{base}/d{i:05d}"),
-                        "create": lambda c, i: c.touch(f"{base}/f{i:05d}"),
-                        "stat": lambda c, i: c.stat(f"{base}/f{i:05d}"),
-                        "list": lambda c, i: c.list(base),
-                        "meta_add": lambda c, i: c.meta_add(f"{base}/f{i:05d}", "bench", str(i)),
-                        "remove": lambda c, i: c.remove(f"{base}/f{i:05d}"),
-                        "rmdir": lambda c, i: c.rmdir(f"{base}/d{i:05d}"),
+                        "mkdir": lambda c, i: c.mkdir(f"{dirs}/d{i:05d}"),
+                        "create": lambda c, i: c.touch(f"{files}/f{i:05d}"),
+                        "stat": lambda c, i: c.stat(f"{files}/f{i:05d}"),
+                        "list": lambda c, i: c.list(files),
+                        "meta_add": lambda c, i: c.meta_add(f"{files}/f{i:05d}", "bench", str(i)),
+                        "remove": lambda c, i: c.remove(f"{files}/f{i:05d}"),
+                        "rmdir": lambda c, i: c.rmdir(f"{dirs}/d{i:05d}"),
                     }
                     for op in META_OPS:
+                        if op in ("mkdir", "rmdir") and ctx.target.scheme == "s3":
+                            ctx.note_once("metadata: no mkdir/rmdir on S3 (a prefix is made by its objects; "
+                                          "ferry's answer without a request)")
+                            continue
                         if not _supports(tool, _META_METHOD.get(op, op)):
                             ctx.note_once(f"metadata: {tool.name} on {ctx.target.scheme} has no {op}")
                             continue

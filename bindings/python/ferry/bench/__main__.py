@@ -1,0 +1,5 @@
+import sys
+
+from ferry.bench.cli import main
+
+sys.exit(main())

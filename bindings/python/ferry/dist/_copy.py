@@ -36,8 +36,9 @@ import concurrent.futures
 import dataclasses
 import hashlib
 import os
+import re
 import stat as stat_module
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from google.protobuf.message import DecodeError
 
@@ -47,6 +48,9 @@ from ferry.dist._walk import Listing, SplitOptions, fan_out
 from ferry.dist._worker import WorkerOptions, filesystems
 
 _READ_BYTES = 8 << 20  # one read when hashing or copying a range
+# A temporary of ferry's file writers (core/src/io/temp_file.cc TempNameFor):
+# `<dir>/.<name>.ferry-<16 hex>`; groups: the directory part, the name.
+_TEMPORARY = re.compile(rb"((?:.*/)?)\.(.+)\.ferry-[0-9a-f]{16}", re.DOTALL)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -195,9 +199,28 @@ class _Sync:
         """`files` (paths relative to the copy's root) whose names below
         `base` are the keys of `existing`."""
         cut = len(base) + 1 if base else 0
+        self.remove_leftovers({f[0][cut:] for f in files}, existing, base)
         with concurrent.futures.ThreadPoolExecutor(max(1, self.options.jobs)) as pool:
             for r in pool.map(lambda f: self.one(f[0], f[1], existing.get(f[0][cut:])), files):
                 self.result.report.add(r)
+
+    def remove_leftovers(self, names: Set[bytes], existing: Dict[bytes, int], base: bytes) -> None:
+        """Removes the temporaries of a killed earlier writer of `names`
+        (keys of `existing`, relative to `base`): ferry writes
+        `.<name>.ferry-<16 hex>` beside a target and renames it at close, so
+        a SIGKILLed worker leaves one behind (the local disk reclaims its
+        own; NFS cannot). A live writer's would be removed too: two copies
+        into one destination at once are not supported."""
+        for key in existing:
+            m = _TEMPORARY.fullmatch(key)
+            if m and (m.group(1) + m.group(2)) in names:
+                url = _urls.join(self.dst_root, _urls.join_rel(base, key))
+                try:
+                    self.fs.remove(url)  # type: ignore[arg-type]
+                except FileNotFoundError:
+                    pass
+                except (ferry.Error, OSError) as e:
+                    self.fail(f"remove leftover temporary {_urls.show(url)}", e)
 
     def subtree(self, rel: bytes) -> None:
         """Every file below `rel`."""

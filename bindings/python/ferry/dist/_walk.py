@@ -36,12 +36,13 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 import ferry
 from ferry.dist import _urls
 from ferry.dist._worker import WorkerOptions, filesystems
-from ferry.records_pb2 import FILE_TYPE_DIRECTORY, FILE_TYPE_REGULAR, FILE_TYPE_SYMLINK, WalkEntry
+from ferry import records_pb2
+from ferry.records_pb2 import WalkEntry
 
 Entry = Dict[str, Any]
 """One walked entry: ``path`` (bytes, '/'-separated, relative to the walk's
 root, as the server sent it), ``type`` ("file", "directory", "symlink",
-"other"), ``size``, ``mode``, ``uid``, ``gid``, ``mtime_ns``, ``fileid``
+"block_device", "char_device", "socket", "fifo", "other"), ``size``, ``mode``, ``uid``, ``gid``, ``mtime_ns``, ``fileid``
 (the fields of ``ferry.records_pb2.WalkEntry``)."""
 
 WalkError = Dict[str, Any]
@@ -49,8 +50,13 @@ WalkError = Dict[str, Any]
 root), ``code`` (the absl status code number, as in records.proto),
 ``message``. The walk goes on past it, as the single-process walk does."""
 
-_TYPE_NAMES = {FILE_TYPE_REGULAR: "file", FILE_TYPE_DIRECTORY: "directory",
-               FILE_TYPE_SYMLINK: "symlink"}
+_TYPE_NAMES = {records_pb2.FILE_TYPE_REGULAR: "file",
+               records_pb2.FILE_TYPE_DIRECTORY: "directory",
+               records_pb2.FILE_TYPE_SYMLINK: "symlink",
+               records_pb2.FILE_TYPE_BLOCK_DEVICE: "block_device",
+               records_pb2.FILE_TYPE_CHAR_DEVICE: "char_device",
+               records_pb2.FILE_TYPE_SOCKET: "socket",
+               records_pb2.FILE_TYPE_FIFO: "fifo"}
 
 # absl::StatusCode numbers by the names ferry.Error.code carries.
 _STATUS_CODES = {"Cancelled": 1, "Unknown": 2, "InvalidArgument": 3, "DeadlineExceeded": 4,

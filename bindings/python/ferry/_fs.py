@@ -53,6 +53,11 @@ class Walk(Closing):
     def __next__(self) -> WalkBatch:
         return WalkBatch.FromString(next(self._raw))
 
+    def serialized(self) -> Iterator[bytes]:
+        """The batches undecoded, as records.proto WalkBatch bytes (to pass
+        on to another process or language without a decode here)."""
+        return iter(self._raw)
+
     def close(self) -> None:
         self._raw.close()
 
@@ -111,6 +116,11 @@ class FileSystems(Closing):
         names), as the protocol lists them: one level, where :meth:`walk`
         goes all the way down. FileNotFoundError for a missing directory."""
         return list(WalkBatch.FromString(self._raw.list(url)).entries)
+
+    def list_serialized(self, url: str) -> bytes:
+        """:meth:`list`'s entries undecoded, as one records.proto WalkBatch
+        (as :meth:`Walk.serialized` gives a walk's)."""
+        return self._raw.list(url)
 
     def walk(self, url: str, *, batch_entries: int = DEFAULT_BATCH_ENTRIES,
              max_in_flight: int = DEFAULT_MAX_IN_FLIGHT) -> Walk:

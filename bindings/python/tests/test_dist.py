@@ -22,6 +22,8 @@ import ferry.dist  # noqa: E402  (needs distributed's import to have worked)
 from ferry.dist import _copy  # noqa: E402
 
 WORKERS = 4
+# Trees this small are walked whole by one task unless told otherwise.
+SPLIT_AT_ONCE = ferry.dist.SplitOptions(whole_walk_entries=0)
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +119,7 @@ def test_walk_on_four_workers_gives_the_entries_of_a_single_process_walk(client,
     root = new_dir(ganesha, "walk")
     make_tree(root, dirs=10, subdirs=5, files=50)  # 2,500 files, 61 folders
     url = nfs_url(root.name)
-    w = ferry.dist.walk(url, client=client)
+    w = ferry.dist.walk(url, client=client, split=SPLIT_AT_ONCE)
     assert w.errors == []
     assert w.entries == len(single_walk(fs, url))
     assert dist_walk(w.gather()) == single_walk(fs, url)
@@ -127,9 +129,21 @@ def test_walk_on_four_workers_gives_the_entries_of_a_single_process_walk(client,
 def test_walk_of_an_s3_prefix_splits_by_prefix_and_matches_a_single_process_walk(
         client, fs, tmp_path):
     prefix, _ = upload(fs, tmp_path, dirs=4, subdirs=3, files=10)
-    w = ferry.dist.walk(prefix, client=client)
+    w = ferry.dist.walk(prefix, client=client, split=SPLIT_AT_ONCE)
     assert dist_walk(w.gather()) == single_walk(fs, prefix)
     assert len(w.partitions) > 1
+
+
+def test_a_tree_within_the_whole_walk_budget_is_walked_by_one_task(client, fs, ganesha):
+    root = new_dir(ganesha, "walk-whole")
+    make_tree(root, dirs=3, subdirs=2, files=10)
+    url = nfs_url(root.name)
+    w = ferry.dist.walk(url, client=client, split=ferry.dist.SplitOptions(whole_walk_entries=100))
+    assert len(w.partitions) == 1
+    assert dist_walk(w.gather()) == single_walk(fs, url)
+    split = ferry.dist.walk(url, client=client, split=ferry.dist.SplitOptions(whole_walk_entries=20))
+    assert len(split.partitions) > 1
+    assert dist_walk(split.gather()) == single_walk(fs, url)
 
 
 def test_walk_gives_a_dask_bag_of_entries(client, tmp_path):

@@ -48,11 +48,11 @@ def _client(client: Any) -> Any:
 
 
 def _count_task(partition: _walk.Partition) -> Dict[str, Any]:
-    return {"entries": len(partition.entries), "errors": partition.errors}
+    return {"entries": partition.entries, "errors": partition.errors}
 
 
 def _entries_task(partition: _walk.Partition) -> List[Entry]:
-    return partition.entries
+    return partition.records()
 
 
 @dataclasses.dataclass
@@ -95,7 +95,8 @@ def walk(url: str, *, client: Any = None, split: SplitOptions = SplitOptions()) 
         on_listing=lambda listing: partitions.append(
             client.submit(_walk.listing_partition, listing, pure=False)),
         on_subtrees=lambda rels: partitions.append(
-            client.submit(_walk.walk_subtrees_task, url, rels, split.worker, pure=False)))
+            client.submit(_walk.walk_subtrees_task, url, rels, split.worker, pure=False)),
+        whole_walk_entries=split.whole_walk_entries)
     counts = client.gather(client.map(_count_task, partitions, pure=False))
     return DistWalk(partitions, sum(c["entries"] for c in counts),
                     [e for c in counts for e in c["errors"]])
@@ -114,7 +115,7 @@ def _write_parquet_task(partition: _walk.Partition, out: str, index: int,
     schema = pa.schema([("path", pa.binary()), ("type", pa.string()), ("size", pa.uint64()),
                         ("mode", pa.uint32()), ("uid", pa.uint32()), ("gid", pa.uint32()),
                         ("mtime_ns", pa.int64()), ("fileid", pa.uint64())])
-    entries = partition.entries
+    entries = partition.records()
     if entries:
         table = pa.table({c: [e[c] for e in entries] for c in _PARQUET_COLUMNS}, schema=schema)
         sink = pa.BufferOutputStream()
@@ -148,7 +149,8 @@ def walk_to_parquet(url: str, out: str, *, client: Any = None,
         on_listing=lambda listing: write(client.submit(_walk.listing_partition, listing,
                                                        pure=False)),
         on_subtrees=lambda rels: write(client.submit(_walk.walk_subtrees_task, url, rels,
-                                                     split.worker, pure=False)))
+                                                     split.worker, pure=False)),
+        whole_walk_entries=split.whole_walk_entries)
     done = client.gather(writes)
     return {"entries": sum(d["entries"] for d in done),
             "errors": [e for d in done for e in d["errors"]],

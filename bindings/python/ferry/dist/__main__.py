@@ -49,7 +49,7 @@ def _walk(args: argparse.Namespace) -> int:
             entries, errors = w.entries, w.errors
             out = sys.stdout.buffer
             for part in w.partitions:
-                for e in part.result().entries:
+                for e in part.result().records():
                     out.write(b"%d\t%s\t%s\n" % (e["size"], e["type"].encode(), e["path"]))
             out.flush()
     for e in errors:

@@ -89,6 +89,13 @@ def main():
     for n in counts:
         client = clusters[n][1]
         walkers[f"dist{n}"] = (lambda c: lambda: ferry.dist.walk(args.walk_url, client=c))(client)
+    # The same tree split across the workers from the start (by default a
+    # tree this small is walked whole by one task): what splitting costs.
+    split_now = ferry.dist.SplitOptions(whole_walk_entries=0)
+    walkers[f"dist{counts[-1]}split"] = lambda: ferry.dist.walk(
+        args.walk_url, client=clusters[counts[-1]][1], split=split_now)
+    for n in counts:
+        client = clusters[n][1]
         copiers[f"dist{n}"] = (lambda c: lambda name: ferry.dist.copy(
             args.copy_src_url, dst(name), recursive=True, client=c))(client)
 
@@ -145,6 +152,10 @@ def main():
         result[f"copy_overhead_{n}_workers"] = round(copy[f"dist{n}"] / copy["cpp"] - 1, 3)
         result[f"walk_entries_per_s_per_worker_{n}"] = round(args.walk_entries / walk[f"dist{n}"] / n)
         result[f"copy_files_per_s_per_worker_{n}"] = round(args.copy_files / copy[f"dist{n}"] / n)
+    n = counts[-1]
+    result[f"walk_{n}_workers_split_s"] = round(walk[f"dist{n}split"], 3)
+    result[f"walk_overhead_{n}_workers_split"] = round(walk[f"dist{n}split"] / walk["cpp"] - 1, 3)
+    result["walk_overhead_1_worker_vs_python"] = round(walk["dist1"] / walk["python"] - 1, 3)
     result["walk_entries_per_s_single_cpp"] = round(args.walk_entries / walk["cpp"])
     result["copy_files_per_s_single_cpp"] = round(args.copy_files / copy["cpp"])
     for n in counts:

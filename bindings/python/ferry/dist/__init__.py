@@ -90,14 +90,22 @@ def walk(url: str, *, client: Any = None, split: SplitOptions = SplitOptions()) 
     being there raises (FileNotFoundError, ...)."""
     client = _client(client)
     partitions: List[Any] = []
+    counted: List[Any] = []
+
+    def add(partition: Any) -> None:
+        # Counted as soon as it is made (not after the fan-out): the last
+        # partition's count is then one scheduler round trip away.
+        partitions.append(partition)
+        counted.append(client.submit(_count_task, partition, pure=False))
+
     _walk.fan_out(
         client, url, split,
-        on_listing=lambda listing: partitions.append(
+        on_listing=lambda listing: add(
             client.submit(_walk.listing_partition, listing, pure=False)),
-        on_subtrees=lambda rels: partitions.append(
+        on_subtrees=lambda rels: add(
             client.submit(_walk.walk_subtrees_task, url, rels, split.worker, pure=False)),
         whole_walk_entries=split.whole_walk_entries)
-    counts = client.gather(client.map(_count_task, partitions, pure=False))
+    counts = client.gather(counted)
     return DistWalk(partitions, sum(c["entries"] for c in counts),
                     [e for c in counts for e in c["errors"]])
 

@@ -25,7 +25,7 @@ iRODS environment) as a single-process copy would.
 """
 
 import dataclasses
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
 
 from ferry.dist import _copy, _urls, _walk
 from ferry.dist._copy import CopyError, CopyOptions, CopyReport

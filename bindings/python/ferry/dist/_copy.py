@@ -44,7 +44,7 @@ from google.protobuf.message import DecodeError
 
 import ferry
 from ferry.dist import _urls
-from ferry.dist._walk import Listing, SplitOptions, fan_out
+from ferry.dist._walk import Listing, SplitOptions
 from ferry.dist._worker import WorkerOptions, filesystems
 
 _READ_BYTES = 8 << 20  # one read when hashing or copying a range

@@ -236,6 +236,19 @@ def test_a_large_file_to_a_local_path_is_copied_in_byte_ranges_by_several_worker
     assert sorted(os.listdir(tmp_path)) == ["big.bin", "out.bin"]  # no temporary left
 
 
+def test_a_single_file_goes_to_nfs_whole_and_a_rerun_skips_it(client, ganesha, tmp_path):
+    data = os.urandom((2 << 20) + 5)
+    (tmp_path / "one.bin").write_bytes(data)
+    name = f"one-{uuid.uuid4().hex[:8]}.bin"
+    options = ferry.dist.CopyOptions(range_threshold=1 << 20)  # ranges go to local paths only
+    first = ferry.dist.copy(str(tmp_path / "one.bin"), nfs_url(name), client=client,
+                            options=options)
+    again = ferry.dist.copy(str(tmp_path / "one.bin"), nfs_url(name), client=client,
+                            options=options)
+    assert (first.files_copied, first.ranges, again.files_skipped) == (1, 0, 1)
+    assert (ganesha / name).read_bytes() == data
+
+
 def test_a_file_whose_ranges_did_not_all_land_is_never_published(fs, tmp_path):
     data = os.urandom(3 << 20)
     (tmp_path / "src.bin").write_bytes(data)

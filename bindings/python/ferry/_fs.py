@@ -24,7 +24,7 @@ would leave the destination (``../x``, absolute, NUL) are never written.
 """
 
 import contextlib
-from typing import Any, Callable, Dict, Iterator, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
 from ferry import _core
 from ferry._files import Closing, ObjectFile, Progress, _core_mode
@@ -52,6 +52,11 @@ class Walk(Closing):
 
     def __next__(self) -> WalkBatch:
         return WalkBatch.FromString(next(self._raw))
+
+    def serialized(self) -> Iterator[bytes]:
+        """The batches undecoded, as records.proto WalkBatch bytes (to pass
+        on to another process or language without a decode here)."""
+        return iter(self._raw)
 
     def close(self) -> None:
         self._raw.close()
@@ -105,6 +110,17 @@ class FileSystems(Closing):
         size of a written file if known (object stores lay parts out by it)."""
         raw = self._raw.open(url, _core_mode(mode), size=-1 if size is None else size)
         return ObjectFile(raw, mode)
+
+    def list(self, url: str) -> List[WalkEntry]:
+        """The entries directly in directory ``url`` (paths are their
+        names), as the protocol lists them: one level, where :meth:`walk`
+        goes all the way down. FileNotFoundError for a missing directory."""
+        return list(WalkBatch.FromString(self._raw.list(url)).entries)
+
+    def list_serialized(self, url: str) -> bytes:
+        """:meth:`list`'s entries undecoded, as one records.proto WalkBatch
+        (as :meth:`Walk.serialized` gives a walk's)."""
+        return self._raw.list(url)
 
     def walk(self, url: str, *, batch_entries: int = DEFAULT_BATCH_ENTRIES,
              max_in_flight: int = DEFAULT_MAX_IN_FLIGHT) -> Walk:

@@ -185,6 +185,29 @@ class PyFileSystems {
                                         *fd, where.fs->Url(where.path), !write, write);
   }
 
+  // The entries directly in the directory `url` names (FileSystem::List:
+  // paths are their names), as one records.proto WalkBatch; a distributed
+  // walk lists one level to split a tree into subtrees.
+  py::bytes List(const std::string& url) {
+    fs::Location where = Resolve(url);
+    fs::WalkBatch batch;
+    absl::Status s;
+    {
+      py::gil_scoped_release nogil;
+      s = where.fs->List(where.path, [&](std::vector<fs::Entry>& page) {
+        for (fs::Entry& e : page) batch.entries.push_back(std::move(e));
+        return true;
+      });
+    }
+    ThrowIfError(s);
+    std::string bytes;
+    {
+      py::gil_scoped_release nogil;
+      bytes = records::SerializeWalkBatch(batch, {.last = true});
+    }
+    return py::bytes(bytes);
+  }
+
   std::unique_ptr<PyWalk> Walk(const std::string& url, int64_t batch_entries,
                                int max_in_flight) {
     if (batch_entries <= 0 || max_in_flight <= 0) {
@@ -288,6 +311,7 @@ Use ferry.FileSystems, the Python wrapper.)doc")
       .def("stat", &PyFileSystems::Stat, py::arg("url"))
       .def("open", &PyFileSystems::Open, py::arg("url"), py::arg("mode") = "r",
            py::kw_only(), py::arg("size") = -1)
+      .def("list", &PyFileSystems::List, py::arg("url"))
       .def("walk", &PyFileSystems::Walk, py::arg("url"), py::kw_only(),
            py::arg("batch_entries") = walk_defaults.batch_entries,
            py::arg("max_in_flight") = walk_defaults.max_in_flight)

@@ -70,6 +70,20 @@ def test_walk_lists_every_entry_of_an_s3_prefix_and_an_nfs_directory(fs, ganesha
     assert local == {"a.bin", "d", "d/b.txt", "d/e", "d/e/c"}
 
 
+def test_list_gives_one_level_of_an_s3_prefix_and_an_nfs_directory(fs, ganesha, tmp_path):
+    make_tree(tmp_path / "src")
+    prefix = f"s3://{S3_BUCKET}/list/{uuid.uuid4().hex}"
+    nfs_dir = f"list-{uuid.uuid4().hex}"
+    fs.copy(str(tmp_path / "src"), prefix, recursive=True)
+    fs.copy(str(tmp_path / "src"), nfs_url(nfs_dir), recursive=True)
+    for url in (prefix, nfs_url(nfs_dir), str(tmp_path / "src")):
+        listed = {(os.fsdecode(e.path), e.type) for e in fs.list(url)}
+        assert listed == {("a.bin", ferry.records_pb2.FILE_TYPE_REGULAR),
+                          ("d", ferry.records_pb2.FILE_TYPE_DIRECTORY)}, url
+    with pytest.raises(FileNotFoundError):
+        fs.list(str(tmp_path / "missing"))
+
+
 def test_open_by_url_reads_positionally_and_writes_at_close(fs, ganesha):
     name = f"{uuid.uuid4().hex}.bin"
     with fs.open(nfs_url(name), "wb") as f:

@@ -5,7 +5,9 @@
 // into lines at '\n' (kept, as curl keeps CRLF). Whatever the bytes: the
 // status is 0 or a three-digit code, Content-Length is -1 or what a
 // content-length field said (never for a HEAD), names are lower-case
-// and values trimmed, and a status line starts a fresh reply.
+// and values trimmed, and a status line starts a fresh reply. The
+// headers then go to HeadObject's reader (s3_replies.h), whose size is
+// never negative.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -13,6 +15,7 @@
 
 #include "absl/strings/ascii.h"
 #include "ferry/s3/http_header_lines.h"
+#include "ferry/s3/s3_replies.h"
 #include "fuzz_check.h"
 
 namespace {
@@ -60,6 +63,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         Check(head.headers.size() == before);
         break;
     }
+  }
+  absl::StatusOr<ferry::ObjectInfo> info = s3::ParseHeadObjectReply(head.headers);
+  if (info.ok()) {
+    Check(info->size >= 0);
+  } else {
+    Check(info.status().code() == absl::StatusCode::kDataLoss);
   }
   return 0;
 }

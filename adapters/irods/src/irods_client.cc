@@ -17,6 +17,7 @@
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
 #include "ferry/irods/irods_protocol.h"
+#include "ferry/irods/irods_replies.h"
 #include "ferry/irods/irods_xml.h"
 
 namespace ferry::irods {
@@ -234,7 +235,17 @@ absl::StatusOr<IrodsAccount> LoadIrodsAccount() {
       a.user = str("irods_user_name");
       a.zone = str("irods_zone_name");
       if (j.contains("irods_port") && j["irods_port"].is_number_integer()) {
-        a.port = static_cast<uint16_t>(j["irods_port"].get<int>());
+        // Read wide and checked: a narrowing cast would turn 71247 into
+        // 5711 and connect somewhere else without a word. (The parser
+        // stores non-negative integers as unsigned.)
+        const nlohmann::json& port = j["irods_port"];
+        const bool in_range = port.is_number_unsigned()
+                                  ? port.get<uint64_t>() >= 1 && port.get<uint64_t>() <= 65535
+                                  : port.get<int64_t>() >= 1 && port.get<int64_t>() <= 65535;
+        if (!in_range) {
+          return absl::InvalidArgumentError(Cat(env_file, ": irods_port ", port.dump(), " is not a port"));
+        }
+        a.port = static_cast<uint16_t>(port.get<int64_t>());
       }
     }
   }
@@ -346,19 +357,7 @@ absl::StatusOr<Reply> IrodsClient::CallPooled(int api, std::string_view msg, std
 absl::StatusOr<IrodsStat> IrodsClient::Stat(std::string_view path) {
   FERRY_ASSIGN_OR_RETURN(Reply r, CallPooled(kObjStat, DataObjInp(path, 0, {}),
                                              Cat("stat ", path), true));
-  FERRY_ASSIGN_OR_RETURN(auto n, ParseXml(r.msg));
-  IrodsStat st;
-  st.type = static_cast<IrodsObjectType>(n->Int("objType"));
-  st.size = n->Int("objSize");
-  st.id = n->Int("dataId");
-  st.modify_time = n->Int("modifyTime");
-  st.mode = static_cast<uint32_t>(n->Int("dataMode"));
-  st.owner = std::string(n->Text("ownerName"));
-  st.checksum = std::string(n->Text("chksum"));
-  if (st.type != IrodsObjectType::kDataObject && st.type != IrodsObjectType::kCollection) {
-    return absl::NotFoundError(Cat("stat ", path, ": no such data object or collection"));
-  }
-  return st;
+  return DecodeObjStatReply(r.msg, Cat("stat ", path));
 }
 
 absl::Status IrodsClient::Query(
@@ -396,25 +395,15 @@ absl::Status IrodsClient::Query(
       return absl::OkStatus();
     }
     if (!r.ok()) return r.status();
-    FERRY_ASSIGN_OR_RETURN(auto out, ParseXml(r->msg));
-    const int64_t rows = out->Int("rowCnt");
-    std::vector<const XmlNode*> cols = out->All("SqlResult_PI");
-    if (cols.size() != select.size()) {
-      lease->MarkBroken();
-      return absl::DataLossError(Cat(context, ": ", cols.size(), " columns for ", select.size()));
+    absl::StatusOr<GenQueryPage> page = DecodeGenQueryReply(r->msg, select.size(), context);
+    if (!page.ok()) {
+      // A page that does not decode: the statement's next page is not
+      // trusted to that session.
+      if (absl::IsDataLoss(page.status())) lease->MarkBroken();
+      return page.status();
     }
-    std::vector<std::vector<std::string>> page(static_cast<size_t>(rows));
-    for (size_t c = 0; c < cols.size(); ++c) {
-      std::vector<const XmlNode*> values = cols[c]->All("value");
-      if (static_cast<int64_t>(values.size()) != rows) {
-        lease->MarkBroken();
-        return absl::DataLossError(Cat(context, ": column ", c, " has ", values.size(),
-                                                " values for ", rows, " rows"));
-      }
-      for (int64_t i = 0; i < rows; ++i) page[static_cast<size_t>(i)].push_back(values[static_cast<size_t>(i)]->text);
-    }
-    continue_index = out->Int("continueInx");
-    const bool more = on_page(page);
+    continue_index = page->continue_index;
+    const bool more = on_page(page->rows);
     if (continue_index <= 0) return absl::OkStatus();
     if (!more) {
       // Close the statement on the server.

@@ -53,7 +53,7 @@ absl::StatusOr<HeaderLengths> ParseHeader(std::string_view header) {
 std::string EncodeMessage(std::string_view type, int64_t int_info, std::string_view msg,
                           std::string_view bs) {
   const std::string header =
-      Cat("<MsgHeader_PI><type>", type, "</type><msgLen>", msg.size(),
+      Cat("<MsgHeader_PI><type>", EscapeXml(type), "</type><msgLen>", msg.size(),
                    "</msgLen><errorLen>0</errorLen><bsLen>", bs.size(), "</bsLen><intInfo>",
                    int_info, "</intInfo></MsgHeader_PI>");
   std::string out;

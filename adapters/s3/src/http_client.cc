@@ -43,13 +43,11 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/cord.h"
-#include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "ferry/base/mutex.h"
 #include "ferry/base/strings.h"
 #include "ferry/runtime/runtime.h"
+#include "ferry/s3/http_header_lines.h"
 #include "ferry/transfer/retry_policy.h"
 
 namespace ferry::s3 {
@@ -281,40 +279,20 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
   static size_t OnHeader(char* data, size_t size, size_t n, void* userp) {
     auto* t = static_cast<Transfer*>(userp);
     const size_t bytes = size * n;
-    absl::string_view line(data, bytes);
-    if (absl::StartsWith(line, "HTTP/")) {  // a new status line (after 100 Continue too)
-      t->response.headers.clear();
-      t->reply.status = ParseStatusCode(line);
-      t->reply.content_length = -1;
+    // The lines are read by ReadHeaderLine (http_header_lines.h); the
+    // headers live in the response, the rest in the attempt's state.
+    ReplyHead head{t->reply.status, t->reply.content_length, std::move(t->response.headers)};
+    const HeaderLine kind =
+        ReadHeaderLine(std::string_view(data, bytes), t->request.method == "HEAD", &head);
+    t->reply.status = head.status;
+    t->reply.content_length = head.content_length;
+    t->response.headers = std::move(head.headers);
+    if (kind == HeaderLine::kStatus) {  // a new reply (after 100 Continue too)
       t->reply.body_sink_chosen = false;
-      return bytes;
-    }
-    if (absl::StripAsciiWhitespace(line).empty()) {  // the headers' end
+    } else if (kind == HeaderLine::kEnd) {
       ChooseBodySink(*t);
-      return bytes;
     }
-    const size_t colon = line.find(':');
-    if (colon == absl::string_view::npos) return bytes;
-    std::string name = absl::AsciiStrToLower(line.substr(0, colon));
-    absl::string_view value = absl::StripAsciiWhitespace(line.substr(colon + 1));
-    int64_t len = 0;
-    if (name == "content-length" && t->request.method != "HEAD" && absl::SimpleAtoi(value, &len) &&
-        len >= 0) {
-      t->reply.content_length = len;
-    }
-    t->response.headers.emplace_back(std::move(name), std::string(value));
     return bytes;
-  }
-
-  // "HTTP/1.1 206 Partial Content" -> 206; 0 if there is no code.
-  static long ParseStatusCode(absl::string_view status_line) {
-    const size_t space = status_line.find(' ');
-    long code = 0;
-    if (space == absl::string_view::npos ||
-        !absl::SimpleAtoi(status_line.substr(space + 1, 3), &code)) {
-      return 0;
-    }
-    return code;
   }
 
   // Once the final reply's headers have ended: a 2xx body that fits goes

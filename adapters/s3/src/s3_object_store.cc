@@ -31,6 +31,7 @@
 #include "ferry/base/strings.h"
 #include "ferry/runtime/runtime.h"
 #include "ferry/s3/s3_error.h"
+#include "ferry/s3/s3_replies.h"
 #include "ferry/s3/http_client.h"
 #include "ferry/s3/s3_xml.h"
 #include "ferry/s3/sigv4.h"
@@ -69,23 +70,6 @@ absl::StatusOr<std::pair<std::string, std::string>> SplitKey(const char* op,
                                                    "\": expected \"bucket/key\""));
   }
   return std::make_pair(std::string(full.substr(0, slash)), std::string(full.substr(slash + 1)));
-}
-
-absl::Time ParseHttpDate(const std::string* value) {
-  absl::Time t = absl::InfinitePast();
-  if (value == nullptr) return t;
-  std::string err;
-  if (!absl::ParseTime("%a, %d %b %Y %H:%M:%S GMT", *value, absl::UTCTimeZone(), &t, &err)) {
-    return absl::InfinitePast();
-  }
-  return t;
-}
-
-absl::Time ParseIsoDate(const std::string& value) {
-  absl::Time t = absl::InfinitePast();
-  std::string err;
-  if (!absl::ParseTime(absl::RFC3339_full, value, &t, &err)) return absl::InfinitePast();
-  return t;
 }
 
 void AddChecksumHeader(const Checksum& checksum,
@@ -310,14 +294,7 @@ void S3ObjectStore::Head(std::string_view key, Callback<ObjectInfo> done) {
   Call call{.operation = "HeadObject", .method = "HEAD", .bucket = bk->first, .key = bk->second};
   Issue(std::move(call), [done = std::move(done)](absl::StatusOr<HttpResponse> r) mutable {
     if (!r.ok()) return done(std::move(r).status());
-    ObjectInfo info;
-    const std::string* len = r->Header("content-length");
-    if (len == nullptr || !absl::SimpleAtoi(*len, &info.size)) {
-      return done(absl::DataLossError("S3 HeadObject: reply without a valid Content-Length"));
-    }
-    if (const std::string* etag = r->Header("etag")) info.etag = *etag;
-    info.last_modified = ParseHttpDate(r->Header("last-modified"));
-    done(std::move(info));
+    done(ParseHeadObjectReply(r->headers));
   });
 }
 
@@ -386,11 +363,7 @@ void S3ObjectStore::CreateMultipart(std::string_view key, Callback<std::string> 
   call.query.emplace_back("uploads", "");
   Issue(std::move(call), [done = std::move(done)](absl::StatusOr<HttpResponse> r) mutable {
     if (!r.ok()) return done(std::move(r).status());
-    std::string id = XmlText(r->body, "UploadId");
-    if (id.empty()) {
-      return done(absl::DataLossError("S3 CreateMultipartUpload: reply without an UploadId"));
-    }
-    done(std::move(id));
+    done(ParseInitiateMultipartReply(r->body));
   });
 }
 
@@ -446,11 +419,7 @@ void S3ObjectStore::CompleteMultipart(std::string_view key, std::string_view upl
   auto body = AttachBody(call, std::move(xml));
   Issue(std::move(call), [done = std::move(done), body](absl::StatusOr<HttpResponse> r) mutable {
     if (!r.ok()) return done(std::move(r).status());
-    // S3 may answer 200 and put the error in the body (the request ran long).
-    if (!XmlElements(r->body, "Error").empty()) {
-      return done(S3ErrorStatus("CompleteMultipartUpload", "", 200, r->body, ""));
-    }
-    done(XmlText(r->body, "ETag"));
+    done(ParseCompleteMultipartReply(r->body));
   });
 }
 
@@ -482,29 +451,7 @@ void S3ObjectStore::ListObjects(std::string_view bucket, const ListObjectsOption
   call.query.emplace_back("max-keys", absl::StrCat(options.max_keys));
   Issue(std::move(call), [done = std::move(done)](absl::StatusOr<HttpResponse> r) mutable {
     if (!r.ok()) return done(std::move(r).status());
-    ListObjectsPage page;
-    for (std::string_view c : XmlElements(r->body, "Contents")) {
-      ListedObject o;
-      o.key = XmlText(c, "Key");
-      if (!absl::SimpleAtoi(XmlText(c, "Size"), &o.size)) {
-        return done(absl::DataLossError(
-            absl::StrCat("S3 ListObjectsV2: object \"", o.key, "\" without a valid Size")));
-      }
-      o.etag = XmlText(c, "ETag");
-      o.last_modified = ParseIsoDate(XmlText(c, "LastModified"));
-      page.objects.push_back(std::move(o));
-    }
-    for (std::string_view p : XmlElements(r->body, "CommonPrefixes")) {
-      page.common_prefixes.push_back(XmlText(p, "Prefix"));
-    }
-    if (XmlText(r->body, "IsTruncated") == "true") {
-      page.next_continuation_token = XmlText(r->body, "NextContinuationToken");
-      if (page.next_continuation_token.empty()) {
-        return done(absl::DataLossError(
-            "S3 ListObjectsV2: truncated page without a NextContinuationToken"));
-      }
-    }
-    done(std::move(page));
+    done(ParseListObjectsV2Reply(r->body));
   });
 }
 
@@ -561,11 +508,7 @@ void S3ObjectStore::ListMultipartUploads(std::string_view bucket, std::string_vi
   if (!prefix.empty()) call.query.emplace_back("prefix", std::string(prefix));
   Issue(std::move(call), [done = std::move(done)](absl::StatusOr<HttpResponse> r) mutable {
     if (!r.ok()) return done(std::move(r).status());
-    std::vector<MultipartUploadInfo> uploads;
-    for (std::string_view u : XmlElements(r->body, "Upload")) {
-      uploads.push_back({XmlText(u, "Key"), XmlText(u, "UploadId")});
-    }
-    done(std::move(uploads));
+    done(ParseListMultipartUploadsReply(r->body));
   });
 }
 
@@ -590,20 +533,13 @@ void S3ObjectStore::ListPartsFrom(std::string bucket, std::string key, std::stri
                           upload_id = std::move(upload_id), marker, parts = std::move(parts),
                           done = std::move(done)](absl::StatusOr<HttpResponse> r) mutable {
     if (!r.ok()) return done(std::move(r).status());
-    for (std::string_view p : XmlElements(r->body, "Part")) {
-      UploadedPartInfo part;
-      if (!absl::SimpleAtoi(XmlText(p, "PartNumber"), &part.part_number) ||
-          !absl::SimpleAtoi(XmlText(p, "Size"), &part.size)) {
-        return done(absl::DataLossError(absl::StrCat("S3 ListParts ", bucket, "/", key,
-                                                     ": a part without a valid PartNumber "
-                                                     "or Size")));
-      }
-      part.etag = XmlText(p, "ETag");
-      parts.push_back(std::move(part));
-    }
-    if (XmlText(r->body, "IsTruncated") != "true") return done(std::move(parts));
-    int next = 0;
-    if (!absl::SimpleAtoi(XmlText(r->body, "NextPartNumberMarker"), &next) || next <= marker) {
+    absl::StatusOr<ListPartsPage> page =
+        ParseListPartsReply(absl::StrCat(bucket, "/", key), r->body);
+    if (!page.ok()) return done(std::move(page).status());
+    for (UploadedPartInfo& part : page->parts) parts.push_back(std::move(part));
+    if (!page->truncated) return done(std::move(parts));
+    const int next = page->next_marker;
+    if (next <= marker) {
       return done(absl::DataLossError(
           absl::StrCat("S3 ListParts ", bucket, "/", key,
                        ": truncated page without a NextPartNumberMarker past ", marker)));
@@ -627,12 +563,7 @@ std::pair<std::string, std::string> CopySourceHeader(const std::pair<std::string
 absl::StatusOr<std::string> CopyReplyEtag(const char* operation, std::string_view resource,
                                           absl::StatusOr<HttpResponse> r) {
   if (!r.ok()) return std::move(r).status();
-  if (!XmlElements(r->body, "Error").empty()) {
-    return S3ErrorStatus(operation, resource, 200, r->body, "");
-  }
-  std::string etag = XmlText(r->body, "ETag");
-  if (etag.empty()) return absl::DataLossError(absl::StrCat("S3 ", operation, ": reply without an ETag"));
-  return etag;
+  return ParseCopyReply(operation, resource, r->body);
 }
 
 }  // namespace
@@ -681,9 +612,7 @@ void S3ObjectStore::ListBuckets(Callback<std::vector<std::string>> done) {
   Call call{.operation = "ListBuckets", .method = "GET"};
   Issue(std::move(call), [done = std::move(done)](absl::StatusOr<HttpResponse> r) mutable {
     if (!r.ok()) return done(std::move(r).status());
-    std::vector<std::string> names;
-    for (std::string_view b : XmlElements(r->body, "Bucket")) names.push_back(XmlText(b, "Name"));
-    done(std::move(names));
+    done(ParseListBucketsReply(r->body));
   });
 }
 

@@ -1,0 +1,107 @@
+// The iRODS reply readers (irods_replies.h) and the environment file, as
+// the specification of what a server's or user's bytes may do.
+#include "ferry/irods/irods_replies.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ferry::irods {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr char kTwoRows[] =
+    "<GenQueryOut_PI><rowCnt>2</rowCnt><attriCnt>2</attriCnt><continueInx>7</continueInx>"
+    "<totalRowCount>0</totalRowCount>"
+    "<SqlResult_PI><attriInx>403</attriInx><reslen>32</reslen><value>a</value><value>b</value></SqlResult_PI>"
+    "<SqlResult_PI><attriInx>401</attriInx><reslen>32</reslen><value>1</value><value>2</value></SqlResult_PI>"
+    "</GenQueryOut_PI>";
+
+TEST(IrodsGenQueryReply, ReadsRowsOfColumnsAndTheContinuation) {
+  absl::StatusOr<GenQueryPage> page = DecodeGenQueryReply(kTwoRows, 2, "list /z");
+  ASSERT_TRUE(page.ok()) << page.status();
+  EXPECT_THAT(page->rows, ElementsAre(ElementsAre("a", "1"), ElementsAre("b", "2")));
+  EXPECT_EQ(page->continue_index, 7);
+}
+
+// The page used to be sized by rowCnt before any column was checked, so
+// a reply claiming 10^12 rows (or -1, cast to size_t) made the client
+// allocate without bound and abort (std::bad_alloc through the core).
+TEST(IrodsGenQueryReply, RejectsARowCountTheValuesDoNotBackBeforeAllocating) {
+  const std::string huge =
+      "<GenQueryOut_PI><rowCnt>1000000000000</rowCnt><continueInx>0</continueInx>"
+      "<SqlResult_PI><value>a</value></SqlResult_PI></GenQueryOut_PI>";
+  absl::StatusOr<GenQueryPage> page = DecodeGenQueryReply(huge, 1, "list /z");
+  EXPECT_EQ(page.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(page.status().message(), HasSubstr("list /z"));
+
+  const std::string negative =
+      "<GenQueryOut_PI><rowCnt>-1</rowCnt><SqlResult_PI></SqlResult_PI></GenQueryOut_PI>";
+  EXPECT_EQ(DecodeGenQueryReply(negative, 1, "list /z").status().code(), absl::StatusCode::kDataLoss);
+}
+
+TEST(IrodsGenQueryReply, RejectsAColumnCountOtherThanAsked) {
+  EXPECT_EQ(DecodeGenQueryReply(kTwoRows, 3, "q").status().code(), absl::StatusCode::kDataLoss);
+}
+
+TEST(IrodsObjStatReply, ReadsADataObjectAndRefusesANegativeSize) {
+  absl::StatusOr<IrodsStat> st = DecodeObjStatReply(
+      "<RodsObjStat_PI><objSize>12</objSize><objType>1</objType><dataId>5</dataId>"
+      "<ownerName>rods</ownerName></RodsObjStat_PI>",
+      "stat /z/f");
+  ASSERT_TRUE(st.ok()) << st.status();
+  EXPECT_EQ(st->size, 12);
+  EXPECT_EQ(st->type, IrodsObjectType::kDataObject);
+  EXPECT_EQ(st->owner, "rods");
+  EXPECT_EQ(DecodeObjStatReply("<RodsObjStat_PI><objSize>-3</objSize><objType>1</objType>"
+                               "</RodsObjStat_PI>",
+                               "stat /z/f")
+                .status()
+                .code(),
+            absl::StatusCode::kDataLoss);
+  EXPECT_EQ(DecodeObjStatReply("<RodsObjStat_PI><objType>0</objType></RodsObjStat_PI>", "s")
+                .status()
+                .code(),
+            absl::StatusCode::kNotFound);
+}
+
+class IrodsEnvironmentFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = ::testing::TempDir() + "/irods_environment.json";
+    setenv("IRODS_ENVIRONMENT_FILE", path_.c_str(), 1);
+    for (const char* v : {"IRODS_HOST", "IRODS_PORT", "IRODS_USER_NAME", "IRODS_ZONE_NAME"}) unsetenv(v);
+  }
+  void TearDown() override { unsetenv("IRODS_ENVIRONMENT_FILE"); }
+  void Write(const std::string& text) { std::ofstream(path_) << text; }
+  std::string path_;
+};
+
+TEST_F(IrodsEnvironmentFile, ReadsHostPortUserAndZone) {
+  Write(R"({"irods_host": "h", "irods_port": 1247, "irods_user_name": "u", "irods_zone_name": "z"})");
+  absl::StatusOr<IrodsAccount> a = LoadIrodsAccount();
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->host, "h");
+  EXPECT_EQ(a->port, 1247);
+  EXPECT_EQ(a->user, "u");
+  EXPECT_EQ(a->zone, "z");
+}
+
+// A port outside 1..65535 used to be cast to 16 bits: 71247 became 5711
+// and the client connected elsewhere without a word.
+TEST_F(IrodsEnvironmentFile, RefusesAPortOutsideTheRangeInsteadOfWrappingIt) {
+  for (const char* port : {"71247", "0", "-1", "18446744073709551615"}) {
+    Write(std::string(R"({"irods_host": "h", "irods_port": )") + port + "}");
+    absl::StatusOr<IrodsAccount> a = LoadIrodsAccount();
+    EXPECT_EQ(a.status().code(), absl::StatusCode::kInvalidArgument) << port;
+    EXPECT_THAT(a.status().message(), HasSubstr("irods_port")) << port;
+  }
+}
+
+}  // namespace
+}  // namespace ferry::irods

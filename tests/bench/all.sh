@@ -31,17 +31,7 @@ if [ -n "${BENCH_REPORT_ONLY:-}" ]; then
   report
   exit 0
 fi
-for tool in "$CP" "$WALK"; do
-  [ -x "$tool" ] || { echo "all.sh: $tool is missing (scripts/build release)" >&2; exit 1; }
-done
-[ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
-pip=("$VENV/bin/python" -m pip --disable-pip-version-check -q)
-if [ -z "${BENCH_SKIP_INSTALL:-}" ]; then
-  echo "all.sh: pip install bindings/python (incremental)" >&2
-  "${pip[@]}" install "scikit-build-core>=0.10" "pybind11>=2.12,<3" >&2
-  CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} \
-    "${pip[@]}" install --no-build-isolation "$ROOT/bindings/python[bench]" >&2
-fi
+bench_python_env all.sh "$ROOT/bindings/python[bench]"
 "$VENV/bin/python" -c 'import matplotlib, boto3, irods' 2>/dev/null ||
   "${pip[@]}" install matplotlib boto3 "python-irodsclient==3.3.0" >&2
 "$ROOT/tests/peers/install-peers" >&2

@@ -25,18 +25,7 @@ source "$(dirname "$0")/lib.sh"
 VENV=${BENCH_VENV:-$ROOT/.venv}
 RUNS=${RUNS:-5}
 DOWNLOAD_MIB=${DOWNLOAD_MIB:-256}
-for tool in "$CP" "$WALK"; do
-  [ -x "$tool" ] || { echo "python.sh: $tool is missing (scripts/build release)" >&2; exit 1; }
-done
-
-[ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
-pip=("$VENV/bin/python" -m pip --disable-pip-version-check -q)
-if [ -z "${BENCH_SKIP_INSTALL:-}" ]; then
-  echo "python.sh: pip install bindings/python (incremental)" >&2
-  "${pip[@]}" install "scikit-build-core>=0.10" "pybind11>=2.12,<3" >&2
-  CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} \
-    "${pip[@]}" install --no-build-isolation "$ROOT/bindings/python" >&2
-fi
+bench_python_env python.sh
 "$VENV/bin/python" -c 'import boto3' 2>/dev/null || "${pip[@]}" install boto3 >&2
 
 WORK=$(mktemp -d /tmp/ferry-python-bench.XXXXXX)

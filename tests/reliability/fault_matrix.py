@@ -98,6 +98,20 @@ def add_toxic(proxy: str, name: str, kind: str, stream: str, **attributes) -> No
         {"name": name, "type": kind, "stream": stream, "attributes": attributes})
 
 
+def add_both(proxy: str, name: str, kind: str, **attributes) -> None:
+    """The toxic `kind` on both directions, named NAME_upstream and NAME_downstream."""
+    for stream in ("upstream", "downstream"):
+        add_toxic(proxy, f"{name}_{stream}", kind, stream, **attributes)
+
+
+def remove_both(proxy: str, name: str) -> None:
+    for stream in ("upstream", "downstream"):
+        api("DELETE", f"/proxies/{proxy}/toxics/{name}_{stream}")
+
+
+PROXIES = ("f_nfs", "f_mount", "f_s3", "f_irods")
+
+
 def clear_toxics(proxy: str) -> None:
     for t in api("GET", f"/proxies/{proxy}/toxics"):
         api("DELETE", f"/proxies/{proxy}/toxics/{t['name']}")
@@ -352,10 +366,6 @@ class Matrix:
     def apply(self, fault: str, proxy: str, peer: Peer, slow: Callable[[], None],
               started: threading.Event, rec: Record, proc_done: threading.Event) -> None:
         """Runs in a thread beside the operation: sets up or times the fault."""
-        def both(kind: str, **a):
-            for stream in ("upstream", "downstream"):
-                add_toxic(proxy, f"{fault}_{stream}", kind, stream, **a)
-
         def at_mid(action: Callable[[], None]):
             started.wait()
             time.sleep(0.3)
@@ -369,10 +379,9 @@ class Matrix:
             api("DELETE", f"/proxies/{proxy}/toxics/reset")
         elif fault == "stall_blip":
             slow()
-            at_mid(lambda: both("timeout", timeout=0))
+            at_mid(lambda: add_both(proxy, fault, "timeout", timeout=0))
             time.sleep(3)
-            for stream in ("upstream", "downstream"):
-                api("DELETE", f"/proxies/{proxy}/toxics/{fault}_{stream}")
+            remove_both(proxy, fault)
         elif fault == "kill_restart":
             slow()
             at_mid(peer.kill)
@@ -382,8 +391,7 @@ class Matrix:
     def static_fault(self, fault: str, proxy: str) -> None:
         """Faults present from the start to the end of the operation."""
         def both(kind: str, **a):
-            for stream in ("upstream", "downstream"):
-                add_toxic(proxy, f"{fault}_{stream}", kind, stream, **a)
+            add_both(proxy, fault, kind, **a)
         if fault == "latency":
             both("latency", latency=25)
         elif fault == "bandwidth":
@@ -404,16 +412,14 @@ class Matrix:
         rec = Record(adapter, op, fault)
         case = f"{adapter}-{op}-{fault}-{n}"
         argv, verify, proxy, peer = self.operation(adapter, op, case)
-        for p in ("f_nfs", "f_mount", "f_s3", "f_irods"):
+        for p in PROXIES:
             clear_toxics(p)
 
         def slow():
             if op in ("get", "put"):
-                for stream in ("upstream", "downstream"):
-                    add_toxic(proxy, f"slow_{stream}", "bandwidth", stream, rate=8 * 1024)
+                add_both(proxy, "slow", "bandwidth", rate=8 * 1024)
             else:
-                for stream in ("upstream", "downstream"):
-                    add_toxic(proxy, f"slow_{stream}", "latency", stream, latency=50)
+                add_both(proxy, "slow", "latency", latency=50)
 
         self.static_fault(fault, proxy)
         started, done = threading.Event(), threading.Event()
@@ -436,7 +442,7 @@ class Matrix:
         done.set()
         rec.seconds = round(time.monotonic() - t0, 2)
         fault_thread.join(timeout=30)
-        for p in ("f_nfs", "f_mount", "f_s3", "f_irods"):
+        for p in PROXIES:
             clear_toxics(p)
         if fault == "kill_restart":
             peer.start()  # idempotent: running again for the next case

@@ -129,6 +129,19 @@ PEER_TIMEOUT_S = 120   # start waits up to 20 s for ganesha; a loaded box is slo
 OTHER_UID = 1000
 
 
+def read_tree(root):
+    """{relative path: bytes} of every regular file under `root` (symlinks
+    left out: no copy makes them)."""
+    out = {}
+    for dirpath, _, names in os.walk(root):
+        for n in names:
+            p = os.path.join(dirpath, n)
+            if not os.path.islink(p):
+                with open(p, "rb") as f:
+                    out[os.path.relpath(p, root)] = f.read()
+    return out
+
+
 def nfs_url(sub=""):
     """The URL of `sub` (relative to the export) on the fixture's ganesha."""
     path = "/export" + (f"/{sub}" if sub else "")

@@ -15,7 +15,7 @@ import pytest
 
 import ferry
 from conftest import (REPO_ROOT, S3_ACCESS_KEY, S3_BUCKET, S3_REGION, S3_SECRET_KEY, nfs_url,
-                      wait_until)
+                      read_tree, wait_until)
 
 distributed = pytest.importorskip("distributed")
 import ferry.dist  # noqa: E402  (needs distributed's import to have worked)
@@ -69,17 +69,6 @@ def make_tree(root, *, dirs=8, subdirs=4, files=60, size=lambda i: i % 97, non_u
         (root / name).write_bytes(b"not utf-8")
         made[name] = b"not utf-8"
     return made
-
-
-def read_tree(root):
-    out = {}
-    for dirpath, _, names in os.walk(root):
-        for n in names:
-            p = os.path.join(dirpath, n)
-            if not os.path.islink(p):
-                with open(p, "rb") as f:
-                    out[os.path.relpath(p, root)] = f.read()
-    return out
 
 
 def single_walk(fs, url):

@@ -8,7 +8,7 @@ import uuid
 import pytest
 
 import ferry
-from conftest import S3_BUCKET, boto3_client, nfs_url
+from conftest import S3_BUCKET, boto3_client, nfs_url, read_tree
 
 
 @pytest.fixture
@@ -24,16 +24,6 @@ def make_tree(root):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
     return files
-
-
-def read_tree(root):
-    out = {}
-    for dirpath, _, names in os.walk(root):
-        for n in names:
-            p = os.path.join(dirpath, n)
-            with open(p, "rb") as f:
-                out[os.path.relpath(p, root)] = f.read()
-    return out
 
 
 def test_tree_goes_local_to_s3_to_nfs_to_local_unchanged(fs, ganesha, tmp_path):

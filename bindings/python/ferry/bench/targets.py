@@ -279,6 +279,25 @@ def _timed_stages() -> Tuple[Dict[str, float], Callable[[str], None]]:
 CHUNK = 8 << 20
 
 
+def _stream_staged(f, direction: str, local: str, mark: Callable[[str], None]) -> None:
+    """Moves a whole file through the open file object `f`: read to the end
+    for "get", written from `local` for "put". Marks first_byte after the
+    first byte and transfer after the rest, as every tool's staged() counts
+    them."""
+    if direction == "get":
+        f.read(1)
+        mark("first_byte")
+        while f.read(CHUNK):
+            pass
+    else:
+        with open(local, "rb") as src:
+            f.write(src.read(1))
+            mark("first_byte")
+            while data := src.read(CHUNK):
+                f.write(data)
+    mark("transfer")
+
+
 # ------------------------------------------------------------------ ferry
 
 
@@ -332,19 +351,9 @@ class FerryPy(Tool):
             mark("session")
             if direction == "get":
                 f = fs.open(self.u(rel), "rb")
-                f.read(1)
-                mark("first_byte")
-                while f.read(CHUNK):
-                    pass
-                mark("transfer")
             else:
                 f = fs.open(self.u(rel), "wb", size=os.path.getsize(local))
-                with open(local, "rb") as src:
-                    f.write(src.read(1))
-                    mark("first_byte")
-                    while data := src.read(CHUNK):
-                        f.write(data)
-                mark("transfer")
+            _stream_staged(f, direction, local, mark)
             f.close()
             mark("close")
         return out
@@ -560,11 +569,7 @@ class Boto3(Tool):
         mark("session")
         if direction == "get":
             body = s3.get_object(Bucket=self.target.bucket, Key=self._k(rel))["Body"]
-            body.read(1)
-            mark("first_byte")
-            while body.read(CHUNK):
-                pass
-            mark("transfer")
+            _stream_staged(body, "get", local, mark)
             body.close()
         else:
             # A PUT has no first byte of its own: the whole request is the transfer.
@@ -719,20 +724,8 @@ class Prc(Tool):
             mark("setup")
             s.collections.get(self.target.path)  # connects and logs in on first use
             mark("session")
-            if direction == "get":
-                f = s.data_objects.open(self._p(rel), "r")
-                f.read(1)
-                mark("first_byte")
-                while f.read(CHUNK):
-                    pass
-            else:
-                f = s.data_objects.open(self._p(rel), "w")
-                with open(local, "rb") as src:
-                    f.write(src.read(1))
-                    mark("first_byte")
-                    while data := src.read(CHUNK):
-                        f.write(data)
-            mark("transfer")
+            f = s.data_objects.open(self._p(rel), "r" if direction == "get" else "w")
+            _stream_staged(f, direction, local, mark)
             f.close()
             mark("close")
         finally:

@@ -28,3 +28,27 @@ bench_python_env() {
       "${pip[@]}" install --no-build-isolation "$package" >&2
   fi
 }
+
+# Timing helpers for the shell benches: `now` (seconds, ns precision),
+# `elapsed_since T0`, `timed CMD...` (runs CMD quietly, prints its wall
+# seconds) and `median X...`.
+now() { date +%s.%N; }
+elapsed_since() { echo "$(now) - $1" | bc -l; }
+timed() { local t0; t0=$(now); "$@" >/dev/null; elapsed_since "$t0"; }
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+
+# toxi_delay_proxy NAME UPSTREAM_PORT DELAY_MS: a toxiproxy proxy (API on
+# 127.0.0.1:$TOXIPROXY_PORT) to 127.0.0.1:UPSTREAM_PORT adding DELAY_MS on
+# requests and on replies; prints the port it listens on.
+toxi_api() { curl -sS -f --max-time 5 -X "$1" "http://127.0.0.1:$TOXIPROXY_PORT$2" ${3:+-d "$3"}; }
+toxi_delay_proxy() {
+  local name=$1 upstream=$2 delay=$3 listen stream
+  toxi_api DELETE "/proxies/$name" >/dev/null 2>&1 || true
+  listen=$(toxi_api POST /proxies \
+    "{\"name\":\"$name\",\"listen\":\"127.0.0.1:0\",\"upstream\":\"127.0.0.1:$upstream\",\"enabled\":true}" | jq -r .listen)
+  for stream in upstream downstream; do
+    toxi_api POST "/proxies/$name/toxics" \
+      "{\"name\":\"delay_$stream\",\"type\":\"latency\",\"stream\":\"$stream\",\"attributes\":{\"latency\":$delay}}" >/dev/null
+  done
+  echo "${listen##*:}"
+}

@@ -20,7 +20,6 @@ SLOW_RUNS=${SLOW_RUNS:-3}
 DELAY_MS=1
 COPY_MIB=${COPY_MIB:-256}
 export TOXIPROXY_PORT=${TOXIPROXY_PORT:-18476}
-API="http://127.0.0.1:$TOXIPROXY_PORT"
 
 for tool in "$WALK" "$CP"; do
   [ -x "$tool" ] || { echo "nfs-walk.sh: $tool is missing (scripts/build release)" >&2; exit 1; }
@@ -46,19 +45,8 @@ head -c $((COPY_MIB << 20)) /dev/urandom >"$EXPORT/big.bin"
 
 "$PEERS/ganesha" start "$EXPORT" "$STATE/ganesha"
 "$PEERS/toxiproxy" start "$STATE/toxiproxy"
-api() { curl -sS -f --max-time 5 -X "$1" "$API$2" ${3:+-d "$3"}; }
-proxy() {  # proxy NAME UPSTREAM_PORT -> prints the listening port
-  api DELETE "/proxies/$1" >/dev/null 2>&1 || true
-  local listen
-  listen=$(api POST /proxies "{\"name\":\"$1\",\"listen\":\"127.0.0.1:0\",\"upstream\":\"127.0.0.1:$2\",\"enabled\":true}" | jq -r .listen)
-  for stream in upstream downstream; do
-    api POST "/proxies/$1/toxics" \
-      "{\"name\":\"delay_$stream\",\"type\":\"latency\",\"stream\":\"$stream\",\"attributes\":{\"latency\":$DELAY_MS}}" >/dev/null
-  done
-  echo "${listen##*:}"
-}
-NFS_DELAYED=$(proxy bench_walk_nfs 2049)
-MOUNT_DELAYED=$(proxy bench_walk_mount 20048)
+NFS_DELAYED=$(toxi_delay_proxy bench_walk_nfs 2049 "$DELAY_MS")
+MOUNT_DELAYED=$(toxi_delay_proxy bench_walk_mount 20048 "$DELAY_MS")
 
 url() {  # url TREE DELAYED(0|1)
   if [ "$2" = 1 ]; then
@@ -67,10 +55,6 @@ url() {  # url TREE DELAYED(0|1)
     echo "nfs://127.0.0.1/export/$1?nfsport=2049&mountport=20048"
   fi
 }
-now() { date +%s.%N; }
-# timed CMD...: runs CMD, prints its wall-clock seconds.
-timed() { local t0; t0=$(now); "$@" >/dev/null; echo "$(now) - $t0" | bc -l; }
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
 declare -A RESULT
 bench_tree() {  # bench_tree TREE EXPECTED_ENTRIES

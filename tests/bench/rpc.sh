@@ -13,7 +13,6 @@ BENCH="$BUILD/tests/ferry_rpc_bench"
 STATE="$BUILD/bench/rpc-peers"
 # Not the tests' 18474: the bench can run while a test tree's toxiproxy is up.
 export TOXIPROXY_PORT=${TOXIPROXY_PORT:-18475}
-API="http://127.0.0.1:$TOXIPROXY_PORT"
 DELAY_MS=1
 
 [ -x "$BENCH" ] || { echo "rpc.sh: $BENCH is missing (scripts/build release)" >&2; exit 1; }
@@ -28,14 +27,7 @@ trap cleanup EXIT
 "$PEERS/toxiproxy" start "$STATE/toxiproxy"
 
 # A proxy to ganesha's NFS port with +DELAY_MS on requests and on replies.
-api() { curl -sS -f --max-time 5 -X "$1" "$API$2" ${3:+-d "$3"}; }
-api DELETE /proxies/bench_nfs >/dev/null 2>&1 || true
-listen=$(api POST /proxies '{"name":"bench_nfs","listen":"127.0.0.1:0","upstream":"127.0.0.1:2049","enabled":true}' |
-         jq -r .listen)
-for stream in upstream downstream; do
-  api POST /proxies/bench_nfs/toxics \
-    "{\"name\":\"delay_$stream\",\"type\":\"latency\",\"stream\":\"$stream\",\"attributes\":{\"latency\":$DELAY_MS}}" >/dev/null
-done
+delayed_port=$(toxi_delay_proxy bench_nfs 2049 "$DELAY_MS")
 
-"$BENCH" --host=127.0.0.1 --port=2049 --delayed_port="${listen##*:}" --delay_ms="$DELAY_MS" \
+"$BENCH" --host=127.0.0.1 --port=2049 --delayed_port="$delayed_port" --delay_ms="$DELAY_MS" \
   --server_pid="$(cat "$STATE/ganesha/ganesha.pid")" "$@"

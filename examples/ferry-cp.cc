@@ -13,7 +13,7 @@
 // Options:
 //   -r, --recursive     copy a directory (or S3 prefix): its contents go
 //                       under DST, as with `aws s3 cp --recursive`
-//   --jobs=N            files copied at once (default 4)
+//   --jobs=N            files copied at once (default 16)
 //   --chunk-mib=N       bytes per chunk / S3 part (default: the sides'
 //                       preference, 8 for S3, 1 for NFS)
 //   --concurrency=N     S3 requests in flight per file (default 10)
@@ -82,7 +82,7 @@ struct CpOptions {
   bool recursive = false;
   // Files at once: 4 keeps a tree of small files busy without multiplying
   // the requests in flight past what one server answers well.
-  int jobs = 4;
+  int jobs = ferry::CopyOptions{}.jobs;
   int64_t chunk_bytes = 0;
   int concurrency = 0;
   int parallelism = 0;

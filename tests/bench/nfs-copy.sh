@@ -13,7 +13,9 @@
 # the figures measure the clients and ganesha. ganesha keeps files it wrote
 # open after they are removed behind its back, so it is restarted after
 # every upload round (outside the timing) to give their memory back.
-# Medians of RUNS (3) wall-clock times of the whole command (start-up,
+# CASES and DELAYS (e.g. CASES="small-write" DELAYS=1) pick a subset; the
+# RESULT line then names the speedups measured. FERRY_CP_ARGS go to every
+# ferry-cp (e.g. "--jobs=16"), to try settings against the defaults. Medians of RUNS (3) wall-clock times of the whole command (start-up,
 # mount, copy), tools interleaved; every copy is checked by sha256. Starts
 # its own ganesha (+ rpcbind) and toxiproxy (API port 18479) and stops them
 # on exit. Takes about 4 minutes. Ends with one line `RESULT {json}`; a
@@ -24,6 +26,8 @@ RUNS=${RUNS:-3}
 COPY_MIB=${COPY_MIB:-1024}
 SMALL_FILES=${SMALL_FILES:-1000}
 SMALL_KIB=${SMALL_KIB:-64}
+CASES=${CASES:-read write small-read small-write}
+DELAYS=${DELAYS:-0 1}
 DELAY_MS=1
 export TOXIPROXY_PORT=${TOXIPROXY_PORT:-18479}
 
@@ -83,14 +87,14 @@ run_copy() {
     read)
       dst="$LOCAL/read-$tag.bin"
       t0=$(now)
-      if [ "$tool" = ferry ]; then "$CP" "$(url big.bin "$delayed")" "$dst" >/dev/null
+      if [ "$tool" = ferry ]; then "$CP" ${FERRY_CP_ARGS:-} "$(url big.bin "$delayed")" "$dst" >/dev/null
       else nfs-cp "$(url big.bin "$delayed")" "$dst" >/dev/null; fi
       t=$(elapsed_since "$t0")
       [ "$(sha256sum "$dst" | cut -d' ' -f1)" = "$big_sum" ] || { echo "$tool $case: checksum mismatch" >&2; exit 1; }
       rm -f "$dst" ;;
     write)
       t0=$(now)
-      if [ "$tool" = ferry ]; then "$CP" "$LOCAL/big.bin" "$(url "up-$tag.bin" "$delayed")" >/dev/null
+      if [ "$tool" = ferry ]; then "$CP" ${FERRY_CP_ARGS:-} "$LOCAL/big.bin" "$(url "up-$tag.bin" "$delayed")" >/dev/null
       else nfs-cp "$LOCAL/big.bin" "$(url "up-$tag.bin" "$delayed")" >/dev/null; fi
       t=$(elapsed_since "$t0")
       [ "$(sha256sum "$EXPORT/up-$tag.bin" | cut -d' ' -f1)" = "$big_sum" ] || { echo "$tool $case: checksum mismatch" >&2; exit 1; }
@@ -98,7 +102,7 @@ run_copy() {
     small-read)
       dst="$LOCAL/tree-$tag"
       t0=$(now)
-      if [ "$tool" = ferry ]; then "$CP" -r "$(url small "$delayed")" "$dst" >/dev/null
+      if [ "$tool" = ferry ]; then "$CP" ${FERRY_CP_ARGS:-} -r "$(url small "$delayed")" "$dst" >/dev/null
       else
         mkdir -p "$dst"
         (cd "$LOCAL/small" && ls) | xargs -P 16 -I{} nfs-cp "$(url "small/{}" "$delayed")" "$dst/{}" >/dev/null
@@ -108,7 +112,7 @@ run_copy() {
       rm -rf "$dst" ;;
     small-write)
       t0=$(now)
-      if [ "$tool" = ferry ]; then "$CP" -r "$LOCAL/small" "$(url "tree-$tag" "$delayed")" >/dev/null
+      if [ "$tool" = ferry ]; then "$CP" ${FERRY_CP_ARGS:-} -r "$LOCAL/small" "$(url "tree-$tag" "$delayed")" >/dev/null
       else
         mkdir -p "$EXPORT/tree-$tag"
         (cd "$LOCAL/small" && ls) | xargs -P 16 -I{} nfs-cp "$LOCAL/small/{}" "$(url "tree-$tag/{}" "$delayed")" >/dev/null
@@ -141,9 +145,19 @@ bench_case() {  # bench_case CASE DELAYED
 }
 
 echo "== ferry-cp vs nfs-cp (wall clock, medians of $RUNS) =="
-for delayed in 0 1; do
-  for case in read write small-read small-write; do bench_case "$case" "$delayed"; done
+for delayed in $DELAYS; do
+  for case in $CASES; do bench_case "$case" "$delayed"; done
 done
+if [ "$CASES" != "read write small-read small-write" ] || [ "$DELAYS" != "0 1" ]; then
+  sep='RESULT {"bench":"nfs-copy","subset":true,"speedup":{'
+  for delayed in $DELAYS; do
+    for case in $CASES; do
+      printf '%s"%s_%dms":%.2f' "$sep" "$case" "$delayed" "${RESULT[speedup_${case}_${delayed}ms]}"; sep=,
+    done
+  done
+  printf '}}\n'
+  exit 0
+fi
 
 lower() { echo "if ($1 < $2) $1 else $2" | bc -l; }
 printf 'RESULT {"bench":"nfs-copy","runs":%d,"copy_mib":%d,"small_files":%d,"small_kib":%d,"delay_ms_each_way":%d,' \

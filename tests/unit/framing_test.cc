@@ -62,6 +62,18 @@ TEST_P(FramingTest, EverySplitOfTheStreamYieldsTheSameRecords) {
   }
 }
 
+TEST_P(FramingTest, GatherPiecesSendWhatAppendSends) {
+  std::string framing_bytes;
+  std::vector<WirePiece> pieces;
+  for (const std::string& r : sent()) framing_->AppendPieces(r, &framing_bytes, &pieces);
+  std::string gathered;
+  for (const WirePiece& p : pieces) {
+    gathered.append(framing_bytes, p.offset, p.size);
+    gathered.append(p.body);
+  }
+  EXPECT_EQ(gathered, wire_);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Framings, FramingTest,
     ::testing::Values(

@@ -43,12 +43,18 @@ constexpr uint32_t kMaxcountPerDircount = 8;
 // advisory; 64 KiB is what every server handles).
 constexpr uint32_t kFallbackTransferSize = 64 << 10;
 
+// Largest fragment sent: any call ferry makes (a WRITE carries at most
+// 1 MiB of data plus its headers).
+constexpr size_t kMaxCallFragment = size_t{4} << 20;
+
 RpcPoolOptions PoolOptions(const std::string& host, uint16_t port, int connections,
                            int max_in_flight, const NfsClientOptions& o) {
   RpcPoolOptions p;
   p.host = host;
   p.port = port;
-  p.framing = NewRecordMarkingFraming({});
+  // Each call in one fragment, as the Linux client and libnfs send them: a
+  // 1 MiB WRITE split at 1 MiB made ganesha reassemble its last ~200 bytes.
+  p.framing = NewRecordMarkingFraming({.max_fragment_size = kMaxCallFragment});
   p.connections = connections;
   p.max_in_flight_per_connection = max_in_flight;
   p.default_timeout = o.timeout;

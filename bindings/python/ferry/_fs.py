@@ -34,7 +34,7 @@ __all__ = ["FileSystems", "Walk", "copy", "open", "stat", "walk", "walk_entries"
 
 DEFAULT_BATCH_ENTRIES = 4096
 DEFAULT_MAX_IN_FLIGHT = 256
-DEFAULT_JOBS = 4
+DEFAULT_JOBS = 16  # CopyOptions::jobs
 # Blocking threads of a Runtime made for one call: the engine's chunk
 # workers run there (16: the NFS default of chunks in flight).
 _CALL_THREADS = 16

@@ -97,7 +97,12 @@ class HeaderDescribedFraming final : public Framing {
  public:
   HeaderDescribedFraming(HeaderBodyLength body_length, HeaderDescribedOptions options)
       : body_length_(std::move(body_length)), options_(options) {}
+  // The record is the frame: its header already says how long it is.
   void Append(std::string_view record, std::string* out) const override { out->append(record); }
+  void AppendPieces(std::string_view record, std::string* /*framing_bytes*/,
+                    std::vector<WirePiece>* pieces) const override {
+    pieces->push_back(WirePiece{.body = record});
+  }
   std::unique_ptr<RecordReader> NewReader() const override {
     return std::make_unique<HeaderDescribedReader>(body_length_, options_);
   }

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "ferry/rpc/framing.h"
@@ -56,6 +57,15 @@ class LengthPrefixFraming final : public Framing {
     xdr_internal::StoreBigEndian32(static_cast<uint32_t>(record.size()), prefix);
     out->append(prefix, kChunkHeaderSize);
     out->append(record);
+  }
+
+  void AppendPieces(std::string_view record, std::string* framing_bytes,
+                    std::vector<WirePiece>* pieces) const override {
+    const size_t offset = framing_bytes->size();
+    char prefix[kChunkHeaderSize];
+    xdr_internal::StoreBigEndian32(static_cast<uint32_t>(record.size()), prefix);
+    framing_bytes->append(prefix, kChunkHeaderSize);
+    pieces->push_back(WirePiece{.offset = offset, .size = kChunkHeaderSize, .body = record});
   }
 
   std::unique_ptr<RecordReader> NewReader() const override {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "ferry/rpc/framing.h"
@@ -85,6 +86,22 @@ class RecordMarkingFraming final : public Framing {
                                      header);
       out->append(header, kChunkHeaderSize);
       out->append(record.data(), n);
+      record.remove_prefix(n);
+    } while (!record.empty());
+  }
+
+  void AppendPieces(std::string_view record, std::string* framing_bytes,
+                    std::vector<WirePiece>* pieces) const override {
+    do {
+      const size_t n = std::min(record.size(), max_fragment_size_);
+      const bool last = n == record.size();
+      const size_t offset = framing_bytes->size();
+      char header[kChunkHeaderSize];
+      xdr_internal::StoreBigEndian32(static_cast<uint32_t>(n) | (last ? kLastFragmentBit : 0),
+                                     header);
+      framing_bytes->append(header, kChunkHeaderSize);
+      pieces->push_back(
+          WirePiece{.offset = offset, .size = kChunkHeaderSize, .body = record.substr(0, n)});
       record.remove_prefix(n);
     } while (!record.empty());
   }

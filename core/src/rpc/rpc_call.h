@@ -52,6 +52,10 @@ struct Call {
   absl::Time accepted_at;
   absl::Time sent_at;
   std::string request;
+  // A large request that must be kept for a resend (see rpc_wire.cc): its
+  // bytes move here at the first send and writes share them instead of
+  // copying. Then `request` is empty.
+  std::shared_ptr<std::string> shared_request;
   Callback<std::string> done;
 };
 
@@ -174,6 +178,7 @@ class CallSlab {
   void Free(Call* c) {
     c->state = CallState::kFree;
     c->request = std::string();  // release the bytes now, not at reuse
+    c->shared_request.reset();
     c->done = nullptr;
     c->heap_index = -1;
     c->conn = -1;

@@ -14,10 +14,12 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "asio/buffer.hpp"
 #include "asio/io_context.hpp"
 #include "asio/ip/tcp.hpp"
 #include "asio/steady_timer.hpp"
 #include "asio/strand.hpp"
+#include "ferry/rpc/framing.h"
 #include "ferry/rpc/rpc_pool.h"
 #include "rpc/rpc_call.h"
 
@@ -82,6 +84,13 @@ class OpToken {
   PoolCore* pool_;
 };
 
+// A request taken for a write: its own bytes, or bytes shared with its call.
+struct OutRecord {
+  std::string owned;
+  std::shared_ptr<const std::string> shared;
+  std::string_view bytes() const { return shared ? std::string_view(*shared) : owned; }
+};
+
 // One TCP connection's lifetime: its socket and buffers. Shared by the
 // handlers of its pending operations. Strand-owned (Connection::strand).
 struct Session final : RpcHandshakeChannel, std::enable_shared_from_this<Session> {
@@ -98,8 +107,13 @@ struct Session final : RpcHandshakeChannel, std::enable_shared_from_this<Session
   asio::ip::tcp::socket socket;
   std::unique_ptr<RecordReader> reader;
   std::unique_ptr<char[]> read_buf;
+  // One write in progress: the framing bytes (and small records, copied),
+  // the records it sends (owned, or shared with a call that may resend),
+  // and the gather list over both. All kept until the write completes.
   std::string write_buf;
-  std::vector<std::string> write_scratch;  // requests taken for one write
+  std::vector<OutRecord> write_scratch;
+  std::vector<WirePiece> write_pieces;
+  std::vector<asio::const_buffer> write_iov;
   std::vector<std::string> records;        // records of one read
   std::vector<Completion> completions;     // of one read
   Kicks kicks;                  // connections to start writing

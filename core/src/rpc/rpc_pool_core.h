@@ -85,6 +85,11 @@ class PoolCore {
   // Writes every call pending on `c` (strand); `bytes_written` by the write
   // that just completed, for the metrics.
   void DoWrite(Connection* c, size_t bytes_written);
+  // A call's request for the write being built: its bytes moved out, or,
+  // when it may be resent, copied (small) or shared (large).
+  static OutRecord TakeRequest(Call& call);
+  // Frames the session's write_scratch into write_buf and write_iov.
+  void FrameWrite(Session& s) const;
 
  private:
   // Strand work of one connection.

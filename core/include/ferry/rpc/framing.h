@@ -50,6 +50,16 @@ class RecordReader {
   virtual size_t buffered_bytes() const = 0;
 };
 
+// One run of a framed record on the wire, for a gather write: the framing's
+// own bytes `framing_bytes[offset, offset + size)` (the caller's buffer, see
+// Framing::AppendPieces), then `body`, a stretch of the record itself.
+// Either part may be empty.
+struct WirePiece {
+  size_t offset = 0;
+  size_t size = 0;
+  std::string_view body;
+};
+
 // A way of delimiting records. Immutable after construction; thread-safe.
 class Framing {
  public:
@@ -57,6 +67,14 @@ class Framing {
   // Appends `record`, framed, to `out` (existing contents are kept, so many
   // records can be batched into one write). REQUIRES: record.size() < 2^32.
   virtual void Append(std::string_view record, std::string* out) const = 0;
+  // The same framing without copying the record: appends the framing's own
+  // bytes to `*framing_bytes` and, in wire order, the pieces that make the
+  // framed record to `*pieces`; their bodies point into `record`, which
+  // must outlive the write. Sending every piece's framing bytes then its
+  // body sends what Append would have appended. The default copies the
+  // record into `*framing_bytes` (one piece, no body).
+  virtual void AppendPieces(std::string_view record, std::string* framing_bytes,
+                            std::vector<WirePiece>* pieces) const;
   // A reader for one connection's stream. It does not refer to this Framing
   // and may outlive it.
   virtual std::unique_ptr<RecordReader> NewReader() const = 0;

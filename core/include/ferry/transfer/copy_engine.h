@@ -57,8 +57,12 @@ struct CopyOptions {
   // the smaller of the two filesystems' non-zero preferences, else 16. The
   // Runtime's blocking_threads caps it (each is a blocking-pool worker).
   int parallelism = 0;
-  // Files open at once in a tree copy.
-  int jobs = 4;
+  // Files open at once in a tree copy. 16: a tree of small files is a
+  // chain of round trips per file (open, write, commit, rename), so files
+  // in flight are what hides latency; at +1 ms 16 took 1,000 NFS uploads
+  // of 64 KiB from 9.1 s (4 at once) to 3.6 s. Large files are bounded by
+  // `parallelism` and the memory budget, not by this.
+  int jobs = 16;
   // Permission bits of new files where the destination has them.
   uint32_t mode = 0644;
   // Called on the calling thread, at most once per progress_interval and

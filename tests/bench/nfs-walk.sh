@@ -22,21 +22,10 @@ COPY_MIB=${COPY_MIB:-256}
 export TOXIPROXY_PORT=${TOXIPROXY_PORT:-18476}
 API="http://127.0.0.1:$TOXIPROXY_PORT"
 
-for tool in "$WALK" "$CP"; do
-  [ -x "$tool" ] || { echo "nfs-walk.sh: $tool is missing (scripts/build release)" >&2; exit 1; }
-done
+require_built nfs-walk.sh "$WALK" "$CP"
 command -v nfs-ls >/dev/null || { echo "nfs-walk.sh: nfs-ls missing (libnfs-utils)" >&2; exit 1; }
 
-WORK=$(mktemp -d /tmp/ferry-nfs-walk-bench.XXXXXX)
-STATE="$WORK/state"
-EXPORT="$WORK/export"
-mkdir -p "$STATE" "$EXPORT"
-cleanup() {
-  "$PEERS/toxiproxy" stop "$STATE/toxiproxy" || true
-  "$PEERS/ganesha" stop "$STATE/ganesha" || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+bench_work nfs-walk
 
 # The trees: empty files (tests/bench/make_tree.py).
 echo "generating trees in $EXPORT ..." >&2
@@ -44,8 +33,8 @@ python3 "$ROOT/tests/bench/make_tree.py" "$EXPORT/t20k" 210 20000
 python3 "$ROOT/tests/bench/make_tree.py" "$EXPORT/t100k" 1000 100000
 head -c $((COPY_MIB << 20)) /dev/urandom >"$EXPORT/big.bin"
 
-"$PEERS/ganesha" start "$EXPORT" "$STATE/ganesha"
-"$PEERS/toxiproxy" start "$STATE/toxiproxy"
+bench_peer ganesha "$EXPORT" "$STATE/ganesha"
+bench_peer toxiproxy "$STATE/toxiproxy"
 api() { curl -sS -f --max-time 5 -X "$1" "$API$2" ${3:+-d "$3"}; }
 proxy() {  # proxy NAME UPSTREAM_PORT -> prints the listening port
   api DELETE "/proxies/$1" >/dev/null 2>&1 || true

@@ -70,42 +70,47 @@ public class JavaBench {
     return java.util.HexFormat.of().formatHex(md.digest());
   }
 
-  static double cacheHitsPerSecond(int runs) throws Exception {
+  // The KEYS keys the hit benchmarks look up, each its own value.
+  static String[] hitKeys() {
     String[] keys = new String[KEYS];
     for (int i = 0; i < KEYS; i++) keys[i] = "/zone/home/u/f" + i;
-    try (TtlCache<String> cache = TtlCache.<String>builder()
-        .refreshTime(null).loader(k -> k).build()) {
-      for (String k : keys) cache.get(k);
-      List<Double> rates = new ArrayList<>();
-      for (int r = 0; r < runs + 1; r++) {  // the first run warms the JIT up, untimed
-        long sum = 0;
-        long t0 = System.nanoTime();
-        for (int i = 0; i < GETS; i++) sum += cache.get(keys[i & (KEYS - 1)]).length();
-        double s = (System.nanoTime() - t0) / 1e9;
-        sink += sum;
-        if (r > 0) rates.add(GETS / s);
-      }
-      return median(rates);
-    }
+    return keys;
   }
 
-  static double mapHitsPerSecond(int runs) {
-    String[] keys = new String[KEYS];
-    ConcurrentHashMap<String, String> map = new ConcurrentHashMap<>();
-    for (int i = 0; i < KEYS; i++) {
-      keys[i] = "/zone/home/u/f" + i;
-      map.put(keys[i], keys[i]);
-    }
+  // One lookup of the hit benchmarks (a cache's get may throw).
+  interface Lookup {
+    String get(String key) throws Exception;
+  }
+
+  // The median over `runs` timed runs of GETS lookups of `keys` through
+  // `get`, in lookups per second; a first, untimed run warms the JIT up.
+  static double hitsPerSecond(int runs, String[] keys, Lookup get) throws Exception {
     List<Double> rates = new ArrayList<>();
     for (int r = 0; r < runs + 1; r++) {
       long sum = 0;
       long t0 = System.nanoTime();
-      for (int i = 0; i < GETS; i++) sum += map.get(keys[i & (KEYS - 1)]).length();
+      for (int i = 0; i < GETS; i++) sum += get.get(keys[i & (KEYS - 1)]).length();
       double s = (System.nanoTime() - t0) / 1e9;
       sink += sum;
       if (r > 0) rates.add(GETS / s);
     }
     return median(rates);
+  }
+
+  static double cacheHitsPerSecond(int runs) throws Exception {
+    String[] keys = hitKeys();
+    try (TtlCache<String> cache = TtlCache.<String>builder()
+        .refreshTime(null).loader(k -> k).build()) {
+      for (String k : keys) cache.get(k);
+      return hitsPerSecond(runs, keys, cache::get);
+    }
+  }
+
+  static double mapHitsPerSecond(int runs) throws Exception {
+    String[] keys = hitKeys();
+    ConcurrentHashMap<String, String> map = new ConcurrentHashMap<>();
+    for (String k : keys) map.put(k, k);
+    return hitsPerSecond(runs, keys, map::get);
   }
 
   public static void main(String[] argv) throws Exception {

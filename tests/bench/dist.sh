@@ -24,20 +24,12 @@ COPY_FILES=${COPY_FILES:-10000}
 bench_python_env dist.sh
 "$VENV/bin/python" -c 'import distributed' 2>/dev/null || "${pip[@]}" install distributed >&2
 
-WORK=$(mktemp -d /tmp/ferry-dist-bench.XXXXXX)
-STATE="$WORK/state"
-EXPORT="$WORK/export"
-mkdir -p "$STATE" "$EXPORT"
-cleanup() {
-  "$PEERS/ganesha" stop "$EXPORT" "$STATE/ganesha" || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+bench_work dist
 
 echo "generating the trees in $EXPORT ..." >&2
 python3 "$ROOT/tests/bench/make_tree.py" "$EXPORT/t100k" 1000 100000
 python3 "$ROOT/tests/bench/make_tree.py" "$EXPORT/tcopy" $(( (COPY_FILES + 99) / 100 )) "$COPY_FILES"
-"$PEERS/ganesha" start "$EXPORT" "$STATE/ganesha"
+bench_peer ganesha "$EXPORT" "$STATE/ganesha"
 
 NFS="nfs://127.0.0.1/export"
 OPTS="nfsport=2049&mountport=20048"

@@ -11,26 +11,19 @@
 # parallel threads above 32 MiB). About 3 minutes.
 #   BENCH_RUNS=3  BENCH_BIG_MIB=1024  BENCH_ENTRIES=10000  BENCH_SMALL=1000
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BUILD=${FERRY_BUILD_DIR:-$ROOT/build/release}
+source "$(dirname "$0")/lib.sh"
 BENCH="$BUILD/tests/ferry_irods_bench"
-CP="$BUILD/examples/ferry-cp"
 VENV=${BENCH_VENV:-$ROOT/.venv}
 RUNS=${BENCH_RUNS:-3}
-[ -x "$BENCH" ] || { echo "irods.sh: $BENCH is missing (scripts/build release)" >&2; exit 1; }
+require_built irods.sh "$BENCH"
 [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
 "$VENV/bin/python" -c 'import irods' 2>/dev/null ||
   "$VENV/bin/python" -m pip install -q "python-irodsclient==3.3.0" >&2
 "$ROOT/tests/peers/install-peers" >&2
 
-WORK=$(mktemp -d /tmp/ferry-irods-bench.XXXXXX)
-cleanup() {
-  "$ROOT/tests/peers/irods" stop "$WORK/peer" || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-IRODS_PEER_PORT=0 "$ROOT/tests/peers/irods" start "$WORK/peer"
-PORT=$(cat "$WORK/peer/port")
+bench_work irods
+IRODS_PEER_PORT=0 bench_peer irods "$STATE/irods"
+PORT=$(cat "$STATE/irods/port")
 export IRODS_PASSWORD=rods HOME="$WORK/home"
 mkdir -p "$HOME" "$WORK/list" "$WORK/small"
 
@@ -43,5 +36,5 @@ for i in $(seq -f "%04g" 1 "${BENCH_SMALL:-1000}"); do head -c 4096 /dev/urandom
 head -c $((${BENCH_BIG_MIB:-1024} << 20)) /dev/urandom >"$WORK/big.bin"
 
 "$VENV/bin/python" "$ROOT/tests/bench/irods_bench.py" --port="$PORT" \
-  --peer-pid="$(cat "$WORK/peer/irods.pid")" --coll=/tempZone/home/rods/bench/list10k \
+  --peer-pid="$(cat "$STATE/irods/irods.pid")" --coll=/tempZone/home/rods/bench/list10k \
   --small="$WORK/small" --big="$WORK/big.bin" --work="$WORK" --runs="$RUNS" --ferry-bench="$BENCH"

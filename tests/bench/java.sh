@@ -18,20 +18,12 @@ source "$(dirname "$0")/lib.sh"
 CACHE_BENCH="$BUILD/tests/ferry_cache_bench"
 RUNS=${RUNS:-5}
 DOWNLOAD_MIB=${DOWNLOAD_MIB:-256}
-for tool in "$CP" "$WALK" "$CACHE_BENCH" "$BUILD/bindings/java/libferry_jni.so"; do
-  [ -x "$tool" ] || [ -f "$tool" ] || { echo "java.sh: $tool is missing (scripts/build release)" >&2; exit 1; }
-done
+require_built java.sh "$CP" "$WALK" "$CACHE_BENCH"
+[ -f "$BUILD/bindings/java/libferry_jni.so" ] ||
+  { echo "java.sh: $BUILD/bindings/java/libferry_jni.so is missing (scripts/build release)" >&2; exit 1; }
 
-WORK=$(mktemp -d /tmp/ferry-java-bench.XXXXXX)
-STATE="$WORK/state"
-EXPORT="$WORK/export"
-mkdir -p "$STATE" "$EXPORT" "$WORK/home"
-cleanup() {
-  "$PEERS/versitygw" stop "$STATE/versitygw" || true
-  "$PEERS/ganesha" stop "$EXPORT" "$STATE/ganesha" || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+bench_work java
+mkdir -p "$WORK/home"
 
 echo "java.sh: packing the jar ..." >&2
 mvn -q -B -f "$ROOT/bindings/java/pom.xml" -DskipTests -Dferry.native.dir="$BUILD/bindings/java" package >&2
@@ -44,8 +36,8 @@ cpp_hits=$("$CACHE_BENCH" | sed -n 's/^RESULT //p' | python3 -c 'import json,sys
 
 echo "java.sh: generating the 100,000-file tree ..." >&2
 python3 "$ROOT/tests/bench/make_tree.py" "$EXPORT/t100k" 1000 100000
-"$PEERS/ganesha" start "$EXPORT" "$STATE/ganesha"
-"$PEERS/versitygw" start "$STATE/versitygw"
+bench_peer ganesha "$EXPORT" "$STATE/ganesha"
+bench_peer versitygw "$STATE/versitygw"
 
 export HOME="$WORK/home" AWS_ENDPOINT_URL="http://127.0.0.1:${VERSITYGW_PORT:-7070}"
 export AWS_ACCESS_KEY_ID=AKIDLOCAL AWS_SECRET_ACCESS_KEY=SECRETLOCAL AWS_REGION=us-east-1

@@ -3,11 +3,50 @@
 #   ROOT   the checkout;  PEERS  tests/peers;
 #   BUILD  $FERRY_BUILD_DIR, else build/release (another build tree, e.g.
 #          while developing);  CP, WALK  its ferry-cp and ferry-walk.
+# And what the benches share: require_built (the programs a bench runs are
+# built), bench_work and bench_peer (a scratch folder and the peers in it,
+# stopped and removed on exit), bench_python_env (the Python benches' venv).
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 PEERS="$ROOT/tests/peers"
 BUILD=${FERRY_BUILD_DIR:-$ROOT/build/release}
 CP="$BUILD/examples/ferry-cp"
 WALK="$BUILD/examples/ferry-walk"
+
+# require_built NAME FILE...: exits, naming the first FILE that is not an
+# executable, when one is not built.
+require_built() {
+  local name=$1 file
+  shift
+  for file in "$@"; do
+    [ -x "$file" ] || { echo "$name: $file is missing (scripts/build release)" >&2; exit 1; }
+  done
+}
+
+# bench_work NAME: makes the scratch folder $WORK (/tmp/ferry-NAME-bench.*)
+# holding $STATE (the peers' state) and $EXPORT (what ganesha serves); on
+# exit the peers bench_peer started are stopped, last first, and $WORK is
+# removed.
+bench_work() {
+  WORK=$(mktemp -d "/tmp/ferry-$1-bench.XXXXXX")
+  STATE="$WORK/state"
+  EXPORT="$WORK/export"
+  mkdir -p "$STATE" "$EXPORT"
+  BENCH_STOPS=()
+  trap bench_cleanup EXIT
+}
+bench_cleanup() {
+  local i
+  for ((i = ${#BENCH_STOPS[@]} - 1; i >= 0; i--)); do eval "${BENCH_STOPS[i]}" || true; done
+  rm -rf "$WORK"
+}
+
+# bench_peer PEER ARGS...: tests/peers/PEER start ARGS..., and PEER stop
+# ARGS... on exit (after bench_work). The peer's own variables (e.g.
+# REDIS_PORT=0) go before the call.
+bench_peer() {
+  BENCH_STOPS+=("$(printf '%q ' "$PEERS/$1" stop "${@:2}")")
+  "$PEERS/$1" start "${@:2}"
+}
 
 # bench_python_env NAME [PACKAGE]: for the benches that drive ferry from
 # Python: checks that ferry-cp and ferry-walk are built, makes $VENV if

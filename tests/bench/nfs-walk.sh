@@ -21,21 +21,10 @@ DELAY_MS=1
 COPY_MIB=${COPY_MIB:-256}
 export TOXIPROXY_PORT=${TOXIPROXY_PORT:-18476}
 
-for tool in "$WALK" "$CP"; do
-  [ -x "$tool" ] || { echo "nfs-walk.sh: $tool is missing (scripts/build release)" >&2; exit 1; }
-done
+require_built nfs-walk.sh "$WALK" "$CP"
 command -v nfs-ls >/dev/null || { echo "nfs-walk.sh: nfs-ls missing (libnfs-utils)" >&2; exit 1; }
 
-WORK=$(mktemp -d /tmp/ferry-nfs-walk-bench.XXXXXX)
-STATE="$WORK/state"
-EXPORT="$WORK/export"
-mkdir -p "$STATE" "$EXPORT"
-cleanup() {
-  "$PEERS/toxiproxy" stop "$STATE/toxiproxy" || true
-  "$PEERS/ganesha" stop "$STATE/ganesha" || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+bench_work nfs-walk
 
 # The trees: empty files (tests/bench/make_tree.py).
 echo "generating trees in $EXPORT ..." >&2
@@ -43,8 +32,8 @@ python3 "$ROOT/tests/bench/make_tree.py" "$EXPORT/t20k" 210 20000
 python3 "$ROOT/tests/bench/make_tree.py" "$EXPORT/t100k" 1000 100000
 head -c $((COPY_MIB << 20)) /dev/urandom >"$EXPORT/big.bin"
 
-"$PEERS/ganesha" start "$EXPORT" "$STATE/ganesha"
-"$PEERS/toxiproxy" start "$STATE/toxiproxy"
+bench_peer ganesha "$EXPORT" "$STATE/ganesha"
+bench_peer toxiproxy "$STATE/toxiproxy"
 NFS_DELAYED=$(toxi_delay_proxy bench_walk_nfs 2049 "$DELAY_MS")
 MOUNT_DELAYED=$(toxi_delay_proxy bench_walk_mount 20048 "$DELAY_MS")
 

@@ -28,21 +28,12 @@ DOWNLOAD_MIB=${DOWNLOAD_MIB:-256}
 bench_python_env python.sh
 "$VENV/bin/python" -c 'import boto3' 2>/dev/null || "${pip[@]}" install boto3 >&2
 
-WORK=$(mktemp -d /tmp/ferry-python-bench.XXXXXX)
-STATE="$WORK/state"
-EXPORT="$WORK/export"
-mkdir -p "$STATE" "$EXPORT"
-cleanup() {
-  "$PEERS/versitygw" stop "$STATE/versitygw" || true
-  "$PEERS/ganesha" stop "$EXPORT" "$STATE/ganesha" || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+bench_work python
 
 echo "generating the 100,000-file tree in $EXPORT ..." >&2
 python3 "$ROOT/tests/bench/make_tree.py" "$EXPORT/t100k" 1000 100000
-"$PEERS/ganesha" start "$EXPORT" "$STATE/ganesha"
-"$PEERS/versitygw" start "$STATE/versitygw"
+bench_peer ganesha "$EXPORT" "$STATE/ganesha"
+bench_peer versitygw "$STATE/versitygw"
 
 "$VENV/bin/python" "$ROOT/tests/bench/python_bench.py" \
   --ferry-cp="$CP" --ferry-walk="$WALK" --work="$WORK" --runs="$RUNS" \

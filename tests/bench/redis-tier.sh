@@ -6,22 +6,15 @@
 # listings (tests/bench/redis_tier_bench.cc). About 15 s.
 #   BENCH_FRONTS=4 BENCH_ENTRIES=10000 BENCH_TTL_MS=1000 BENCH_PERIODS=5
 #   BENCH_ORIGIN_DELAY_MS=50 BENCH_RENAMES=100
+# Both programs are built only where libhiredis-dev is installed.
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BUILD=${FERRY_BUILD_DIR:-$ROOT/build/release}
+source "$(dirname "$0")/lib.sh"
 BENCH="$BUILD/tests/ferry_redis_tier_bench"
 FRONT="$BUILD/tests/integration/redis/ferry_redis_front_end"
-for f in "$BENCH" "$FRONT"; do
-  [ -x "$f" ] || { echo "redis-tier.sh: $f is missing (scripts/build release, with libhiredis-dev)" >&2; exit 1; }
-done
-WORK=$(mktemp -d /tmp/ferry-redis-bench.XXXXXX)
-cleanup() {
-  "$ROOT/tests/peers/redis" stop "$WORK/redis" || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-REDIS_PORT=0 "$ROOT/tests/peers/redis" start "$WORK/redis"
-"$BENCH" --front-end="$FRONT" --port="$(cat "$WORK/redis/port")" \
+require_built redis-tier.sh "$BENCH" "$FRONT"
+bench_work redis
+REDIS_PORT=0 bench_peer redis "$STATE/redis"
+"$BENCH" --front-end="$FRONT" --port="$(cat "$STATE/redis/port")" \
   --fronts="${BENCH_FRONTS:-4}" --entries="${BENCH_ENTRIES:-10000}" --ttl-ms="${BENCH_TTL_MS:-1000}" \
   --periods="${BENCH_PERIODS:-5}" --origin-delay-ms="${BENCH_ORIGIN_DELAY_MS:-50}" \
   --renames="${BENCH_RENAMES:-100}"

@@ -39,6 +39,16 @@ absl::Status ReadU32(XdrDecoder& d, uint32_t* v) {
   return absl::OkStatus();
 }
 
+// The status of `read`, a read of a list of at most `max` items (ReadArray,
+// ReadOptionalList), which must keep to `max` when it succeeds.
+template <typename ReadList>
+absl::Status CheckBoundedList(uint32_t max, ReadList read) {
+  std::vector<uint32_t> items;
+  const absl::Status s = read(&items);
+  if (s.ok()) Check(items.size() <= max);
+  return s;
+}
+
 // Runs one typed read chosen by `op` (its low 4 bits pick the type, the high
 // bits a size or maximum).
 void RunOp(uint8_t op, std::string_view data, XdrDecoder& d) {
@@ -82,23 +92,21 @@ void RunOp(uint8_t op, std::string_view data, XdrDecoder& d) {
       if (s.ok()) Check(copy.size() <= arg * 8);
       break;
     }
-    case 10: {
-      std::vector<uint32_t> items;
-      s = d.ReadArray("array", arg, &items, ReadU32);
-      if (s.ok()) Check(items.size() <= arg);
+    case 10:
+      s = CheckBoundedList(arg, [&](std::vector<uint32_t>* items) {
+        return d.ReadArray("array", arg, items, ReadU32);
+      });
       break;
-    }
     case 11: {
       std::optional<uint32_t> v;
       s = d.ReadOptional("optional", &v, ReadU32);
       break;
     }
-    case 12: {
-      std::vector<uint32_t> items;
-      s = d.ReadOptionalList("list", arg, &items, ReadU32);
-      if (s.ok()) Check(items.size() <= arg);
+    case 12:
+      s = CheckBoundedList(arg, [&](std::vector<uint32_t>* items) {
+        return d.ReadOptionalList("list", arg, items, ReadU32);
+      });
       break;
-    }
     case 13: s = d.Skip(arg, "skip"); break;
     case 14: s = d.ReadArrayCount("count", ferry::kXdrNoLimit, arg).status(); break;
     case 15: s = d.ReadDiscriminant("discriminant").status(); break;

@@ -19,36 +19,28 @@
 #include "ferry/runtime/runtime.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "unit/notification.h"
 
 namespace ferry {
 namespace {
 
+using ::ferry::testing::Notification;
 using ::testing::HasSubstr;
 
-// Holds callers of Wait() until Open(); tells the test how many are held.
+// Holds callers of Wait() until Open(); AwaitEntered() returns once one is
+// held. Thread-safe.
 class Gate {
  public:
   void Wait() {
-    MutexLock l(&mu_);
-    ++waiting_;
-    cv_.SignalAll();
-    while (!open_) cv_.Wait(&mu_);
+    entered_.Notify();
+    open_.Wait();
   }
-  void Open() {
-    MutexLock l(&mu_);
-    open_ = true;
-    cv_.SignalAll();
-  }
-  void AwaitWaiters(int n) {
-    MutexLock l(&mu_);
-    while (waiting_ < n) cv_.Wait(&mu_);
-  }
+  void Open() { open_.Notify(); }
+  void AwaitEntered() { entered_.Wait(); }
 
  private:
-  Mutex mu_;
-  CondVar cv_;
-  bool open_ ABSL_GUARDED_BY(mu_) = false;
-  int waiting_ ABSL_GUARDED_BY(mu_) = 0;
+  Notification entered_;
+  Notification open_;
 };
 
 // An object held in a std::string, with knobs for the cases the tests need.
@@ -126,6 +118,14 @@ std::string ReadString(Table& table, int fd, size_t n) {
 }
 
 int64_t Tell(Table& table, int fd) { return *table.Lseek(fd, 0, SEEK_CUR); }
+
+// Expects a read at `fd`'s offset, which is `offset`, to return nothing and
+// leave the offset where it was: what a descriptor at or past the end does.
+void ExpectReadsNothingAt(Table& table, int fd, int64_t offset) {
+  EXPECT_EQ(Tell(table, fd), offset);
+  EXPECT_EQ(ReadString(table, fd, 10), "");
+  EXPECT_EQ(Tell(table, fd), offset);
+}
 
 // Runs fn(0..n-1) on n threads of `rt`'s blocking pool and waits for all.
 template <typename Fn>
@@ -206,9 +206,7 @@ TEST(FdTableTest, ShortReadMeansEndOfObjectAndThenReadsReturnZero) {
   Table table;
   const int fd = OpenFd(table, "a", std::make_shared<StringHandle>("hello"), OpenMode::kRead);
   EXPECT_EQ(ReadString(table, fd, 100), "hello");
-  EXPECT_EQ(Tell(table, fd), 5);
-  EXPECT_EQ(ReadString(table, fd, 100), "");
-  EXPECT_EQ(Tell(table, fd), 5);
+  ExpectReadsNothingAt(table, fd, 5);
 }
 
 TEST(FdTableTest, EachDescriptorOfOneObjectHasItsOwnOffset) {
@@ -292,8 +290,7 @@ TEST(FdTableTest, LseekPastTheEndIsAllowedAndReadsThereReturnZero) {
   Table table;
   const int fd = OpenFd(table, "a", std::make_shared<StringHandle>("abc"), OpenMode::kRead);
   EXPECT_EQ(*table.Lseek(fd, 100, SEEK_SET), 100);
-  EXPECT_EQ(ReadString(table, fd, 10), "");
-  EXPECT_EQ(Tell(table, fd), 100);
+  ExpectReadsNothingAt(table, fd, 100);
 }
 
 TEST(FdTableTest, WritePastTheEndLeavesAHoleForTheHandleToFill) {
@@ -487,7 +484,7 @@ TEST(FdTableTest, CloseWaitsForAReadInFlightAndRefusesNewCallsMeanwhile) {
     buf.resize(*n);
     p.Set(buf);
   });
-  gate.AwaitWaiters(1);  // the read is inside the handle now
+  gate.AwaitEntered();  // the read is inside the handle now
 
   Promise<bool> close_p;
   Future<bool> close_f = close_p.GetFuture();

@@ -47,12 +47,8 @@ TEST(FsRecordsTest, WalkBatchCarriesEveryEntryFieldAndError) {
 }
 
 TEST(FsRecordsTest, TransferStatsCarryCountersAndAFailedStatus) {
-  ferry::TransferStats s;
-  s.bytes = 1000;
-  s.files = 2;
-  s.requests = 3;
-  s.retries = 1;
-  s.elapsed = absl::Milliseconds(5);
+  const ferry::TransferStats s{
+      .bytes = 1000, .requests = 3, .retries = 1, .files = 2, .elapsed = absl::Milliseconds(5)};
   TransferStats r;
   ASSERT_TRUE(r.ParseFromString(SerializeTransferStats(
       {TransferOperation::kCopy, "s3://b/k", "/tmp/k", absl::UnavailableError("gone")}, s)));
@@ -67,12 +63,7 @@ TEST(FsRecordsTest, TransferStatsCarryCountersAndAFailedStatus) {
 }
 
 TEST(CacheRecordsTest, CacheStatsCarryEveryCounterAndTheSize) {
-  ferry::TtlCacheStats s;
-  s.hits = 7;
-  s.negative_hits = 1;
-  s.misses = 2;
-  s.loads = 3;
-  s.invalidations = 4;
+  const ferry::TtlCacheStats s{.hits = 7, .negative_hits = 1, .misses = 2, .loads = 3, .invalidations = 4};
   CacheStats r;
   ASSERT_TRUE(r.ParseFromString(SerializeCacheStats(s, 5, 9)));
   EXPECT_EQ(r.hits(), 7);

@@ -1,6 +1,7 @@
 #include "ferry/runtime/runtime.h"
 
 #include <atomic>
+#include <utility>
 
 #include "ferry/runtime/future.h"
 #include "gtest/gtest.h"
@@ -8,21 +9,25 @@
 namespace ferry {
 namespace {
 
-TEST(RuntimeTest, PostRunsOnAnIoThread) {
-  Runtime rt({.io_threads = 2, .blocking_threads = 1});
+// Whether a task given to `post` (Runtime::Post or PostBlocking) ran on one
+// of `rt`'s I/O threads.
+template <typename PostFn>
+bool RanOnAnIoThread(Runtime& rt, PostFn post) {
   Promise<bool> p;
   auto f = p.GetFuture();
-  rt.Post([&rt, p = std::move(p)]() mutable { p.Set(rt.InIoThread()); });
-  EXPECT_TRUE(*std::move(f).Get());
+  post([&rt, p = std::move(p)]() mutable { p.Set(rt.InIoThread()); });
+  return *std::move(f).Get();
+}
+
+TEST(RuntimeTest, PostRunsOnAnIoThread) {
+  Runtime rt({.io_threads = 2, .blocking_threads = 1});
+  EXPECT_TRUE(RanOnAnIoThread(rt, [&rt](auto task) { rt.Post(std::move(task)); }));
   EXPECT_FALSE(rt.InIoThread());
 }
 
 TEST(RuntimeTest, PostBlockingRunsOffTheIoThreads) {
   Runtime rt({.io_threads = 1, .blocking_threads = 2});
-  Promise<bool> p;
-  auto f = p.GetFuture();
-  rt.PostBlocking([&rt, p = std::move(p)]() mutable { p.Set(rt.InIoThread()); });
-  EXPECT_FALSE(*std::move(f).Get());
+  EXPECT_FALSE(RanOnAnIoThread(rt, [&rt](auto task) { rt.PostBlocking(std::move(task)); }));
 }
 
 TEST(RuntimeTest, OwnsTheMemoryBudgetItWasGiven) {

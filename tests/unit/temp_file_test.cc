@@ -34,6 +34,19 @@ class TempFileTest : public ::testing::Test {
     ASSERT_TRUE(f.WriteAt(data, 0).ok());
   }
 
+  // Writes `data` into `f` and commits it over `dest`.
+  static void WriteAndCommit(TempFile& f, const std::string& data, const std::string& dest) {
+    Write(f, data);
+    ASSERT_TRUE(f.Commit(dest).ok());
+  }
+
+  // Expects the folder to hold out.bin alone, with `content` in it: no
+  // temporary left beside it.
+  void ExpectOnlyOutBinHolding(const std::string& content) {
+    EXPECT_THAT(dir_.Files(), ElementsAre("out.bin"));
+    EXPECT_EQ(ReadFile(dir_.Path("out.bin")), content);
+  }
+
   ferry::testing::ScratchDir dir_{"ferry_temp_file_test."};
 };
 
@@ -61,10 +74,8 @@ TEST_F(TempFileTest, ALeftoverInTheDestinationsSlotIsReclaimedByTheNextWriter) {
   absl::StatusOr<TempFile> f = TempFile::CreateBeside(dest);
   ASSERT_TRUE(f.ok()) << f.status();
   EXPECT_EQ(f->path(), dir_.Path(TempSlotFor("out.bin")));
-  Write(*f, "new");
-  ASSERT_TRUE(f->Commit(dest).ok());
-  EXPECT_THAT(dir_.Files(), ElementsAre("out.bin"));
-  EXPECT_EQ(ReadFile(dest), "new");
+  WriteAndCommit(*f, "new", dest);
+  ExpectOnlyOutBinHolding("new");
 }
 
 TEST_F(TempFileTest, ALiveWritersSlotSendsASecondWriterToAnotherName) {
@@ -78,8 +89,7 @@ TEST_F(TempFileTest, ALiveWritersSlotSendsASecondWriterToAnotherName) {
   Write(*second, "second");
   ASSERT_TRUE(first->Commit(dest).ok());
   ASSERT_TRUE(second->Commit(dest).ok());
-  EXPECT_THAT(dir_.Files(), ElementsAre("out.bin"));
-  EXPECT_EQ(ReadFile(dest), "second");
+  ExpectOnlyOutBinHolding("second");
 }
 
 TEST_F(TempFileTest, AWriterKilledMidWriteLeavesNothingOnceTheNextWriterCommits) {
@@ -97,10 +107,8 @@ TEST_F(TempFileTest, AWriterKilledMidWriteLeavesNothingOnceTheNextWriterCommits)
   ASSERT_EQ(dir_.Files().size(), 1u);  // its leftover
   absl::StatusOr<TempFile> f = TempFile::CreateBeside(dest);
   ASSERT_TRUE(f.ok()) << f.status();
-  Write(*f, "complete");
-  ASSERT_TRUE(f->Commit(dest).ok());
-  EXPECT_THAT(dir_.Files(), ElementsAre("out.bin"));
-  EXPECT_EQ(ReadFile(dest), "complete");
+  WriteAndCommit(*f, "complete", dest);
+  ExpectOnlyOutBinHolding("complete");
 }
 
 TEST(TempNameForTest, TheSlotIsTheSameInEveryRunAndLooksLikeATemporary) {
@@ -120,10 +128,8 @@ TEST_F(TempFileTest, CommitRenamesOverAnExistingDestination) {
   WriteFile(dest, "old");
   absl::StatusOr<TempFile> f = TempFile::CreateBeside(dest);
   ASSERT_TRUE(f.ok()) << f.status();
-  Write(*f, "new content");
-  ASSERT_TRUE(f->Commit(dest).ok());
-  EXPECT_THAT(dir_.Files(), ElementsAre("out.bin"));
-  EXPECT_EQ(ReadFile(dest), "new content");
+  WriteAndCommit(*f, "new content", dest);
+  ExpectOnlyOutBinHolding("new content");
 }
 
 TEST_F(TempFileTest, DestructionWithoutCommitRemovesTheFileAndKeepsTheDestination) {
@@ -134,8 +140,7 @@ TEST_F(TempFileTest, DestructionWithoutCommitRemovesTheFileAndKeepsTheDestinatio
     ASSERT_TRUE(f.ok()) << f.status();
     Write(*f, "partial");
   }
-  EXPECT_THAT(dir_.Files(), ElementsAre("out.bin"));
-  EXPECT_EQ(ReadFile(dest), "old");
+  ExpectOnlyOutBinHolding("old");
 }
 
 TEST_F(TempFileTest, FailedRenameRemovesTheTemporary) {

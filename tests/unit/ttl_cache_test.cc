@@ -19,33 +19,15 @@
 #include "ferry/runtime/runtime.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "unit/notification.h"
 
 namespace ferry {
 namespace {
 
+using ::ferry::testing::Notification;
 using ::testing::ElementsAre;
 
 using StringCache = TtlCache<std::string, std::string>;
-
-// A one-shot event (absl::Notification uses absl::Mutex, which TSan cannot
-// see in Debian's build).
-class Notification {
- public:
-  void Notify() {
-    MutexLock l(&mu_);
-    notified_ = true;
-    cv_.SignalAll();
-  }
-  void Wait() {
-    MutexLock l(&mu_);
-    while (!notified_) cv_.Wait(&mu_);
-  }
-
- private:
-  Mutex mu_;
-  CondVar cv_;
-  bool notified_ ABSL_GUARDED_BY(mu_) = false;
-};
 
 // An executor whose tasks run only when the test says so.
 class ManualExecutor {
@@ -105,6 +87,11 @@ StringCache::Options BasicOptions(const Clock* clock) {
   o.negative_refresh_time = absl::Seconds(1);
   o.clock = clock;
   return o;
+}
+
+// Weighs an entry by its value's length.
+int64_t WeighByLength(const std::string&, const std::string& value) {
+  return static_cast<int64_t>(value.size());
 }
 
 // Every counter, so a mismatch between two TtlCacheStats prints readably.
@@ -230,23 +217,39 @@ TEST(TtlCacheTest, SixtyFourConcurrentMissesRunTheLoaderOnce) {
   EXPECT_EQ(cache.stats().loads, 1);
 }
 
-TEST(TtlCacheTest, WaitersReceiveTheSameErrorAsTheLoader) {
-  StringCache cache;
+// What the two callers of Get("/k") in TwoCallersOfOneLoad got.
+struct TwoCallers {
+  absl::Status loader;  // the caller that ran the load
+  absl::Status waiter;  // the caller that joined it
+};
+
+// Has two callers Get("/k") through one run of `load`, which is held until
+// the second caller has joined it; returns what each got.
+TwoCallers TwoCallersOfOneLoad(StringCache& cache,
+                               absl::AnyInvocable<absl::StatusOr<std::string>()> load) {
   Notification release;
-  auto failing = [&](const std::string&) -> absl::StatusOr<std::string> {
+  auto held = [&](const std::string&) -> absl::StatusOr<std::string> {
     release.Wait();
-    return absl::UnavailableError("list /k: connection reset");
+    return load();
   };
-  absl::Status a, b;
-  std::thread t1([&] { a = cache.Get("/k", failing).status(); });
+  TwoCallers got;
+  std::thread loader([&] { got.loader = cache.Get("/k", held).status(); });
   SpinUntil([&] { return cache.stats().loads_in_flight == 1; });
-  std::thread t2([&] { b = cache.Get("/k", failing).status(); });
+  std::thread waiter([&] { got.waiter = cache.Get("/k", held).status(); });
   SpinUntil([&] { return cache.stats().misses == 2; });
   release.Notify();
-  t1.join();
-  t2.join();
-  EXPECT_EQ(a, absl::UnavailableError("list /k: connection reset"));
-  EXPECT_EQ(b, a);
+  loader.join();
+  waiter.join();
+  return got;
+}
+
+TEST(TtlCacheTest, WaitersReceiveTheSameErrorAsTheLoader) {
+  StringCache cache;
+  const TwoCallers got = TwoCallersOfOneLoad(cache, []() -> absl::StatusOr<std::string> {
+    return absl::UnavailableError("list /k: connection reset");
+  });
+  EXPECT_EQ(got.loader, absl::UnavailableError("list /k: connection reset"));
+  EXPECT_EQ(got.waiter, got.loader);
   EXPECT_EQ(cache.stats().loads, 1);
 }
 
@@ -315,22 +318,12 @@ TEST(TtlCacheTest, PutReplacesACachedNotFound) {
 
 TEST(TtlCacheTest, ThrowingLoaderGivesEveryWaiterAnInternalError) {
   StringCache cache;
-  Notification release;
-  auto throwing = [&](const std::string&) -> absl::StatusOr<std::string> {
-    release.Wait();
+  const TwoCallers got = TwoCallersOfOneLoad(cache, []() -> absl::StatusOr<std::string> {
     throw std::runtime_error("jargon blew up");
-  };
-  absl::Status a, b;
-  std::thread t1([&] { a = cache.Get("/k", throwing).status(); });
-  SpinUntil([&] { return cache.stats().loads_in_flight == 1; });
-  std::thread t2([&] { b = cache.Get("/k", throwing).status(); });
-  SpinUntil([&] { return cache.stats().misses == 2; });
-  release.Notify();
-  t1.join();
-  t2.join();
-  EXPECT_EQ(a.code(), absl::StatusCode::kInternal);
-  EXPECT_THAT(std::string(a.message()), ::testing::HasSubstr("jargon blew up"));
-  EXPECT_EQ(b, a);
+  });
+  EXPECT_EQ(got.loader.code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(std::string(got.loader.message()), ::testing::HasSubstr("jargon blew up"));
+  EXPECT_EQ(got.waiter, got.loader);
   EXPECT_EQ(cache.stats().load_failures, 1);
   EXPECT_EQ(cache.stats().loads_in_flight, 0);
 }
@@ -518,6 +511,8 @@ TEST(TtlCacheTest, InvalidateAllDropsEverything) {
 
 // ---- Refresh-ahead ---------------------------------------------------------
 
+// A cache refreshing entries 20 s into their 30 s, on `executor` (or on
+// none), and the counted loads of the tests.
 struct RefreshFixture {
   explicit RefreshFixture(bool with_executor = true) {
     StringCache::Options o;
@@ -527,34 +522,37 @@ struct RefreshFixture {
     if (with_executor) o.executor = executor.AsExecutor();
     cache = std::make_unique<StringCache>(std::move(o));
   }
+  // Loads "/k" as "v1" (one call) and lets 21 s pass: the entry is fresh
+  // but due for a reload.
+  void LoadAnEntryDueForRefresh() {
+    ASSERT_TRUE(cache->Get("/k", CountingLoader(&calls, "v1")).ok());
+    clock.Advance(absl::Seconds(21));
+  }
   ManualClock clock;
   ManualExecutor executor;
   std::unique_ptr<StringCache> cache;
+  std::atomic<int> calls{0};
 };
 
 TEST(TtlCacheTest, RefreshAheadServesTheStaleValueWhileOneReloadRuns) {
   RefreshFixture f;
-  std::atomic<int> calls{0};
-  ASSERT_TRUE(f.cache->Get("/k", CountingLoader(&calls, "v1")).ok());
-  f.clock.Advance(absl::Seconds(21));
-  EXPECT_EQ(**f.cache->Get("/k", CountingLoader(&calls, "v2")), "v1");  // at once
-  EXPECT_EQ(**f.cache->Get("/k", CountingLoader(&calls, "v3")), "v1");
+  f.LoadAnEntryDueForRefresh();
+  EXPECT_EQ(**f.cache->Get("/k", CountingLoader(&f.calls, "v2")), "v1");  // at once
+  EXPECT_EQ(**f.cache->Get("/k", CountingLoader(&f.calls, "v3")), "v1");
   EXPECT_EQ(f.executor.pending(), 1u);  // one reload, not two
-  EXPECT_EQ(calls.load(), 1);           // nothing loaded in the callers
+  EXPECT_EQ(f.calls.load(), 1);           // nothing loaded in the callers
   EXPECT_EQ(f.cache->stats().loads_in_flight, 1);
   f.executor.RunAll();
-  EXPECT_EQ(calls.load(), 2);
-  EXPECT_EQ(**f.cache->Get("/k", CountingLoader(&calls, "v4")), "v2");
+  EXPECT_EQ(f.calls.load(), 2);
+  EXPECT_EQ(**f.cache->Get("/k", CountingLoader(&f.calls, "v4")), "v2");
   EXPECT_EQ(f.cache->stats().refreshes, 1);
   EXPECT_EQ(f.cache->stats().loads_in_flight, 0);
 }
 
 TEST(TtlCacheTest, RefreshedValueGetsAFullRefreshTime) {
   RefreshFixture f;
-  std::atomic<int> calls{0};
-  ASSERT_TRUE(f.cache->Get("/k", CountingLoader(&calls, "v1")).ok());
-  f.clock.Advance(absl::Seconds(21));
-  (void)f.cache->Get("/k", CountingLoader(&calls, "v2"));
+  f.LoadAnEntryDueForRefresh();
+  (void)f.cache->Get("/k", CountingLoader(&f.calls, "v2"));
   f.executor.RunAll();
   f.clock.Advance(absl::Seconds(29));  // 50 s after the first load, 29 after the reload
   EXPECT_EQ(*f.cache->GetIfPresent("/k"), "v2");
@@ -562,68 +560,58 @@ TEST(TtlCacheTest, RefreshedValueGetsAFullRefreshTime) {
 
 TEST(TtlCacheTest, FailedRefreshKeepsTheOldValueUntilItExpires) {
   RefreshFixture f;
-  std::atomic<int> calls{0};
-  ASSERT_TRUE(f.cache->Get("/k", CountingLoader(&calls, "v1")).ok());
-  f.clock.Advance(absl::Seconds(21));
+  f.LoadAnEntryDueForRefresh();
   (void)f.cache->Get("/k", [&](const std::string&) -> absl::StatusOr<std::string> {
-    calls.fetch_add(1);
+    f.calls.fetch_add(1);
     return absl::UnavailableError("server gone");
   });
   f.executor.RunAll();
   EXPECT_EQ(f.cache->stats().load_failures, 1);
   f.clock.Advance(absl::Seconds(8));  // 29 s: still within the refresh time
-  EXPECT_EQ(**f.cache->Get("/k", CountingLoader(&calls, "v2")), "v1");
+  EXPECT_EQ(**f.cache->Get("/k", CountingLoader(&f.calls, "v2")), "v1");
   EXPECT_EQ(f.executor.pending(), 0u);  // no retry storm against a failing server
   f.clock.Advance(absl::Seconds(1));    // 30 s: expired
-  EXPECT_EQ(**f.cache->Get("/k", CountingLoader(&calls, "v2")), "v2");
-  EXPECT_EQ(calls.load(), 3);
+  EXPECT_EQ(**f.cache->Get("/k", CountingLoader(&f.calls, "v2")), "v2");
+  EXPECT_EQ(f.calls.load(), 3);
 }
 
 TEST(TtlCacheTest, WithoutAnExecutorEntriesJustExpire) {
   RefreshFixture f(/*with_executor=*/false);
-  std::atomic<int> calls{0};
-  ASSERT_TRUE(f.cache->Get("/k", CountingLoader(&calls, "v1")).ok());
-  f.clock.Advance(absl::Seconds(21));
-  EXPECT_EQ(**f.cache->Get("/k", CountingLoader(&calls, "v2")), "v1");
-  EXPECT_EQ(calls.load(), 1);
+  f.LoadAnEntryDueForRefresh();
+  EXPECT_EQ(**f.cache->Get("/k", CountingLoader(&f.calls, "v2")), "v1");
+  EXPECT_EQ(f.calls.load(), 1);
   EXPECT_EQ(f.cache->stats().refreshes, 0);
   f.clock.Advance(absl::Seconds(9));
-  EXPECT_EQ(**f.cache->Get("/k", CountingLoader(&calls, "v2")), "v2");
-  EXPECT_EQ(calls.load(), 2);
+  EXPECT_EQ(**f.cache->Get("/k", CountingLoader(&f.calls, "v2")), "v2");
+  EXPECT_EQ(f.calls.load(), 2);
 }
 
 TEST(TtlCacheTest, RefreshDroppedByTheExecutorLeavesNothingInFlight) {
   RefreshFixture f;
-  std::atomic<int> calls{0};
-  ASSERT_TRUE(f.cache->Get("/k", CountingLoader(&calls, "v1")).ok());
-  f.clock.Advance(absl::Seconds(21));
-  (void)f.cache->Get("/k", CountingLoader(&calls, "v2"));
+  f.LoadAnEntryDueForRefresh();
+  (void)f.cache->Get("/k", CountingLoader(&f.calls, "v2"));
   f.executor.DropAll();
   EXPECT_EQ(f.cache->stats().loads_in_flight, 0);
   EXPECT_EQ(*f.cache->GetIfPresent("/k"), "v1");  // kept until it expires
   f.clock.Advance(absl::Seconds(9));
-  EXPECT_EQ(**f.cache->Get("/k", CountingLoader(&calls, "v3")), "v3");
+  EXPECT_EQ(**f.cache->Get("/k", CountingLoader(&f.calls, "v3")), "v3");
 }
 
 TEST(TtlCacheTest, MissWhileARefreshIsQueuedLoadsInTheCallerOnce) {
   RefreshFixture f;
-  std::atomic<int> calls{0};
-  ASSERT_TRUE(f.cache->Get("/k", CountingLoader(&calls, "v1")).ok());
-  f.clock.Advance(absl::Seconds(21));
-  (void)f.cache->Get("/k", CountingLoader(&calls, "queued"));
+  f.LoadAnEntryDueForRefresh();
+  (void)f.cache->Get("/k", CountingLoader(&f.calls, "queued"));
   f.clock.Advance(absl::Seconds(9));  // expired before the executor ran the reload
-  EXPECT_EQ(**f.cache->Get("/k", CountingLoader(&calls, "caller")), "caller");
+  EXPECT_EQ(**f.cache->Get("/k", CountingLoader(&f.calls, "caller")), "caller");
   f.executor.RunAll();  // the queued reload finds its work done
-  EXPECT_EQ(calls.load(), 2);
+  EXPECT_EQ(f.calls.load(), 2);
   EXPECT_EQ(*f.cache->GetIfPresent("/k"), "caller");
 }
 
 TEST(TtlCacheTest, InvalidationDuringRefreshDiscardsTheReload) {
   RefreshFixture f;
-  std::atomic<int> calls{0};
-  ASSERT_TRUE(f.cache->Get("/k", CountingLoader(&calls, "v1")).ok());
-  f.clock.Advance(absl::Seconds(21));
-  (void)f.cache->Get("/k", CountingLoader(&calls, "reloaded"));
+  f.LoadAnEntryDueForRefresh();
+  (void)f.cache->Get("/k", CountingLoader(&f.calls, "reloaded"));
   f.cache->Invalidate("/k");
   f.executor.RunAll();
   EXPECT_EQ(f.cache->GetIfPresent("/k"), nullptr);
@@ -631,24 +619,20 @@ TEST(TtlCacheTest, InvalidationDuringRefreshDiscardsTheReload) {
 
 TEST(TtlCacheTest, QueuedRefreshDoesNothingAfterTheCacheIsGone) {
   RefreshFixture f;
-  std::atomic<int> calls{0};
-  ASSERT_TRUE(f.cache->Get("/k", CountingLoader(&calls, "v1")).ok());
-  f.clock.Advance(absl::Seconds(21));
-  (void)f.cache->Get("/k", CountingLoader(&calls, "v2"));
+  f.LoadAnEntryDueForRefresh();
+  (void)f.cache->Get("/k", CountingLoader(&f.calls, "v2"));
   f.cache.reset();
   f.executor.RunAll();
-  EXPECT_EQ(calls.load(), 1);
+  EXPECT_EQ(f.calls.load(), 1);
 }
 
 TEST(TtlCacheTest, RefreshAheadRunsOnARuntimesBlockingPool) {
   Runtime rt({.io_threads = 1, .blocking_threads = 1});
   ManualClock clock;
-  StringCache::Options o;
-  o.refresh_time = absl::Seconds(30);
-  o.refresh_after = absl::Seconds(20);
-  o.clock = &clock;
-  o.executor = [&rt](auto fn) { rt.PostBlocking(std::move(fn)); };
-  StringCache cache(std::move(o));
+  StringCache cache({.refresh_time = absl::Seconds(30),
+                     .refresh_after = absl::Seconds(20),
+                     .executor = [&rt](auto fn) { rt.PostBlocking(std::move(fn)); },
+                     .clock = &clock});
   ASSERT_TRUE(cache.Get("/k", [](const std::string&) -> absl::StatusOr<std::string> {
     return std::string("v1");
   }).ok());
@@ -711,31 +695,25 @@ TEST(TtlCacheTest, TryGetFreshLeavesACachedNotFoundForGetToCount) {
 
 TEST(TtlCacheTest, TryGetFreshLeavesAnEntryDueForRefreshToGet) {
   RefreshFixture f;
-  std::atomic<int> calls{0};
-  ASSERT_TRUE(f.cache->Get("/k", CountingLoader(&calls, "v1")).ok());
-  f.clock.Advance(absl::Seconds(21));
+  f.LoadAnEntryDueForRefresh();
   EXPECT_EQ(f.cache->TryGetFresh("/k"), nullptr);  // Get must see it to start the reload
   EXPECT_EQ(f.executor.pending(), 0u);
-  EXPECT_EQ(**f.cache->Get("/k", CountingLoader(&calls, "v2")), "v1");
+  EXPECT_EQ(**f.cache->Get("/k", CountingLoader(&f.calls, "v2")), "v1");
   EXPECT_EQ(f.executor.pending(), 1u);
   EXPECT_EQ(f.cache->stats().refreshes, 1);
 }
 
 TEST(TtlCacheTest, TryGetFreshServesAnEntryWhoseRefreshHasStarted) {
   RefreshFixture f;
-  std::atomic<int> calls{0};
-  ASSERT_TRUE(f.cache->Get("/k", CountingLoader(&calls, "v1")).ok());
-  f.clock.Advance(absl::Seconds(21));
-  (void)f.cache->Get("/k", CountingLoader(&calls, "v2"));  // queues the one reload
+  f.LoadAnEntryDueForRefresh();
+  (void)f.cache->Get("/k", CountingLoader(&f.calls, "v2"));  // queues the one reload
   ASSERT_NE(f.cache->TryGetFresh("/k"), nullptr);
   EXPECT_EQ(*f.cache->TryGetFresh("/k"), "v1");
   EXPECT_EQ(f.executor.pending(), 1u);
 }
 
 TEST(TtlCacheTest, TryGetFreshMovesTheEntryToTheLruFront) {
-  StringCache::Options o;
-  o.max_entries = 2;
-  StringCache cache(std::move(o));
+  StringCache cache({.max_entries = 2});
   cache.Put("a", std::string("1"));
   cache.Put("b", std::string("2"));
   ASSERT_NE(cache.TryGetFresh("a"), nullptr);  // a is now the most recent
@@ -767,9 +745,7 @@ TEST(TtlCacheTest, TryVisitFreshDoesNotCallFnWhenTryGetFreshWouldReturnNull) {
 }
 
 TEST(TtlCacheTest, TryGetFreshDoesNotWaitWhileAnotherThreadHoldsTheShardLock) {
-  StringCache::Options o;
-  o.shards = 1;  // "/a" and the keys InvalidateIf visits share the one lock
-  StringCache cache(std::move(o));
+  StringCache cache({.shards = 1});  // "/a" and the keys InvalidateIf visits share the one lock
   cache.Put("/a", std::string("v"));
   Notification inside, release;
   // InvalidateIf runs its predicate under the shard lock: hold it there.
@@ -796,9 +772,7 @@ TEST(TtlCacheTest, TryGetFreshDoesNotWaitWhileAnotherThreadHoldsTheShardLock) {
 // ---- Bounds and eviction ---------------------------------------------------
 
 TEST(TtlCacheTest, CountBoundEvictsTheLeastRecentlyUsedEntry) {
-  StringCache::Options o;
-  o.max_entries = 3;
-  StringCache cache(std::move(o));
+  StringCache cache({.max_entries = 3});
   cache.Put("a", std::string("1"));
   cache.Put("b", std::string("2"));
   cache.Put("c", std::string("3"));
@@ -812,10 +786,7 @@ TEST(TtlCacheTest, CountBoundEvictsTheLeastRecentlyUsedEntry) {
 }
 
 TEST(TtlCacheTest, WeightBoundEvictsLeastRecentlyUsedUntilTheNewEntryFits) {
-  StringCache::Options o;
-  o.max_weight = 10;
-  o.weigher = [](const std::string&, const std::string& v) { return static_cast<int64_t>(v.size()); };
-  StringCache cache(std::move(o));
+  StringCache cache({.max_weight = 10, .weigher = WeighByLength});
   cache.Put("a", std::string(4, 'x'));
   cache.Put("b", std::string(3, 'x'));
   cache.Put("c", std::string(3, 'x'));
@@ -828,10 +799,7 @@ TEST(TtlCacheTest, WeightBoundEvictsLeastRecentlyUsedUntilTheNewEntryFits) {
 }
 
 TEST(TtlCacheTest, ValueHeavierThanTheBoundIsReturnedButNotStored) {
-  StringCache::Options o;
-  o.max_weight = 10;
-  o.weigher = [](const std::string&, const std::string& v) { return static_cast<int64_t>(v.size()); };
-  StringCache cache(std::move(o));
+  StringCache cache({.max_weight = 10, .weigher = WeighByLength});
   cache.Put("small", std::string(2, 'x'));
   auto r = cache.Get("huge", [](const std::string&) -> absl::StatusOr<std::string> {
     return std::string(11, 'x');
@@ -843,9 +811,7 @@ TEST(TtlCacheTest, ValueHeavierThanTheBoundIsReturnedButNotStored) {
 }
 
 TEST(TtlCacheTest, ReplacingAnEntryUpdatesTheWeight) {
-  StringCache::Options o;
-  o.weigher = [](const std::string&, const std::string& v) { return static_cast<int64_t>(v.size()); };
-  StringCache cache(std::move(o));
+  StringCache cache({.weigher = WeighByLength});
   cache.Put("a", std::string(4, 'x'));
   cache.Put("a", std::string(7, 'x'));
   EXPECT_EQ(cache.weight(), 7);
@@ -853,9 +819,7 @@ TEST(TtlCacheTest, ReplacingAnEntryUpdatesTheWeight) {
 }
 
 TEST(TtlCacheTest, SmallBoundsUseOneExactShard) {
-  StringCache::Options o;
-  o.max_entries = 100;
-  StringCache cache(std::move(o));
+  StringCache cache({.max_entries = 100});
   EXPECT_EQ(cache.shard_count(), 1);
 }
 
@@ -983,10 +947,7 @@ TEST(TtlCacheTest, ConcurrentGetsPutsAndInvalidationsStayConsistent) {
 // Python binding does: each must count exactly one hit, negative hit or miss.
 TEST(TtlCacheTest, ConcurrentTryGetFreshWithFallbackCountsEachLookupOnce) {
   ManualClock clock;
-  StringCache::Options o;
-  o.max_entries = 8;
-  o.clock = &clock;
-  StringCache cache(std::move(o));
+  StringCache cache({.max_entries = 8, .clock = &clock});
   constexpr int kThreads = 4;
   constexpr int kOps = 3000;
   std::atomic<int64_t> lookups{0};

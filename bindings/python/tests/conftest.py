@@ -55,6 +55,19 @@ class Gate:
         return self.result if self.result is not None else {"key": key}
 
 
+def assert_open_file_outlives_its_client(client, name, payload):
+    """A file `client` opened still reads after the client is closed, while
+    the closed client refuses to open another (FailedPrecondition)."""
+    import ferry
+    f = client.open(name, "rb")
+    client.close()
+    with pytest.raises(ferry.Error) as info:
+        client.open(name, "rb")
+    assert info.value.code == "FailedPrecondition"
+    assert f.read(10) == payload[:10]
+    f.close()
+
+
 def run_threads(n, fn):
     """Runs fn(i) on n threads; returns [(value, exception)] in thread order."""
     results = [None] * n

@@ -10,8 +10,8 @@ import pytest
 
 import ferry
 import ferry.s3
-from conftest import (S3_ACCESS_KEY, S3_BUCKET, S3_REGION, S3_SECRET_KEY, boto3_client,
-                      make_s3_client)
+from conftest import (S3_ACCESS_KEY, S3_BUCKET, S3_REGION, S3_SECRET_KEY,
+                      assert_open_file_outlives_its_client, boto3_client, make_s3_client)
 
 SIZE = 5 * (1 << 20) + 4321  # more than one part at 5 MiB parts, and a ragged end
 
@@ -178,24 +178,17 @@ def test_other_modes_are_a_value_error(s3, stored, mode):
         s3.open(stored[0], mode)
 
 
-def test_not_an_s3_url_is_a_value_error(s3):
-    with pytest.raises(ValueError):
-        s3.open("http://bucket/key", "rb")
-
-
 def test_open_file_survives_closing_its_client(versitygw, rt, stored):
     u, payload = stored
-    client = make_s3_client(rt, versitygw)
-    f = client.open(u, "rb")
-    client.close()
-    with pytest.raises(ferry.Error) as info:
-        client.open(u, "rb")
-    assert info.value.code == "FailedPrecondition"
-    assert f.read(5) == payload[:5]
-    f.close()
+    assert_open_file_outlives_its_client(make_s3_client(rt, versitygw), u, payload)
 
 
 # ---------------------------------------------------------------- errors
+
+
+def test_not_an_s3_url_is_a_value_error(s3):
+    with pytest.raises(ValueError):
+        s3.open("http://bucket/key", "rb")
 
 
 def test_missing_key_is_file_not_found(s3, tmp_path):

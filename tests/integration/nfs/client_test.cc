@@ -24,19 +24,9 @@ namespace {
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
-class NfsClientTest : public ::testing::Test {
+class NfsClientTest : public nfs_test::FreshDirTest<> {
  protected:
-  void SetUp() override {
-    fresh_ = nfs_test::MakeFreshDir("client");
-    client_ = nfs_test::ConnectTo(runtime_, fresh_);
-    ASSERT_NE(client_, nullptr);
-  }
-
-  std::string Local(std::string_view rel) const { return nfs_test::LocalPath(fresh_, rel); }
-
-  Runtime runtime_;
-  std::string fresh_;
-  std::unique_ptr<NfsClient> client_;
+  NfsClientTest() : FreshDirTest("client") {}
 };
 
 TEST_F(NfsClientTest, ConnectsThroughThePortmapperWithoutPorts) {
@@ -113,7 +103,7 @@ TEST_F(NfsClientTest, CreateWriteCommitReadRoundTrip) {
 }
 
 TEST_F(NfsClientTest, GuardedCreateOfExistingFileIsAlreadyExists) {
-  nfs_test::WriteFile(Local("exists"), 1);
+  nfs_test::WriteFile(Exported("exists"), 1);
   absl::StatusOr<NfsObject> f =
       client_->Create(client_->root_handle(), "exists", 0644, true, false, "exists");
   EXPECT_EQ(f.status().code(), absl::StatusCode::kAlreadyExists) << f.status();
@@ -132,8 +122,8 @@ TEST_F(NfsClientTest, MkdirRenameRemoveRmdir) {
   EXPECT_THAT(rm.message(), HasSubstr("NFS3ERR_NOTEMPTY"));
   ASSERT_TRUE(client_->Rename(d->handle, "a", client_->root_handle(), "b", "dir/a", "b").ok());
   struct stat st;
-  EXPECT_EQ(stat(Local("b").c_str(), &st), 0);
-  EXPECT_NE(stat(Local("dir/a").c_str(), &st), 0);
+  EXPECT_EQ(stat(Exported("b").c_str(), &st), 0);
+  EXPECT_NE(stat(Exported("dir/a").c_str(), &st), 0);
   EXPECT_TRUE(client_->Remove(client_->root_handle(), "b", "b").ok());
   EXPECT_TRUE(client_->Rmdir(client_->root_handle(), "dir", "dir").ok());
   EXPECT_EQ(client_->Remove(client_->root_handle(), "b", "b").code(), absl::StatusCode::kNotFound);
@@ -161,7 +151,7 @@ TEST_F(NfsClientTest, AccessGrantsRootEverythingAskedOnItsDirectory) {
 }
 
 TEST_F(NfsClientTest, ReaddirplusListsAPageWithAttributes) {
-  nfs_test::WriteFile(Local("one"), 7);
+  nfs_test::WriteFile(Exported("one"), 7);
   absl::StatusOr<ReaddirplusPage> page = client_->Readdirplus(client_->root_handle(), 0, 0, "");
   ASSERT_TRUE(page.ok()) << page.status();
   EXPECT_TRUE(page->result.eof);
@@ -177,7 +167,7 @@ TEST_F(NfsClientTest, ReaddirplusListsAPageWithAttributes) {
 }
 
 TEST_F(NfsClientTest, ReadOfDirectoryIsAnErrorNamingThePath) {
-  ASSERT_EQ(mkdir(Local("adir").c_str(), 0755), 0);
+  ASSERT_EQ(mkdir(Exported("adir").c_str(), 0755), 0);
   absl::StatusOr<NfsObject> d = client_->LookupPath("adir");
   ASSERT_TRUE(d.ok()) << d.status();
   absl::StatusOr<ReadReply> r = client_->Read(d->handle, 0, 10, "adir");

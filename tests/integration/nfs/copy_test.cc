@@ -49,17 +49,16 @@ std::string Md5OfFile(const std::string& path) {
   return Md5(std::span<const char>(data.data(), data.size()));
 }
 
-class NfsCopyTest : public ::testing::TestWithParam<size_t> {
+class NfsCopyTest : public nfs_test::FreshDirTest<::testing::TestWithParam<size_t>> {
  protected:
+  NfsCopyTest() : FreshDirTest("copy", {.io_threads = 2, .blocking_threads = 8}) {}
+
   void SetUp() override {
-    fresh_ = nfs_test::MakeFreshDir("copy");
-    client_ = nfs_test::ConnectTo(runtime_, fresh_);
-    ASSERT_NE(client_, nullptr);
+    FreshDirTest::SetUp();
+    if (HasFatalFailure()) return;
     scratch_ = absl::StrCat(nfs_test::LocalPath(fresh_), "_local");
     mkdir(scratch_.c_str(), 0755);
   }
-
-  std::string Exported(std::string_view name) const { return nfs_test::LocalPath(fresh_, name); }
 
   CopyOptions Options() const {
     CopyOptions o;
@@ -96,10 +95,7 @@ class NfsCopyTest : public ::testing::TestWithParam<size_t> {
     return names;
   }
 
-  Runtime runtime_{{.io_threads = 2, .blocking_threads = 8}};
-  std::string fresh_;
   std::string scratch_;
-  std::unique_ptr<NfsClient> client_;
 };
 
 TEST_P(NfsCopyTest, NfsToLocalKeepsEveryByte) {

@@ -12,6 +12,7 @@
 
 #include "ferry/nfs/nfs_client.h"
 #include "ferry/runtime/runtime.h"
+#include "gtest/gtest.h"
 
 namespace ferry::nfs_test {
 
@@ -34,6 +35,32 @@ std::string LocalPath(std::string_view fresh, std::string_view relative = "");
 // after a test failure saying why it could not connect.
 std::unique_ptr<nfs::NfsClient> ConnectTo(Runtime& runtime, std::string_view fresh,
                                           std::string_view extra_options = "");
+
+// A test with a client rooted at a fresh folder (MakeFreshDir(prefix)),
+// connected by SetUp, which fails the test if it cannot connect. Base:
+// ::testing::Test, or ::testing::TestWithParam<T> for a parameterized test.
+template <typename Base = ::testing::Test>
+class FreshDirTest : public Base {
+ protected:
+  explicit FreshDirTest(std::string prefix, const RuntimeOptions& options = {})
+      : runtime_(options), prefix_(std::move(prefix)) {}
+
+  void SetUp() override {
+    fresh_ = MakeFreshDir(prefix_);
+    client_ = ConnectTo(runtime_, fresh_);
+    ASSERT_NE(client_, nullptr);
+  }
+
+  // The local path of `relative` in the fresh folder.
+  std::string Exported(std::string_view relative) const { return LocalPath(fresh_, relative); }
+
+  Runtime runtime_;  // first: outlives the client
+  std::string fresh_;
+  std::unique_ptr<nfs::NfsClient> client_;
+
+ private:
+  const std::string prefix_;
+};
 
 // What lstat says about one object, as the walker reports it.
 struct LocalEntry {

@@ -78,14 +78,7 @@ TEST_F(RpcPoolThroughToxiproxyTest, AddedLatencyDelaysCallsAndShowsInRoundTripMe
   ASSERT_NE(pool, nullptr);
   AddToxic({.name = "latency", .type = "latency", .attributes = {{"latency", kLatencyMs}}});
 
-  peers::RpcLoad load;
-  load.request = NullCall();
-  load.depth = 8;
-  load.max_calls = 32;
-  load.check_reply = [](const std::string& record) {
-    return DecodeReply(record, rpc_test::kNfs3Null).status();
-  };
-  const peers::RpcLoadResult r = peers::RunClosedLoop(*pool, load);
+  const peers::RpcLoadResult r = peers::RunClosedLoop(*pool, rpc_test::Nfs3NullLoad(/*calls=*/32, /*depth=*/8));
   EXPECT_EQ(r.succeeded, 32) << r.first_error;
 
   // Every reply waited in the proxy, so even the median round trip is over
@@ -219,14 +212,7 @@ TEST_F(RpcPoolThroughToxiproxyTest, RepliesSlicedIntoTinyPiecesStillMatchTheirCa
   // Replies arrive 1-5 bytes at a time: record marks and xids split anywhere.
   AddToxic({.name = "slicer", .type = "slicer",
             .attributes = {{"average_size", 3}, {"size_variation", 2}, {"delay", 0}}});
-  peers::RpcLoad load;
-  load.request = NullCall();
-  load.depth = 32;
-  load.max_calls = 1000;
-  load.check_reply = [](const std::string& record) {
-    return DecodeReply(record, rpc_test::kNfs3Null).status();
-  };
-  const peers::RpcLoadResult r = peers::RunClosedLoop(*pool, load);
+  const peers::RpcLoadResult r = peers::RunClosedLoop(*pool, rpc_test::Nfs3NullLoad(/*calls=*/1000, /*depth=*/32));
   EXPECT_EQ(r.succeeded, 1000) << r.first_error;
 }
 

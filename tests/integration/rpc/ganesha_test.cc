@@ -47,20 +47,23 @@ class RpcPoolAgainstGaneshaTest : public ::testing::Test {
   // Runs kPipelinedCalls NFS v3 NULL calls with `depth` in flight and
   // checks that every one succeeded and was counted.
   void ExpectPipelinedNullCallsSucceed(RpcPool& pool, int depth) {
-    peers::RpcLoad load;
-    load.request = rpc_test::MakeCall(rpc_test::kNfs3Null);
-    load.depth = depth;
-    load.max_calls = kPipelinedCalls;
-    load.check_reply = [](const std::string& record) {
-      return DecodeReply(record, rpc_test::kNfs3Null).status();
-    };
-    const peers::RpcLoadResult r = peers::RunClosedLoop(pool, load);
+    const peers::RpcLoadResult r =
+        peers::RunClosedLoop(pool, rpc_test::Nfs3NullLoad(kPipelinedCalls, depth));
     EXPECT_EQ(r.succeeded, kPipelinedCalls) << r.first_error;
     EXPECT_EQ(r.failed, 0) << r.first_error;
     const RpcPoolMetrics m = pool.metrics();
     EXPECT_EQ(m.calls_succeeded, static_cast<uint64_t>(kPipelinedCalls));
     EXPECT_EQ(m.calls_failed, 0u);
     EXPECT_EQ(m.in_flight, 0u);
+  }
+
+  // Calls `procedure`, which ganesha does not serve, through `pool` and
+  // expects Unimplemented with a message that `message` matches.
+  template <typename Matcher>
+  static void ExpectUnimplemented(RpcPool& pool, const RpcProcedure& procedure, Matcher message) {
+    absl::StatusOr<std::string> results = rpc_test::CallProcedure(pool, procedure);
+    EXPECT_EQ(results.status().code(), absl::StatusCode::kUnimplemented) << results.status();
+    EXPECT_THAT(results.status().message(), message);
   }
 
   Runtime runtime_;
@@ -107,12 +110,10 @@ TEST_F(RpcPoolAgainstGaneshaTest, UnservedProgramIsProgUnavailNamingTheCall) {
   std::unique_ptr<RpcPool> pool = Pool(peers::kNfsPort);
   ASSERT_NE(pool, nullptr);
   const RpcProcedure unserved{rpc_test::kUnassignedProgram, 1, 0, "", "NULL"};
-  absl::StatusOr<std::string> results = rpc_test::CallProcedure(*pool, unserved);
-  EXPECT_EQ(results.status().code(), absl::StatusCode::kUnimplemented) << results.status();
-  EXPECT_THAT(results.status().message(),
-              AllOf(HasSubstr("PROG_UNAVAIL"),
-                    HasSubstr(absl::StrCat("program ", rpc_test::kUnassignedProgram)),
-                    HasSubstr("v1"), HasSubstr("proc 0")));
+  ExpectUnimplemented(*pool, unserved,
+                      AllOf(HasSubstr("PROG_UNAVAIL"),
+                            HasSubstr(absl::StrCat("program ", rpc_test::kUnassignedProgram)),
+                            HasSubstr("v1"), HasSubstr("proc 0")));
   // The connection stays usable.
   EXPECT_TRUE(rpc_test::CallProcedure(*pool, rpc_test::kNfs3Null).ok());
 }
@@ -121,12 +122,10 @@ TEST_F(RpcPoolAgainstGaneshaTest, UnservedVersionIsProgMismatchNamingTheServedRa
   std::unique_ptr<RpcPool> pool = Pool(peers::kNfsPort);
   ASSERT_NE(pool, nullptr);
   const RpcProcedure nfs7{peers::kNfsProgram, 7, 0, "NFS", "NULL"};
-  absl::StatusOr<std::string> results = rpc_test::CallProcedure(*pool, nfs7);
-  EXPECT_EQ(results.status().code(), absl::StatusCode::kUnimplemented) << results.status();
   // ganesha serves NFS v3 and v4 (ganesha.conf.in: Protocols = 3, 4).
-  EXPECT_THAT(results.status().message(),
-              AllOf(HasSubstr("PROG_MISMATCH"), HasSubstr("program 100003 (NFS) v7 proc 0"),
-                    HasSubstr("v3"), HasSubstr("v4")));
+  ExpectUnimplemented(*pool, nfs7,
+                      AllOf(HasSubstr("PROG_MISMATCH"), HasSubstr("program 100003 (NFS) v7 proc 0"),
+                            HasSubstr("v3"), HasSubstr("v4")));
 }
 
 }  // namespace

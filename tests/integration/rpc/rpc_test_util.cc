@@ -48,4 +48,13 @@ absl::StatusOr<std::string> CallProcedure(RpcPool& pool, const RpcProcedure& pro
   return std::string(reply.results);
 }
 
+peers::RpcLoad Nfs3NullLoad(int64_t calls, int depth) {
+  return {.request = MakeCall(kNfs3Null),
+          .depth = depth,
+          .max_calls = calls,
+          .check_reply = [](const std::string& record) {
+            return DecodeReply(record, kNfs3Null).status();
+          }};
+}
+
 }  // namespace ferry::rpc_test

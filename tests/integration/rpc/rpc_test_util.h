@@ -12,6 +12,7 @@
 #include "ferry/rpc/onc_rpc.h"
 #include "ferry/rpc/rpc_pool.h"
 #include "ferry/runtime/runtime.h"
+#include "testing/rpc_load.h"
 
 namespace ferry::rpc_test {
 
@@ -38,6 +39,10 @@ absl::StatusOr<std::unique_ptr<RpcPool>> MakeReadyPool(Runtime& runtime, RpcPool
 absl::StatusOr<std::string> CallProcedure(RpcPool& pool, const RpcProcedure& procedure,
                                           std::string_view args = {},
                                           const RpcCallOptions& options = {});
+
+// A closed-loop load of `calls` NFS v3 NULL calls, `depth` in flight, each
+// reply checked to decode as NULL's (for peers::RunClosedLoop).
+peers::RpcLoad Nfs3NullLoad(int64_t calls, int depth);
 
 }  // namespace ferry::rpc_test
 

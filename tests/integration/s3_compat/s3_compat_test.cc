@@ -23,7 +23,6 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
-using ::testing::UnorderedElementsAre;
 
 using peers::AsSpan;
 using peers::RandomBytes;

@@ -92,6 +92,22 @@ class S3TransportTest : public ::testing::Test {
         [&](Callback<std::vector<std::string>> cb) { store.ListBuckets(std::move(cb)); });
   }
 
+  // Puts `key` (in the bucket "failover") through a store made from `c`,
+  // heads it ten times, and expects every request to succeed with one
+  // endpoint failover in all: the first endpoint of `c` is skipped once it
+  // has failed.
+  void ExpectTenRequestsSucceedWithOneFailover(const S3Config& c, const std::string& key) {
+    auto store = Store(c);
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(peers::CreateBucketIfMissing(*store, "failover").ok());
+    ASSERT_TRUE(Put(*store, key, "alive").ok());
+    for (int i = 0; i < 10; ++i) {
+      auto info = Head(*store, key);
+      ASSERT_TRUE(info.ok()) << info.status();
+    }
+    EXPECT_EQ(store->endpoint_failovers(), 1);
+  }
+
   Runtime rt_{RuntimeOptions{.io_threads = 2, .memory_budget_bytes = int64_t{64} << 20}};
 };
 
@@ -156,17 +172,9 @@ TEST_F(S3TransportTest, DeadFirstEndpointIsSkippedAfterOneRefusal) {
   S3Config c = BaseConfig();
   c.use_https = false;
   c.endpoints = {kDeadEndpoint, absl::StrCat("127.0.0.1:", kPlainPort)};
-  auto store = Store(c);
-  ASSERT_NE(store, nullptr);
-  ASSERT_TRUE(peers::CreateBucketIfMissing(*store, "failover").ok());
-  ASSERT_TRUE(Put(*store, "failover/k", "alive").ok());
-  for (int i = 0; i < 10; ++i) {
-    auto info = Head(*store, "failover/k");
-    ASSERT_TRUE(info.ok()) << info.status();
-  }
   // The first request that chose the dead endpoint went on to the live one;
   // after that the dead one was skipped (for kEndpointDownTime).
-  EXPECT_EQ(store->endpoint_failovers(), 1);
+  ExpectTenRequestsSucceedWithOneFailover(c, "failover/k");
 }
 
 // A port that never completes a connect: a listener whose accept queue is
@@ -210,17 +218,9 @@ TEST_F(S3TransportTest, FirstEndpointWhoseConnectTimesOutIsSkippedLikeARefusedOn
   c.use_https = false;
   c.connect_timeout = absl::Milliseconds(300);
   c.endpoints = {unanswered.endpoint(), absl::StrCat("127.0.0.1:", kPlainPort)};
-  auto store = Store(c);
-  ASSERT_NE(store, nullptr);
-  ASSERT_TRUE(peers::CreateBucketIfMissing(*store, "failover").ok());
-  ASSERT_TRUE(Put(*store, "failover/t", "alive").ok());
-  for (int i = 0; i < 10; ++i) {
-    auto info = Head(*store, "failover/t");
-    ASSERT_TRUE(info.ok()) << info.status();
-  }
   // One connect timed out; the request went on to the live endpoint, and
   // the silent one was skipped after that.
-  EXPECT_EQ(store->endpoint_failovers(), 1);
+  ExpectTenRequestsSucceedWithOneFailover(c, "failover/t");
 }
 
 TEST_F(S3TransportTest, EveryEndpointDeadIsUnavailable) {

@@ -8,7 +8,6 @@ CP=${1:?usage: ferry_cp_any_test.sh FERRY_CP FERRY_WALK EXPORT_DIR}
 WALK=${2:?}
 EXPORT=${3:?}
 source "$(dirname "$0")/lib.sh" ferry-cp-any
-RUN=any-$$-$RANDOM
 trap 'rm -rf "$WORK" "$EXPORT/$RUN"' EXIT
 mkdir -p "$EXPORT/$RUN"
 NFS="nfs://127.0.0.1/export/$RUN"
@@ -61,10 +60,7 @@ if [ "$n_local" = 5 ] && [ "$n_nfs" = 5 ] && [ "$n_s3" -ge 3 ]; then
 else fail WalkCountsTheSameTreeEverywhere "local=$n_local nfs=$n_nfs s3=$n_s3"; fi
 
 # A missing NFS source: exit 1, a message naming it, nothing created.
-err=$("$CP" --quiet "$NFS/nope.bin$Q" "$WORK/nope" 2>&1); rc=$?
-if [ $rc -eq 1 ] && [[ $err == *nope.bin* ]] && [ ! -e "$WORK/nope" ]; then
-  pass MissingNfsSourceFailsWithoutCreatingAFile
-else fail MissingNfsSourceFailsWithoutCreatingAFile "rc=$rc err=$err"; fi
+expect_missing_source MissingNfsSourceFailsWithoutCreatingAFile "$NFS/nope.bin$Q" "$WORK/nope"
 
 # An unknown scheme is a usage error naming the known ones.
 err=$("$CP" --quiet "ftp://h/x" "$WORK/x" 2>&1); rc=$?

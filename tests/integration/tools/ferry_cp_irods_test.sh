@@ -9,7 +9,6 @@ CP=${1:?usage: ferry_cp_irods_test.sh FERRY_CP FERRY_WALK PYTHON}
 WALK=${2:?}
 PY=${3:?}
 source "$(dirname "$0")/lib.sh" ferry-cp-irods
-RUN=cp-$$-$RANDOM
 export IRODS_PASSWORD=rods
 PORT=${IRODS_PEER_PORT:-1247}
 COLL=/tempZone/home/rods/$RUN

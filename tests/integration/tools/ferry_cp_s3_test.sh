@@ -52,10 +52,7 @@ if python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["bytes"] == 
 else fail JsonSummaryCountsTheBytes "got: $json"; fi
 
 # A missing object: exit 1, a message naming it, and no file created.
-err=$("$CP" --quiet "$BUCKET/a/missing.bin" "$WORK/missing.bin" 2>&1); rc=$?
-if [ $rc -eq 1 ] && [[ $err == *missing.bin* ]] && [ ! -e "$WORK/missing.bin" ]; then
-  pass MissingObjectFailsWithoutCreatingAFile
-else fail MissingObjectFailsWithoutCreatingAFile "rc=$rc err=$err"; fi
+expect_missing_source MissingObjectFailsWithoutCreatingAFile "$BUCKET/a/missing.bin" "$WORK/missing.bin"
 
 # A failed download leaves an existing destination untouched.
 echo "keep me" >"$WORK/keep"

@@ -137,6 +137,8 @@ class IrodsFile final : public fs::File {
 
  private:
   bool writer() const { return !temp_path_.empty(); }
+  // The object the streams have open: a writer's temporary, else the file.
+  const std::string& open_path() const { return writer() ? temp_path_ : final_path_; }
 
   static absl::StatusOr<size_t> ReadOnce(IrodsStream& s, int64_t offset, absl::Span<char> buf) {
     FERRY_RETURN_IF_ERROR(s.Seek(offset));
@@ -174,7 +176,7 @@ class IrodsFile final : public fs::File {
     }
     absl::StatusOr<std::unique_ptr<IrodsStream>> joined =
         reopen ? fs_->client().Open(final_path_, O_RDONLY)
-               : fs_->client().Join(final_path_, token_, flags_);
+               : fs_->client().Join(open_path(), token_, flags_);
     if (joined.ok()) return joined;
     MutexLock lock(&mu_);
     --total_;

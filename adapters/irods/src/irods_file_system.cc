@@ -83,7 +83,7 @@ class IrodsFile final : public fs::File {
     } else {
       MutexLock lock(&mu_);
       --total_;
-      returned_.Signal();
+      returned_.SignalAll();  // Borrow may reopen, CloseStreams may finish
     }
     return got;
   }
@@ -180,7 +180,7 @@ class IrodsFile final : public fs::File {
     if (joined.ok()) return joined;
     MutexLock lock(&mu_);
     --total_;
-    returned_.Signal();
+    returned_.SignalAll();
     if (reopen || !absl::IsResourceExhausted(joined.status())) return joined.status();
     // Every session is leased: go on with the streams this file has.
     no_more_sessions_ = true;

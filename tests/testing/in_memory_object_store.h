@@ -44,7 +44,7 @@
 #include "ferry/runtime/runtime.h"
 #include "ferry/transfer/checksum.h"
 #include "ferry/transfer/object_store.h"
-#include "ferry/transfer/retry_policy.h"
+#include "ferry/runtime/retry_policy.h"
 
 namespace ferry::testing {
 

@@ -23,7 +23,7 @@
 #include "ferry/transfer/multipart_downloader.h"
 #include "ferry/transfer/multipart_uploader.h"
 #include "ferry/transfer/object_store.h"
-#include "ferry/transfer/retry_policy.h"
+#include "ferry/runtime/retry_policy.h"
 #include "gtest/gtest.h"
 #include "testing/in_memory_object_store.h"
 

@@ -1,11 +1,15 @@
-// RetryPolicy, IsRetryable and CallWithRetry: which errors are retried, how
-// long the waits are, and when a call gives up. Waits run on a scheduler
-// the test drives, so nothing sleeps.
-#include "ferry/transfer/retry_policy.h"
+// RetryPolicy, IsRetryable, CallWithRetry and RetryBlocking: which errors
+// are retried, how long the waits are, and when a call gives up. Waits run
+// on a scheduler the test drives (or a sleep that advances a ManualClock),
+// so nothing sleeps.
+#include "ferry/runtime/retry_policy.h"
 
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "ferry/base/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -138,6 +142,190 @@ TEST(CallWithRetryTest, ErrorWhoseRetriesAreExhaustedBelowIsNotRetriedAgain) {
   auto [r, attempts] = RunWith({.max_attempts = 4}, {exhausted}, scheduler);
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(attempts, 1);
+}
+
+TEST(CallWithRetryTest, LastErrorSaysHowManyAttemptsAndIsMarkedExhausted) {
+  RecordingScheduler scheduler;
+  auto [r, attempts] = RunWith({.max_attempts = 3}, {absl::UnavailableError("down")}, scheduler);
+  EXPECT_THAT(r.status().message(), ::testing::HasSubstr("down (gave up after 3 attempts in"));
+  EXPECT_FALSE(IsRetryable(r.status()));
+}
+
+TEST(CallWithRetryTest, ACallThatFailsOnceFinalKeepsItsMessage) {
+  RecordingScheduler scheduler;
+  auto [r, attempts] = RunWith({.max_attempts = 4}, {absl::NotFoundError("no key")}, scheduler);
+  EXPECT_EQ(r.status().message(), "no key");
+}
+
+// A scheduler whose waits pass on a ManualClock as they run.
+class ClockScheduler : public DelayScheduler {
+ public:
+  explicit ClockScheduler(ManualClock& clock) : clock_(clock) {}
+  void RunAfter(absl::Duration delay, absl::AnyInvocable<void()> fn) override {
+    delays.push_back(delay);
+    clock_.Advance(delay);
+    pending.push_back(std::move(fn));
+  }
+  void RunAll() {
+    while (!pending.empty()) {
+      auto fn = std::move(pending.front());
+      pending.erase(pending.begin());
+      fn();
+    }
+  }
+  std::vector<absl::Duration> delays;
+  std::vector<absl::AnyInvocable<void()>> pending;
+
+ private:
+  ManualClock& clock_;
+};
+
+TEST(RetryPolicyTest, TimeBoundedRetriesStopWhenTheNextWaitWouldPassMaxElapsed) {
+  ManualClock clock;
+  ClockScheduler scheduler(clock);
+  const RetryPolicy p{.max_attempts = 1000,
+                      .initial_backoff = absl::Milliseconds(100),
+                      .max_backoff = absl::Seconds(1),
+                      .jitter = 0,
+                      .max_elapsed = absl::Seconds(5),
+                      .clock = &clock};
+  int attempts = 0;
+  absl::StatusOr<int> result = absl::UnknownError("not done");
+  CallWithRetry<int>(
+      p, scheduler,
+      [&](int n, Callback<int> cb) {
+        attempts = n;
+        cb(absl::UnavailableError("reset"));
+      },
+      [&](absl::StatusOr<int> r) { result = std::move(r); });
+  scheduler.RunAll();
+  // Waits 0.1, 0.2, 0.4, 0.8, 1, 1, 1 (4.5 s in all); an 8th would end at
+  // 5.5 s.
+  EXPECT_EQ(attempts, 8);
+  EXPECT_EQ(clock.Now() - ManualClock().Now(), absl::Milliseconds(4500));
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(result.status().message(), ::testing::HasSubstr("gave up after 8 attempts in 4.5s"));
+}
+
+TEST(RetryPolicyTest, TimeBoundedRetriesRideOutAnOutageShorterThanTheBound) {
+  ManualClock clock;
+  ClockScheduler scheduler(clock);
+  const absl::Time back = clock.Now() + absl::Seconds(3);
+  const RetryPolicy p{.max_attempts = 1000, .jitter = 0, .max_elapsed = absl::Seconds(10),
+                      .clock = &clock};
+  absl::StatusOr<int> result = absl::UnknownError("not done");
+  CallWithRetry<int>(
+      p, scheduler,
+      [&](int, Callback<int> cb) {
+        if (clock.Now() < back) {
+          cb(absl::UnavailableError("server restarting"));
+        } else {
+          cb(42);
+        }
+      },
+      [&](absl::StatusOr<int> r) { result = std::move(r); });
+  scheduler.RunAll();
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(*result, 42);
+}
+
+bool OnlyUnavailable(const absl::Status& s) { return absl::IsUnavailable(s); }
+
+TEST(RetryPolicyTest, RetryablePredicateNarrowsWhatIsRetried) {
+  RecordingScheduler scheduler;
+  auto [r, attempts] = RunWith({.max_attempts = 4, .retryable = OnlyUnavailable},
+                               {absl::DeadlineExceededError("stalled")}, scheduler);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(attempts, 1);
+}
+
+TEST(RetryPolicyTest, RetryablePredicateCannotRetryAStatusMarkedExhausted) {
+  absl::Status s = absl::UnavailableError("never connected");
+  MarkRetriesExhausted(s);
+  const RetryPolicy p{.max_attempts = 4, .retryable = OnlyUnavailable};
+  EXPECT_FALSE(p.NextWait(s, 1, absl::ZeroDuration(), 0).has_value());
+}
+
+TEST(RetryBlockingTest, RetriesOnTheCallingThreadUntilSuccess) {
+  ManualClock clock;
+  std::vector<absl::Duration> slept;
+  const RetryPolicy p{.max_attempts = 1000, .jitter = 0, .max_elapsed = absl::Seconds(10),
+                      .clock = &clock};
+  absl::StatusOr<std::string> r = RetryBlocking(
+      p,
+      [&](int n) -> absl::StatusOr<std::string> {
+        if (n < 3) return absl::UnavailableError("reset");
+        return std::string("ok");
+      },
+      [&](absl::Duration d) {
+        slept.push_back(d);
+        clock.Advance(d);
+      });
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(*r, "ok");
+  EXPECT_THAT(slept, ::testing::ElementsAre(absl::Milliseconds(100), absl::Milliseconds(200)));
+}
+
+TEST(RetryBlockingTest, GivesUpAtMaxElapsedWithTheLastError) {
+  ManualClock clock;
+  const RetryPolicy p{.max_attempts = 1000, .max_backoff = absl::Seconds(1), .jitter = 0,
+                      .max_elapsed = absl::Seconds(3), .clock = &clock};
+  int attempts = 0;
+  absl::Status s = RetryBlocking(
+      p,
+      [&](int n) {
+        attempts = n;
+        return absl::UnavailableError(absl::StrCat("reset ", n));
+      },
+      [&](absl::Duration d) { clock.Advance(d); });
+  // 0.1 + 0.2 + 0.4 + 0.8 + 1 = 2.5 s of waits; the next would end at 3.5 s.
+  EXPECT_EQ(attempts, 6);
+  EXPECT_THAT(s.message(), ::testing::HasSubstr("reset 6 (gave up after 6 attempts"));
+}
+
+TEST(DrainableDelaySchedulerTest, DrainRunsPendingFunctionsAtOnce) {
+  RecordingScheduler inner;
+  DrainableDelayScheduler drainable(inner);
+  int ran = 0;
+  drainable.RunAfter(absl::Seconds(5), [&] { ++ran; });
+  EXPECT_EQ(ran, 0);
+  drainable.Drain();
+  EXPECT_EQ(ran, 1);
+  inner.RunAll();  // the timer fires later and finds nothing to run
+  EXPECT_EQ(ran, 1);
+}
+
+TEST(DrainableDelaySchedulerTest, AfterDrainRunAfterRunsAtOnce) {
+  RecordingScheduler inner;
+  DrainableDelayScheduler drainable(inner);
+  drainable.Drain();
+  int ran = 0;
+  drainable.RunAfter(absl::Seconds(5), [&] { ++ran; });
+  EXPECT_EQ(ran, 1);
+  EXPECT_TRUE(inner.pending.empty());
+}
+
+TEST(DrainableDelaySchedulerTest, FunctionsRunOnceWhenTheirTimersFire) {
+  RecordingScheduler inner;
+  int ran = 0;
+  {
+    DrainableDelayScheduler drainable(inner);
+    drainable.RunAfter(absl::Seconds(1), [&] { ++ran; });
+    inner.RunAll();
+    EXPECT_EQ(ran, 1);
+  }
+  EXPECT_EQ(ran, 1);  // destroying it drained nothing more
+}
+
+TEST(DrainableDelaySchedulerTest, TimerFiringAfterTheSchedulerIsGoneDoesNothing) {
+  RecordingScheduler inner;
+  int ran = 0;
+  {
+    DrainableDelayScheduler drainable(inner);
+    drainable.RunAfter(absl::Seconds(1), [&] { ++ran; });
+  }  // drained: ran once
+  inner.RunAll();
+  EXPECT_EQ(ran, 1);
 }
 
 }  // namespace

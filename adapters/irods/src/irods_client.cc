@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -139,9 +140,17 @@ int64_t ToInt(std::string_view s) {
   return absl::SimpleAtoi(ToAbsl(s), &v) ? v : 0;
 }
 
+// Failures of a connection that had been idle (the server may have closed
+// it meanwhile): worth one free try on a fresh connection.
 bool Retryable(const absl::Status& s) {
   return absl::IsUnavailable(s) || absl::IsDataLoss(s) || absl::IsDeadlineExceeded(s);
 }
+
+// What the time-bounded retries retry: a connection that failed or could
+// not be made (reset, closed, refused while the server restarts). Not
+// DeadlineExceeded: a server that stops answering keeps io_timeout as its
+// bound.
+bool ConnectionFailed(const absl::Status& s) { return absl::IsUnavailable(s); }
 
 // Start-up and login on a new connection.
 absl::Status Login(Session& session, const IrodsAccount& a) {
@@ -336,22 +345,45 @@ absl::StatusOr<Reply> IrodsClient::Call(Session& session, int api, std::string_v
   }
 }
 
+RetryPolicy IrodsClient::retry_policy() const {
+  const bool on = options_.retry_window > absl::ZeroDuration();
+  return RetryPolicy{.max_attempts = on ? std::numeric_limits<int>::max() : 1,
+                     .initial_backoff = absl::Milliseconds(100),
+                     .max_backoff = absl::Seconds(2),
+                     .jitter = 0.5,
+                     .max_elapsed = on ? options_.retry_window : absl::ZeroDuration(),
+                     .retryable = ConnectionFailed};
+}
+
+absl::StatusOr<SessionLease> IrodsClient::AcquireWithRetry() {
+  // Nothing is sent before a session is leased, so this is safe to retry
+  // for any call: it rides out a server restarting.
+  return RetryBlocking(retry_policy(), [&](int) { return pool_->Acquire(); });
+}
+
 absl::StatusOr<Reply> IrodsClient::CallPooled(int api, std::string_view msg, std::string_view context,
                                               bool idempotent) {
-  for (int attempt = 0;; ++attempt) {
-    FERRY_ASSIGN_OR_RETURN(SessionLease lease, pool_->Acquire());
-    const bool fresh = lease->exchanges() == 0;
+  if (!idempotent) {
+    FERRY_ASSIGN_OR_RETURN(SessionLease lease, AcquireWithRetry());
     absl::StatusOr<Reply> r = Call(*lease, api, msg, {}, context);
-    if (r.ok() || !lease->broken()) return r;
-    // The connection failed under the call. A reused connection may have
-    // been dropped while idle: an idempotent call gets one more try.
-    if (!idempotent || attempt > 0 || fresh || !Retryable(r.status())) {
-      if (!idempotent && Retryable(r.status())) {
-        return AppendToMessage(r.status(), "(not retried: the call is not idempotent)");
-      }
-      return r;
+    if (!r.ok() && lease->broken() && Retryable(r.status())) {
+      return AppendToMessage(r.status(), "(not retried: the call is not idempotent)");
     }
+    return r;
   }
+  bool retried_idle = false;
+  return RetryBlocking(retry_policy(), [&](int) -> absl::StatusOr<Reply> {
+    for (;;) {
+      FERRY_ASSIGN_OR_RETURN(SessionLease lease, pool_->Acquire());
+      const bool fresh = lease->exchanges() == 0;
+      absl::StatusOr<Reply> r = Call(*lease, api, msg, {}, context);
+      if (r.ok() || !lease->broken()) return r;
+      // A reused connection may have been dropped while idle: one more
+      // try on a fresh one at once, before the back-off retries.
+      if (fresh || retried_idle || !Retryable(r.status())) return r;
+      retried_idle = true;
+    }
+  });
 }
 
 absl::StatusOr<IrodsStat> IrodsClient::Stat(std::string_view path) {
@@ -361,6 +393,31 @@ absl::StatusOr<IrodsStat> IrodsClient::Stat(std::string_view path) {
 }
 
 absl::Status IrodsClient::Query(
+    const std::vector<std::pair<int, int>>& select,
+    const std::vector<std::pair<int, std::string>>& conditions,
+    absl::FunctionRef<bool(const std::vector<std::vector<std::string>>&)> on_page,
+    std::string_view context) {
+  // A query whose connection fails before its first page was handed out
+  // runs again from the start; after that it fails (the pages already
+  // handed out cannot be taken back, and counting rows to skip them is
+  // NFSRODS's skip/repeat bug).
+  bool handed_out = false;
+  return RetryBlocking(retry_policy(), [&](int) -> absl::Status {
+    absl::Status s = QueryOnce(select, conditions,
+                               [&](const std::vector<std::vector<std::string>>& page) {
+                                 handed_out = true;
+                                 return on_page(page);
+                               },
+                               context);
+    if (!s.ok() && handed_out && ConnectionFailed(s)) {
+      s = AppendToMessage(s, "(not retried: pages of the query were already handed out)");
+      MarkRetriesExhausted(s);
+    }
+    return s;
+  });
+}
+
+absl::Status IrodsClient::QueryOnce(
     const std::vector<std::pair<int, int>>& select,
     const std::vector<std::pair<int, std::string>>& conditions,
     absl::FunctionRef<bool(const std::vector<std::vector<std::string>>&)> on_page,
@@ -583,8 +640,15 @@ absl::StatusOr<std::unique_ptr<IrodsStream>> IrodsClient::OpenOn(SessionLease le
 }
 
 absl::StatusOr<std::unique_ptr<IrodsStream>> IrodsClient::Open(std::string_view path, int flags) {
-  FERRY_ASSIGN_OR_RETURN(SessionLease lease, pool_->Acquire());
-  return OpenOn(std::move(lease), path, flags, {});
+  if ((flags & O_ACCMODE) != O_RDONLY) {
+    // Creating or truncating is not repeated; only the lease is retried.
+    FERRY_ASSIGN_OR_RETURN(SessionLease lease, AcquireWithRetry());
+    return OpenOn(std::move(lease), path, flags, {});
+  }
+  return RetryBlocking(retry_policy(), [&](int) -> absl::StatusOr<std::unique_ptr<IrodsStream>> {
+    FERRY_ASSIGN_OR_RETURN(SessionLease lease, pool_->Acquire());
+    return OpenOn(std::move(lease), path, flags, {});
+  });
 }
 
 absl::StatusOr<std::unique_ptr<IrodsStream>> IrodsClient::Join(std::string_view path,
@@ -602,6 +666,12 @@ absl::StatusOr<std::unique_ptr<IrodsStream>> IrodsClient::Join(std::string_view 
 
 IrodsStream::~IrodsStream() {
   if (open_) (void)Close();
+}
+
+void IrodsStream::Abandon() {
+  open_ = false;
+  if (lease_) lease_->MarkBroken();
+  lease_.Release();
 }
 
 absl::StatusOr<size_t> IrodsStream::Read(char* buf, size_t n) {

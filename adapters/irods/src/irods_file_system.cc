@@ -43,7 +43,6 @@ class IrodsFile final : public fs::File {
         size_(size),
         temp_path_(std::move(temp_path)),
         final_path_(std::move(final_path)) {
-    primary_ = primary.get();
     idle_.push_back(std::move(primary));
     total_ = 1;
   }
@@ -59,17 +58,33 @@ class IrodsFile final : public fs::File {
   absl::StatusOr<size_t> ReadAt(int64_t offset, absl::Span<char> buf) override {
     if (writer()) return absl::FailedPreconditionError("ReadAt on an iRODS file opened for writing");
     FERRY_ASSIGN_OR_RETURN(std::unique_ptr<IrodsStream> s, Borrow());
-    absl::StatusOr<size_t> got = [&]() -> absl::StatusOr<size_t> {
-      FERRY_RETURN_IF_ERROR(s->Seek(offset));
-      size_t done = 0;
-      while (done < buf.size()) {
-        FERRY_ASSIGN_OR_RETURN(size_t n, s->Read(buf.data() + done, buf.size() - done));
-        if (n == 0) break;
-        done += n;
-      }
-      return done;
-    }();
-    Return(std::move(s));
+    // A stream whose connection failed lost its descriptor with it: the
+    // object is opened again (read-only, on a new connection) and the read
+    // runs again, while the client's retry policy allows. Writes are not
+    // retried: what a lost write call did to the replica is unknown.
+    absl::StatusOr<size_t> got =
+        RetryBlocking(fs_->client().retry_policy(), [&](int) -> absl::StatusOr<size_t> {
+          if (s == nullptr) {
+            FERRY_ASSIGN_OR_RETURN(s, fs_->client().Open(final_path_, O_RDONLY));
+          }
+          absl::StatusOr<size_t> r = ReadOnce(*s, offset, buf);
+          if (!r.ok() && s->broken()) {
+            s->Abandon();
+            s.reset();
+            // Joining by the old replica token may no longer work (a
+            // restarted server): go on with the streams this file has.
+            MutexLock lock(&mu_);
+            no_more_sessions_ = true;
+          }
+          return r;
+        });
+    if (s != nullptr) {
+      Return(std::move(s));
+    } else {
+      MutexLock lock(&mu_);
+      --total_;
+      returned_.SignalAll();  // Borrow may reopen, CloseStreams may finish
+    }
     return got;
   }
 
@@ -122,8 +137,22 @@ class IrodsFile final : public fs::File {
 
  private:
   bool writer() const { return !temp_path_.empty(); }
+  // The object the streams have open: a writer's temporary, else the file.
+  const std::string& open_path() const { return writer() ? temp_path_ : final_path_; }
+
+  static absl::StatusOr<size_t> ReadOnce(IrodsStream& s, int64_t offset, absl::Span<char> buf) {
+    FERRY_RETURN_IF_ERROR(s.Seek(offset));
+    size_t done = 0;
+    while (done < buf.size()) {
+      FERRY_ASSIGN_OR_RETURN(size_t n, s.Read(buf.data() + done, buf.size() - done));
+      if (n == 0) break;
+      done += n;
+    }
+    return done;
+  }
 
   absl::StatusOr<std::unique_ptr<IrodsStream>> Borrow() {
+    bool reopen = false;
     {
       MutexLock lock(&mu_);
       for (;;) {
@@ -133,6 +162,11 @@ class IrodsFile final : public fs::File {
           idle_.pop_back();
           return s;
         }
+        if (total_ == 0) {  // every stream was lost with its connection
+          ++total_;
+          reopen = true;
+          break;
+        }
         if (total_ < max_streams_ && !token_.empty() && !no_more_sessions_) {
           ++total_;
           break;
@@ -141,14 +175,19 @@ class IrodsFile final : public fs::File {
       }
     }
     absl::StatusOr<std::unique_ptr<IrodsStream>> joined =
-        fs_->client().Join(primary_->path(), token_, flags_);
+        reopen ? fs_->client().Open(final_path_, O_RDONLY)
+               : fs_->client().Join(open_path(), token_, flags_);
     if (joined.ok()) return joined;
     MutexLock lock(&mu_);
     --total_;
-    if (!absl::IsResourceExhausted(joined.status())) return joined.status();
+    returned_.SignalAll();
+    if (reopen || !absl::IsResourceExhausted(joined.status())) return joined.status();
     // Every session is leased: go on with the streams this file has.
     no_more_sessions_ = true;
-    while (idle_.empty()) returned_.Wait(&mu_);
+    while (idle_.empty() && total_ > 0) returned_.Wait(&mu_);
+    if (idle_.empty()) {
+      return absl::UnavailableError(Cat(final_path_, ": every stream was lost with its connection"));
+    }
     std::unique_ptr<IrodsStream> s = std::move(idle_.back());
     idle_.pop_back();
     return s;
@@ -184,7 +223,6 @@ class IrodsFile final : public fs::File {
   const int flags_;
   const int max_streams_;
   const std::string token_;
-  IrodsStream* primary_;
   Mutex mu_;
   CondVar returned_;
   std::vector<std::unique_ptr<IrodsStream>> idle_ ABSL_GUARDED_BY(mu_);

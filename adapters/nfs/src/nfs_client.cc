@@ -1,7 +1,12 @@
 // NfsClient design.
 //
 // One RpcPool carries every NFS call; the pool does the pipelining, the xid
-// matching, deadlines and idempotent retries. Every procedure goes through
+// matching, deadlines and idempotent retries on a reconnect. Above it,
+// Send retries idempotent calls that still fail Unavailable (their
+// connection kept dying: a blip, a server restarting) with back-off until
+// NfsClientOptions::retry_window has passed (CallWithRetry, the policy the
+// transfers use), so an outage of seconds is ridden out and a peer that
+// stays down fails after the window. Every procedure goes through
 // one template, Impl::Send, over its Nfs3Call (nfs3_xdr.h: number, retry
 // safety, codecs): encode the CALL (a cached AUTH_SYS credential, so no
 // re-encoding per call), hand it to the pool, and in the completion decode
@@ -18,10 +23,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "ferry/base/mutex.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
 #include "ferry/nfs/nfs3_xdr.h"
@@ -30,9 +37,24 @@
 #include "ferry/rpc/onc_rpc.h"
 #include "ferry/rpc/portmapper.h"
 #include "ferry/rpc/rpc_pool.h"
+#include "ferry/runtime/retry_policy.h"
 
 namespace ferry::nfs {
 namespace {
+
+// What Send retries: a lost or unreachable connection. Not DeadlineExceeded
+// (a stalled server keeps its per-call timeout as the bound), not DataLoss
+// (malformed bytes are not cured by asking again).
+bool ConnectionFailed(const absl::Status& s) { return absl::IsUnavailable(s); }
+
+RetryPolicy CallRetryPolicy(const NfsClientOptions& o) {
+  return RetryPolicy{.max_attempts = std::numeric_limits<int>::max(),
+                     .initial_backoff = absl::Milliseconds(100),
+                     .max_backoff = absl::Seconds(2),
+                     .jitter = 0.5,
+                     .max_elapsed = o.retry_window,
+                     .retryable = ConnectionFailed};
+}
 
 // READDIRPLUS sizing (see readdir_dircount()).
 constexpr uint32_t kMinDircount = 32 << 10;
@@ -108,7 +130,53 @@ struct NfsClient::Impl {
   Fattr3 root_attributes;
   FsInfo fsinfo;
   OpaqueAuth cred;
+  std::unique_ptr<RuntimeDelayScheduler> timers;
+  // Retries waiting out their back-off; drained by ~Impl.
+  std::unique_ptr<DrainableDelayScheduler> retry_timers;
+  // Guards retries (attempts after the first, which run on timer threads)
+  // against the pool going away under them.
+  Mutex retry_mu;
+  bool closing ABSL_GUARDED_BY(retry_mu) = false;
   std::unique_ptr<RpcPool> pool;
+
+  ~Impl() {
+    {
+      MutexLock l(&retry_mu);
+      closing = true;
+    }
+    // Calls in flight end first (Cancelled; a retryable end schedules a
+    // retry), then every waiting retry runs now, sees `closing` and ends
+    // its call Cancelled: no callback runs after the client is gone.
+    pool.reset();
+    if (retry_timers != nullptr) retry_timers->Drain();
+  }
+
+  // Sends `call` on the pool, retrying an idempotent one that fails
+  // Unavailable (see CallRetryPolicy); `done` gets the last result.
+  void CallWithRetries(std::string call, bool idempotent, Callback<std::string> done) {
+    if (!idempotent || options.retry_window <= absl::ZeroDuration() || retry_timers == nullptr) {
+      pool->CallAsync(std::move(call), std::move(done), {.idempotent = idempotent});
+      return;
+    }
+    CallWithRetry<std::string>(
+        CallRetryPolicy(options), *retry_timers,
+        [this, call = std::move(call)](int attempt, Callback<std::string> cb) mutable {
+          if (attempt == 1) {  // on the caller's thread, which holds the client
+            pool->CallAsync(call, std::move(cb), {.idempotent = true});
+            return;
+          }
+          {
+            MutexLock l(&retry_mu);
+            if (!closing) {
+              // CallAsync never runs `cb` inline, so holding the lock is safe.
+              pool->CallAsync(call, std::move(cb), {.idempotent = true});
+              return;
+            }
+          }
+          cb(absl::CancelledError("the NFS client was closed while the call waited to retry"));
+        },
+        std::move(done));
+  }
 
   std::string Display(std::string_view relative) const {
     if (relative.empty()) return url_base;
@@ -127,8 +195,8 @@ struct NfsClient::Impl {
     call.reserve(256 + payload);
     EncodeCallHeader(0, Nfs3Procedure(op.proc), cred, AuthNone(), &call);
     op.encode(args, &call);
-    pool->CallAsync(
-        std::move(call),
+    CallWithRetries(
+        std::move(call), op.idempotent,
         [this, proc = op.proc, path = std::move(path), finish = std::move(finish),
          done = std::move(done)](absl::StatusOr<std::string> record) mutable {
           if (!record.ok()) {
@@ -138,8 +206,7 @@ struct NfsClient::Impl {
             return;
           }
           done(finish(std::move(*record), path));
-        },
-        {.idempotent = op.idempotent});
+        });
   }
 
   // `record`'s results decoded as `op`'s, and NFS3_OK (see Check).
@@ -230,6 +297,8 @@ absl::StatusOr<std::unique_ptr<NfsClient>> NfsClient::Connect(Runtime& runtime, 
   impl->options = options;
   impl->url = url;
   impl->url_base = url.ToString();
+  impl->timers = std::make_unique<RuntimeDelayScheduler>(runtime);
+  impl->retry_timers = std::make_unique<DrainableDelayScheduler>(*impl->timers);
   const std::string where = absl::StrCat("NFS connect to ", url.ToString());
 
   FERRY_ASSIGN_OR_RETURN(

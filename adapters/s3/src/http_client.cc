@@ -48,7 +48,7 @@
 #include "ferry/base/strings.h"
 #include "ferry/runtime/runtime.h"
 #include "ferry/s3/http_header_lines.h"
-#include "ferry/transfer/retry_policy.h"
+#include "ferry/runtime/retry_policy.h"
 
 namespace ferry::s3 {
 

@@ -12,6 +12,7 @@
 #include "asio/write.hpp"
 #include "ferry/base/random.h"
 #include "ferry/base/strings.h"
+#include "ferry/runtime/retry_policy.h"
 #include "rpc/rpc_pool_core.h"
 
 namespace ferry::rpc_pool_internal {
@@ -270,10 +271,14 @@ void PoolCore::CheckAllDownLocked(std::vector<Completion>* completions) {
 absl::Status PoolCore::AllDownStatusLocked() const {
   const absl::StatusCode code =
       last_connect_error_.ok() ? absl::StatusCode::kUnavailable : last_connect_error_.code();
-  return absl::Status(code, absl::StrCat("rpc to ", target_, ": no connection after ",
+  absl::Status status(code, absl::StrCat("rpc to ", target_, ": no connection after ",
                                          options_.max_connect_attempts, " attempts on each of ",
                                          options_.connections, " connections; last error: ",
                                          last_connect_error_.message()));
+  // The pool has already retried its connects: a layer above that retries
+  // Unavailable calls must not turn a wrong port into a long wait.
+  MarkRetriesExhausted(status);
+  return status;
 }
 
 // ---------------------------------------------------------------------------

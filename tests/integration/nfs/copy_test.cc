@@ -6,10 +6,12 @@
 // a partial file, never a temporary, an existing destination untouched;
 // the same for uploads, which replace their target through a temporary on
 // the server (stopped, failing locally, or the server dying mid-way).
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -22,6 +24,7 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "ferry/io/fd_table.h"
 #include "ferry/nfs/nfs_client.h"
@@ -262,6 +265,9 @@ struct ProxiedNfsClient {
     NfsClientOptions client_options;
     client_options.timeout = absl::Seconds(5);
     client_options.connect_timeout = absl::Seconds(2);
+    // The tests below break the proxy for good: give up after 2 s of
+    // retries rather than the default 20.
+    client_options.retry_window = absl::Seconds(2);
     absl::StatusOr<std::unique_ptr<NfsClient>> c = NfsClient::Connect(
         runtime,
         absl::StrCat("nfs://127.0.0.1/export/", dir, "?nfsport=", proxy->port(),
@@ -589,6 +595,52 @@ TEST_F(NfsUploadThroughToxiproxyTest,
   EXPECT_THAT(leftover, ::testing::StartsWith(".dst.bin.ferry-"));
   EXPECT_THAT(s.status().message(), HasSubstr("removing the temporary file failed too"));
   EXPECT_THAT(s.status().message(), HasSubstr(leftover));
+}
+
+// Uploads during which the real ganesha (the peer_ganesha fixture's) is
+// SIGKILLed and started again: the server's write verifier changes, so the
+// UNSTABLE writes it had acknowledged before the crash may be lost. The
+// upload must end byte-correct (COMMIT's verifier differs from the writes',
+// Close answers Aborted and the engine writes every chunk again, once) or
+// fail clearly; with ganesha back within the retry window it ends correct.
+class NfsUploadAcrossGaneshaRestartTest : public NfsUploadReplacesAtomicallyTest {
+ protected:
+  // ganesha's PID from its fixture's state folder.
+  static absl::StatusOr<pid_t> GaneshaPid() {
+    std::ifstream in(absl::StrCat(FERRY_GANESHA_STATE_DIR, "/ganesha.pid"));
+    long pid = 0;
+    if (!(in >> pid) || pid <= 0) return absl::NotFoundError("no ganesha.pid");
+    return static_cast<pid_t>(pid);
+  }
+
+  // SIGKILL (a crash: no goodbye to the clients), then start it again with
+  // the fixture's script, export and state, as the fixture did.
+  static absl::Status KillAndRestartGanesha() {
+    absl::StatusOr<pid_t> pid = GaneshaPid();
+    if (!pid.ok()) return pid.status();
+    if (kill(*pid, SIGKILL) != 0) return absl::InternalError("kill ganesha failed");
+    for (int i = 0; i < 200 && kill(*pid, 0) == 0; ++i) absl::SleepFor(absl::Milliseconds(10));
+    const std::string start = absl::StrCat(FERRY_GANESHA_SCRIPT, " start ", nfs_test::kExportDir, " ",
+                                           FERRY_GANESHA_STATE_DIR, " >/dev/null");
+    if (std::system(start.c_str()) != 0) return absl::InternalError("restarting ganesha failed");
+    return absl::OkStatus();
+  }
+};
+
+TEST_F(NfsUploadAcrossGaneshaRestartTest, UploadEndsByteCorrectWhenTheWriteVerifierChanges) {
+  constexpr size_t kSize = size_t{48} << 20;
+  const std::string local = MakeSource(kSize);
+  Midway midway;
+  CopyOptions options = OptionsActingOnceMidway(midway, [] { return KillAndRestartGanesha(); });
+  absl::StatusOr<TransferStats> s =
+      CopyLocalToNfs(runtime_, *client_, local, "dst.bin", std::move(options));
+  ASSERT_TRUE(midway.acted.ok()) << midway.acted;
+  ASSERT_LT(midway.bytes, static_cast<int64_t>(kSize)) << "the upload ended before the restart";
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(Md5OfFile(Exported("dst.bin")), Md5OfFile(local));
+  // The restart changed the verifier: every chunk was written again once.
+  EXPECT_EQ(s->retries, 1);
+  EXPECT_THAT(ExportedNames(), ElementsAre("dst.bin"));
 }
 
 }  // namespace

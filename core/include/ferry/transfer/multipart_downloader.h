@@ -65,7 +65,7 @@
 #include "ferry/runtime/future.h"
 #include "ferry/runtime/memory_budget.h"
 #include "ferry/transfer/object_store.h"
-#include "ferry/transfer/retry_policy.h"
+#include "ferry/runtime/retry_policy.h"
 
 namespace ferry {
 

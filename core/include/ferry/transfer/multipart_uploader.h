@@ -60,7 +60,7 @@
 #include "ferry/runtime/memory_budget.h"
 #include "ferry/transfer/checksum.h"
 #include "ferry/transfer/object_store.h"
-#include "ferry/transfer/retry_policy.h"
+#include "ferry/runtime/retry_policy.h"
 
 namespace ferry {
 

@@ -36,6 +36,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "ferry/rpc/session_pool.h"
+#include "ferry/runtime/retry_policy.h"
 
 namespace ferry::irods {
 
@@ -68,6 +69,16 @@ struct IrodsClientOptions {
   int query_page_rows = 500;
   absl::Duration connect_timeout = absl::Seconds(10);
   absl::Duration io_timeout = absl::Seconds(60);
+  // Idempotent calls (stat, GenQuery before its first page was handed out,
+  // read-only opens, reads of a read-only file, collection creation with
+  // parents, ACL changes) whose connection fails (Unavailable: reset,
+  // closed, refused while the server restarts) run again on a new
+  // connection (start-up and login again), waiting 100 ms doubling to 2 s
+  // (jittered) between tries, until this long after the first try; then
+  // the last error, saying how many tries and how long. Zero: one try
+  // (plus one on a fresh connection when an idle one had dropped). Writes,
+  // removals, renames and metadata changes are never sent twice.
+  absl::Duration retry_window = absl::Seconds(20);
 };
 
 enum class IrodsObjectType { kNone = 0, kDataObject = 1, kCollection = 2 };
@@ -121,6 +132,11 @@ class IrodsStream {
   absl::Status Close();
   const std::string& path() const { return path_; }
   bool primary() const { return primary_; }
+  // True once the stream's connection failed: its descriptor died with it.
+  bool broken() const { return lease_ && lease_->broken(); }
+  // Lets go of a broken stream without a close call (there is no
+  // descriptor left to close); its session is closed, not reused.
+  void Abandon();
 
  private:
   friend class IrodsClient;
@@ -170,6 +186,7 @@ class IrodsClient {
                                                                             bool is_collection);
 
   // Opens a data object (flags as POSIX: O_RDONLY, O_WRONLY|O_CREAT|O_TRUNC...).
+  // A read-only open is retried as the options' retry_window says.
   absl::StatusOr<std::unique_ptr<IrodsStream>> Open(std::string_view path, int flags);
   // Opens another descriptor of the replica a primary stream holds open
   // (its ReplicaToken) on another session, or ResourceExhausted if no
@@ -180,6 +197,8 @@ class IrodsClient {
 
   const IrodsAccount& account() const { return account_; }
   const IrodsClientOptions& options() const { return options_; }
+  // How idempotent calls are retried (IrodsClientOptions::retry_window).
+  RetryPolicy retry_policy() const;
   SessionPool& pool() { return *pool_; }
 
   // One request/reply on a leased session, answering interim
@@ -190,14 +209,21 @@ class IrodsClient {
  private:
   friend class IrodsStream;
   IrodsClient(IrodsAccount account, IrodsClientOptions options);
-  // Leases a session and calls; an idempotent call is retried once on a
-  // fresh session when its connection dropped.
+  // Leases a session and calls; an idempotent call is retried on a fresh
+  // session when its connection failed (retry_policy()).
   absl::StatusOr<Reply> CallPooled(int api, std::string_view msg, std::string_view context,
                                           bool idempotent);
   absl::Status Query(const std::vector<std::pair<int, int>>& select,
                      const std::vector<std::pair<int, std::string>>& conditions,
                      absl::FunctionRef<bool(const std::vector<std::vector<std::string>>&)> on_page,
                      std::string_view context);
+  // One try of Query.
+  absl::Status QueryOnce(const std::vector<std::pair<int, int>>& select,
+                         const std::vector<std::pair<int, std::string>>& conditions,
+                         absl::FunctionRef<bool(const std::vector<std::vector<std::string>>&)> on_page,
+                         std::string_view context);
+  // A session lease, retried while connects fail (retry_policy()).
+  absl::StatusOr<SessionLease> AcquireWithRetry();
   absl::StatusOr<std::unique_ptr<IrodsStream>> OpenOn(SessionLease lease, std::string_view path,
                                                        int flags, std::string_view replica_token);
 

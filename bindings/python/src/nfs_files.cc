@@ -46,7 +46,9 @@ namespace {
 class NfsState {
  public:
   NfsState(RuntimeHandle::Pin pin, std::unique_ptr<nfs::NfsClient> client)
-      : pin_(std::move(pin)), client_(std::move(client)), fs_(*client_) {}
+      : pin_(std::move(pin)),
+        client_(std::move(client)),
+        fs_(nfs::NfsFileSystem::Over(*client_)) {}
 
   Runtime& runtime() const { return pin_.runtime(); }
   nfs::NfsClient& client() const { return *client_; }
@@ -54,13 +56,13 @@ class NfsState {
 
   // A written file is published (atomically) at its Close.
   absl::StatusOr<int> Open(const std::string& path, bool write, uint32_t mode) {
-    return files_.Open(fs_, path, write ? OpenMode::kWrite : OpenMode::kRead, {.mode = mode});
+    return files_.Open(*fs_, path, write ? OpenMode::kWrite : OpenMode::kRead, {.mode = mode});
   }
 
  private:
   RuntimeHandle::Pin pin_;
   std::unique_ptr<nfs::NfsClient> client_;
-  nfs::NfsFileSystem fs_;
+  std::unique_ptr<nfs::NfsFileSystem> fs_;
   fs::FileTable files_;
 };
 

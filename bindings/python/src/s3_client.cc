@@ -124,28 +124,12 @@ class PyS3Client {
 
   py::bytes Download(const std::string& url, const std::string& local_path,
                      const py::object& progress) {
-    std::shared_ptr<S3State> state = State("download", url);
-    const std::string key = ValueOrThrow(s3::S3UrlToKey(url));
-    return Transfer({.operation = records::TransferOperation::kDownload, .source = url,
-                     .destination = local_path},
-                    progress, [&](CopyOptions options) {
-                      fs::LocalFileSystem local;
-                      return CopyFile(state->runtime(), state->fs(), key, local,
-                                      fs::LocalPathToFsPath(local_path), std::move(options));
-                    });
+    return CopyWithLocal(records::TransferOperation::kDownload, url, local_path, progress);
   }
 
   py::bytes Upload(const std::string& local_path, const std::string& url,
                    const py::object& progress) {
-    std::shared_ptr<S3State> state = State("upload", url);
-    const std::string key = ValueOrThrow(s3::S3UrlToKey(url));
-    return Transfer({.operation = records::TransferOperation::kUpload, .source = local_path,
-                     .destination = url},
-                    progress, [&](CopyOptions options) {
-                      fs::LocalFileSystem local;
-                      return CopyFile(state->runtime(), local, fs::LocalPathToFsPath(local_path),
-                                      state->fs(), key, std::move(options));
-                    });
+    return CopyWithLocal(records::TransferOperation::kUpload, url, local_path, progress);
   }
 
   // Lets go of this object's reference; open files keep theirs.
@@ -160,6 +144,26 @@ class PyS3Client {
   const std::string& endpoint() const { return endpoint_; }
 
  private:
+  // A download (S3 to local) or an upload (local to S3) through the engine.
+  py::bytes CopyWithLocal(records::TransferOperation operation, const std::string& url,
+                          const std::string& local_path, const py::object& progress) {
+    const bool download = operation == records::TransferOperation::kDownload;
+    std::shared_ptr<S3State> state = State(download ? "download" : "upload", url);
+    const std::string key = ValueOrThrow(s3::S3UrlToKey(url));
+    const std::string local_key = fs::LocalPathToFsPath(local_path);
+    return Transfer({.operation = operation,
+                     .source = download ? url : local_path,
+                     .destination = download ? local_path : url},
+                    progress, [&](CopyOptions options) {
+                      fs::LocalFileSystem local;
+                      fs::FileSystem& s3 = state->fs();
+                      return download ? CopyFile(state->runtime(), s3, key, local, local_key,
+                                                 std::move(options))
+                                      : CopyFile(state->runtime(), local, local_key, s3, key,
+                                                 std::move(options));
+                    });
+  }
+
   absl::Status Create(RuntimeHandle& handle, const S3Settings& settings) {
     absl::StatusOr<s3::S3Config> config = ConfigFrom(settings);
     if (!config.ok()) return config.status();

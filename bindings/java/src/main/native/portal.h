@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "ferry/cache/ttl_cache.h"
 
 namespace ferry::java {
@@ -43,6 +44,14 @@ const JniIds& Ids();
 
 // Throws the Java exception for `status` (REQUIRES: !status.ok()).
 void ThrowStatus(JNIEnv* env, const absl::Status& status);
+// True when `v` holds a value; otherwise throws the Java exception for its
+// status and answers false (the caller returns at once).
+template <typename T>
+bool OkOrThrow(JNIEnv* env, const absl::StatusOr<T>& v) {
+  if (v.ok()) return true;
+  ThrowStatus(env, v.status());
+  return false;
+}
 // Throws IllegalStateException("<what> is closed").
 void ThrowClosed(JNIEnv* env, const char* what);
 

@@ -389,16 +389,7 @@ class TtlCacheCore : public std::enable_shared_from_this<
     for (int i = 0; i < shard_count_; ++i) {
       const Shard& s = shards_[i];
       MutexLock l(&s.mu);
-      total.hits += s.stats.hits;
-      total.negative_hits += s.stats.negative_hits;
-      total.misses += s.stats.misses;
-      total.loads += s.stats.loads;
-      total.load_failures += s.stats.load_failures;
-      total.refreshes += s.stats.refreshes;
-      total.evictions += s.stats.evictions;
-      total.expirations += s.stats.expirations;
-      total.invalidations += s.stats.invalidations;
-      total.loads_in_flight += s.stats.loads_in_flight;
+      total += s.stats;
     }
     return total;
   }

@@ -269,10 +269,10 @@ class MemFileSystem final : public fs::FileSystem {
     const std::string_view noun = kind == fs::EntryKind::kDirectory ? "directory" : "file";
     auto it = nodes_.find(p);
     if (it == nodes_.end()) {
-      return absl::NotFoundError(absl::StrCat(op, " ", Url(p), ": no such ", noun));
+      return absl::NotFoundError(Cat(op, " ", Url(p), ": no such ", noun));
     }
     if (it->second.kind != kind) {
-      return absl::FailedPreconditionError(absl::StrCat(op, " ", Url(p), ": not a ", noun));
+      return absl::FailedPreconditionError(Cat(op, " ", Url(p), ": not a ", noun));
     }
     return &it->second;
   }

@@ -54,7 +54,7 @@ absl::StatusOr<std::string_view> XdrDecoder::ReadFixedOpaque(size_t size, std::s
 }
 
 absl::StatusOr<uint32_t> XdrDecoder::ReadBoundedUint32(std::string_view what,
-                                                       std::string_view noun, uint32_t max) {
+                                                       const char* noun, uint32_t max) {
   const size_t start = pos_;
   absl::StatusOr<uint32_t> n = ReadUint32(what);
   if (ABSL_PREDICT_FALSE(!n.ok())) return n.status();

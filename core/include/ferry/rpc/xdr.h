@@ -368,7 +368,7 @@ class XdrDecoder {
   absl::Status TooManyItems(std::string_view what, size_t max_items) const;
   // A length or count (`noun`) of at most `max`; past it, an error and
   // nothing read.
-  absl::StatusOr<uint32_t> ReadBoundedUint32(std::string_view what, std::string_view noun,
+  absl::StatusOr<uint32_t> ReadBoundedUint32(std::string_view what, const char* noun,
                                              uint32_t max);
 
   std::string_view data_;

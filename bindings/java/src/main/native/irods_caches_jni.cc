@@ -74,14 +74,11 @@ JNIEXPORT jobject JNICALL Java_io_ferry_IrodsCaches_stat(JNIEnv* env, jclass, jl
   auto st = Caches(handle).Stat(ToStd(env, user), ToStd(env, path));
   if (!OkOrThrow(env, st)) return nullptr;
   const ferry::irods::IrodsStat& s = **st;
-  jstring owner = ToJava(env, s.owner), checksum = ToJava(env, s.checksum);
+  const LocalString owner(env, s.owner), checksum(env, s.checksum);
   const ferry::java::JniIds& ids = ferry::java::Ids();
-  jobject out = CallOf(env, ids.irods_stat, ids.irods_stat_of,
-                       static_cast<jint>(s.type), static_cast<jlong>(s.size), static_cast<jlong>(s.id),
-                       static_cast<jlong>(s.modify_time), static_cast<jint>(s.mode), owner, checksum);
-  env->DeleteLocalRef(owner);
-  env->DeleteLocalRef(checksum);
-  return out;
+  return CallOf(env, ids.irods_stat, ids.irods_stat_of, static_cast<jint>(s.type),
+                static_cast<jlong>(s.size), static_cast<jlong>(s.id), static_cast<jlong>(s.modify_time),
+                static_cast<jint>(s.mode), owner.get(), checksum.get());
 }
 
 JNIEXPORT jint JNICALL Java_io_ferry_IrodsCaches_objectType(JNIEnv* env, jclass, jlong handle,
@@ -97,12 +94,10 @@ JNIEXPORT jobjectArray JNICALL Java_io_ferry_IrodsCaches_list(JNIEnv* env, jclas
   if (!OkOrThrow(env, listing)) return nullptr;
   const ferry::java::JniIds& ids = ferry::java::Ids();
   return ToArray(env, ids.irods_entry, **listing, [&](const ferry::irods::IrodsEntry& e) {
-    jstring name = ToJava(env, e.name);
-    jobject o = CallOf(env, ids.irods_entry, ids.irods_entry_of, name,
-                       static_cast<jint>(e.type), static_cast<jlong>(e.size), static_cast<jlong>(e.id),
-                       static_cast<jlong>(e.modify_time));
-    env->DeleteLocalRef(name);
-    return o;
+    const LocalString name(env, e.name);
+    return CallOf(env, ids.irods_entry, ids.irods_entry_of, name.get(), static_cast<jint>(e.type),
+                  static_cast<jlong>(e.size), static_cast<jlong>(e.id),
+                  static_cast<jlong>(e.modify_time));
   });
 }
 
@@ -112,11 +107,8 @@ JNIEXPORT jobjectArray JNICALL Java_io_ferry_IrodsCaches_permissions(JNIEnv* env
   if (!OkOrThrow(env, acl)) return nullptr;
   const ferry::java::JniIds& ids = ferry::java::Ids();
   return ToArray(env, ids.irods_access, **acl, [&](const std::pair<std::string, std::string>& p) {
-    jstring user = ToJava(env, p.first), access = ToJava(env, p.second);
-    jobject o = CallOf(env, ids.irods_access, ids.irods_access_of, user, access);
-    env->DeleteLocalRef(user);
-    env->DeleteLocalRef(access);
-    return o;
+    const LocalString user(env, p.first), access(env, p.second);
+    return CallOf(env, ids.irods_access, ids.irods_access_of, user.get(), access.get());
   });
 }
 

@@ -67,6 +67,21 @@ std::string ToStd(JNIEnv* env, jstring s);
 // As ToStd, into `*out` (reusing its capacity: the cache's hot path).
 void ToStd(JNIEnv* env, jstring s, std::string* out);
 jstring ToJava(JNIEnv* env, std::string_view s);
+// ToJava's string, its local reference deleted with this object: for the
+// arguments of one constructor or factory call (a loop making many must
+// not fill the local frame).
+class LocalString {
+ public:
+  LocalString(JNIEnv* env, std::string_view s) : env_(env), s_(ToJava(env, s)) {}
+  ~LocalString() { env_->DeleteLocalRef(s_); }
+  LocalString(const LocalString&) = delete;
+  LocalString& operator=(const LocalString&) = delete;
+  jstring get() const { return s_; }
+
+ private:
+  JNIEnv* const env_;
+  const jstring s_;
+};
 // A new byte[] holding `bytes` (records.proto messages); null with
 // OutOfMemoryError pending.
 jbyteArray ToJavaBytes(JNIEnv* env, std::string_view bytes);

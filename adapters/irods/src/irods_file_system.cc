@@ -346,13 +346,14 @@ class ClientFileSystem final : public IrodsFileSystem {
 
 absl::StatusOr<std::shared_ptr<IrodsFileSystem>> IrodsFileSystem::Connect(
     IrodsAccount account, const IrodsFileSystemOptions& options) {
-  const int parallelism = options.parallelism > 0 ? options.parallelism : kDefaultParallelism;
+  const int parallelism =
+      options.chunks.parallelism > 0 ? options.chunks.parallelism : kDefaultParallelism;
   IrodsClientOptions co = options.client;
   // A file's streams and the engine's other files need sessions of their own.
   co.connections = std::max(co.connections, parallelism + 2);
   FERRY_ASSIGN_OR_RETURN(std::unique_ptr<IrodsClient> client, IrodsClient::Connect(std::move(account), co));
   return std::make_shared<ClientFileSystem>(
-      std::move(client), options.chunk_bytes > 0 ? options.chunk_bytes : kDefaultChunkBytes, parallelism,
+      std::move(client), options.chunks.chunk_bytes > 0 ? options.chunks.chunk_bytes : kDefaultChunkBytes, parallelism,
       options.cache);
 }
 

@@ -480,8 +480,13 @@ absl::StatusOr<std::shared_ptr<NfsFileSystem>> NfsFileSystem::Connect(
   client_options.root_at_export = true;
   FERRY_ASSIGN_OR_RETURN(std::unique_ptr<NfsClient> client,
                          NfsClient::Connect(runtime, url, client_options));
-  NfsClient& borrowed = *client;
-  return std::make_shared<ClientFileSystem>(std::move(client), borrowed, options);
+  return Over(std::move(client), options);
+}
+
+std::unique_ptr<NfsFileSystem> NfsFileSystem::Over(std::unique_ptr<NfsClient> client,
+                                                   const NfsFileSystemOptions& options) {
+  NfsClient& owned = *client;
+  return std::make_unique<ClientFileSystem>(std::move(client), owned, options);
 }
 
 std::unique_ptr<NfsFileSystem> NfsFileSystem::Over(NfsClient& client,

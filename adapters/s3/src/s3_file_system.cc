@@ -439,8 +439,10 @@ class ClientFileSystem final : public S3FileSystem {
 
 absl::StatusOr<std::shared_ptr<S3FileSystem>> S3FileSystem::Create(
     Runtime& runtime, S3Config config, const S3FileSystemOptions& options) {
-  const int64_t chunk = options.chunk_bytes > 0 ? options.chunk_bytes : kDefaultChunkBytes;
-  const int concurrency = options.concurrency > 0 ? options.concurrency : kDefaultConcurrency;
+  const int64_t chunk =
+      options.chunks.chunk_bytes > 0 ? options.chunks.chunk_bytes : kDefaultChunkBytes;
+  const int concurrency =
+      options.chunks.parallelism > 0 ? options.chunks.parallelism : kDefaultConcurrency;
   config.mpu_chunk_bytes = chunk;
   config.mpu_threads = concurrency;
   FERRY_ASSIGN_OR_RETURN(std::unique_ptr<S3Client> client, S3Client::Create(runtime, config));

@@ -41,22 +41,7 @@ namespace py = pybind11;
 namespace ferry::python {
 namespace {
 
-// Pin, the endpoint's filesystem and the descriptor table of its open
-// objects. Thread-safe (they are). Destroyed table, filesystem, pin.
-class S3State {
- public:
-  S3State(RuntimeHandle::Pin pin, std::shared_ptr<s3::S3FileSystem> fs)
-      : pin_(std::move(pin)), fs_(std::move(fs)) {}
-
-  Runtime& runtime() const { return pin_.runtime(); }
-  s3::S3FileSystem& fs() const { return *fs_; }
-  fs::FileTable& files() { return files_; }
-
- private:
-  RuntimeHandle::Pin pin_;
-  std::shared_ptr<s3::S3FileSystem> fs_;
-  fs::FileTable files_;
-};
+using S3State = PinnedFileSystem<s3::S3FileSystem>;
 
 // What Python may set instead of the AWS variables (None: the variable,
 // or the profile files, decide).
@@ -132,13 +117,9 @@ class PyS3Client {
     return CopyWithLocal(records::TransferOperation::kUpload, url, local_path, progress);
   }
 
-  // Lets go of this object's reference; open files keep theirs.
-  void Close() {
-    if (state_ == nullptr) return;
-    std::shared_ptr<S3State> state = std::move(state_);
-    py::gil_scoped_release nogil;
-    state.reset();
-  }
+  // Lets go of this object's reference; open files keep theirs (the last
+  // one frees the state without the GIL: PinnedFileSystem::Make).
+  void Close() { state_.reset(); }
 
   bool closed() const { return state_ == nullptr; }
   const std::string& endpoint() const { return endpoint_; }
@@ -173,16 +154,15 @@ class PyS3Client {
     // string chose its own (S3_MPU_CHUNK, S3_MPU_THREADS).
     s3::S3FileSystemOptions fs_options;
     if (settings.context.has_value()) {
-      fs_options.chunk_bytes = config->mpu_chunk_bytes;
-      fs_options.concurrency = config->mpu_threads;
+      fs_options.chunks = {.chunk_bytes = config->mpu_chunk_bytes,
+                           .parallelism = config->mpu_threads};
     }
     absl::StatusOr<std::shared_ptr<s3::S3FileSystem>> fs =
         s3::S3FileSystem::Create(pin->runtime(), *config, fs_options);
     if (!fs.ok()) return fs.status();
     endpoint_ = absl::StrCat(config->use_https ? "https://" : "http://",
                              config->endpoints.empty() ? "" : config->endpoints.front());
-    state_ = std::shared_ptr<S3State>(new S3State(std::move(*pin), std::move(*fs)),
-                                      &DeleteWithoutGil<S3State>);
+    state_ = S3State::Make(std::move(*pin), std::move(*fs));
     return absl::OkStatus();
   }
 

@@ -46,8 +46,7 @@ struct IrodsFileSystemOptions {
   IrodsClientOptions client;
   // Bytes per engine chunk (one read or write call) and streams per file;
   // 0: 8 MiB and 4.
-  int64_t chunk_bytes = 0;
-  int parallelism = 0;
+  fs::ChunkPreferences chunks;
   // NFSRODS's caches for Stat and List (off by default: a one-shot copy
   // gains nothing). Changes made through this filesystem invalidate them;
   // changes by other clients show after the refresh times.

@@ -57,6 +57,9 @@ class NfsFileSystem : public fs::FileSystem {
   // Over a client the caller owns (rooted wherever it is rooted).
   static std::unique_ptr<NfsFileSystem> Over(NfsClient& client,
                                              const NfsFileSystemOptions& options = {});
+  // Over a client it then owns.
+  static std::unique_ptr<NfsFileSystem> Over(std::unique_ptr<NfsClient> client,
+                                             const NfsFileSystemOptions& options = {});
 
   virtual NfsClient& client() = 0;
 };

@@ -36,14 +36,13 @@ namespace ferry::s3 {
 struct S3FileSystemOptions {
   // Bytes per engine chunk (and multipart part) and chunks in flight; 0:
   // 8 MiB and 10, the AWS CLI's defaults, so the two compare like for like.
-  int64_t chunk_bytes = 0;
-  int concurrency = 0;
+  fs::ChunkPreferences chunks;
   // CreateDir of a path in a bucket that does not exist creates the bucket.
   bool make_bucket = false;
   // CopyWithin: objects up to this size go in one CopyObject (0: 5 GiB, S3's
   // limit for one); larger ones as a multipart upload of UploadPartCopy
   // parts of `copy_part_bytes` (0: 512 MiB; raised to stay within 10,000
-  // parts), `concurrency` at a time. The data never passes through ferry.
+  // parts), `chunks.parallelism` at a time. The data never passes through ferry.
   int64_t copy_object_max_bytes = 0;
   int64_t copy_part_bytes = 0;
   // The provider's S3Config::stall_timeout (a transfer that moves no byte

@@ -96,16 +96,6 @@ struct WriteOptions {
   uint32_t mode = 0644;
 };
 
-// How a filesystem would have the copy engine move its files (what its
-// preferred_chunk_bytes and preferred_parallelism answer): the bytes of one
-// chunk and the chunks of one file in flight. The adapters' options take
-// one, so each states these settings alike; 0 in either: the adapter's
-// default.
-struct ChunkPreferences {
-  int64_t chunk_bytes = 0;
-  int parallelism = 0;
-};
-
 class FileSystem {
  public:
   virtual ~FileSystem() = default;
@@ -167,6 +157,16 @@ class FileSystem {
   // (the local disk has none: the other side decides).
   virtual int64_t preferred_chunk_bytes() const { return 0; }
   virtual int preferred_parallelism() const { return 0; }
+};
+
+// How a filesystem would have the copy engine move its files (what its
+// preferred_chunk_bytes and preferred_parallelism answer): the bytes of one
+// chunk and the chunks of one file in flight. The adapters' options take
+// one, so each states these settings alike; 0 in either: the adapter's
+// default.
+struct ChunkPreferences {
+  int64_t chunk_bytes = 0;
+  int parallelism = 0;
 };
 
 // "a/b" + "c" -> "a/b/c"; "" + "c" -> "c"; "a/" + "c" -> "a/c".

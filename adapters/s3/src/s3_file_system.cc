@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <deque>
 #include <optional>
 #include <set>
 #include <utility>
@@ -41,13 +42,19 @@ BucketKey Split(std::string_view path) {
   return {p.substr(0, slash), p.substr(slash + 1)};
 }
 
-// Runs `start(done)` (an async store call) and waits for its result.
+// Runs `start(done)` (an async store call); its result comes as the future's.
 template <typename T, typename Start>
-absl::StatusOr<T> Wait(Start start) {
+Future<T> Started(Start start) {
   Promise<T> promise;
   Future<T> future = promise.GetFuture();
-  start([&promise](absl::StatusOr<T> r) { promise.Set(std::move(r)); });
-  return std::move(future).Get();
+  start([promise = std::move(promise)](absl::StatusOr<T> r) mutable { promise.Set(std::move(r)); });
+  return future;
+}
+
+// As Started, waiting for the result.
+template <typename T, typename Start>
+absl::StatusOr<T> Wait(Start start) {
+  return Started<T>(std::move(start)).Get();
 }
 
 absl::Status WaitStatus(absl::AnyInvocable<void(StatusCallback)> start) {
@@ -361,49 +368,34 @@ class ClientFileSystem final : public S3FileSystem {
     FERRY_ASSIGN_OR_RETURN(std::string upload_id, Wait<std::string>([&](Callback<std::string> done) {
                              store.CreateMultipart(to, std::move(done));
                            }));
-    // `concurrency_` parts in flight; the first error stops new ones. Shared
-    // with the callbacks, which may still be unlocking as this returns.
-    struct Parts {
-      Mutex mu;
-      CondVar cv;
-      int in_flight ABSL_GUARDED_BY(mu) = 0;
-      absl::Status failed ABSL_GUARDED_BY(mu);
-      std::vector<CompletedPart> completed ABSL_GUARDED_BY(mu);
+    // `concurrency_` parts in flight, each awaited in order (CompleteMultipart
+    // lists them so); the first error stops new ones, and those in flight
+    // are awaited before the upload is aborted.
+    std::deque<std::pair<int, Future<std::string>>> in_flight;  // part number, its ETag
+    std::vector<CompletedPart> completed;
+    absl::Status failed;
+    auto await_oldest = [&] {
+      auto [n, future] = std::move(in_flight.front());
+      in_flight.pop_front();
+      absl::StatusOr<std::string> etag = std::move(future).Get();
+      if (etag.ok()) {
+        completed.push_back({n, *std::move(etag)});
+      } else if (failed.ok()) {
+        failed = std::move(etag).status();
+      }
     };
-    auto state = std::make_shared<Parts>();
-    {
-      MutexLock lock(&state->mu);
-      state->completed.resize(static_cast<size_t>(parts));
-    }
-    for (int n = 1; n <= parts; ++n) {
-      {
-        MutexLock lock(&state->mu);
-        while (state->in_flight >= concurrency_ && state->failed.ok()) state->cv.Wait(&state->mu);
-        if (!state->failed.ok()) break;
-        ++state->in_flight;
+    for (int n = 1; n <= parts && failed.ok(); ++n) {
+      if (static_cast<int>(in_flight.size()) >= concurrency_) {
+        await_oldest();
+        if (!failed.ok()) break;
       }
       const int64_t first = (n - 1) * part_bytes;
       const int64_t last = std::min(info.size, first + part_bytes) - 1;
-      store.UploadPartCopy(to, upload_id, n, from, first, last, info.etag,
-                           [state, n](absl::StatusOr<std::string> etag) {
-                             MutexLock lock(&state->mu);
-                             if (etag.ok()) {
-                               state->completed[static_cast<size_t>(n - 1)] = {n, *std::move(etag)};
-                             } else if (state->failed.ok()) {
-                               state->failed = std::move(etag).status();
-                             }
-                             --state->in_flight;
-                             state->cv.SignalAll();
-                           });
+      in_flight.emplace_back(n, Started<std::string>([&](Callback<std::string> done) {
+        store.UploadPartCopy(to, upload_id, n, from, first, last, info.etag, std::move(done));
+      }));
     }
-    absl::Status failed;
-    std::vector<CompletedPart> completed;
-    {
-      MutexLock lock(&state->mu);
-      while (state->in_flight > 0) state->cv.Wait(&state->mu);
-      failed = state->failed;
-      completed = std::move(state->completed);
-    }
+    while (!in_flight.empty()) await_oldest();
     if (failed.ok()) {
       failed = Wait<std::string>([&](Callback<std::string> done) {
                  store.CompleteMultipart(to, upload_id, completed, std::move(done));

@@ -15,11 +15,11 @@ absl::Status RegisterBuiltinFileSystems(fs::FileSystemRegistry& registry,
   if (options.io_timeout > absl::ZeroDuration()) nfs_options.client.timeout = options.io_timeout;
   FERRY_RETURN_IF_ERROR(registry.Register("nfs", nfs::NewNfsProvider(nfs_options)));
   FERRY_RETURN_IF_ERROR(registry.Register(
-      "s3", s3::NewS3Provider({.chunk_bytes = options.s3_chunk_bytes,
-                               .concurrency = options.s3_concurrency,
+      "s3", s3::NewS3Provider({.chunks = options.s3_chunks,
                                .make_bucket = options.s3_make_bucket,
                                .stall_timeout = options.io_timeout})));
-  irods::IrodsFileSystemOptions irods_options{.parallelism = options.irods_parallelism};
+  irods::IrodsFileSystemOptions irods_options{
+      .chunks = {.parallelism = options.irods_parallelism}};
   if (options.irods_connections > 0) irods_options.client.connections = options.irods_connections;
   if (options.io_timeout > absl::ZeroDuration()) irods_options.client.io_timeout = options.io_timeout;
   FERRY_RETURN_IF_ERROR(registry.Register("irods", irods::NewIrodsProvider(irods_options)));

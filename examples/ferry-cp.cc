@@ -387,8 +387,8 @@ int main(int argc, char** argv) {
                           .idle_buffer_bytes = options->idle_buffer_bytes});
   ferry::fs::FileSystemRegistry registry(runtime);
   absl::Status registered = ferry::RegisterBuiltinFileSystems(
-      registry, {.s3_chunk_bytes = options->chunk_bytes,
-                 .s3_concurrency = options->concurrency,
+      registry, {.s3_chunks = {.chunk_bytes = options->chunk_bytes,
+                               .parallelism = options->concurrency},
                  .s3_make_bucket = options->make_bucket,
                  .nfs_parallelism = options->parallelism,
                  .io_timeout = absl::Seconds(options->timeout_seconds)});

@@ -28,9 +28,11 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "ferry/base/atomic_max.h"
 #include "ferry/base/mutex.h"
+#include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
 #include "ferry/fs/file_system.h"
 #include "ferry/fs/registry.h"
@@ -111,11 +113,7 @@ class MemFileSystem final : public fs::FileSystem {
     {
       MutexLock lock(&mu_);
       const std::string d = fs::NormalizePath(dir);
-      auto it = nodes_.find(d);
-      if (it == nodes_.end()) return absl::NotFoundError(absl::StrCat("list ", Url(d), ": no such directory"));
-      if (it->second.kind != fs::EntryKind::kDirectory) {
-        return absl::FailedPreconditionError(absl::StrCat("list ", Url(d), ": not a directory"));
-      }
+      FERRY_RETURN_IF_ERROR(FindLocked("list", d, fs::EntryKind::kDirectory).status());
       const std::string prefix = d.empty() ? "" : d + "/";
       for (auto c = nodes_.lower_bound(prefix); c != nodes_.end(); ++c) {
         if (c->first.compare(0, prefix.size(), prefix) != 0) break;
@@ -135,13 +133,9 @@ class MemFileSystem final : public fs::FileSystem {
 
   absl::StatusOr<std::unique_ptr<fs::File>> OpenRead(std::string_view path) override {
     MutexLock lock(&mu_);
-    const std::string p = fs::NormalizePath(path);
-    auto it = nodes_.find(p);
-    if (it == nodes_.end()) return absl::NotFoundError(absl::StrCat("open ", Url(p), ": no such file"));
-    if (it->second.kind != fs::EntryKind::kFile) {
-      return absl::FailedPreconditionError(absl::StrCat("open ", Url(p), ": not a file"));
-    }
-    return std::unique_ptr<fs::File>(new Reader(this, it->second.bytes));
+    FERRY_ASSIGN_OR_RETURN(const Node* file,
+                           FindLocked("open", fs::NormalizePath(path), fs::EntryKind::kFile));
+    return std::unique_ptr<fs::File>(new Reader(this, file->bytes));
   }
 
   absl::StatusOr<std::unique_ptr<fs::File>> OpenWrite(std::string_view path,
@@ -265,6 +259,22 @@ class MemFileSystem final : public fs::FileSystem {
     e.kind = n.kind;
     e.size = n.bytes ? static_cast<int64_t>(n.bytes->size()) : 0;
     return e;
+  }
+
+  // The node at normalized path `p`, which must be a `kind` (file or
+  // directory); the errors name `op` and the path.
+  absl::StatusOr<const Node*> FindLocked(std::string_view op, const std::string& p,
+                                         fs::EntryKind kind) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    const std::string_view noun = kind == fs::EntryKind::kDirectory ? "directory" : "file";
+    auto it = nodes_.find(p);
+    if (it == nodes_.end()) {
+      return absl::NotFoundError(Cat(op, " ", Url(p), ": no such ", noun));
+    }
+    if (it->second.kind != kind) {
+      return absl::FailedPreconditionError(Cat(op, " ", Url(p), ": not a ", noun));
+    }
+    return &it->second;
   }
 
   void MakeParentsLocked(const std::string& path) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {

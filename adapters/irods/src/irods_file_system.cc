@@ -243,138 +243,156 @@ std::string LogicalPath(std::string_view path) {
   return out;
 }
 
-IrodsFileSystem::IrodsFileSystem(std::unique_ptr<IrodsClient> client, int64_t chunk_bytes, int parallelism,
-                                 const std::optional<IrodsCacheOptions>& cache)
-    : client_(std::move(client)),
-      caches_(cache ? std::make_unique<IrodsCacheSet>(*client_, *cache) : nullptr),
-      chunk_bytes_(chunk_bytes),
-      parallelism_(parallelism) {}
+namespace {
 
-void IrodsFileSystem::NoteChanged(std::string_view logical_path) { Changed(logical_path); }
+// One client (and its caches) as a filesystem: what the header's
+// IrodsFileSystem promises, call by call.
+class ClientFileSystem final : public IrodsFileSystem {
+ public:
+  ClientFileSystem(std::unique_ptr<IrodsClient> client, int64_t chunk_bytes, int parallelism,
+                   const std::optional<IrodsCacheOptions>& cache)
+      : client_(std::move(client)),
+        caches_(cache ? std::make_unique<IrodsCacheSet>(*client_, *cache) : nullptr),
+        chunk_bytes_(chunk_bytes),
+        parallelism_(parallelism) {}
 
-void IrodsFileSystem::Changed(std::string_view logical_path) {
-  if (caches_ != nullptr) caches_->Changed(logical_path);
-}
+  IrodsClient& client() override { return *client_; }
+  IrodsCacheSet* caches() override { return caches_.get(); }
+  void NoteChanged(std::string_view logical_path) override {
+    if (caches_ != nullptr) caches_->Changed(logical_path);
+  }
 
-IrodsFileSystem::~IrodsFileSystem() = default;
+  std::string_view scheme() const override { return "irods"; }
+  std::string Url(std::string_view path) const override {
+    const IrodsAccount& a = client_->account();
+    return Cat("irods://", a.user, "@", a.host, ":", a.port, LogicalPath(path));
+  }
+
+  absl::StatusOr<fs::Entry> Stat(std::string_view path) override {
+    IrodsStat st;
+    if (caches_ != nullptr) {
+      FERRY_ASSIGN_OR_RETURN(auto cached, caches_->Stat(client_->account().user, LogicalPath(path)));
+      st = *cached;
+    } else {
+      FERRY_ASSIGN_OR_RETURN(st, client_->Stat(LogicalPath(path)));
+    }
+    fs::Entry e = ToEntry(std::string(path), st.type, st.size, st.id, st.modify_time);
+    e.mode = st.mode;
+    return e;
+  }
+
+  absl::Status List(std::string_view dir,
+                    absl::FunctionRef<bool(std::vector<fs::Entry>&)> on_batch) override {
+    if (caches_ != nullptr) {
+      FERRY_ASSIGN_OR_RETURN(auto listing, caches_->List(client_->account().user, LogicalPath(dir)));
+      constexpr size_t kBatch = 1000;
+      for (size_t i = 0; i < listing->size(); i += kBatch) {
+        std::vector<fs::Entry> out;
+        out.reserve(std::min(kBatch, listing->size() - i));
+        for (size_t j = i; j < std::min(i + kBatch, listing->size()); ++j) {
+          const IrodsEntry& e = (*listing)[j];
+          out.push_back(ToEntry(e.name, e.type, e.size, e.id, e.modify_time));
+        }
+        if (!on_batch(out)) break;
+      }
+      return absl::OkStatus();
+    }
+    return client_->List(LogicalPath(dir), [&](std::vector<IrodsEntry>& batch) {
+      std::vector<fs::Entry> out;
+      out.reserve(batch.size());
+      for (IrodsEntry& e : batch) {
+        out.push_back(ToEntry(std::move(e.name), e.type, e.size, e.id, e.modify_time));
+      }
+      return on_batch(out);
+    });
+  }
+
+  absl::StatusOr<std::unique_ptr<fs::File>> OpenRead(std::string_view path) override {
+    const std::string logical = LogicalPath(path);
+    FERRY_ASSIGN_OR_RETURN(IrodsStat st, client_->Stat(logical));
+    if (st.type != IrodsObjectType::kDataObject) {
+      return absl::FailedPreconditionError(Cat(logical, " is a collection, not a data object"));
+    }
+    FERRY_ASSIGN_OR_RETURN(std::unique_ptr<IrodsStream> primary, client_->Open(logical, O_RDONLY));
+    std::string token;
+    if (parallelism_ > 1 && st.size > chunk_bytes_) {
+      FERRY_ASSIGN_OR_RETURN(token, primary->ReplicaToken());
+    }
+    return std::unique_ptr<fs::File>(new IrodsFile(this, std::move(primary), std::move(token), O_RDONLY,
+                                                   parallelism_, st.size, "", logical));
+  }
+
+  absl::StatusOr<std::unique_ptr<fs::File>> OpenWrite(std::string_view path,
+                                                      const fs::WriteOptions& options) override {
+    const std::string logical = LogicalPath(path);
+    const std::string_view parent = fs::DirName(logical);
+    const std::string temp = Cat(parent, parent == "/" ? "" : "/", ".ferry-", fs::BaseName(logical),
+                                          absl::StrFormat("-%016x", RandomUint64()));
+    const int flags = O_WRONLY | O_CREAT | O_TRUNC;
+    FERRY_ASSIGN_OR_RETURN(std::unique_ptr<IrodsStream> primary, client_->Open(temp, flags));
+    std::string token;
+    if (parallelism_ > 1 && (options.size < 0 || options.size > chunk_bytes_)) {
+      absl::StatusOr<std::string> t = primary->ReplicaToken();
+      if (!t.ok()) {
+        (void)primary->Close();
+        (void)client_->RemoveDataObject(temp);
+        return t.status();
+      }
+      token = *std::move(t);
+    }
+    return std::unique_ptr<fs::File>(new IrodsFile(this, std::move(primary), std::move(token), flags,
+                                                   parallelism_, 0, temp, logical));
+  }
+
+  absl::Status CreateDir(std::string_view path, bool parents) override {
+    absl::Status s = client_->CreateCollection(LogicalPath(path), parents);
+    NoteChanged(LogicalPath(path));
+    if (absl::IsAlreadyExists(s) && parents) return absl::OkStatus();
+    return s;
+  }
+
+  absl::Status Remove(std::string_view path) override {
+    absl::Status s = client_->RemoveDataObject(LogicalPath(path));
+    NoteChanged(LogicalPath(path));
+    return s;
+  }
+
+  absl::Status RemoveDir(std::string_view path) override {
+    absl::Status s = client_->RemoveCollection(LogicalPath(path), /*recursive=*/false);
+    NoteChanged(LogicalPath(path));
+    return s;
+  }
+
+  absl::Status Rename(std::string_view from, std::string_view to) override {
+    FERRY_ASSIGN_OR_RETURN(IrodsStat st, client_->Stat(LogicalPath(from)));
+    absl::Status s = client_->Rename(LogicalPath(from), LogicalPath(to), st.type == IrodsObjectType::kCollection);
+    if (caches_ != nullptr) caches_->Renamed(LogicalPath(from), LogicalPath(to));
+    return s;
+  }
+
+  int64_t preferred_chunk_bytes() const override { return chunk_bytes_; }
+  int preferred_parallelism() const override { return parallelism_; }
+
+ private:
+  const std::unique_ptr<IrodsClient> client_;
+  const std::unique_ptr<IrodsCacheSet> caches_;
+  const int64_t chunk_bytes_;
+  const int parallelism_;
+};
+
+}  // namespace
 
 absl::StatusOr<std::shared_ptr<IrodsFileSystem>> IrodsFileSystem::Connect(
     IrodsAccount account, const IrodsFileSystemOptions& options) {
-  const int parallelism = options.parallelism > 0 ? options.parallelism : kDefaultParallelism;
+  const int parallelism =
+      options.chunks.parallelism > 0 ? options.chunks.parallelism : kDefaultParallelism;
   IrodsClientOptions co = options.client;
   // A file's streams and the engine's other files need sessions of their own.
   co.connections = std::max(co.connections, parallelism + 2);
   FERRY_ASSIGN_OR_RETURN(std::unique_ptr<IrodsClient> client, IrodsClient::Connect(std::move(account), co));
-  return std::shared_ptr<IrodsFileSystem>(new IrodsFileSystem(
-      std::move(client), options.chunk_bytes > 0 ? options.chunk_bytes : kDefaultChunkBytes, parallelism,
-      options.cache));
-}
-
-std::string IrodsFileSystem::Url(std::string_view path) const {
-  const IrodsAccount& a = client_->account();
-  return Cat("irods://", a.user, "@", a.host, ":", a.port, LogicalPath(path));
-}
-
-absl::StatusOr<fs::Entry> IrodsFileSystem::Stat(std::string_view path) {
-  IrodsStat st;
-  if (caches_ != nullptr) {
-    FERRY_ASSIGN_OR_RETURN(auto cached, caches_->Stat(client_->account().user, LogicalPath(path)));
-    st = *cached;
-  } else {
-    FERRY_ASSIGN_OR_RETURN(st, client_->Stat(LogicalPath(path)));
-  }
-  fs::Entry e = ToEntry(std::string(path), st.type, st.size, st.id, st.modify_time);
-  e.mode = st.mode;
-  return e;
-}
-
-absl::Status IrodsFileSystem::List(std::string_view dir,
-                                   absl::FunctionRef<bool(std::vector<fs::Entry>&)> on_batch) {
-  if (caches_ != nullptr) {
-    FERRY_ASSIGN_OR_RETURN(auto listing, caches_->List(client_->account().user, LogicalPath(dir)));
-    constexpr size_t kBatch = 1000;
-    for (size_t i = 0; i < listing->size(); i += kBatch) {
-      std::vector<fs::Entry> out;
-      out.reserve(std::min(kBatch, listing->size() - i));
-      for (size_t j = i; j < std::min(i + kBatch, listing->size()); ++j) {
-        const IrodsEntry& e = (*listing)[j];
-        out.push_back(ToEntry(e.name, e.type, e.size, e.id, e.modify_time));
-      }
-      if (!on_batch(out)) break;
-    }
-    return absl::OkStatus();
-  }
-  return client_->List(LogicalPath(dir), [&](std::vector<IrodsEntry>& batch) {
-    std::vector<fs::Entry> out;
-    out.reserve(batch.size());
-    for (IrodsEntry& e : batch) {
-      out.push_back(ToEntry(std::move(e.name), e.type, e.size, e.id, e.modify_time));
-    }
-    return on_batch(out);
-  });
-}
-
-absl::StatusOr<std::unique_ptr<fs::File>> IrodsFileSystem::OpenRead(std::string_view path) {
-  const std::string logical = LogicalPath(path);
-  FERRY_ASSIGN_OR_RETURN(IrodsStat st, client_->Stat(logical));
-  if (st.type != IrodsObjectType::kDataObject) {
-    return absl::FailedPreconditionError(Cat(logical, " is a collection, not a data object"));
-  }
-  FERRY_ASSIGN_OR_RETURN(std::unique_ptr<IrodsStream> primary, client_->Open(logical, O_RDONLY));
-  std::string token;
-  if (parallelism_ > 1 && st.size > chunk_bytes_) {
-    FERRY_ASSIGN_OR_RETURN(token, primary->ReplicaToken());
-  }
-  return std::unique_ptr<fs::File>(new IrodsFile(this, std::move(primary), std::move(token), O_RDONLY,
-                                                 parallelism_, st.size, "", logical));
-}
-
-absl::StatusOr<std::unique_ptr<fs::File>> IrodsFileSystem::OpenWrite(std::string_view path,
-                                                                     const fs::WriteOptions& options) {
-  const std::string logical = LogicalPath(path);
-  const std::string_view parent = fs::DirName(logical);
-  const std::string temp = Cat(parent, parent == "/" ? "" : "/", ".ferry-", fs::BaseName(logical),
-                                        absl::StrFormat("-%016x", RandomUint64()));
-  const int flags = O_WRONLY | O_CREAT | O_TRUNC;
-  FERRY_ASSIGN_OR_RETURN(std::unique_ptr<IrodsStream> primary, client_->Open(temp, flags));
-  std::string token;
-  if (parallelism_ > 1 && (options.size < 0 || options.size > chunk_bytes_)) {
-    absl::StatusOr<std::string> t = primary->ReplicaToken();
-    if (!t.ok()) {
-      (void)primary->Close();
-      (void)client_->RemoveDataObject(temp);
-      return t.status();
-    }
-    token = *std::move(t);
-  }
-  return std::unique_ptr<fs::File>(new IrodsFile(this, std::move(primary), std::move(token), flags,
-                                                 parallelism_, 0, temp, logical));
-}
-
-absl::Status IrodsFileSystem::CreateDir(std::string_view path, bool parents) {
-  absl::Status s = client_->CreateCollection(LogicalPath(path), parents);
-  Changed(LogicalPath(path));
-  if (absl::IsAlreadyExists(s) && parents) return absl::OkStatus();
-  return s;
-}
-
-absl::Status IrodsFileSystem::Remove(std::string_view path) {
-  absl::Status s = client_->RemoveDataObject(LogicalPath(path));
-  Changed(LogicalPath(path));
-  return s;
-}
-
-absl::Status IrodsFileSystem::RemoveDir(std::string_view path) {
-  absl::Status s = client_->RemoveCollection(LogicalPath(path), /*recursive=*/false);
-  Changed(LogicalPath(path));
-  return s;
-}
-
-absl::Status IrodsFileSystem::Rename(std::string_view from, std::string_view to) {
-  FERRY_ASSIGN_OR_RETURN(IrodsStat st, client_->Stat(LogicalPath(from)));
-  absl::Status s = client_->Rename(LogicalPath(from), LogicalPath(to), st.type == IrodsObjectType::kCollection);
-  if (caches_ != nullptr) caches_->Renamed(LogicalPath(from), LogicalPath(to));
-  return s;
+  return std::make_shared<ClientFileSystem>(
+      std::move(client), options.chunks.chunk_bytes > 0 ? options.chunks.chunk_bytes : kDefaultChunkBytes, parallelism,
+      options.cache);
 }
 
 absl::StatusOr<IrodsUrl> ParseIrodsUrl(std::string_view url) {

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <type_traits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -152,36 +153,61 @@ absl::StatusOr<Status> ReadStatus(XdrDecoder& d) {
   return d.ReadEnum<Status>("status");
 }
 
+// The XDR of a struct's plain fields, in order: a uint32, uint64 or enum is
+// its number, a string_view its opaque (XDR spells opaque<> and string<>
+// alike).
+void Put(XdrEncoder& e, uint32_t v) { e.WriteUint32(v); }
+void Put(XdrEncoder& e, uint64_t v) { e.WriteUint64(v); }
+void Put(XdrEncoder& e, std::string_view v) { e.WriteOpaque(v); }
+template <typename E, typename = std::enable_if_t<std::is_enum_v<E>>>
+void Put(XdrEncoder& e, E v) {
+  e.WriteEnum(v);
+}
+
+template <typename... Fields>
+void EncodeFields(std::string* out, const Fields&... fields) {
+  XdrEncoder e(out);
+  (Put(e, fields), ...);
+}
+
 void WriteTimeHow(XdrEncoder& e, bool to_server) {
   // time_how: DONT_CHANGE = 0, SET_TO_SERVER_TIME = 1.
   e.WriteUint32(to_server ? 1 : 0);
 }
 
+// Reads plain fields in order, each as its type says (the decoding twin of
+// EncodeFields); errors name `what` and the offset.
+absl::Status Get(XdrDecoder& d, std::string_view what, uint32_t* v) {
+  FERRY_ASSIGN_OR_RETURN(*v, d.ReadUint32(what));
+  return absl::OkStatus();
+}
+absl::Status Get(XdrDecoder& d, std::string_view what, uint64_t* v) {
+  FERRY_ASSIGN_OR_RETURN(*v, d.ReadUint64(what));
+  return absl::OkStatus();
+}
+absl::Status Get(XdrDecoder& d, std::string_view what, NfsTime* t) {
+  FERRY_ASSIGN_OR_RETURN(*t, ReadTime(d, what));
+  return absl::OkStatus();
+}
+
+template <typename... Fields>
+absl::Status DecodeFields(XdrDecoder& d, std::string_view what, Fields*... fields) {
+  absl::Status status;
+  // Stops at the first failure (&& short-circuits the fold).
+  (... && (status = Get(d, what, fields)).ok());
+  return status;
+}
+
 // FSSTAT3resok after its attributes.
 absl::Status ReadFsStat(XdrDecoder& d, FsStat* s) {
-  FERRY_ASSIGN_OR_RETURN(s->total_bytes, d.ReadUint64("tbytes"));
-  FERRY_ASSIGN_OR_RETURN(s->free_bytes, d.ReadUint64("fbytes"));
-  FERRY_ASSIGN_OR_RETURN(s->available_bytes, d.ReadUint64("abytes"));
-  FERRY_ASSIGN_OR_RETURN(s->total_files, d.ReadUint64("tfiles"));
-  FERRY_ASSIGN_OR_RETURN(s->free_files, d.ReadUint64("ffiles"));
-  FERRY_ASSIGN_OR_RETURN(s->available_files, d.ReadUint64("afiles"));
-  FERRY_ASSIGN_OR_RETURN(s->invarsec, d.ReadUint32("invarsec"));
-  return absl::OkStatus();
+  return DecodeFields(d, "fsstat3", &s->total_bytes, &s->free_bytes, &s->available_bytes,
+                      &s->total_files, &s->free_files, &s->available_files, &s->invarsec);
 }
 
 // FSINFO3resok after its attributes.
 absl::Status ReadFsInfo(XdrDecoder& d, FsInfo* f) {
-  FERRY_ASSIGN_OR_RETURN(f->rtmax, d.ReadUint32("rtmax"));
-  FERRY_ASSIGN_OR_RETURN(f->rtpref, d.ReadUint32("rtpref"));
-  FERRY_ASSIGN_OR_RETURN(f->rtmult, d.ReadUint32("rtmult"));
-  FERRY_ASSIGN_OR_RETURN(f->wtmax, d.ReadUint32("wtmax"));
-  FERRY_ASSIGN_OR_RETURN(f->wtpref, d.ReadUint32("wtpref"));
-  FERRY_ASSIGN_OR_RETURN(f->wtmult, d.ReadUint32("wtmult"));
-  FERRY_ASSIGN_OR_RETURN(f->dtpref, d.ReadUint32("dtpref"));
-  FERRY_ASSIGN_OR_RETURN(f->maxfilesize, d.ReadUint64("maxfilesize"));
-  FERRY_ASSIGN_OR_RETURN(f->time_delta, ReadTime(d, "time_delta"));
-  FERRY_ASSIGN_OR_RETURN(f->properties, d.ReadUint32("properties"));
-  return absl::OkStatus();
+  return DecodeFields(d, "fsinfo3", &f->rtmax, &f->rtpref, &f->rtmult, &f->wtmax, &f->wtpref,
+                      &f->wtmult, &f->dtpref, &f->maxfilesize, &f->time_delta, &f->properties);
 }
 
 // Every result decodes the same way around its arms: the status first,
@@ -269,40 +295,24 @@ void EncodeFileHandleArgs(const FileHandleArgs& args, std::string* out) {
 }
 
 void EncodeDirOpArgs(const DirOpArgs& args, std::string* out) {
-  XdrEncoder e(out);
-  e.WriteOpaque(args.dir);
-  e.WriteString(args.name);
+  EncodeFields(out, args.dir, args.name);
 }
 
 void EncodeAccessArgs(const AccessArgs& args, std::string* out) {
-  XdrEncoder e(out);
-  e.WriteOpaque(args.object);
-  e.WriteUint32(args.access);
+  EncodeFields(out, args.object, args.access);
 }
 
 void EncodeReaddirplusArgs(const ReaddirplusArgs& args, std::string* out) {
-  XdrEncoder e(out);
-  e.WriteOpaque(args.dir);
-  e.WriteUint64(args.cookie);
-  e.WriteUint64(args.cookieverf);
-  e.WriteUint32(args.dircount);
-  e.WriteUint32(args.maxcount);
+  EncodeFields(out, args.dir, args.cookie, args.cookieverf, args.dircount, args.maxcount);
 }
 
 void EncodeReadArgs(const ReadArgs& args, std::string* out) {
-  XdrEncoder e(out);
-  e.WriteOpaque(args.file);
-  e.WriteUint64(args.offset);
-  e.WriteUint32(args.count);
+  EncodeFields(out, args.file, args.offset, args.count);
 }
 
 void EncodeWriteArgs(const WriteArgs& args, std::string* out) {
-  XdrEncoder e(out);
-  e.WriteOpaque(args.file);
-  e.WriteUint64(args.offset);
-  e.WriteUint32(static_cast<uint32_t>(args.data.size()));
-  e.WriteEnum(args.stable);
-  e.WriteOpaque(args.data);
+  EncodeFields(out, args.file, args.offset, static_cast<uint32_t>(args.data.size()), args.stable,
+               args.data);
 }
 
 void EncodeCreateArgs(const CreateArgs& args, std::string* out) {
@@ -476,21 +486,10 @@ absl::StatusOr<std::vector<ExportEntry>> DecodeExportResult(std::string_view res
 // --- Test-server encoders ---------------------------------------------------
 
 void EncodeFattr3(const Fattr3& a, std::string* out) {
-  XdrEncoder e(out);
-  e.WriteEnum(a.type);
-  e.WriteUint32(a.mode);
-  e.WriteUint32(a.nlink);
-  e.WriteUint32(a.uid);
-  e.WriteUint32(a.gid);
-  e.WriteUint64(a.size);
-  e.WriteUint64(a.used);
-  e.WriteUint32(a.rdev_major);
-  e.WriteUint32(a.rdev_minor);
-  e.WriteUint64(a.fsid);
-  e.WriteUint64(a.fileid);
+  EncodeFields(out, a.type, a.mode, a.nlink, a.uid, a.gid, a.size, a.used, a.rdev_major,
+               a.rdev_minor, a.fsid, a.fileid);
   for (const NfsTime* t : {&a.atime, &a.mtime, &a.ctime}) {
-    e.WriteUint32(t->seconds);
-    e.WriteUint32(t->nseconds);
+    EncodeFields(out, t->seconds, t->nseconds);
   }
 }
 

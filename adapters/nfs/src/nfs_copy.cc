@@ -3,6 +3,7 @@
 // local side the LocalFileSystem (its temporary renamed over the target).
 #include "ferry/nfs/nfs_copy.h"
 
+#include <memory>
 #include <utility>
 
 #include "ferry/fs/local_file_system.h"
@@ -14,18 +15,18 @@ absl::StatusOr<TransferStats> CopyNfsToLocal(Runtime& runtime, NfsClient& client
                                              std::string_view nfs_path,
                                              const std::string& local_path,
                                              CopyOptions options) {
-  NfsFileSystem nfs(client);
+  std::unique_ptr<NfsFileSystem> nfs = NfsFileSystem::Over(client);
   fs::LocalFileSystem local;
-  return CopyFile(runtime, nfs, nfs_path, local, fs::LocalPathToFsPath(local_path),
+  return CopyFile(runtime, *nfs, nfs_path, local, fs::LocalPathToFsPath(local_path),
                   std::move(options));
 }
 
 absl::StatusOr<TransferStats> CopyLocalToNfs(Runtime& runtime, NfsClient& client,
                                              const std::string& local_path,
                                              std::string_view nfs_path, CopyOptions options) {
-  NfsFileSystem nfs(client);
+  std::unique_ptr<NfsFileSystem> nfs = NfsFileSystem::Over(client);
   fs::LocalFileSystem local;
-  return CopyFile(runtime, local, fs::LocalPathToFsPath(local_path), nfs, nfs_path,
+  return CopyFile(runtime, local, fs::LocalPathToFsPath(local_path), *nfs, nfs_path,
                   std::move(options));
 }
 

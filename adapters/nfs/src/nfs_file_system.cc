@@ -310,6 +310,168 @@ absl::StatusOr<ParentAndName> ParentOf(NfsClient& client, std::string_view path)
   return ParentAndName{std::move(dir.handle), std::string(name)};
 }
 
+// The filesystem over one client: what the header's NfsFileSystem promises,
+// call by call.
+class ClientFileSystem final : public NfsFileSystem {
+ public:
+  // `owned` is null when the caller owns `client`.
+  ClientFileSystem(std::unique_ptr<NfsClient> owned, NfsClient& client,
+                   const NfsFileSystemOptions& options)
+      : owned_(std::move(owned)),
+        client_(client),
+        parallelism_(options.parallelism > 0 ? options.parallelism : kDefaultParallelism) {}
+
+  NfsClient& client() override { return client_; }
+
+  std::string_view scheme() const override { return "nfs"; }
+  std::string Url(std::string_view path) const override { return client_.DisplayPath(path); }
+
+  absl::StatusOr<fs::Entry> Stat(std::string_view path) override {
+    const std::string p = fs::NormalizePath(path);
+    FERRY_ASSIGN_OR_RETURN(NfsObject o, client_.LookupPath(p));
+    if (o.attributes) return EntryOf(p, *o.attributes);
+    FERRY_ASSIGN_OR_RETURN(Fattr3 a, client_.GetAttr(o.handle, p));
+    return EntryOf(p, a);
+  }
+
+  absl::Status List(std::string_view dir,
+                    absl::FunctionRef<bool(std::vector<fs::Entry>&)> on_batch) override {
+    const std::string d = fs::NormalizePath(dir);
+    FERRY_ASSIGN_OR_RETURN(NfsObject o, client_.LookupPath(d));
+    if (o.attributes && o.attributes->type != FileType::kDirectory) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("list ", Url(d), ": not a directory"));
+    }
+    uint64_t cookie = 0;
+    uint64_t cookieverf = 0;
+    for (;;) {
+      FERRY_ASSIGN_OR_RETURN(ReaddirplusPage page,
+                             client_.Readdirplus(o.handle, cookie, cookieverf, d));
+      std::vector<fs::Entry> batch;
+      batch.reserve(page.result.entries.size());
+      for (const DirEntryPlus& e : page.result.entries) {
+        cookie = e.cookie;
+        if (e.name == "." || e.name == "..") continue;
+        if (e.attributes) {
+          batch.push_back(EntryOf(std::string(e.name), *e.attributes));
+        } else {
+          // A server may leave attributes out: ask for them.
+          FERRY_ASSIGN_OR_RETURN(NfsObject child,
+                                 client_.Lookup(o.handle, e.name, fs::JoinPath(d, e.name)));
+          Fattr3 a = child.attributes ? *child.attributes
+                                      : Fattr3{};
+          if (!child.attributes) {
+            FERRY_ASSIGN_OR_RETURN(a, client_.GetAttr(child.handle, fs::JoinPath(d, e.name)));
+          }
+          batch.push_back(EntryOf(std::string(e.name), a));
+        }
+      }
+      cookieverf = page.result.cookieverf;
+      if (!batch.empty() && !on_batch(batch)) return absl::OkStatus();
+      if (page.result.eof) return absl::OkStatus();
+    }
+  }
+
+  absl::StatusOr<fs::WalkStats> Walk(
+      std::string_view root, const fs::WalkOptions& options,
+      absl::FunctionRef<bool(fs::WalkBatch&)> on_batch) override {
+    WalkOptions o;
+    o.max_directories_in_flight = options.max_in_flight;
+    o.batch_entries = options.batch_entries;
+    o.min_batch_entries = options.min_batch_entries;
+    o.max_queued_batches = options.max_queued_batches;
+    fs::WalkBatch out;
+    FERRY_ASSIGN_OR_RETURN(
+        fs::WalkStats stats, WalkTree(client_, fs::NormalizePath(root), o, [&](WalkBatch& batch) {
+          out.entries.clear();
+          out.entries.reserve(batch.entries.size());
+          for (WalkEntry& e : batch.entries) {
+            fs::Entry f;
+            f.path = std::move(e.path);
+            f.kind = KindOf(e.type);
+            f.size = static_cast<int64_t>(e.size);
+            f.mtime = TimeOf(e.mtime);
+            f.mode = e.mode;
+            f.uid = e.uid;
+            f.gid = e.gid;
+            f.id = e.fileid;
+            out.entries.push_back(std::move(f));
+          }
+          out.errors = std::move(batch.errors);
+          return on_batch(out);
+        }));
+    return stats;
+  }
+
+  absl::StatusOr<std::unique_ptr<fs::File>> OpenRead(std::string_view path) override {
+    FERRY_ASSIGN_OR_RETURN(std::shared_ptr<NfsFile> file,
+                           NfsFile::Open(client_, fs::NormalizePath(path)));
+    return std::unique_ptr<fs::File>(new NfsReadFile(std::move(file)));
+  }
+
+  absl::StatusOr<std::unique_ptr<fs::File>> OpenWrite(
+      std::string_view path, const fs::WriteOptions& options) override {
+    FERRY_ASSIGN_OR_RETURN(UploadTarget target,
+                           ResolveUploadTarget(client_, fs::NormalizePath(path)));
+    FERRY_ASSIGN_OR_RETURN(
+        UploadTemp temp,
+        CreateUploadTemp(client_, target, target.existing_mode.value_or(options.mode)));
+    return std::unique_ptr<fs::File>(
+        new NfsWriteFile(client_, std::move(target), std::move(temp)));
+  }
+
+  absl::Status CreateDir(std::string_view path, bool parents) override {
+    const std::string p = fs::NormalizePath(path);
+    if (p.empty()) return absl::OkStatus();  // the root exists
+    auto [dir_path, name] = SplitNfsPath(p);
+    absl::StatusOr<NfsObject> dir = client_.LookupPath(dir_path);
+    if (absl::IsNotFound(dir.status()) && parents) {
+      FERRY_RETURN_IF_ERROR(CreateDir(dir_path, true));
+      dir = client_.LookupPath(dir_path);
+    }
+    FERRY_RETURN_IF_ERROR(dir.status());
+    absl::StatusOr<NfsObject> made = client_.Mkdir(dir->handle, name, 0755, p);
+    if (made.ok()) return absl::OkStatus();
+    if (GetNfs3Status(made.status()) == Nfs3Status::kExist) {
+      FERRY_ASSIGN_OR_RETURN(fs::Entry e, Stat(p));
+      if (e.kind == fs::EntryKind::kDirectory) return absl::OkStatus();
+    }
+    return made.status();
+  }
+
+  absl::Status Remove(std::string_view path) override {
+    const std::string p = fs::NormalizePath(path);
+    FERRY_ASSIGN_OR_RETURN(ParentAndName at, ParentOf(client_, p));
+    return client_.Remove(at.dir, at.name, p);
+  }
+
+  absl::Status RemoveDir(std::string_view path) override {
+    const std::string p = fs::NormalizePath(path);
+    FERRY_ASSIGN_OR_RETURN(ParentAndName at, ParentOf(client_, p));
+    return client_.Rmdir(at.dir, at.name, p);
+  }
+
+  absl::Status Rename(std::string_view from, std::string_view to) override {
+    const std::string a = fs::NormalizePath(from);
+    const std::string b = fs::NormalizePath(to);
+    FERRY_ASSIGN_OR_RETURN(ParentAndName src, ParentOf(client_, a));
+    FERRY_ASSIGN_OR_RETURN(ParentAndName dst, ParentOf(client_, b));
+    return client_.Rename(src.dir, src.name, dst.dir, dst.name, a, b);
+  }
+
+  int64_t preferred_chunk_bytes() const override {
+    const FsInfo& info = client_.fsinfo();
+    return std::min<int64_t>({info.rtmax, info.wtmax, kMaxDefaultChunk});
+  }
+
+  int preferred_parallelism() const override { return parallelism_; }
+
+ private:
+  std::unique_ptr<NfsClient> owned_;  // null when borrowed
+  NfsClient& client_;
+  const int parallelism_;
+};
+
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<NfsFileSystem>> NfsFileSystem::Connect(
@@ -318,162 +480,19 @@ absl::StatusOr<std::shared_ptr<NfsFileSystem>> NfsFileSystem::Connect(
   client_options.root_at_export = true;
   FERRY_ASSIGN_OR_RETURN(std::unique_ptr<NfsClient> client,
                          NfsClient::Connect(runtime, url, client_options));
-  return std::shared_ptr<NfsFileSystem>(new NfsFileSystem(std::move(client), options));
+  return Over(std::move(client), options);
 }
 
-NfsFileSystem::NfsFileSystem(NfsClient& client, const NfsFileSystemOptions& options)
-    : client_(client),
-      parallelism_(options.parallelism > 0 ? options.parallelism : kDefaultParallelism) {}
-
-NfsFileSystem::NfsFileSystem(std::unique_ptr<NfsClient> owned,
-                             const NfsFileSystemOptions& options)
-    : owned_(std::move(owned)),
-      client_(*owned_),
-      parallelism_(options.parallelism > 0 ? options.parallelism : kDefaultParallelism) {}
-
-NfsFileSystem::~NfsFileSystem() = default;
-
-std::string NfsFileSystem::Url(std::string_view path) const { return client_.DisplayPath(path); }
-
-absl::StatusOr<fs::Entry> NfsFileSystem::Stat(std::string_view path) {
-  const std::string p = fs::NormalizePath(path);
-  FERRY_ASSIGN_OR_RETURN(NfsObject o, client_.LookupPath(p));
-  if (o.attributes) return EntryOf(p, *o.attributes);
-  FERRY_ASSIGN_OR_RETURN(Fattr3 a, client_.GetAttr(o.handle, p));
-  return EntryOf(p, a);
+std::unique_ptr<NfsFileSystem> NfsFileSystem::Over(std::unique_ptr<NfsClient> client,
+                                                   const NfsFileSystemOptions& options) {
+  NfsClient& owned = *client;
+  return std::make_unique<ClientFileSystem>(std::move(client), owned, options);
 }
 
-absl::Status NfsFileSystem::List(std::string_view dir,
-                                 absl::FunctionRef<bool(std::vector<fs::Entry>&)> on_batch) {
-  const std::string d = fs::NormalizePath(dir);
-  FERRY_ASSIGN_OR_RETURN(NfsObject o, client_.LookupPath(d));
-  if (o.attributes && o.attributes->type != FileType::kDirectory) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("list ", Url(d), ": not a directory"));
-  }
-  uint64_t cookie = 0;
-  uint64_t cookieverf = 0;
-  for (;;) {
-    FERRY_ASSIGN_OR_RETURN(ReaddirplusPage page,
-                           client_.Readdirplus(o.handle, cookie, cookieverf, d));
-    std::vector<fs::Entry> batch;
-    batch.reserve(page.result.entries.size());
-    for (const DirEntryPlus& e : page.result.entries) {
-      cookie = e.cookie;
-      if (e.name == "." || e.name == "..") continue;
-      if (e.attributes) {
-        batch.push_back(EntryOf(std::string(e.name), *e.attributes));
-      } else {
-        // A server may leave attributes out: ask for them.
-        FERRY_ASSIGN_OR_RETURN(NfsObject child,
-                               client_.Lookup(o.handle, e.name, fs::JoinPath(d, e.name)));
-        Fattr3 a = child.attributes ? *child.attributes
-                                    : Fattr3{};
-        if (!child.attributes) {
-          FERRY_ASSIGN_OR_RETURN(a, client_.GetAttr(child.handle, fs::JoinPath(d, e.name)));
-        }
-        batch.push_back(EntryOf(std::string(e.name), a));
-      }
-    }
-    cookieverf = page.result.cookieverf;
-    if (!batch.empty() && !on_batch(batch)) return absl::OkStatus();
-    if (page.result.eof) return absl::OkStatus();
-  }
+std::unique_ptr<NfsFileSystem> NfsFileSystem::Over(NfsClient& client,
+                                                   const NfsFileSystemOptions& options) {
+  return std::make_unique<ClientFileSystem>(nullptr, client, options);
 }
-
-absl::StatusOr<fs::WalkStats> NfsFileSystem::Walk(
-    std::string_view root, const fs::WalkOptions& options,
-    absl::FunctionRef<bool(fs::WalkBatch&)> on_batch) {
-  WalkOptions o;
-  o.max_directories_in_flight = options.max_in_flight;
-  o.batch_entries = options.batch_entries;
-  o.min_batch_entries = options.min_batch_entries;
-  o.max_queued_batches = options.max_queued_batches;
-  fs::WalkBatch out;
-  FERRY_ASSIGN_OR_RETURN(
-      fs::WalkStats stats, WalkTree(client_, fs::NormalizePath(root), o, [&](WalkBatch& batch) {
-        out.entries.clear();
-        out.entries.reserve(batch.entries.size());
-        for (WalkEntry& e : batch.entries) {
-          fs::Entry f;
-          f.path = std::move(e.path);
-          f.kind = KindOf(e.type);
-          f.size = static_cast<int64_t>(e.size);
-          f.mtime = TimeOf(e.mtime);
-          f.mode = e.mode;
-          f.uid = e.uid;
-          f.gid = e.gid;
-          f.id = e.fileid;
-          out.entries.push_back(std::move(f));
-        }
-        out.errors = std::move(batch.errors);
-        return on_batch(out);
-      }));
-  return stats;
-}
-
-absl::StatusOr<std::unique_ptr<fs::File>> NfsFileSystem::OpenRead(std::string_view path) {
-  FERRY_ASSIGN_OR_RETURN(std::shared_ptr<NfsFile> file,
-                         NfsFile::Open(client_, fs::NormalizePath(path)));
-  return std::unique_ptr<fs::File>(new NfsReadFile(std::move(file)));
-}
-
-absl::StatusOr<std::unique_ptr<fs::File>> NfsFileSystem::OpenWrite(
-    std::string_view path, const fs::WriteOptions& options) {
-  FERRY_ASSIGN_OR_RETURN(UploadTarget target,
-                         ResolveUploadTarget(client_, fs::NormalizePath(path)));
-  FERRY_ASSIGN_OR_RETURN(
-      UploadTemp temp,
-      CreateUploadTemp(client_, target, target.existing_mode.value_or(options.mode)));
-  return std::unique_ptr<fs::File>(
-      new NfsWriteFile(client_, std::move(target), std::move(temp)));
-}
-
-absl::Status NfsFileSystem::CreateDir(std::string_view path, bool parents) {
-  const std::string p = fs::NormalizePath(path);
-  if (p.empty()) return absl::OkStatus();  // the root exists
-  auto [dir_path, name] = SplitNfsPath(p);
-  absl::StatusOr<NfsObject> dir = client_.LookupPath(dir_path);
-  if (absl::IsNotFound(dir.status()) && parents) {
-    FERRY_RETURN_IF_ERROR(CreateDir(dir_path, true));
-    dir = client_.LookupPath(dir_path);
-  }
-  FERRY_RETURN_IF_ERROR(dir.status());
-  absl::StatusOr<NfsObject> made = client_.Mkdir(dir->handle, name, 0755, p);
-  if (made.ok()) return absl::OkStatus();
-  if (GetNfs3Status(made.status()) == Nfs3Status::kExist) {
-    FERRY_ASSIGN_OR_RETURN(fs::Entry e, Stat(p));
-    if (e.kind == fs::EntryKind::kDirectory) return absl::OkStatus();
-  }
-  return made.status();
-}
-
-absl::Status NfsFileSystem::Remove(std::string_view path) {
-  const std::string p = fs::NormalizePath(path);
-  FERRY_ASSIGN_OR_RETURN(ParentAndName at, ParentOf(client_, p));
-  return client_.Remove(at.dir, at.name, p);
-}
-
-absl::Status NfsFileSystem::RemoveDir(std::string_view path) {
-  const std::string p = fs::NormalizePath(path);
-  FERRY_ASSIGN_OR_RETURN(ParentAndName at, ParentOf(client_, p));
-  return client_.Rmdir(at.dir, at.name, p);
-}
-
-absl::Status NfsFileSystem::Rename(std::string_view from, std::string_view to) {
-  const std::string a = fs::NormalizePath(from);
-  const std::string b = fs::NormalizePath(to);
-  FERRY_ASSIGN_OR_RETURN(ParentAndName src, ParentOf(client_, a));
-  FERRY_ASSIGN_OR_RETURN(ParentAndName dst, ParentOf(client_, b));
-  return client_.Rename(src.dir, src.name, dst.dir, dst.name, a, b);
-}
-
-int64_t NfsFileSystem::preferred_chunk_bytes() const {
-  const FsInfo& info = client_.fsinfo();
-  return std::min<int64_t>({info.rtmax, info.wtmax, kMaxDefaultChunk});
-}
-
-int NfsFileSystem::preferred_parallelism() const { return parallelism_; }
 
 namespace {
 

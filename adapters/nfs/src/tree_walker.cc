@@ -170,17 +170,23 @@ class WalkState : public std::enable_shared_from_this<WalkState> {
     if (TakeableLocked() || DoneLocked()) cv_.Signal();
   }
 
+  // The completion of the call made for `request`: `(this->*on)(request,
+  // result)`, the walk kept alive until then.
+  template <typename Request, typename Result>
+  auto Then(void (WalkState::*on)(Request, absl::StatusOr<Result>), Request request) {
+    return [self = shared_from_this(), on, request = std::move(request)](
+               absl::StatusOr<Result> result) mutable {
+      ((*self).*on)(std::move(request), std::move(result));
+    };
+  }
+
   void Send(Listing listing) {
-    auto self = shared_from_this();
     const FileHandle handle = listing.handle;
     const uint64_t cookie = listing.cookie;
     const uint64_t verf = listing.cookieverf;
     std::string path = UrlRelative(listing.path);
-    client_.ReaddirplusAsync(
-        handle, cookie, verf, options_.dircount, options_.maxcount, std::move(path),
-        [self, listing = std::move(listing)](absl::StatusOr<ReaddirplusPage> page) mutable {
-          self->OnPage(std::move(listing), std::move(page));
-        });
+    client_.ReaddirplusAsync(handle, cookie, verf, options_.dircount, options_.maxcount,
+                             std::move(path), Then(&WalkState::OnPage, std::move(listing)));
   }
 
   void OnPage(Listing listing, absl::StatusOr<ReaddirplusPage> page) {
@@ -268,14 +274,10 @@ class WalkState : public std::enable_shared_from_this<WalkState> {
   }
 
   void SendLookup(PendingLookup p) {
-    auto self = shared_from_this();
     const FileHandle dir = p.dir;
     const std::string name = p.name;
     std::string path = UrlRelative(p.path);
-    client_.LookupAsync(dir, name, std::move(path),
-                        [self, p = std::move(p)](absl::StatusOr<NfsObject> o) mutable {
-                          self->OnLookup(std::move(p), std::move(o));
-                        });
+    client_.LookupAsync(dir, name, std::move(path), Then(&WalkState::OnLookup, std::move(p)));
   }
 
   void OnLookup(PendingLookup p, absl::StatusOr<NfsObject> o) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <deque>
 #include <optional>
 #include <set>
 #include <utility>
@@ -41,13 +42,19 @@ BucketKey Split(std::string_view path) {
   return {p.substr(0, slash), p.substr(slash + 1)};
 }
 
-// Runs `start(done)` (an async store call) and waits for its result.
+// Runs `start(done)` (an async store call); its result comes as the future's.
 template <typename T, typename Start>
-absl::StatusOr<T> Wait(Start start) {
+Future<T> Started(Start start) {
   Promise<T> promise;
   Future<T> future = promise.GetFuture();
-  start([&promise](absl::StatusOr<T> r) { promise.Set(std::move(r)); });
-  return std::move(future).Get();
+  start([promise = std::move(promise)](absl::StatusOr<T> r) mutable { promise.Set(std::move(r)); });
+  return future;
+}
+
+// As Started, waiting for the result.
+template <typename T, typename Start>
+absl::StatusOr<T> Wait(Start start) {
+  return Started<T>(std::move(start)).Get();
 }
 
 absl::Status WaitStatus(absl::AnyInvocable<void(StatusCallback)> start) {
@@ -125,306 +132,313 @@ class S3WriteFile final : public S3File {
   std::atomic<int64_t> high_water_{0};
 };
 
+// One endpoint's client as a filesystem: what the header's S3FileSystem
+// promises, call by call.
+class ClientFileSystem final : public S3FileSystem {
+ public:
+  ClientFileSystem(std::unique_ptr<S3Client> client, const S3FileSystemOptions& options,
+                   int64_t chunk_bytes, int concurrency)
+      : client_(std::move(client)),
+        make_bucket_(options.make_bucket),
+        chunk_bytes_(chunk_bytes),
+        concurrency_(concurrency),
+        copy_object_max_bytes_(options.copy_object_max_bytes > 0 ? options.copy_object_max_bytes
+                                                                : kMaxCopyObjectBytes),
+        copy_part_bytes_(options.copy_part_bytes > 0 ? options.copy_part_bytes
+                                                     : kDefaultCopyPartBytes) {}
+
+  S3Client& client() override { return *client_; }
+
+  std::string_view scheme() const override { return "s3"; }
+  std::string Url(std::string_view path) const override {
+    return absl::StrCat("s3://", ToAbsl(path));
+  }
+
+  absl::StatusOr<fs::Entry> Stat(std::string_view path) override {
+    const BucketKey at = Split(path);
+    FERRY_RETURN_IF_ERROR(NeedsBucket("stat", at, path));
+    const std::string p = fs::NormalizePath(path);
+    fs::Entry e;
+    e.path = p;
+    if (!at.key.empty()) {
+      absl::StatusOr<ObjectInfo> info =
+          Wait<ObjectInfo>([&](Callback<ObjectInfo> done) { client_->store().Head(p, std::move(done)); });
+      if (info.ok()) {
+        e.kind = fs::EntryKind::kFile;
+        e.size = info->size;
+        e.mtime = info->last_modified;
+        return e;
+      }
+      if (!absl::IsNotFound(info.status())) return info.status();
+    }
+    // A bucket, or a prefix that holds at least one key.
+    ListObjectsOptions o;
+    if (!at.key.empty()) o.prefix = absl::StrCat(at.key, "/");
+    o.max_keys = 1;
+    FERRY_ASSIGN_OR_RETURN(ListObjectsPage page, Wait<ListObjectsPage>([&](auto done) {
+                             client_->store().ListObjects(at.bucket, o, std::move(done));
+                           }));
+    if (at.key.empty() || !page.objects.empty() || !page.common_prefixes.empty()) {
+      e.kind = fs::EntryKind::kDirectory;
+      return e;
+    }
+    return absl::NotFoundError(absl::StrCat("stat ", Url(p), ": no such key or prefix"));
+  }
+
+  absl::Status List(std::string_view dir,
+                    absl::FunctionRef<bool(std::vector<fs::Entry>&)> on_batch) override {
+    const BucketKey at = Split(dir);
+    FERRY_RETURN_IF_ERROR(NeedsBucket("list", at, dir));
+    ListObjectsOptions o;
+    if (!at.key.empty()) o.prefix = absl::StrCat(at.key, "/");
+    o.delimiter.assign(1, '/');  // assign(): GCC 12 warns (-Wrestrict) on = "/" here
+    bool any = false;
+    for (;;) {
+      FERRY_ASSIGN_OR_RETURN(ListObjectsPage page, Wait<ListObjectsPage>([&](auto done) {
+                               client_->store().ListObjects(at.bucket, o, std::move(done));
+                             }));
+      std::vector<fs::Entry> batch;
+      for (const std::string& prefix : page.common_prefixes) {
+        std::string name = prefix.substr(o.prefix.size());
+        if (!name.empty() && name.back() == '/') name.pop_back();
+        fs::Entry e;
+        e.path = std::move(name);
+        e.kind = fs::EntryKind::kDirectory;
+        batch.push_back(std::move(e));
+      }
+      for (ListedObject& obj : page.objects) {
+        any = true;
+        // A key ending in '/' is a console's "folder" marker: no data.
+        if (obj.key.size() <= o.prefix.size() || obj.key.back() == '/') continue;
+        fs::Entry e;
+        e.path = obj.key.substr(o.prefix.size());
+        e.kind = fs::EntryKind::kFile;
+        e.size = obj.size;
+        e.mtime = obj.last_modified;
+        batch.push_back(std::move(e));
+      }
+      any = any || !batch.empty();
+      if (!batch.empty() && !on_batch(batch)) return absl::OkStatus();
+      if (page.next_continuation_token.empty()) break;
+      o.continuation_token = std::move(page.next_continuation_token);
+    }
+    if (!any && !at.key.empty()) {
+      return absl::NotFoundError(absl::StrCat("list ", Url(dir), ": no such prefix"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<fs::WalkStats> Walk(
+      std::string_view root, const fs::WalkOptions& options,
+      absl::FunctionRef<bool(fs::WalkBatch&)> on_batch) override {
+    const absl::Time start = absl::Now();
+    const BucketKey at = Split(root);
+    FERRY_RETURN_IF_ERROR(NeedsBucket("walk", at, root));
+    ListObjectsOptions o;
+    if (!at.key.empty()) o.prefix = absl::StrCat(at.key, "/");
+    fs::WalkStats stats;
+    std::set<std::string> dirs_seen;  // parent prefixes reported so far
+    bool any = false;
+    for (;;) {
+      FERRY_ASSIGN_OR_RETURN(ListObjectsPage page, Wait<ListObjectsPage>([&](auto done) {
+                               client_->store().ListObjects(at.bucket, o, std::move(done));
+                             }));
+      ++stats.requests;
+      fs::WalkBatch batch;
+      for (ListedObject& obj : page.objects) {
+        any = true;
+        if (obj.key.size() <= o.prefix.size() || obj.key.back() == '/') continue;
+        std::string rel = obj.key.substr(o.prefix.size());
+        // Each parent prefix once, as a directory (object stores have none).
+        for (size_t slash = rel.find('/'); slash != std::string::npos;
+             slash = rel.find('/', slash + 1)) {
+          std::string dir = rel.substr(0, slash);
+          if (dir.empty() || !dirs_seen.insert(dir).second) continue;
+          fs::Entry d;
+          d.path = std::move(dir);
+          d.kind = fs::EntryKind::kDirectory;
+          batch.entries.push_back(std::move(d));
+        }
+        fs::Entry e;
+        e.path = std::move(rel);
+        e.kind = fs::EntryKind::kFile;
+        e.size = obj.size;
+        e.mtime = obj.last_modified;
+        stats.bytes += static_cast<uint64_t>(obj.size);
+        batch.entries.push_back(std::move(e));
+      }
+      stats.entries += batch.entries.size();
+      if (!batch.entries.empty() && !on_batch(batch)) {
+        stats.stopped_early = true;
+        break;
+      }
+      (void)options;  // one listing stream: S3 pages are sequential by token
+      if (page.next_continuation_token.empty()) break;
+      o.continuation_token = std::move(page.next_continuation_token);
+    }
+    if (!any && !at.key.empty()) {
+      return absl::NotFoundError(absl::StrCat("walk ", Url(root), ": no such prefix"));
+    }
+    stats.directories = dirs_seen.size() + 1;
+    stats.elapsed = absl::Now() - start;
+    return stats;
+  }
+
+  absl::StatusOr<std::unique_ptr<fs::File>> OpenRead(std::string_view path) override {
+    const BucketKey at = Split(path);
+    FERRY_RETURN_IF_ERROR(NeedsBucket("open", at, path));
+    const std::string p = fs::NormalizePath(path);
+    ObjectFileTable& files = client_->files();
+    FERRY_ASSIGN_OR_RETURN(int fd, files.Open(p, OpenMode::kRead));
+    absl::StatusOr<ObjectInfo> info = files.Stat(fd);
+    if (!info.ok()) {
+      (void)files.Close(fd);
+      return info.status();
+    }
+    return std::unique_ptr<fs::File>(new S3ReadFile(files, fd, info->size));
+  }
+
+  absl::StatusOr<std::unique_ptr<fs::File>> OpenWrite(
+      std::string_view path, const fs::WriteOptions& options) override {
+    const BucketKey at = Split(path);
+    FERRY_RETURN_IF_ERROR(NeedsBucket("open", at, path));
+    if (at.key.empty()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("open ", Url(path), " for writing: a bucket, not an object"));
+    }
+    ObjectFileTable& files = client_->files();
+    FERRY_ASSIGN_OR_RETURN(int fd, files.Open(fs::NormalizePath(path), OpenMode::kWrite,
+                                              {.total_bytes = options.size}));
+    return std::unique_ptr<fs::File>(new S3WriteFile(files, fd));
+  }
+
+  absl::Status CreateDir(std::string_view path, bool /*parents*/) override {
+    // Prefixes need no creating; a missing bucket does, when asked to.
+    if (!make_bucket_) return absl::OkStatus();
+    const BucketKey at = Split(path);
+    FERRY_RETURN_IF_ERROR(NeedsBucket("mkdir", at, path));
+    absl::Status s = WaitStatus([&](StatusCallback done) {
+      client_->store().CreateBucket(at.bucket, std::move(done));
+    });
+    return absl::IsAlreadyExists(s) ? absl::OkStatus() : s;
+  }
+
+  absl::Status Remove(std::string_view path) override {
+    const std::string p = fs::NormalizePath(path);
+    return WaitStatus(
+        [&](StatusCallback done) { client_->store().DeleteObject(p, std::move(done)); });
+  }
+
+  absl::Status RemoveDir(std::string_view /*path*/) override {
+    return absl::OkStatus();  // a prefix goes with its last key
+  }
+
+  absl::Status Rename(std::string_view from, std::string_view to) override {
+    FERRY_RETURN_IF_ERROR(CopyWithin(from, to));
+    return Remove(from);
+  }
+
+  absl::Status CopyWithin(std::string_view from, std::string_view to) override {
+    const std::string a = fs::NormalizePath(from);
+    const std::string b = fs::NormalizePath(to);
+    FERRY_ASSIGN_OR_RETURN(ObjectInfo info, Wait<ObjectInfo>([&](Callback<ObjectInfo> done) {
+                             client_->store().Head(a, std::move(done));
+                           }));
+    if (info.size > copy_object_max_bytes_) return CopyInParts(a, b, info);
+    return Wait<std::string>([&](Callback<std::string> done) {
+             client_->store().CopyObject(a, b, std::move(done));
+           })
+        .status();
+  }
+
+  int64_t preferred_chunk_bytes() const override { return chunk_bytes_; }
+  int preferred_parallelism() const override { return concurrency_; }
+
+ private:
+  // CopyWithin past one CopyObject: UploadPartCopy parts, the source held
+  // to the ETag `info` has (a source replaced meanwhile fails the copy,
+  // which aborts its upload).
+  absl::Status CopyInParts(const std::string& from, const std::string& to,
+                           const ObjectInfo& info) {
+    S3ObjectStore& store = client_->store();
+    const MultipartLimits limits = store.multipart_limits();
+    int64_t part_bytes = std::max(copy_part_bytes_, (info.size + limits.max_parts - 1) / limits.max_parts);
+    part_bytes = std::clamp(part_bytes, limits.min_part_bytes, limits.max_part_bytes);
+    const int parts = static_cast<int>((info.size + part_bytes - 1) / part_bytes);
+    FERRY_ASSIGN_OR_RETURN(std::string upload_id, Wait<std::string>([&](Callback<std::string> done) {
+                             store.CreateMultipart(to, std::move(done));
+                           }));
+    // `concurrency_` parts in flight, each awaited in order (CompleteMultipart
+    // lists them so); the first error stops new ones, and those in flight
+    // are awaited before the upload is aborted.
+    std::deque<std::pair<int, Future<std::string>>> in_flight;  // part number, its ETag
+    std::vector<CompletedPart> completed;
+    absl::Status failed;
+    auto await_oldest = [&] {
+      auto [n, future] = std::move(in_flight.front());
+      in_flight.pop_front();
+      absl::StatusOr<std::string> etag = std::move(future).Get();
+      if (etag.ok()) {
+        completed.push_back({n, *std::move(etag)});
+      } else if (failed.ok()) {
+        failed = std::move(etag).status();
+      }
+    };
+    for (int n = 1; n <= parts && failed.ok(); ++n) {
+      if (static_cast<int>(in_flight.size()) >= concurrency_) {
+        await_oldest();
+        if (!failed.ok()) break;
+      }
+      const int64_t first = (n - 1) * part_bytes;
+      const int64_t last = std::min(info.size, first + part_bytes) - 1;
+      in_flight.emplace_back(n, Started<std::string>([&](Callback<std::string> done) {
+        store.UploadPartCopy(to, upload_id, n, from, first, last, info.etag, std::move(done));
+      }));
+    }
+    while (!in_flight.empty()) await_oldest();
+    if (failed.ok()) {
+      failed = Wait<std::string>([&](Callback<std::string> done) {
+                 store.CompleteMultipart(to, upload_id, completed, std::move(done));
+               }).status();
+    }
+    if (!failed.ok()) {
+      // No orphan upload: its parts would be billed and invisible. When the
+      // abort fails too (the transport has retried it), the user is told
+      // which upload is left, so it can be aborted by hand.
+      const absl::Status aborted =
+          WaitStatus([&](StatusCallback done) { store.AbortMultipart(to, upload_id, std::move(done)); });
+      std::string message = absl::StrCat("server-side copy of ", Url(from), " to ", Url(to), " (",
+                                         parts, " parts): ", failed.message());
+      if (!aborted.ok()) {
+        absl::StrAppend(&message, "; aborting its multipart upload ", upload_id,
+                        " failed too, so its parts stay stored until it is aborted: ",
+                        aborted.message());
+      }
+      return absl::Status(failed.code(), message);
+    }
+    return absl::OkStatus();
+  }
+
+  const std::unique_ptr<S3Client> client_;
+  const bool make_bucket_;
+  const int64_t chunk_bytes_;
+  const int concurrency_;
+  const int64_t copy_object_max_bytes_;
+  const int64_t copy_part_bytes_;
+};
+
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<S3FileSystem>> S3FileSystem::Create(
     Runtime& runtime, S3Config config, const S3FileSystemOptions& options) {
-  const int64_t chunk = options.chunk_bytes > 0 ? options.chunk_bytes : kDefaultChunkBytes;
-  const int concurrency = options.concurrency > 0 ? options.concurrency : kDefaultConcurrency;
+  const int64_t chunk =
+      options.chunks.chunk_bytes > 0 ? options.chunks.chunk_bytes : kDefaultChunkBytes;
+  const int concurrency =
+      options.chunks.parallelism > 0 ? options.chunks.parallelism : kDefaultConcurrency;
   config.mpu_chunk_bytes = chunk;
   config.mpu_threads = concurrency;
   FERRY_ASSIGN_OR_RETURN(std::unique_ptr<S3Client> client, S3Client::Create(runtime, config));
-  return std::shared_ptr<S3FileSystem>(
-      new S3FileSystem(std::move(client), options, chunk, concurrency));
-}
-
-S3FileSystem::S3FileSystem(std::unique_ptr<S3Client> client, const S3FileSystemOptions& options,
-                           int64_t chunk_bytes, int concurrency)
-    : client_(std::move(client)),
-      make_bucket_(options.make_bucket),
-      chunk_bytes_(chunk_bytes),
-      concurrency_(concurrency),
-      copy_object_max_bytes_(options.copy_object_max_bytes > 0 ? options.copy_object_max_bytes
-                                                              : kMaxCopyObjectBytes),
-      copy_part_bytes_(options.copy_part_bytes > 0 ? options.copy_part_bytes : kDefaultCopyPartBytes) {}
-
-S3FileSystem::~S3FileSystem() = default;
-
-std::string S3FileSystem::Url(std::string_view path) const {
-  return absl::StrCat("s3://", ToAbsl(path));
-}
-
-absl::StatusOr<fs::Entry> S3FileSystem::Stat(std::string_view path) {
-  const BucketKey at = Split(path);
-  FERRY_RETURN_IF_ERROR(NeedsBucket("stat", at, path));
-  const std::string p = fs::NormalizePath(path);
-  fs::Entry e;
-  e.path = p;
-  if (!at.key.empty()) {
-    absl::StatusOr<ObjectInfo> info =
-        Wait<ObjectInfo>([&](Callback<ObjectInfo> done) { client_->store().Head(p, std::move(done)); });
-    if (info.ok()) {
-      e.kind = fs::EntryKind::kFile;
-      e.size = info->size;
-      e.mtime = info->last_modified;
-      return e;
-    }
-    if (!absl::IsNotFound(info.status())) return info.status();
-  }
-  // A bucket, or a prefix that holds at least one key.
-  ListObjectsOptions o;
-  if (!at.key.empty()) o.prefix = absl::StrCat(at.key, "/");
-  o.max_keys = 1;
-  FERRY_ASSIGN_OR_RETURN(ListObjectsPage page, Wait<ListObjectsPage>([&](auto done) {
-                           client_->store().ListObjects(at.bucket, o, std::move(done));
-                         }));
-  if (at.key.empty() || !page.objects.empty() || !page.common_prefixes.empty()) {
-    e.kind = fs::EntryKind::kDirectory;
-    return e;
-  }
-  return absl::NotFoundError(absl::StrCat("stat ", Url(p), ": no such key or prefix"));
-}
-
-absl::Status S3FileSystem::List(std::string_view dir,
-                                absl::FunctionRef<bool(std::vector<fs::Entry>&)> on_batch) {
-  const BucketKey at = Split(dir);
-  FERRY_RETURN_IF_ERROR(NeedsBucket("list", at, dir));
-  ListObjectsOptions o;
-  if (!at.key.empty()) o.prefix = absl::StrCat(at.key, "/");
-  o.delimiter.assign(1, '/');  // assign(): GCC 12 warns (-Wrestrict) on = "/" here
-  bool any = false;
-  for (;;) {
-    FERRY_ASSIGN_OR_RETURN(ListObjectsPage page, Wait<ListObjectsPage>([&](auto done) {
-                             client_->store().ListObjects(at.bucket, o, std::move(done));
-                           }));
-    std::vector<fs::Entry> batch;
-    for (const std::string& prefix : page.common_prefixes) {
-      std::string name = prefix.substr(o.prefix.size());
-      if (!name.empty() && name.back() == '/') name.pop_back();
-      fs::Entry e;
-      e.path = std::move(name);
-      e.kind = fs::EntryKind::kDirectory;
-      batch.push_back(std::move(e));
-    }
-    for (ListedObject& obj : page.objects) {
-      any = true;
-      // A key ending in '/' is a console's "folder" marker: no data.
-      if (obj.key.size() <= o.prefix.size() || obj.key.back() == '/') continue;
-      fs::Entry e;
-      e.path = obj.key.substr(o.prefix.size());
-      e.kind = fs::EntryKind::kFile;
-      e.size = obj.size;
-      e.mtime = obj.last_modified;
-      batch.push_back(std::move(e));
-    }
-    any = any || !batch.empty();
-    if (!batch.empty() && !on_batch(batch)) return absl::OkStatus();
-    if (page.next_continuation_token.empty()) break;
-    o.continuation_token = std::move(page.next_continuation_token);
-  }
-  if (!any && !at.key.empty()) {
-    return absl::NotFoundError(absl::StrCat("list ", Url(dir), ": no such prefix"));
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<fs::WalkStats> S3FileSystem::Walk(
-    std::string_view root, const fs::WalkOptions& options,
-    absl::FunctionRef<bool(fs::WalkBatch&)> on_batch) {
-  const absl::Time start = absl::Now();
-  const BucketKey at = Split(root);
-  FERRY_RETURN_IF_ERROR(NeedsBucket("walk", at, root));
-  ListObjectsOptions o;
-  if (!at.key.empty()) o.prefix = absl::StrCat(at.key, "/");
-  fs::WalkStats stats;
-  std::set<std::string> dirs_seen;  // parent prefixes reported so far
-  bool any = false;
-  for (;;) {
-    FERRY_ASSIGN_OR_RETURN(ListObjectsPage page, Wait<ListObjectsPage>([&](auto done) {
-                             client_->store().ListObjects(at.bucket, o, std::move(done));
-                           }));
-    ++stats.requests;
-    fs::WalkBatch batch;
-    for (ListedObject& obj : page.objects) {
-      any = true;
-      if (obj.key.size() <= o.prefix.size() || obj.key.back() == '/') continue;
-      std::string rel = obj.key.substr(o.prefix.size());
-      // Each parent prefix once, as a directory (object stores have none).
-      for (size_t slash = rel.find('/'); slash != std::string::npos;
-           slash = rel.find('/', slash + 1)) {
-        std::string dir = rel.substr(0, slash);
-        if (dir.empty() || !dirs_seen.insert(dir).second) continue;
-        fs::Entry d;
-        d.path = std::move(dir);
-        d.kind = fs::EntryKind::kDirectory;
-        batch.entries.push_back(std::move(d));
-      }
-      fs::Entry e;
-      e.path = std::move(rel);
-      e.kind = fs::EntryKind::kFile;
-      e.size = obj.size;
-      e.mtime = obj.last_modified;
-      stats.bytes += static_cast<uint64_t>(obj.size);
-      batch.entries.push_back(std::move(e));
-    }
-    stats.entries += batch.entries.size();
-    if (!batch.entries.empty() && !on_batch(batch)) {
-      stats.stopped_early = true;
-      break;
-    }
-    (void)options;  // one listing stream: S3 pages are sequential by token
-    if (page.next_continuation_token.empty()) break;
-    o.continuation_token = std::move(page.next_continuation_token);
-  }
-  if (!any && !at.key.empty()) {
-    return absl::NotFoundError(absl::StrCat("walk ", Url(root), ": no such prefix"));
-  }
-  stats.directories = dirs_seen.size() + 1;
-  stats.elapsed = absl::Now() - start;
-  return stats;
-}
-
-absl::StatusOr<std::unique_ptr<fs::File>> S3FileSystem::OpenRead(std::string_view path) {
-  const BucketKey at = Split(path);
-  FERRY_RETURN_IF_ERROR(NeedsBucket("open", at, path));
-  const std::string p = fs::NormalizePath(path);
-  ObjectFileTable& files = client_->files();
-  FERRY_ASSIGN_OR_RETURN(int fd, files.Open(p, OpenMode::kRead));
-  absl::StatusOr<ObjectInfo> info = files.Stat(fd);
-  if (!info.ok()) {
-    (void)files.Close(fd);
-    return info.status();
-  }
-  return std::unique_ptr<fs::File>(new S3ReadFile(files, fd, info->size));
-}
-
-absl::StatusOr<std::unique_ptr<fs::File>> S3FileSystem::OpenWrite(
-    std::string_view path, const fs::WriteOptions& options) {
-  const BucketKey at = Split(path);
-  FERRY_RETURN_IF_ERROR(NeedsBucket("open", at, path));
-  if (at.key.empty()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("open ", Url(path), " for writing: a bucket, not an object"));
-  }
-  ObjectFileTable& files = client_->files();
-  FERRY_ASSIGN_OR_RETURN(int fd, files.Open(fs::NormalizePath(path), OpenMode::kWrite,
-                                            {.total_bytes = options.size}));
-  return std::unique_ptr<fs::File>(new S3WriteFile(files, fd));
-}
-
-absl::Status S3FileSystem::CreateDir(std::string_view path, bool /*parents*/) {
-  // Prefixes need no creating; a missing bucket does, when asked to.
-  if (!make_bucket_) return absl::OkStatus();
-  const BucketKey at = Split(path);
-  FERRY_RETURN_IF_ERROR(NeedsBucket("mkdir", at, path));
-  absl::Status s = WaitStatus([&](StatusCallback done) {
-    client_->store().CreateBucket(at.bucket, std::move(done));
-  });
-  return absl::IsAlreadyExists(s) ? absl::OkStatus() : s;
-}
-
-absl::Status S3FileSystem::Remove(std::string_view path) {
-  const std::string p = fs::NormalizePath(path);
-  return WaitStatus(
-      [&](StatusCallback done) { client_->store().DeleteObject(p, std::move(done)); });
-}
-
-absl::Status S3FileSystem::RemoveDir(std::string_view /*path*/) {
-  return absl::OkStatus();  // a prefix goes with its last key
-}
-
-absl::Status S3FileSystem::Rename(std::string_view from, std::string_view to) {
-  FERRY_RETURN_IF_ERROR(CopyWithin(from, to));
-  return Remove(from);
-}
-
-absl::Status S3FileSystem::CopyWithin(std::string_view from, std::string_view to) {
-  const std::string a = fs::NormalizePath(from);
-  const std::string b = fs::NormalizePath(to);
-  FERRY_ASSIGN_OR_RETURN(ObjectInfo info, Wait<ObjectInfo>([&](Callback<ObjectInfo> done) {
-                           client_->store().Head(a, std::move(done));
-                         }));
-  if (info.size > copy_object_max_bytes_) return CopyInParts(a, b, info);
-  return Wait<std::string>([&](Callback<std::string> done) {
-           client_->store().CopyObject(a, b, std::move(done));
-         })
-      .status();
-}
-
-absl::Status S3FileSystem::CopyInParts(const std::string& from, const std::string& to,
-                                       const ObjectInfo& info) {
-  S3ObjectStore& store = client_->store();
-  const MultipartLimits limits = store.multipart_limits();
-  int64_t part_bytes = std::max(copy_part_bytes_, (info.size + limits.max_parts - 1) / limits.max_parts);
-  part_bytes = std::clamp(part_bytes, limits.min_part_bytes, limits.max_part_bytes);
-  const int parts = static_cast<int>((info.size + part_bytes - 1) / part_bytes);
-  FERRY_ASSIGN_OR_RETURN(std::string upload_id, Wait<std::string>([&](Callback<std::string> done) {
-                           store.CreateMultipart(to, std::move(done));
-                         }));
-  // `concurrency_` parts in flight; the first error stops new ones. Shared
-  // with the callbacks, which may still be unlocking as this returns.
-  struct Parts {
-    Mutex mu;
-    CondVar cv;
-    int in_flight ABSL_GUARDED_BY(mu) = 0;
-    absl::Status failed ABSL_GUARDED_BY(mu);
-    std::vector<CompletedPart> completed ABSL_GUARDED_BY(mu);
-  };
-  auto state = std::make_shared<Parts>();
-  {
-    MutexLock lock(&state->mu);
-    state->completed.resize(static_cast<size_t>(parts));
-  }
-  for (int n = 1; n <= parts; ++n) {
-    {
-      MutexLock lock(&state->mu);
-      while (state->in_flight >= concurrency_ && state->failed.ok()) state->cv.Wait(&state->mu);
-      if (!state->failed.ok()) break;
-      ++state->in_flight;
-    }
-    const int64_t first = (n - 1) * part_bytes;
-    const int64_t last = std::min(info.size, first + part_bytes) - 1;
-    store.UploadPartCopy(to, upload_id, n, from, first, last, info.etag,
-                         [state, n](absl::StatusOr<std::string> etag) {
-                           MutexLock lock(&state->mu);
-                           if (etag.ok()) {
-                             state->completed[static_cast<size_t>(n - 1)] = {n, *std::move(etag)};
-                           } else if (state->failed.ok()) {
-                             state->failed = std::move(etag).status();
-                           }
-                           --state->in_flight;
-                           state->cv.SignalAll();
-                         });
-  }
-  absl::Status failed;
-  std::vector<CompletedPart> completed;
-  {
-    MutexLock lock(&state->mu);
-    while (state->in_flight > 0) state->cv.Wait(&state->mu);
-    failed = state->failed;
-    completed = std::move(state->completed);
-  }
-  if (failed.ok()) {
-    failed = Wait<std::string>([&](Callback<std::string> done) {
-               store.CompleteMultipart(to, upload_id, completed, std::move(done));
-             }).status();
-  }
-  if (!failed.ok()) {
-    // No orphan upload: its parts would be billed and invisible. When the
-    // abort fails too (the transport has retried it), the user is told
-    // which upload is left, so it can be aborted by hand.
-    const absl::Status aborted =
-        WaitStatus([&](StatusCallback done) { store.AbortMultipart(to, upload_id, std::move(done)); });
-    std::string message = absl::StrCat("server-side copy of ", Url(from), " to ", Url(to), " (",
-                                       parts, " parts): ", failed.message());
-    if (!aborted.ok()) {
-      absl::StrAppend(&message, "; aborting its multipart upload ", upload_id,
-                      " failed too, so its parts stay stored until it is aborted: ",
-                      aborted.message());
-    }
-    return absl::Status(failed.code(), message);
-  }
-  return absl::OkStatus();
+  return std::make_shared<ClientFileSystem>(std::move(client), options, chunk, concurrency);
 }
 
 namespace {

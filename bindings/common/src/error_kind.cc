@@ -33,22 +33,39 @@ constexpr std::array<CodeName, 17> kCodeNames = {{
     {absl::StatusCode::kUnauthenticated, "Unauthenticated"},
 }};
 
+// One table both ways: the code each kind stands for (every other code is
+// kOther, which stands for Unknown).
+struct CodeKind {
+  absl::StatusCode code;
+  ErrorKind kind;
+};
+constexpr std::array<CodeKind, 10> kCodeKinds = {{
+    {absl::StatusCode::kNotFound, ErrorKind::kNotFound},
+    {absl::StatusCode::kAlreadyExists, ErrorKind::kAlreadyExists},
+    {absl::StatusCode::kPermissionDenied, ErrorKind::kPermissionDenied},
+    {absl::StatusCode::kUnauthenticated, ErrorKind::kUnauthenticated},
+    {absl::StatusCode::kDeadlineExceeded, ErrorKind::kTimeout},
+    {absl::StatusCode::kUnavailable, ErrorKind::kUnavailable},
+    {absl::StatusCode::kDataLoss, ErrorKind::kProtocol},
+    {absl::StatusCode::kInvalidArgument, ErrorKind::kInvalidArgument},
+    {absl::StatusCode::kFailedPrecondition, ErrorKind::kFailedPrecondition},
+    {absl::StatusCode::kCancelled, ErrorKind::kCancelled},
+}};
+
 }  // namespace
 
 ErrorKind ErrorKindFor(absl::StatusCode code) {
-  switch (code) {
-    case absl::StatusCode::kNotFound: return ErrorKind::kNotFound;
-    case absl::StatusCode::kAlreadyExists: return ErrorKind::kAlreadyExists;
-    case absl::StatusCode::kPermissionDenied: return ErrorKind::kPermissionDenied;
-    case absl::StatusCode::kUnauthenticated: return ErrorKind::kUnauthenticated;
-    case absl::StatusCode::kDeadlineExceeded: return ErrorKind::kTimeout;
-    case absl::StatusCode::kUnavailable: return ErrorKind::kUnavailable;
-    case absl::StatusCode::kDataLoss: return ErrorKind::kProtocol;
-    case absl::StatusCode::kInvalidArgument: return ErrorKind::kInvalidArgument;
-    case absl::StatusCode::kFailedPrecondition: return ErrorKind::kFailedPrecondition;
-    case absl::StatusCode::kCancelled: return ErrorKind::kCancelled;
-    default: return ErrorKind::kOther;
+  for (const CodeKind& row : kCodeKinds) {
+    if (row.code == code) return row.kind;
   }
+  return ErrorKind::kOther;
+}
+
+absl::StatusCode StatusCodeFor(ErrorKind kind) {
+  for (const CodeKind& row : kCodeKinds) {
+    if (row.kind == kind) return row.code;
+  }
+  return absl::StatusCode::kUnknown;
 }
 
 std::string StatusCodeName(absl::StatusCode code) {

@@ -43,6 +43,21 @@ class Closing:
         return False
 
 
+class ClientWrapper(Closing):
+    """A Python client over one _core client (``self._client``): ``close()``
+    lets it go (open files keep what they need until they are closed) and
+    ``closed`` says whether it was."""
+
+    _client: Any
+
+    def close(self) -> None:
+        self._client.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._client.closed
+
+
 def _connect_target(target: Any, client_type: type, scheme: str,
                     runtime: Optional[_core.Runtime], blocking_threads: int,
                     make: Callable[[str, _core.Runtime], Any]) -> Tuple[Any, List[Any]]:

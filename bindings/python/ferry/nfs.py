@@ -49,8 +49,8 @@ exception raised there stops the copy and is re-raised.
 from typing import Any, Callable, Iterator, List, Optional, Tuple, Union
 
 from ferry import _core, _fs
-from ferry._files import (Closing, ObjectFile, Progress, _calling, _connect_target, _core_mode,
-                          _open_owning)
+from ferry._files import (ClientWrapper, ObjectFile, Progress, _calling, _connect_target,
+                          _core_mode, _open_owning)
 from ferry.records_pb2 import TransferStats, WalkBatch, WalkEntry, WalkError
 
 __all__ = ["NfsClient", "Walk", "download", "open", "upload", "walk", "walk_entries",
@@ -125,7 +125,7 @@ def walk_entries(url: str, *, runtime: _core.Runtime,
 # ---------------------------------------------------------------- files, copies
 
 
-class NfsClient(Closing):
+class NfsClient(ClientWrapper):
     """One mounted NFS export: open files and whole-file copies; a context
     manager. Connects in the constructor (``ValueError``: bad URL;
     ``ConnectionError``: server unreachable; ``FileNotFoundError``: no such
@@ -153,10 +153,6 @@ class NfsClient(Closing):
         """nfs://host/export/path (without options)."""
         return self._client.url
 
-    @property
-    def closed(self) -> bool:
-        return self._client.closed
-
     def open(self, path: str, mode: str = "rb", *, file_mode: int = DEFAULT_FILE_MODE) -> ObjectFile:
         """Opens ``path`` as a binary file: "rb" an existing regular file
         (``FileNotFoundError`` if there is none), "wb" creates or truncates
@@ -178,10 +174,6 @@ class NfsClient(Closing):
         return TransferStats.FromString(self._client.upload(
             local_path, path, progress=progress, parallelism=parallelism,
             chunk_bytes=chunk_bytes, file_mode=file_mode))
-
-    def close(self) -> None:
-        """Lets go of the connection (open files keep it until closed)."""
-        self._client.close()
 
     def __repr__(self) -> str:
         return f"<ferry.nfs.NfsClient {self._client.url}{' closed' if self.closed else ''}>"

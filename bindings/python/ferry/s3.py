@@ -32,14 +32,14 @@ exception raised there stops the transfer and is re-raised unchanged.
 from typing import Optional
 
 from ferry import _core
-from ferry._files import Closing, ObjectFile, Progress, _core_mode
+from ferry._files import ClientWrapper, ObjectFile, Progress, _core_mode
 from ferry.records_pb2 import TransferStats
 
 __all__ = ["S3Client", "download", "open", "upload", "TransferStats"]
 
 
 
-class S3Client(Closing):
+class S3Client(ClientWrapper):
     """One S3 endpoint; a context manager. Closing it while files are open
     is safe: they keep what they need until they are closed. ``ValueError``
     for an unusable configuration (no endpoint, a bad context value)."""
@@ -57,10 +57,6 @@ class S3Client(Closing):
     @property
     def endpoint(self) -> str:
         return self._client.endpoint
-
-    @property
-    def closed(self) -> bool:
-        return self._client.closed
 
     def open(self, url: str, mode: str = "rb", *, size: Optional[int] = None) -> ObjectFile:
         """Opens object ``url`` (s3://bucket/key) as a binary file. "rb":
@@ -80,9 +76,6 @@ class S3Client(Closing):
         """Uploads ``local_path`` as object ``url`` (created or replaced)."""
         return TransferStats.FromString(
             self._client.upload(local_path, url, progress=progress))
-
-    def close(self) -> None:
-        self._client.close()
 
     def __repr__(self) -> str:
         return f"<ferry.s3.S3Client {self.endpoint}{' closed' if self.closed else ''}>"

@@ -296,8 +296,8 @@ Use ferry.FileSystems, the Python wrapper.)doc")
                    "/", nfs_parallelism, ", irods ", irods_connections, "/", irods_parallelism, ")")));
              }
              return std::make_unique<PyFileSystems>(
-                 runtime, BuiltinFileSystemOptions{.s3_chunk_bytes = s3_chunk_bytes,
-                                                   .s3_concurrency = s3_concurrency,
+                 runtime, BuiltinFileSystemOptions{.s3_chunks = {.chunk_bytes = s3_chunk_bytes,
+                                                                 .parallelism = s3_concurrency},
                                                    .s3_make_bucket = s3_make_bucket,
                                                    .nfs_parallelism = nfs_parallelism,
                                                    .nfs_connections = nfs_connections,

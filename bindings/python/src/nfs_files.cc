@@ -40,29 +40,7 @@ namespace py = pybind11;
 namespace ferry::python {
 namespace {
 
-// Pin, client, its filesystem and the descriptor table of one connection.
-// Thread-safe (its parts are). Members are destroyed in reverse order:
-// table, filesystem, client, then the pin.
-class NfsState {
- public:
-  NfsState(RuntimeHandle::Pin pin, std::unique_ptr<nfs::NfsClient> client)
-      : pin_(std::move(pin)), client_(std::move(client)), fs_(*client_) {}
-
-  Runtime& runtime() const { return pin_.runtime(); }
-  nfs::NfsClient& client() const { return *client_; }
-  fs::FileTable& files() { return files_; }
-
-  // A written file is published (atomically) at its Close.
-  absl::StatusOr<int> Open(const std::string& path, bool write, uint32_t mode) {
-    return files_.Open(fs_, path, write ? OpenMode::kWrite : OpenMode::kRead, {.mode = mode});
-  }
-
- private:
-  RuntimeHandle::Pin pin_;
-  std::unique_ptr<nfs::NfsClient> client_;
-  nfs::NfsFileSystem fs_;
-  fs::FileTable files_;
-};
+using NfsState = PinnedFileSystem<nfs::NfsFileSystem>;
 
 struct NfsConnectConfig {
   std::optional<uint32_t> uid;
@@ -106,10 +84,11 @@ class PyNfsClient {
     absl::StatusOr<int> fd;
     {
       py::gil_scoped_release nogil;
-      fd = state->Open(path, write, file_mode);
+      fd = state->files().Open(state->fs(), path, write ? OpenMode::kWrite : OpenMode::kRead,
+                               {.mode = file_mode});
     }
     ThrowIfError(fd.status());
-    std::string name = state->client().DisplayPath(path);
+    std::string name = state->fs().client().DisplayPath(path);
     auto files = std::make_shared<FileTable>(state, state->files());
     return std::make_unique<PyOpenFile>(std::move(files), *fd, std::move(name), !write, write);
   }
@@ -118,9 +97,9 @@ class PyNfsClient {
                      const py::object& progress, int parallelism, uint32_t chunk_bytes) {
     std::shared_ptr<NfsState> state = State("download");
     return Copy(*state, records::TransferOperation::kDownload, progress, parallelism, chunk_bytes, 0644,
-                state->client().DisplayPath(path), local_path,
+                state->fs().client().DisplayPath(path), local_path,
                 [&](nfs::CopyOptions options) {
-                  return nfs::CopyNfsToLocal(state->runtime(), state->client(), path, local_path,
+                  return nfs::CopyNfsToLocal(state->runtime(), state->fs().client(), path, local_path,
                                              std::move(options));
                 });
   }
@@ -130,20 +109,16 @@ class PyNfsClient {
                    uint32_t file_mode) {
     std::shared_ptr<NfsState> state = State("upload");
     return Copy(*state, records::TransferOperation::kUpload, progress, parallelism, chunk_bytes, file_mode,
-                local_path, state->client().DisplayPath(path),
+                local_path, state->fs().client().DisplayPath(path),
                 [&](nfs::CopyOptions options) {
-                  return nfs::CopyLocalToNfs(state->runtime(), state->client(), local_path, path,
+                  return nfs::CopyLocalToNfs(state->runtime(), state->fs().client(), local_path, path,
                                              std::move(options));
                 });
   }
 
-  // Lets go of this object's reference; open files keep theirs.
-  void Close() {
-    if (state_ == nullptr) return;
-    std::shared_ptr<NfsState> state = std::move(state_);
-    py::gil_scoped_release nogil;
-    state.reset();
-  }
+  // Lets go of this object's reference; open files keep theirs (the last
+  // one frees the state without the GIL: PinnedFileSystem::Make).
+  void Close() { state_.reset(); }
 
   bool closed() const { return state_ == nullptr; }
   const std::string& display() const { return display_; }
@@ -169,8 +144,7 @@ class PyNfsClient {
         nfs::NfsClient::Connect(pin->runtime(), *url, config.client);
     if (!client.ok()) return client.status();
     display_ = (*client)->DisplayPath("");
-    state_ = std::shared_ptr<NfsState>(new NfsState(std::move(*pin), std::move(*client)),
-                                       &DeleteWithoutGil<NfsState>);
+    state_ = NfsState::Make(std::move(*pin), nfs::NfsFileSystem::Over(std::move(*client)));
     return absl::OkStatus();
   }
 

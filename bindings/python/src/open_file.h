@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include <pybind11/pybind11.h>
 
@@ -24,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "ferry/fs/file_table.h"
+#include "runtime_handle.h"
 
 namespace ferry::python {
 
@@ -60,6 +62,32 @@ void DeleteWithoutGil(T* p) {
     delete p;
   }
 }
+
+// What a Python client object (NfsClient, S3Client) and the files it
+// opened share: the Runtime pinned open, one filesystem, and the descriptor
+// table of those files. Thread-safe (its parts are). Destroyed table,
+// filesystem, then the pin, without the GIL (see Make).
+template <typename FileSystemT>
+class PinnedFileSystem {
+ public:
+  static std::shared_ptr<PinnedFileSystem> Make(RuntimeHandle::Pin pin,
+                                                std::shared_ptr<FileSystemT> fs) {
+    return std::shared_ptr<PinnedFileSystem>(new PinnedFileSystem(std::move(pin), std::move(fs)),
+                                             &DeleteWithoutGil<PinnedFileSystem>);
+  }
+
+  Runtime& runtime() const { return pin_.runtime(); }
+  FileSystemT& fs() const { return *fs_; }
+  fs::FileTable& files() { return files_; }
+
+ private:
+  PinnedFileSystem(RuntimeHandle::Pin pin, std::shared_ptr<FileSystemT> fs)
+      : pin_(std::move(pin)), fs_(std::move(fs)) {}
+
+  RuntimeHandle::Pin pin_;
+  std::shared_ptr<FileSystemT> fs_;
+  fs::FileTable files_;
+};
 
 // Only Python uses it (GIL held on entry to every method).
 class PyOpenFile {

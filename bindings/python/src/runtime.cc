@@ -86,10 +86,11 @@ class PyMemoryBudget {
  public:
   explicit PyMemoryBudget(std::shared_ptr<RuntimeHandle> h) : handle_(std::move(h)) {}
 
-  template <typename Fn>
-  auto Read(Fn fn) const {
+  // One of the budget's readings, taken while the runtime is pinned open.
+  template <typename T>
+  T Read(T (MemoryBudget::*reading)() const) const {
     RuntimeHandle::Pin pin = ValueOrThrow(handle_->Acquire("MemoryBudget"));
-    return fn(pin.runtime().memory_budget());
+    return (pin.runtime().memory_budget().*reading)();
   }
 
   std::shared_ptr<RuntimeHandle> handle_;
@@ -184,22 +185,14 @@ with code "FailedPrecondition". Closing twice is fine.)doc")
   py::class_<PyMemoryBudget>(m, "MemoryBudget", R"doc(
 The bound on bytes held by all transfers of a Runtime. Python code that
 buffers data for ferry can hold part of it with acquire().)doc")
-      .def_property_readonly("capacity",
-                             [](const PyMemoryBudget& b) {
-                               return b.Read([](MemoryBudget& mb) { return mb.capacity(); });
-                             })
-      .def_property_readonly("in_use",
-                             [](const PyMemoryBudget& b) {
-                               return b.Read([](MemoryBudget& mb) { return mb.in_use(); });
-                             })
-      .def_property_readonly("peak",
-                             [](const PyMemoryBudget& b) {
-                               return b.Read([](MemoryBudget& mb) { return mb.peak(); });
-                             })
-      .def_property_readonly("waiters",
-                             [](const PyMemoryBudget& b) {
-                               return b.Read([](MemoryBudget& mb) { return mb.waiters(); });
-                             })
+      .def_property_readonly(
+          "capacity", [](const PyMemoryBudget& b) { return b.Read(&MemoryBudget::capacity); })
+      .def_property_readonly(
+          "in_use", [](const PyMemoryBudget& b) { return b.Read(&MemoryBudget::in_use); })
+      .def_property_readonly(
+          "peak", [](const PyMemoryBudget& b) { return b.Read(&MemoryBudget::peak); })
+      .def_property_readonly(
+          "waiters", [](const PyMemoryBudget& b) { return b.Read(&MemoryBudget::waiters); })
       .def(
           "acquire",
           [](const PyMemoryBudget& b, int64_t nbytes, const py::object& timeout) {

@@ -41,22 +41,7 @@ namespace py = pybind11;
 namespace ferry::python {
 namespace {
 
-// Pin, the endpoint's filesystem and the descriptor table of its open
-// objects. Thread-safe (they are). Destroyed table, filesystem, pin.
-class S3State {
- public:
-  S3State(RuntimeHandle::Pin pin, std::shared_ptr<s3::S3FileSystem> fs)
-      : pin_(std::move(pin)), fs_(std::move(fs)) {}
-
-  Runtime& runtime() const { return pin_.runtime(); }
-  s3::S3FileSystem& fs() const { return *fs_; }
-  fs::FileTable& files() { return files_; }
-
- private:
-  RuntimeHandle::Pin pin_;
-  std::shared_ptr<s3::S3FileSystem> fs_;
-  fs::FileTable files_;
-};
+using S3State = PinnedFileSystem<s3::S3FileSystem>;
 
 // What Python may set instead of the AWS variables (None: the variable,
 // or the profile files, decide).
@@ -124,42 +109,42 @@ class PyS3Client {
 
   py::bytes Download(const std::string& url, const std::string& local_path,
                      const py::object& progress) {
-    std::shared_ptr<S3State> state = State("download", url);
-    const std::string key = ValueOrThrow(s3::S3UrlToKey(url));
-    return Transfer({.operation = records::TransferOperation::kDownload, .source = url,
-                     .destination = local_path},
-                    progress, [&](CopyOptions options) {
-                      fs::LocalFileSystem local;
-                      return CopyFile(state->runtime(), state->fs(), key, local,
-                                      fs::LocalPathToFsPath(local_path), std::move(options));
-                    });
+    return CopyWithLocal(records::TransferOperation::kDownload, url, local_path, progress);
   }
 
   py::bytes Upload(const std::string& local_path, const std::string& url,
                    const py::object& progress) {
-    std::shared_ptr<S3State> state = State("upload", url);
-    const std::string key = ValueOrThrow(s3::S3UrlToKey(url));
-    return Transfer({.operation = records::TransferOperation::kUpload, .source = local_path,
-                     .destination = url},
-                    progress, [&](CopyOptions options) {
-                      fs::LocalFileSystem local;
-                      return CopyFile(state->runtime(), local, fs::LocalPathToFsPath(local_path),
-                                      state->fs(), key, std::move(options));
-                    });
+    return CopyWithLocal(records::TransferOperation::kUpload, url, local_path, progress);
   }
 
-  // Lets go of this object's reference; open files keep theirs.
-  void Close() {
-    if (state_ == nullptr) return;
-    std::shared_ptr<S3State> state = std::move(state_);
-    py::gil_scoped_release nogil;
-    state.reset();
-  }
+  // Lets go of this object's reference; open files keep theirs (the last
+  // one frees the state without the GIL: PinnedFileSystem::Make).
+  void Close() { state_.reset(); }
 
   bool closed() const { return state_ == nullptr; }
   const std::string& endpoint() const { return endpoint_; }
 
  private:
+  // A download (S3 to local) or an upload (local to S3) through the engine.
+  py::bytes CopyWithLocal(records::TransferOperation operation, const std::string& url,
+                          const std::string& local_path, const py::object& progress) {
+    const bool download = operation == records::TransferOperation::kDownload;
+    std::shared_ptr<S3State> state = State(download ? "download" : "upload", url);
+    const std::string key = ValueOrThrow(s3::S3UrlToKey(url));
+    const std::string local_key = fs::LocalPathToFsPath(local_path);
+    return Transfer({.operation = operation,
+                     .source = download ? url : local_path,
+                     .destination = download ? local_path : url},
+                    progress, [&](CopyOptions options) {
+                      fs::LocalFileSystem local;
+                      fs::FileSystem& s3 = state->fs();
+                      return download ? CopyFile(state->runtime(), s3, key, local, local_key,
+                                                 std::move(options))
+                                      : CopyFile(state->runtime(), local, local_key, s3, key,
+                                                 std::move(options));
+                    });
+  }
+
   absl::Status Create(RuntimeHandle& handle, const S3Settings& settings) {
     absl::StatusOr<s3::S3Config> config = ConfigFrom(settings);
     if (!config.ok()) return config.status();
@@ -169,16 +154,15 @@ class PyS3Client {
     // string chose its own (S3_MPU_CHUNK, S3_MPU_THREADS).
     s3::S3FileSystemOptions fs_options;
     if (settings.context.has_value()) {
-      fs_options.chunk_bytes = config->mpu_chunk_bytes;
-      fs_options.concurrency = config->mpu_threads;
+      fs_options.chunks = {.chunk_bytes = config->mpu_chunk_bytes,
+                           .parallelism = config->mpu_threads};
     }
     absl::StatusOr<std::shared_ptr<s3::S3FileSystem>> fs =
         s3::S3FileSystem::Create(pin->runtime(), *config, fs_options);
     if (!fs.ok()) return fs.status();
     endpoint_ = absl::StrCat(config->use_https ? "https://" : "http://",
                              config->endpoints.empty() ? "" : config->endpoints.front());
-    state_ = std::shared_ptr<S3State>(new S3State(std::move(*pin), std::move(*fs)),
-                                      &DeleteWithoutGil<S3State>);
+    state_ = S3State::Make(std::move(*pin), std::move(*fs));
     return absl::OkStatus();
   }
 

@@ -348,30 +348,13 @@ void AddFastMethod(py::handle cls, PyMethodDef* def) {
 }  // namespace
 
 void RegisterTtlCache(py::module_& m) {
-  py::class_<TtlCacheStats>(m, "TtlCacheStats", "What a TtlCache counted since it was made.")
-      .def_readonly("hits", &TtlCacheStats::hits)
-      .def_readonly("negative_hits", &TtlCacheStats::negative_hits)
-      .def_readonly("misses", &TtlCacheStats::misses)
-      .def_readonly("loads", &TtlCacheStats::loads)
-      .def_readonly("load_failures", &TtlCacheStats::load_failures)
-      .def_readonly("refreshes", &TtlCacheStats::refreshes)
-      .def_readonly("evictions", &TtlCacheStats::evictions)
-      .def_readonly("expirations", &TtlCacheStats::expirations)
-      .def_readonly("invalidations", &TtlCacheStats::invalidations)
-      .def_readonly("loads_in_flight", &TtlCacheStats::loads_in_flight)
+  py::class_<TtlCacheStats> stats(m, "TtlCacheStats", "What a TtlCache counted since it was made.");
+  for (const auto& [name, counter] : kTtlCacheCounters) stats.def_readonly(name, counter);
+  stats
       .def("_asdict",
            [](const TtlCacheStats& s) {
              py::dict d;
-             d["hits"] = s.hits;
-             d["negative_hits"] = s.negative_hits;
-             d["misses"] = s.misses;
-             d["loads"] = s.loads;
-             d["load_failures"] = s.load_failures;
-             d["refreshes"] = s.refreshes;
-             d["evictions"] = s.evictions;
-             d["expirations"] = s.expirations;
-             d["invalidations"] = s.invalidations;
-             d["loads_in_flight"] = s.loads_in_flight;
+             for (const auto& [name, counter] : kTtlCacheCounters) d[name] = s.*counter;
              return d;
            })
       .def("__eq__",
@@ -380,12 +363,11 @@ void RegisterTtlCache(py::module_& m) {
                     py::cast(a).attr("_asdict")().equal(b.attr("_asdict")());
            })
       .def("__repr__", [](const TtlCacheStats& s) {
-        return absl::StrCat("TtlCacheStats(hits=", s.hits, ", negative_hits=", s.negative_hits,
-                            ", misses=", s.misses, ", loads=", s.loads,
-                            ", load_failures=", s.load_failures, ", refreshes=", s.refreshes,
-                            ", evictions=", s.evictions, ", expirations=", s.expirations,
-                            ", invalidations=", s.invalidations,
-                            ", loads_in_flight=", s.loads_in_flight, ")");
+        std::string fields;
+        for (const auto& [name, counter] : kTtlCacheCounters) {
+          absl::StrAppend(&fields, fields.empty() ? "" : ", ", name, "=", s.*counter);
+        }
+        return absl::StrCat("TtlCacheStats(", fields, ")");
       });
 
   const Cache::Options defaults;

@@ -65,18 +65,14 @@ class CallList {
   bool empty() const { return head_ == nullptr; }
   size_t size() const { return size_; }
   Call* front() const { return head_; }
-  void PushBack(Call* c) {
-    c->next = nullptr;
-    c->prev = tail_;
-    (tail_ ? tail_->next : head_) = c;
-    tail_ = c;
-    ++size_;
-  }
-  void PushFront(Call* c) {
-    c->prev = nullptr;
-    c->next = head_;
-    (head_ ? head_->prev : tail_) = c;
-    head_ = c;
+  void PushBack(Call* c) { InsertBefore(c, nullptr); }
+  void PushFront(Call* c) { InsertBefore(c, head_); }
+  // Links `c` in before `at` (at the back when `at` is null).
+  void InsertBefore(Call* c, Call* at) {
+    c->next = at;
+    c->prev = at ? at->prev : tail_;
+    (c->prev ? c->prev->next : head_) = c;
+    (at ? at->prev : tail_) = c;
     ++size_;
   }
   void Remove(Call* c) {

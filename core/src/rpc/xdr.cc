@@ -53,14 +53,22 @@ absl::StatusOr<std::string_view> XdrDecoder::ReadFixedOpaque(size_t size, std::s
   return v;
 }
 
+absl::StatusOr<uint32_t> XdrDecoder::ReadBoundedUint32(std::string_view what,
+                                                       const char* noun, uint32_t max) {
+  const size_t start = pos_;
+  absl::StatusOr<uint32_t> n = ReadUint32(what);
+  if (ABSL_PREDICT_FALSE(!n.ok())) return n.status();
+  if (ABSL_PREDICT_FALSE(*n > max)) {
+    pos_ = start;
+    return Error(what, absl::StrCat(noun, " ", *n, " exceeds its maximum of ", max));
+  }
+  return n;
+}
+
 absl::StatusOr<std::string_view> XdrDecoder::ReadOpaque(std::string_view what, uint32_t max_size) {
   const size_t start = pos_;
-  absl::StatusOr<uint32_t> size = ReadUint32(what);
+  absl::StatusOr<uint32_t> size = ReadBoundedUint32(what, "length", max_size);
   if (ABSL_PREDICT_FALSE(!size.ok())) return size.status();
-  if (ABSL_PREDICT_FALSE(*size > max_size)) {
-    pos_ = start;
-    return Error(what, absl::StrCat("length ", *size, " exceeds its maximum of ", max_size));
-  }
   absl::StatusOr<std::string_view> v = ReadFixedOpaque(*size, what);
   if (ABSL_PREDICT_FALSE(!v.ok())) pos_ = start;
   return v;
@@ -76,12 +84,8 @@ absl::Status XdrDecoder::ReadOpaque(std::string_view what, uint32_t max_size, st
 absl::StatusOr<uint32_t> XdrDecoder::ReadArrayCount(std::string_view what, uint32_t max_count,
                                                     size_t min_element_size) {
   const size_t start = pos_;
-  absl::StatusOr<uint32_t> count = ReadUint32(what);
+  absl::StatusOr<uint32_t> count = ReadBoundedUint32(what, "count", max_count);
   if (ABSL_PREDICT_FALSE(!count.ok())) return count.status();
-  if (ABSL_PREDICT_FALSE(*count > max_count)) {
-    pos_ = start;
-    return Error(what, absl::StrCat("count ", *count, " exceeds its maximum of ", max_count));
-  }
   if (min_element_size > 0 && ABSL_PREDICT_FALSE(*count > remaining() / min_element_size)) {
     const size_t left = remaining();
     pos_ = start;

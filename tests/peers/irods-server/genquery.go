@@ -231,22 +231,23 @@ func (q *gquery) predicate(p *parser, col *column) (string, error) {
 		}
 		return expr + " IS NULL", nil
 	case p.acceptWord("begin_of"):
-		v, err := p.value()
-		if err != nil {
-			return "", err
-		}
 		// v begins with the column's value: the column is a prefix of v.
-		q.args = append(q.args, v)
-		return "? LIKE " + col.expr + " || '%'", nil
+		return q.prefixOf(p, col, "%")
 	case p.acceptWord("parent_of"):
-		v, err := p.value()
-		if err != nil {
-			return "", err
-		}
-		q.args = append(q.args, v)
-		return "? LIKE " + col.expr + " || '/%'", nil
+		return q.prefixOf(p, col, "/%")
 	}
 	return "", fmt.Errorf("unknown condition at %q", t.text)
+}
+
+// prefixOf reads the condition's value v and matches rows whose column,
+// followed by `rest` (a LIKE pattern), matches v: the column is a prefix of v.
+func (q *gquery) prefixOf(p *parser, col *column, rest string) (string, error) {
+	v, err := p.value()
+	if err != nil {
+		return "", err
+	}
+	q.args = append(q.args, v)
+	return "? LIKE " + col.expr + " || '" + rest + "'", nil
 }
 
 func notIf(not bool, s string) string {

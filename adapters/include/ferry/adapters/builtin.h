@@ -15,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "ferry/fs/file_system.h"
 #include "ferry/fs/registry.h"
 
 namespace ferry {
@@ -23,11 +24,11 @@ namespace ferry {
 // own defaults (and, for S3, what the AWS environment says).
 struct BuiltinFileSystemOptions {
   // S3: part and ranged-GET size, requests in flight per file.
-  int64_t s3_chunk_bytes = 0;
-  int s3_concurrency = 0;
+  fs::ChunkPreferences s3_chunks;
   // S3: CreateDir of a bucket that does not exist creates it.
   bool s3_make_bucket = false;
-  // NFS: chunks in flight per file; TCP connections per mount.
+  // NFS: chunks in flight per file (NFS's chunk is the server's size); TCP
+  // connections per mount.
   int nfs_parallelism = 0;
   int nfs_connections = 0;
   // iRODS: streams per file; connections (logins) per zone endpoint.

@@ -101,6 +101,23 @@ class Report:
             self.lines.append("| " + " | ".join(row) + " |")
         self.lines.append("")
 
+    def _heading(self, title: str, intro: str) -> None:
+        self.lines += [f"### {title}", "", intro, ""]
+
+    def _section(self, scenario: str, title: str, intro: str) -> List[BenchRecord]:
+        """The records of `scenario` without errors; when there are any, the
+        section's heading and `intro` go out first."""
+        recs = self._ok(scenario)
+        if recs:
+            self._heading(title, intro)
+        return recs
+
+    def _figure(self, name: str, lines: Dict[str, Dict[float, float]], title: str, xlabel: str,
+                ylabel: str, caption: str, logx: bool = False, logy: bool = False) -> None:
+        """Plots `lines` into image `name` and shows it under `caption`."""
+        _plot(os.path.join(self.image_dir, name), lines, title, xlabel, ylabel, logx=logx, logy=logy)
+        self._image(name, caption)
+
     def _image(self, name: str, title: str) -> None:
         self.lines.append(f"![{title}]({self.image_prefix}{name})")
         self.lines.append("")
@@ -118,14 +135,13 @@ class Report:
 
     # ------------------------------------------------------------ sections
     def stages(self) -> None:
-        recs = self._ok("stages")
+        recs = self._section("stages", "Stages of one transfer",
+                             "Median milliseconds per stage, from nothing to a closed file: `setup` "
+                             "(client objects), `tcp_connect` (one plain TCP connect to the server, "
+                             "the network's share), `session` (the tool's first round trip: its own "
+                             "connect, mount or login), `first_byte`, `transfer`, `close`.")
         if not recs:
             return
-        self.lines += ["### Stages of one transfer", "",
-                       "Median milliseconds per stage, from nothing to a closed file: `setup` "
-                       "(client objects), `tcp_connect` (one plain TCP connect to the server, "
-                       "the network's share), `session` (the tool's first round trip: its own "
-                       "connect, mount or login), `first_byte`, `transfer`, `close`.", ""]
         stages = ("setup", "tcp_connect", "session", "first_byte", "transfer", "close", "wall")
         groups: Dict[tuple, List[BenchRecord]] = collections.defaultdict(list)
         for r in recs:
@@ -147,13 +163,12 @@ class Report:
                     self._ratio(target, f"stages {d} {_size(size)} (whole)", {k[0]: v for k, v in times.items()})
 
     def parallel(self) -> None:
-        recs = self._ok("parallel")
+        recs = self._section("parallel", "Many files in parallel",
+                             "Every file its own transfer, `parallelism` at a time (the process tools: "
+                             "that many processes at once). Median MiB/s; `best` is the parallelism "
+                             "with the highest rate.")
         if not recs:
             return
-        self.lines += ["### Many files in parallel", "",
-                       "Every file its own transfer, `parallelism` at a time (the process tools: "
-                       "that many processes at once). Median MiB/s; `best` is the parallelism "
-                       "with the highest rate.", ""]
         rate = self._group(recs, lambda r: (r.target, _p(r, "direction"), r.tool, _num(_p(r, "parallelism"))),
                            lambda r: r.bytes / MIB / r.times_s["wall"])
         ps = sorted({k[3] for k in rate})
@@ -168,10 +183,8 @@ class Report:
         self._table(["target", "dir", "tool", *(f"p={int(p)}" for p in ps), "best"], rows)
         for target in self.targets("parallel"):
             for d in ("put", "get"):
-                best = {}
-                for (t, dd, tool, p), v in rate.items():
-                    if t == target and dd == d:
-                        best[tool] = max(best.get(tool, 0.0), v)
+                best = _best_per_tool((tool, v) for (t, dd, tool, p), v in rate.items()
+                                      if t == target and dd == d)
                 self._ratio(target, f"parallel {d}, each at its best parallelism", best, lower_is_better=False)
             if self.plots:
                 name = f"{target}-parallel.png"
@@ -181,16 +194,15 @@ class Report:
                         lines.setdefault(f"{tool} {d}", {})[p] = v
                 # Each line against its own rate at the lowest parallelism.
                 speedup = {k: {p: v / pts[min(pts)] for p, v in pts.items()} for k, pts in lines.items()}
-                _plot(os.path.join(self.image_dir, name), speedup, f"{target}: speedup vs parallelism",
-                      "parallelism (files at once)", "speedup vs parallelism 1", logx=True)
-                self._image(name, f"{target} speedup vs parallelism")
+                self._figure(name, speedup, f"{target}: speedup vs parallelism",
+                             "parallelism (files at once)", "speedup vs parallelism 1",
+                             f"{target} speedup vs parallelism", logx=True)
 
     def tree(self) -> None:
-        recs = self._ok("tree")
+        recs = self._section("tree", "Directory (tree) transfers",
+                             "One command (or call) for a whole directory; median seconds.")
         if not recs:
             return
-        self.lines += ["### Directory (tree) transfers", "",
-                       "One command (or call) for a whole directory; median seconds.", ""]
         t = self._group(recs, lambda r: (r.target, _num(_p(r, "files")), _p(r, "direction"), r.tool),
                         lambda r: r.times_s["wall"])
         self._table(["target", "files", "dir", "tool", "s", "files/s"],
@@ -200,13 +212,12 @@ class Report:
                         {k[3]: v for k, v in t.items() if k[:3] == (target, files, d)})
 
     def sweep(self) -> None:
-        recs = self._ok("sweep")
+        recs = self._section("sweep", "Size sweep",
+                             "One file per transfer; median milliseconds per file by size and `threads` "
+                             "(the streams or parts in flight for one file; the tool's own option). "
+                             "The plots show the same as MiB/s.")
         if not recs:
             return
-        self.lines += ["### Size sweep", "",
-                       "One file per transfer; median milliseconds per file by size and `threads` "
-                       "(the streams or parts in flight for one file; the tool's own option). "
-                       "The plots show the same as MiB/s.", ""]
         key_of = lambda r: (r.target, _p(r, "direction"), r.tool, _num(_p(r, "threads")),  # noqa: E731
                             _num(_p(r, "size_bytes")))
         rate = self._group(recs, key_of, lambda r: r.bytes / MIB / r.times_s["wall"])
@@ -220,10 +231,8 @@ class Report:
         for target in self.targets("sweep"):
             for d in ("put", "get"):
                 for s in (min(sizes), max(sizes)):
-                    best = {}
-                    for (t, dd, tool, th, sz), v in rate.items():
-                        if t == target and dd == d and sz == s:
-                            best[tool] = max(best.get(tool, 0.0), v)
+                    best = _best_per_tool((tool, v) for (t, dd, tool, th, sz), v in rate.items()
+                                          if t == target and dd == d and sz == s)
                     self._ratio(target, f"{d} one {_size(s)} file (best threads)", best, lower_is_better=False)
             if self.plots:
                 for d in ("put", "get"):
@@ -232,18 +241,18 @@ class Report:
                     for (t, dd, tool, th, sz), v in rate.items():
                         if t == target and dd == d:
                             lines.setdefault(f"{tool} t={int(th)}", {})[sz] = v
-                    _plot(os.path.join(self.image_dir, name), lines, f"{target} {d}: throughput vs size",
-                          "file size (bytes)", "MiB/s", logx=True, logy=True)
-                    self._image(name, f"{target} {d} throughput vs size")
+                    self._figure(name, lines, f"{target} {d}: throughput vs size",
+                                 "file size (bytes)", "MiB/s", f"{target} {d} throughput vs size",
+                                 logx=True, logy=True)
 
     def metadata(self) -> None:
         recs = self._ok("metadata")
         if not recs:
             return
-        self.lines += ["### Metadata", "",
-                       "Operations per second (median), one at a time and "
-                       f"{_p(next(r for r in recs if _p(r, 'mode') == 'parallel'), 'threads', '?') if any(_p(r, 'mode') == 'parallel' for r in recs) else '?'}"
-                       " at once; `list` lists the test directory.", ""]
+        self._heading("Metadata",
+                      "Operations per second (median), one at a time and "
+                      f"{_p(next(r for r in recs if _p(r, 'mode') == 'parallel'), 'threads', '?') if any(_p(r, 'mode') == 'parallel' for r in recs) else '?'}"
+                      " at once; `list` lists the test directory.")
         v = self._group(recs, lambda r: (r.target, r.tool, _p(r, "op"), _p(r, "mode")), lambda r: r.figures["ops_per_s"])
         ops = ("mkdir", "create", "stat", "list", "meta_add", "remove", "rmdir")
         rows = []
@@ -259,10 +268,10 @@ class Report:
         recs = [r for r in self.records if r.scenario == "stress"]
         if not recs:
             return
-        self.lines += ["### Stress", "",
-                       "Every client its own connections, each stat-ing one object in a loop; "
-                       "ops/s and latency percentiles by number of clients, until the first error "
-                       "or the time cap.", ""]
+        self._heading("Stress",
+                      "Every client its own connections, each stat-ing one object in a loop; "
+                      "ops/s and latency percentiles by number of clients, until the first error "
+                      "or the time cap.")
         rows = []
         for r in sorted(recs, key=lambda r: (r.target, r.tool, _num(_p(r, "clients")))):
             rows.append([r.target, r.tool, _p(r, "clients"), _fmt(r.figures["ops_per_s"]),
@@ -270,10 +279,8 @@ class Report:
                          _fmt(r.figures["p999_s"] * 1e3), str(r.errors)])
         self._table(["target", "tool", "clients", "ops/s", "p50 ms", "p99 ms", "p999 ms", "errors"], rows)
         for target in sorted({r.target for r in recs}):
-            best = {}
-            for r in recs:
-                if r.target == target and not r.errors:
-                    best[r.tool] = max(best.get(r.tool, 0.0), r.figures["ops_per_s"])
+            best = _best_per_tool((r.tool, r.figures["ops_per_s"]) for r in recs
+                                  if r.target == target and not r.errors)
             self._ratio(target, "stress: peak stat ops/s", best, lower_is_better=False)
             if self.plots:
                 name = f"{target}-stress.png"
@@ -282,18 +289,17 @@ class Report:
                     if r.target == target:
                         for q in ("p50", "p99", "p999"):
                             lines.setdefault(f"{r.tool} {q}", {})[_num(_p(r, "clients"))] = r.figures[f"{q}_s"] * 1e3
-                _plot(os.path.join(self.image_dir, name), lines, f"{target}: stat latency vs clients",
-                      "concurrent clients", "latency (ms)", logx=True, logy=True)
-                self._image(name, f"{target} latency percentiles vs clients")
+                self._figure(name, lines, f"{target}: stat latency vs clients",
+                             "concurrent clients", "latency (ms)",
+                             f"{target} latency percentiles vs clients", logx=True, logy=True)
 
     def catalog(self) -> None:
-        recs = self._ok("catalog")
+        recs = self._section("catalog", "Catalog size",
+                             "Listing the whole directory and stat-ing one entry as it grows (median "
+                             "seconds; `list` in this process, `list_cli` a process of the tool; "
+                             "`populate` is ferry's tree copy of the new empty files).")
         if not recs:
             return
-        self.lines += ["### Catalog size", "",
-                       "Listing the whole directory and stat-ing one entry as it grows (median "
-                       "seconds; `list` in this process, `list_cli` a process of the tool; "
-                       "`populate` is ferry's tree copy of the new empty files).", ""]
         v = self._group(recs, lambda r: (r.target, r.tool, _p(r, "op"), _num(_p(r, "entries"))),
                         lambda r: r.figures["per_op_s"] if _p(r, "op") == "stat" else r.times_s["wall"])
         sizes = sorted({k[3] for k in v})
@@ -311,17 +317,17 @@ class Report:
                 for (t, tool, op, n), val in v.items():
                     if t == target and op in ("list", "list_cli"):
                         lines.setdefault(f"{tool} {op}", {})[n] = val
-                _plot(os.path.join(self.image_dir, name), lines, f"{target}: listing time vs entries",
-                      "entries in the directory", "seconds", logx=True, logy=True)
-                self._image(name, f"{target} listing time vs entries")
+                self._figure(name, lines, f"{target}: listing time vs entries",
+                             "entries in the directory", "seconds",
+                             f"{target} listing time vs entries", logx=True, logy=True)
 
     def summary(self) -> None:
         if not self.ratios:
             return
-        self.lines += ["### ferry against each peer tool", "",
-                       "Ratio > 1: ferry faster (time ratio peer/ferry, or rate ferry/peer), "
-                       "ferry's C++ tool against the peers' programs, its Python binding against "
-                       "the peers' libraries, medians of the same run.", ""]
+        self._heading("ferry against each peer tool",
+                      "Ratio > 1: ferry faster (time ratio peer/ferry, or rate ferry/peer), "
+                      "ferry's C++ tool against the peers' programs, its Python binding against "
+                      "the peers' libraries, medians of the same run.")
         self._table(["target", "measurement", "ferry", "peer", "ratio"],
                     [[t, what, f, p, f"{ratio:.2f}x"] for t, what, f, p, ratio in self.ratios])
 
@@ -370,6 +376,14 @@ def _matplotlib():
         return plt
     except ImportError:
         return None
+
+
+def _best_per_tool(values: Iterable[Tuple[str, float]]) -> Dict[str, float]:
+    """The highest value of each tool among (tool, value) pairs."""
+    best: Dict[str, float] = {}
+    for tool, v in values:
+        best[tool] = max(best.get(tool, 0.0), v)
+    return best
 
 
 def _plot(path: str, lines: Dict[str, Dict[float, float]], title: str, xlabel: str, ylabel: str,

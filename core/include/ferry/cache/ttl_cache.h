@@ -86,6 +86,27 @@ struct TtlCacheStats {
   int64_t loads_in_flight = 0;  // loads running or queued right now
 };
 
+// Every counter of TtlCacheStats with its name (as records.proto and the
+// bindings spell it), in declaration order.
+inline constexpr std::pair<const char*, int64_t TtlCacheStats::*> kTtlCacheCounters[] = {
+    {"hits", &TtlCacheStats::hits},
+    {"negative_hits", &TtlCacheStats::negative_hits},
+    {"misses", &TtlCacheStats::misses},
+    {"loads", &TtlCacheStats::loads},
+    {"load_failures", &TtlCacheStats::load_failures},
+    {"refreshes", &TtlCacheStats::refreshes},
+    {"evictions", &TtlCacheStats::evictions},
+    {"expirations", &TtlCacheStats::expirations},
+    {"invalidations", &TtlCacheStats::invalidations},
+    {"loads_in_flight", &TtlCacheStats::loads_in_flight},
+};
+
+// Adds each counter of `b` to `a`'s (the shards' stats into the cache's).
+inline TtlCacheStats& operator+=(TtlCacheStats& a, const TtlCacheStats& b) {
+  for (const auto& [name, counter] : kTtlCacheCounters) a.*counter += b.*counter;
+  return a;
+}
+
 // TtlCache<Key, Value>
 //
 // Key: copyable, hashable by Hash (absl::Hash by default), compared by

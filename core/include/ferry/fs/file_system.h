@@ -159,6 +159,16 @@ class FileSystem {
   virtual int preferred_parallelism() const { return 0; }
 };
 
+// How a filesystem would have the copy engine move its files (what its
+// preferred_chunk_bytes and preferred_parallelism answer): the bytes of one
+// chunk and the chunks of one file in flight. The adapters' options take
+// one, so each states these settings alike; 0 in either: the adapter's
+// default.
+struct ChunkPreferences {
+  int64_t chunk_bytes = 0;
+  int parallelism = 0;
+};
+
 // "a/b" + "c" -> "a/b/c"; "" + "c" -> "c"; "a/" + "c" -> "a/c".
 std::string JoinPath(std::string_view dir, std::string_view name);
 

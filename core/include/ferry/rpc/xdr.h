@@ -366,6 +366,10 @@ class XdrDecoder {
  private:
   absl::Status Truncated(std::string_view what, size_t needed) const;
   absl::Status TooManyItems(std::string_view what, size_t max_items) const;
+  // A length or count (`noun`) of at most `max`; past it, an error and
+  // nothing read.
+  absl::StatusOr<uint32_t> ReadBoundedUint32(std::string_view what, const char* noun,
+                                             uint32_t max);
 
   std::string_view data_;
   std::string_view context_;

@@ -46,50 +46,27 @@ struct IrodsFileSystemOptions {
   IrodsClientOptions client;
   // Bytes per engine chunk (one read or write call) and streams per file;
   // 0: 8 MiB and 4.
-  int64_t chunk_bytes = 0;
-  int parallelism = 0;
+  fs::ChunkPreferences chunks;
   // NFSRODS's caches for Stat and List (off by default: a one-shot copy
   // gains nothing). Changes made through this filesystem invalidate them;
   // changes by other clients show after the refresh times.
   std::optional<IrodsCacheOptions> cache;
 };
 
-class IrodsFileSystem final : public fs::FileSystem {
+// The fs::FileSystem operations are those of the interface (see the top of
+// this file for how iRODS carries them out); this class adds only what is
+// iRODS's own. Made by Connect.
+class IrodsFileSystem : public fs::FileSystem {
  public:
   static absl::StatusOr<std::shared_ptr<IrodsFileSystem>> Connect(IrodsAccount account,
                                                                   const IrodsFileSystemOptions& options = {});
-  ~IrodsFileSystem() override;
-  IrodsClient& client() { return *client_; }
+  virtual IrodsClient& client() = 0;
   // The caches, or null when IrodsFileSystemOptions::cache was not set.
-  IrodsCacheSet* caches() { return caches_.get(); }
-
-  std::string_view scheme() const override { return "irods"; }
-  std::string Url(std::string_view path) const override;
-  absl::StatusOr<fs::Entry> Stat(std::string_view path) override;
-  absl::Status List(std::string_view dir,
-                    absl::FunctionRef<bool(std::vector<fs::Entry>&)> on_batch) override;
-  absl::StatusOr<std::unique_ptr<fs::File>> OpenRead(std::string_view path) override;
-  absl::StatusOr<std::unique_ptr<fs::File>> OpenWrite(std::string_view path,
-                                                      const fs::WriteOptions& options) override;
-  absl::Status CreateDir(std::string_view path, bool parents) override;
-  absl::Status Remove(std::string_view path) override;
-  absl::Status RemoveDir(std::string_view path) override;
-  absl::Status Rename(std::string_view from, std::string_view to) override;
-  int64_t preferred_chunk_bytes() const override { return chunk_bytes_; }
-  int preferred_parallelism() const override { return parallelism_; }
+  virtual IrodsCacheSet* caches() = 0;
 
   // Drops cached state for a logical path its files changed (IrodsFile's
   // Close calls it).
-  void NoteChanged(std::string_view logical_path);
-
- private:
-  IrodsFileSystem(std::unique_ptr<IrodsClient> client, int64_t chunk_bytes, int parallelism,
-                  const std::optional<IrodsCacheOptions>& cache);
-  void Changed(std::string_view logical_path);
-  const std::unique_ptr<IrodsClient> client_;
-  const std::unique_ptr<IrodsCacheSet> caches_;
-  const int64_t chunk_bytes_;
-  const int parallelism_;
+  virtual void NoteChanged(std::string_view logical_path) = 0;
 };
 
 // The logical path of a filesystem path: "/" + path.

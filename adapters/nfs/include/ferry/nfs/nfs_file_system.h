@@ -45,41 +45,23 @@ struct NfsFileSystemOptions {
   int parallelism = 0;
 };
 
-class NfsFileSystem final : public fs::FileSystem {
+// The fs::FileSystem operations are those of the interface (see the top of
+// this file for how NFS carries them out); this class adds only what is
+// NFS's own. Made by Connect or Over.
+class NfsFileSystem : public fs::FileSystem {
  public:
   // Mounts the export holding `url`'s path and roots the filesystem there.
   static absl::StatusOr<std::shared_ptr<NfsFileSystem>> Connect(
       Runtime& runtime, const NfsUrl& url, const NfsFileSystemOptions& options = {});
 
   // Over a client the caller owns (rooted wherever it is rooted).
-  NfsFileSystem(NfsClient& client, const NfsFileSystemOptions& options = {});
-  ~NfsFileSystem() override;
+  static std::unique_ptr<NfsFileSystem> Over(NfsClient& client,
+                                             const NfsFileSystemOptions& options = {});
+  // Over a client it then owns.
+  static std::unique_ptr<NfsFileSystem> Over(std::unique_ptr<NfsClient> client,
+                                             const NfsFileSystemOptions& options = {});
 
-  NfsClient& client() { return client_; }
-
-  std::string_view scheme() const override { return "nfs"; }
-  std::string Url(std::string_view path) const override;
-  absl::StatusOr<fs::Entry> Stat(std::string_view path) override;
-  absl::Status List(std::string_view dir,
-                    absl::FunctionRef<bool(std::vector<fs::Entry>&)> on_batch) override;
-  absl::StatusOr<fs::WalkStats> Walk(std::string_view root, const fs::WalkOptions& options,
-                                     absl::FunctionRef<bool(fs::WalkBatch&)> on_batch) override;
-  absl::StatusOr<std::unique_ptr<fs::File>> OpenRead(std::string_view path) override;
-  absl::StatusOr<std::unique_ptr<fs::File>> OpenWrite(std::string_view path,
-                                                      const fs::WriteOptions& options) override;
-  absl::Status CreateDir(std::string_view path, bool parents) override;
-  absl::Status Remove(std::string_view path) override;
-  absl::Status RemoveDir(std::string_view path) override;
-  absl::Status Rename(std::string_view from, std::string_view to) override;
-  int64_t preferred_chunk_bytes() const override;
-  int preferred_parallelism() const override;
-
- private:
-  NfsFileSystem(std::unique_ptr<NfsClient> owned, const NfsFileSystemOptions& options);
-
-  std::unique_ptr<NfsClient> owned_;  // null when borrowed
-  NfsClient& client_;
-  const int parallelism_;
+  virtual NfsClient& client() = 0;
 };
 
 // nfs:// URLs -> one NfsFileSystem per (host, ports, uid, gid, export),

@@ -36,14 +36,13 @@ namespace ferry::s3 {
 struct S3FileSystemOptions {
   // Bytes per engine chunk (and multipart part) and chunks in flight; 0:
   // 8 MiB and 10, the AWS CLI's defaults, so the two compare like for like.
-  int64_t chunk_bytes = 0;
-  int concurrency = 0;
+  fs::ChunkPreferences chunks;
   // CreateDir of a path in a bucket that does not exist creates the bucket.
   bool make_bucket = false;
   // CopyWithin: objects up to this size go in one CopyObject (0: 5 GiB, S3's
   // limit for one); larger ones as a multipart upload of UploadPartCopy
   // parts of `copy_part_bytes` (0: 512 MiB; raised to stay within 10,000
-  // parts), `concurrency` at a time. The data never passes through ferry.
+  // parts), `chunks.parallelism` at a time. The data never passes through ferry.
   int64_t copy_object_max_bytes = 0;
   int64_t copy_part_bytes = 0;
   // The provider's S3Config::stall_timeout (a transfer that moves no byte
@@ -51,46 +50,15 @@ struct S3FileSystemOptions {
   absl::Duration stall_timeout = absl::ZeroDuration();
 };
 
-class S3FileSystem final : public fs::FileSystem {
+// The fs::FileSystem operations are those of the interface (see the top of
+// this file for how S3 carries them out); this class adds only what is
+// S3's own. Made by Create.
+class S3FileSystem : public fs::FileSystem {
  public:
   static absl::StatusOr<std::shared_ptr<S3FileSystem>> Create(
       Runtime& runtime, S3Config config, const S3FileSystemOptions& options = {});
-  ~S3FileSystem() override;
 
-  S3Client& client() { return *client_; }
-
-  std::string_view scheme() const override { return "s3"; }
-  std::string Url(std::string_view path) const override;
-  absl::StatusOr<fs::Entry> Stat(std::string_view path) override;
-  absl::Status List(std::string_view dir,
-                    absl::FunctionRef<bool(std::vector<fs::Entry>&)> on_batch) override;
-  absl::StatusOr<fs::WalkStats> Walk(std::string_view root, const fs::WalkOptions& options,
-                                     absl::FunctionRef<bool(fs::WalkBatch&)> on_batch) override;
-  absl::StatusOr<std::unique_ptr<fs::File>> OpenRead(std::string_view path) override;
-  absl::StatusOr<std::unique_ptr<fs::File>> OpenWrite(std::string_view path,
-                                                      const fs::WriteOptions& options) override;
-  absl::Status CreateDir(std::string_view path, bool parents) override;
-  absl::Status Remove(std::string_view path) override;
-  absl::Status RemoveDir(std::string_view path) override;
-  absl::Status Rename(std::string_view from, std::string_view to) override;
-  absl::Status CopyWithin(std::string_view from, std::string_view to) override;
-  int64_t preferred_chunk_bytes() const override { return chunk_bytes_; }
-  int preferred_parallelism() const override { return concurrency_; }
-
- private:
-  // CopyWithin past one CopyObject: UploadPartCopy parts, the source held
-  // to the ETag `info` has (a source replaced meanwhile fails the copy,
-  // which aborts its upload).
-  absl::Status CopyInParts(const std::string& from, const std::string& to, const ObjectInfo& info);
-  S3FileSystem(std::unique_ptr<S3Client> client, const S3FileSystemOptions& options,
-               int64_t chunk_bytes, int concurrency);
-
-  const std::unique_ptr<S3Client> client_;
-  const bool make_bucket_;
-  const int64_t chunk_bytes_;
-  const int concurrency_;
-  const int64_t copy_object_max_bytes_;
-  const int64_t copy_part_bytes_;
+  virtual S3Client& client() = 0;
 };
 
 // s3:// URLs -> one S3FileSystem per registry, configured from the process

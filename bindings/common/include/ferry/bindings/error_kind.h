@@ -34,6 +34,9 @@ enum class ErrorKind {
 };
 
 ErrorKind ErrorKindFor(absl::StatusCode code);
+// The code an error of `kind` stands for (the reverse of ErrorKindFor; kOther:
+// Unknown), e.g. for an exception a binding's user code raised.
+absl::StatusCode StatusCodeFor(ErrorKind kind);
 
 // "NotFound" for kNotFound, ..., "Code(42)" for a number absl does not name.
 std::string StatusCodeName(absl::StatusCode code);

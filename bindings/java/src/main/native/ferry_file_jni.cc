@@ -24,11 +24,18 @@ struct NativeFile {
 
 NativeFile& Get(jlong handle) { return *FromHandle<NativeFile>(handle); }
 
-template <typename T>
-bool Ok(JNIEnv* env, const absl::StatusOr<T>& v) {
-  if (v.ok()) return true;
-  ThrowStatus(env, v.status());
-  return false;
+// The file's Read / Write at its offset: the bytes moved, or 0 with the
+// Java exception pending.
+jint ReadInto(JNIEnv* env, jlong handle, absl::Span<char> into) {
+  NativeFile& f = Get(handle);
+  absl::StatusOr<size_t> n = f.fs->files.Read(f.fd, into);
+  return OkOrThrow(env, n) ? static_cast<jint>(*n) : 0;
+}
+
+jint WriteFrom(JNIEnv* env, jlong handle, absl::Span<const char> from) {
+  NativeFile& f = Get(handle);
+  absl::StatusOr<size_t> n = f.fs->files.Write(f.fd, from);
+  return OkOrThrow(env, n) ? static_cast<jint>(*n) : 0;
 }
 
 }  // namespace
@@ -39,41 +46,33 @@ JNIEXPORT jlong JNICALL Java_io_ferry_FerryFile_open(JNIEnv* env, jclass, jlong 
                                                      jstring url, jboolean write, jlong size) {
   FileSystemsHandle fs = *FromHandle<FileSystemsHandle>(file_systems);
   absl::StatusOr<ferry::fs::Location> where = fs->registry->Resolve(ToStd(env, url));
-  if (!Ok(env, where)) return 0;
+  if (!OkOrThrow(env, where)) return 0;
   absl::StatusOr<int> fd =
       fs->files.Open(*where->fs, where->path, write ? ferry::OpenMode::kWrite : ferry::OpenMode::kRead,
                      {.size = size});
-  if (!Ok(env, fd)) return 0;
+  if (!OkOrThrow(env, fd)) return 0;
   return ToHandle(new NativeFile{std::move(fs), *fd});
 }
 
 JNIEXPORT jint JNICALL Java_io_ferry_FerryFile_readDirect(JNIEnv* env, jclass, jlong handle,
                                                           jobject buffer, jint offset, jint length) {
   char* base = static_cast<char*>(env->GetDirectBufferAddress(buffer));
-  NativeFile& f = Get(handle);
-  absl::StatusOr<size_t> n =
-      f.fs->files.Read(f.fd, absl::MakeSpan(base + offset, static_cast<size_t>(length)));
-  return Ok(env, n) ? static_cast<jint>(*n) : 0;
+  return ReadInto(env, handle, absl::MakeSpan(base + offset, static_cast<size_t>(length)));
 }
 
 JNIEXPORT jint JNICALL Java_io_ferry_FerryFile_readArray(JNIEnv* env, jclass, jlong handle,
                                                          jbyteArray array, jint offset, jint length) {
   const jint want = std::min(length, kHeapChunk);
   std::unique_ptr<char[]> buf(new char[static_cast<size_t>(want)]);
-  NativeFile& f = Get(handle);
-  absl::StatusOr<size_t> n = f.fs->files.Read(f.fd, absl::MakeSpan(buf.get(), static_cast<size_t>(want)));
-  if (!Ok(env, n)) return 0;
-  env->SetByteArrayRegion(array, offset, static_cast<jsize>(*n), reinterpret_cast<jbyte*>(buf.get()));
-  return static_cast<jint>(*n);
+  const jint n = ReadInto(env, handle, absl::MakeSpan(buf.get(), static_cast<size_t>(want)));
+  if (n > 0) env->SetByteArrayRegion(array, offset, n, reinterpret_cast<jbyte*>(buf.get()));
+  return n;
 }
 
 JNIEXPORT jint JNICALL Java_io_ferry_FerryFile_writeDirect(JNIEnv* env, jclass, jlong handle,
                                                            jobject buffer, jint offset, jint length) {
   const char* base = static_cast<const char*>(env->GetDirectBufferAddress(buffer));
-  NativeFile& f = Get(handle);
-  absl::StatusOr<size_t> n =
-      f.fs->files.Write(f.fd, absl::MakeConstSpan(base + offset, static_cast<size_t>(length)));
-  return Ok(env, n) ? static_cast<jint>(*n) : 0;
+  return WriteFrom(env, handle, absl::MakeConstSpan(base + offset, static_cast<size_t>(length)));
 }
 
 JNIEXPORT jint JNICALL Java_io_ferry_FerryFile_writeArray(JNIEnv* env, jclass, jlong handle,
@@ -82,23 +81,20 @@ JNIEXPORT jint JNICALL Java_io_ferry_FerryFile_writeArray(JNIEnv* env, jclass, j
   std::unique_ptr<char[]> buf(new char[static_cast<size_t>(take)]);
   env->GetByteArrayRegion(array, offset, take, reinterpret_cast<jbyte*>(buf.get()));
   if (env->ExceptionCheck()) return 0;
-  NativeFile& f = Get(handle);
-  absl::StatusOr<size_t> n =
-      f.fs->files.Write(f.fd, absl::MakeConstSpan(buf.get(), static_cast<size_t>(take)));
-  return Ok(env, n) ? static_cast<jint>(*n) : 0;
+  return WriteFrom(env, handle, absl::MakeConstSpan(buf.get(), static_cast<size_t>(take)));
 }
 
 JNIEXPORT jlong JNICALL Java_io_ferry_FerryFile_seek(JNIEnv* env, jclass, jlong handle, jlong offset,
                                                      jboolean from_current) {
   NativeFile& f = Get(handle);
   absl::StatusOr<int64_t> pos = f.fs->files.Lseek(f.fd, offset, from_current ? SEEK_CUR : SEEK_SET);
-  return Ok(env, pos) ? static_cast<jlong>(*pos) : 0;
+  return OkOrThrow(env, pos) ? static_cast<jlong>(*pos) : 0;
 }
 
 JNIEXPORT jlong JNICALL Java_io_ferry_FerryFile_size(JNIEnv* env, jclass, jlong handle) {
   NativeFile& f = Get(handle);
   absl::StatusOr<int64_t> size = f.fs->files.Size(f.fd);
-  return Ok(env, size) ? static_cast<jlong>(*size) : 0;
+  return OkOrThrow(env, size) ? static_cast<jlong>(*size) : 0;
 }
 
 JNIEXPORT void JNICALL Java_io_ferry_FerryFile_close(JNIEnv* env, jclass, jlong handle) {

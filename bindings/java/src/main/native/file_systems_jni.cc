@@ -59,15 +59,9 @@ JNIEXPORT void JNICALL Java_io_ferry_FileSystems_disposeFileSystems(JNIEnv*, jcl
 JNIEXPORT jobject JNICALL Java_io_ferry_FileSystems_stat(JNIEnv* env, jclass, jlong handle, jstring url) {
   FileSystemsHandle fs = Get(handle);
   absl::StatusOr<ferry::fs::Location> where = fs->registry->Resolve(ToStd(env, url));
-  if (!where.ok()) {
-    ThrowStatus(env, where.status());
-    return nullptr;
-  }
+  if (!OkOrThrow(env, where)) return nullptr;
   absl::StatusOr<ferry::fs::Entry> e = where->fs->Stat(where->path);
-  if (!e.ok()) {
-    ThrowStatus(env, e.status());
-    return nullptr;
-  }
+  if (!OkOrThrow(env, e)) return nullptr;
   const jlong mtime = e->mtime == absl::InfinitePast() ? -1 : absl::ToUnixNanos(e->mtime);
   jstring path = ferry::java::ToJava(env, e->path);
   jstring kind = env->NewStringUTF(KindName(e->kind));
@@ -92,10 +86,7 @@ JNIEXPORT jbyteArray JNICALL Java_io_ferry_FileSystems_copy(JNIEnv* env, jclass,
   absl::StatusOr<std::string> stats = ferry::bindings::CopyUrls(
       *fs->runtime, *fs->registry, ToStd(env, src), ToStd(env, dst), recursive == JNI_TRUE, std::move(options));
   if (progress.RethrowIfThrown(env)) return nullptr;
-  if (!stats.ok()) {
-    ThrowStatus(env, stats.status());
-    return nullptr;
-  }
+  if (!OkOrThrow(env, stats)) return nullptr;
   return ferry::java::ToJavaBytes(env, *stats);
 }
 

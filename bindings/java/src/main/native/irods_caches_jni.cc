@@ -52,25 +52,16 @@ extern "C" {
 JNIEXPORT jlong JNICALL Java_io_ferry_IrodsCaches_connect0(JNIEnv* env, jclass, jstring url,
                                                           jstring nfsrods_json, jint connections) {
   absl::StatusOr<ferry::irods::IrodsUrl> parsed = ferry::irods::ParseIrodsUrl(ToStd(env, url));
-  if (!parsed.ok()) {
-    ThrowStatus(env, parsed.status());
-    return 0;
-  }
+  if (!OkOrThrow(env, parsed)) return 0;
   ferry::irods::IrodsFileSystemOptions options;
   if (connections > 0) options.client.connections = connections;
   const std::string json = nfsrods_json == nullptr ? "{}" : ToStd(env, nfsrods_json);
   absl::StatusOr<ferry::irods::IrodsCacheOptions> cache =
       ferry::irods::IrodsCacheOptions::FromNfsrodsJson(json);
-  if (!cache.ok()) {
-    ThrowStatus(env, cache.status());
-    return 0;
-  }
+  if (!OkOrThrow(env, cache)) return 0;
   options.cache = *cache;
   auto fs = ferry::irods::IrodsFileSystem::Connect(std::move(parsed->account), options);
-  if (!fs.ok()) {
-    ThrowStatus(env, fs.status());
-    return 0;
-  }
+  if (!OkOrThrow(env, fs)) return 0;
   return ToHandle(new NativeIrodsCaches{std::move(*fs)});
 }
 
@@ -81,73 +72,50 @@ JNIEXPORT void JNICALL Java_io_ferry_IrodsCaches_dispose(JNIEnv*, jclass, jlong 
 JNIEXPORT jobject JNICALL Java_io_ferry_IrodsCaches_stat(JNIEnv* env, jclass, jlong handle, jstring user,
                                                          jstring path) {
   auto st = Caches(handle).Stat(ToStd(env, user), ToStd(env, path));
-  if (!st.ok()) {
-    ThrowStatus(env, st.status());
-    return nullptr;
-  }
+  if (!OkOrThrow(env, st)) return nullptr;
   const ferry::irods::IrodsStat& s = **st;
-  jstring owner = ToJava(env, s.owner), checksum = ToJava(env, s.checksum);
+  const LocalString owner(env, s.owner), checksum(env, s.checksum);
   const ferry::java::JniIds& ids = ferry::java::Ids();
-  jobject out = CallOf(env, ids.irods_stat, ids.irods_stat_of,
-                       static_cast<jint>(s.type), static_cast<jlong>(s.size), static_cast<jlong>(s.id),
-                       static_cast<jlong>(s.modify_time), static_cast<jint>(s.mode), owner, checksum);
-  env->DeleteLocalRef(owner);
-  env->DeleteLocalRef(checksum);
-  return out;
+  return CallOf(env, ids.irods_stat, ids.irods_stat_of, static_cast<jint>(s.type),
+                static_cast<jlong>(s.size), static_cast<jlong>(s.id), static_cast<jlong>(s.modify_time),
+                static_cast<jint>(s.mode), owner.get(), checksum.get());
 }
 
 JNIEXPORT jint JNICALL Java_io_ferry_IrodsCaches_objectType(JNIEnv* env, jclass, jlong handle,
                                                             jstring path) {
   auto t = Caches(handle).ObjectType(ToStd(env, path));
-  if (!t.ok()) {
-    ThrowStatus(env, t.status());
-    return 0;
-  }
+  if (!OkOrThrow(env, t)) return 0;
   return static_cast<jint>(*t);
 }
 
 JNIEXPORT jobjectArray JNICALL Java_io_ferry_IrodsCaches_list(JNIEnv* env, jclass, jlong handle,
                                                               jstring user, jstring collection) {
   auto listing = Caches(handle).List(ToStd(env, user), ToStd(env, collection));
-  if (!listing.ok()) {
-    ThrowStatus(env, listing.status());
-    return nullptr;
-  }
+  if (!OkOrThrow(env, listing)) return nullptr;
   const ferry::java::JniIds& ids = ferry::java::Ids();
   return ToArray(env, ids.irods_entry, **listing, [&](const ferry::irods::IrodsEntry& e) {
-    jstring name = ToJava(env, e.name);
-    jobject o = CallOf(env, ids.irods_entry, ids.irods_entry_of, name,
-                       static_cast<jint>(e.type), static_cast<jlong>(e.size), static_cast<jlong>(e.id),
-                       static_cast<jlong>(e.modify_time));
-    env->DeleteLocalRef(name);
-    return o;
+    const LocalString name(env, e.name);
+    return CallOf(env, ids.irods_entry, ids.irods_entry_of, name.get(), static_cast<jint>(e.type),
+                  static_cast<jlong>(e.size), static_cast<jlong>(e.id),
+                  static_cast<jlong>(e.modify_time));
   });
 }
 
 JNIEXPORT jobjectArray JNICALL Java_io_ferry_IrodsCaches_permissions(JNIEnv* env, jclass, jlong handle,
                                                                      jstring path, jboolean is_collection) {
   auto acl = Caches(handle).Permissions(ToStd(env, path), is_collection == JNI_TRUE);
-  if (!acl.ok()) {
-    ThrowStatus(env, acl.status());
-    return nullptr;
-  }
+  if (!OkOrThrow(env, acl)) return nullptr;
   const ferry::java::JniIds& ids = ferry::java::Ids();
   return ToArray(env, ids.irods_access, **acl, [&](const std::pair<std::string, std::string>& p) {
-    jstring user = ToJava(env, p.first), access = ToJava(env, p.second);
-    jobject o = CallOf(env, ids.irods_access, ids.irods_access_of, user, access);
-    env->DeleteLocalRef(user);
-    env->DeleteLocalRef(access);
-    return o;
+    const LocalString user(env, p.first), access(env, p.second);
+    return CallOf(env, ids.irods_access, ids.irods_access_of, user.get(), access.get());
   });
 }
 
 JNIEXPORT jstring JNICALL Java_io_ferry_IrodsCaches_userType(JNIEnv* env, jclass, jlong handle,
                                                              jstring user) {
   auto t = Caches(handle).UserType(ToStd(env, user));
-  if (!t.ok()) {
-    ThrowStatus(env, t.status());
-    return nullptr;
-  }
+  if (!OkOrThrow(env, t)) return nullptr;
   return ToJava(env, *t);
 }
 

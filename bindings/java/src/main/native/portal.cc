@@ -17,32 +17,25 @@ using bindings::ErrorKind;
 // takes the first the exception is an instance of; ThrowStatus the first
 // row of the status's kind.
 struct ExceptionRow {
-  ErrorKind kind;
-  absl::StatusCode code;  // what a Java exception of this class stands for
+  ErrorKind kind;  // what a Java exception of this class stands for
   const char* cls;
 };
 constexpr std::array<ExceptionRow, 14> kExceptions = {{
-    {ErrorKind::kNotFound, absl::StatusCode::kNotFound, "java/io/FileNotFoundException"},
-    {ErrorKind::kNotFound, absl::StatusCode::kNotFound, "java/nio/file/NoSuchFileException"},
-    {ErrorKind::kAlreadyExists, absl::StatusCode::kAlreadyExists,
-     "java/nio/file/FileAlreadyExistsException"},
-    {ErrorKind::kPermissionDenied, absl::StatusCode::kPermissionDenied,
-     "java/nio/file/AccessDeniedException"},
-    {ErrorKind::kUnauthenticated, absl::StatusCode::kUnauthenticated, "java/lang/SecurityException"},
-    {ErrorKind::kTimeout, absl::StatusCode::kDeadlineExceeded, "io/ferry/FerryTimeoutException"},
-    {ErrorKind::kTimeout, absl::StatusCode::kDeadlineExceeded,
-     "java/util/concurrent/TimeoutException"},
-    {ErrorKind::kProtocol, absl::StatusCode::kDataLoss, "io/ferry/ProtocolException"},
-    {ErrorKind::kInvalidArgument, absl::StatusCode::kInvalidArgument,
-     "java/lang/IllegalArgumentException"},
-    {ErrorKind::kFailedPrecondition, absl::StatusCode::kFailedPrecondition,
-     "java/lang/IllegalStateException"},
-    {ErrorKind::kCancelled, absl::StatusCode::kCancelled,
-     "java/util/concurrent/CancellationException"},
-    {ErrorKind::kOther, absl::StatusCode::kUnknown, "io/ferry/FerryException"},
+    {ErrorKind::kNotFound, "java/io/FileNotFoundException"},
+    {ErrorKind::kNotFound, "java/nio/file/NoSuchFileException"},
+    {ErrorKind::kAlreadyExists, "java/nio/file/FileAlreadyExistsException"},
+    {ErrorKind::kPermissionDenied, "java/nio/file/AccessDeniedException"},
+    {ErrorKind::kUnauthenticated, "java/lang/SecurityException"},
+    {ErrorKind::kTimeout, "io/ferry/FerryTimeoutException"},
+    {ErrorKind::kTimeout, "java/util/concurrent/TimeoutException"},
+    {ErrorKind::kProtocol, "io/ferry/ProtocolException"},
+    {ErrorKind::kInvalidArgument, "java/lang/IllegalArgumentException"},
+    {ErrorKind::kFailedPrecondition, "java/lang/IllegalStateException"},
+    {ErrorKind::kCancelled, "java/util/concurrent/CancellationException"},
+    {ErrorKind::kOther, "io/ferry/FerryException"},
     // Last: the bases of several rows above.
-    {ErrorKind::kUnavailable, absl::StatusCode::kUnavailable, "java/io/IOException"},
-    {ErrorKind::kOther, absl::StatusCode::kUnknown, "java/lang/Throwable"},
+    {ErrorKind::kUnavailable, "java/io/IOException"},
+    {ErrorKind::kOther, "java/lang/Throwable"},
 }};
 
 // The class name of `obj`, dotted ("java.io.FileNotFoundException").
@@ -141,7 +134,7 @@ absl::Status StatusFromThrowable(JNIEnv* env, jthrowable t, std::string_view con
   absl::StatusCode code = absl::StatusCode::kUnknown;
   for (size_t i = 0; i < kExceptions.size(); ++i) {
     if (env->IsInstanceOf(t, Ids().exceptions[i])) {
-      code = kExceptions[i].code;
+      code = bindings::StatusCodeFor(kExceptions[i].kind);
       break;
     }
   }

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "ferry/cache/ttl_cache.h"
 
 namespace ferry::java {
@@ -43,6 +44,14 @@ const JniIds& Ids();
 
 // Throws the Java exception for `status` (REQUIRES: !status.ok()).
 void ThrowStatus(JNIEnv* env, const absl::Status& status);
+// True when `v` holds a value; otherwise throws the Java exception for its
+// status and answers false (the caller returns at once).
+template <typename T>
+bool OkOrThrow(JNIEnv* env, const absl::StatusOr<T>& v) {
+  if (v.ok()) return true;
+  ThrowStatus(env, v.status());
+  return false;
+}
 // Throws IllegalStateException("<what> is closed").
 void ThrowClosed(JNIEnv* env, const char* what);
 
@@ -58,6 +67,21 @@ std::string ToStd(JNIEnv* env, jstring s);
 // As ToStd, into `*out` (reusing its capacity: the cache's hot path).
 void ToStd(JNIEnv* env, jstring s, std::string* out);
 jstring ToJava(JNIEnv* env, std::string_view s);
+// ToJava's string, its local reference deleted with this object: for the
+// arguments of one constructor or factory call (a loop making many must
+// not fill the local frame).
+class LocalString {
+ public:
+  LocalString(JNIEnv* env, std::string_view s) : env_(env), s_(ToJava(env, s)) {}
+  ~LocalString() { env_->DeleteLocalRef(s_); }
+  LocalString(const LocalString&) = delete;
+  LocalString& operator=(const LocalString&) = delete;
+  jstring get() const { return s_; }
+
+ private:
+  JNIEnv* const env_;
+  const jstring s_;
+};
 // A new byte[] holding `bytes` (records.proto messages); null with
 // OutOfMemoryError pending.
 jbyteArray ToJavaBytes(JNIEnv* env, std::string_view bytes);

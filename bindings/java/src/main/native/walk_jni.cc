@@ -26,10 +26,7 @@ JNIEXPORT jlong JNICALL Java_io_ferry_Walk_start(JNIEnv* env, jclass, jlong file
                                                  jint batch_entries, jint max_in_flight) {
   FileSystemsHandle fs = *FromHandle<FileSystemsHandle>(file_systems);
   absl::StatusOr<ferry::fs::Location> where = fs->registry->Resolve(ToStd(env, url));
-  if (!where.ok()) {
-    ThrowStatus(env, where.status());
-    return 0;
-  }
+  if (!OkOrThrow(env, where)) return 0;
   ferry::bindings::WalkStream::Options o;
   o.walk.batch_entries = static_cast<size_t>(batch_entries);
   // Full batches only: each costs a JNI crossing, a byte[] and a decode.
@@ -47,10 +44,7 @@ JNIEXPORT jlong JNICALL Java_io_ferry_Walk_start(JNIEnv* env, jclass, jlong file
 // the batches before it were delivered.
 JNIEXPORT jbyteArray JNICALL Java_io_ferry_Walk_next(JNIEnv* env, jclass, jlong handle) {
   absl::StatusOr<std::optional<std::string>> bytes = FromHandle<NativeWalk>(handle)->stream->Next();
-  if (!bytes.ok()) {
-    ThrowStatus(env, bytes.status());
-    return nullptr;
-  }
+  if (!OkOrThrow(env, bytes)) return nullptr;
   if (!bytes->has_value()) return nullptr;
   return ferry::java::ToJavaBytes(env, **bytes);
 }

@@ -348,15 +348,8 @@ class TtlCacheCore : public std::enable_shared_from_this<
           ++fit;
         }
       }
-      for (auto it = s.entries.begin(); it != s.entries.end();) {
-        if (pred(it->first)) {
-          RemoveLocked(s, it++);
-          ++s.stats.invalidations;
-          ++dropped;
-        } else {
-          ++it;
-        }
-      }
+      dropped += RemoveEntriesLocked(
+          s, [&](const auto& kv) { return pred(kv.first); }, &Stats::invalidations);
     }
     return dropped;
   }
@@ -367,15 +360,8 @@ class TtlCacheCore : public std::enable_shared_from_this<
     for (int i = 0; i < shard_count_; ++i) {
       Shard& s = shards_[i];
       MutexLock l(&s.mu);
-      for (auto it = s.entries.begin(); it != s.entries.end();) {
-        if (now >= it->second.expires_at) {
-          RemoveLocked(s, it++);
-          ++s.stats.expirations;
-          ++dropped;
-        } else {
-          ++it;
-        }
-      }
+      dropped += RemoveEntriesLocked(
+          s, [&](const auto& kv) { return now >= kv.second.expires_at; }, &Stats::expirations);
     }
     return dropped;
   }
@@ -403,16 +389,7 @@ class TtlCacheCore : public std::enable_shared_from_this<
     for (int i = 0; i < shard_count_; ++i) {
       const Shard& s = shards_[i];
       MutexLock l(&s.mu);
-      total.hits += s.stats.hits;
-      total.negative_hits += s.stats.negative_hits;
-      total.misses += s.stats.misses;
-      total.loads += s.stats.loads;
-      total.load_failures += s.stats.load_failures;
-      total.refreshes += s.stats.refreshes;
-      total.evictions += s.stats.evictions;
-      total.expirations += s.stats.expirations;
-      total.invalidations += s.stats.invalidations;
-      total.loads_in_flight += s.stats.loads_in_flight;
+      total += s.stats;
     }
     return total;
   }
@@ -667,6 +644,24 @@ class TtlCacheCore : public std::enable_shared_from_this<
       RemoveLocked(s, s.entries.find(*victim->key));
       ++(expired ? s.stats.expirations : s.stats.evictions);
     }
+  }
+
+  // Removes the entries of `s` that `drop` picks, counting each in `counter`
+  // (why they went); returns how many.
+  template <typename Drop>
+  size_t RemoveEntriesLocked(Shard& s, Drop drop, int64_t Stats::*counter)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(s.mu) {
+    size_t removed = 0;
+    for (auto it = s.entries.begin(); it != s.entries.end();) {
+      if (drop(*it)) {
+        RemoveLocked(s, it++);
+        ++(s.stats.*counter);
+        ++removed;
+      } else {
+        ++it;
+      }
+    }
+    return removed;
   }
 
   template <typename It>

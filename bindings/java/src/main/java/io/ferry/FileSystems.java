@@ -31,9 +31,7 @@ import java.util.stream.Stream;
  * that cannot be reached), each with ferry's message. Thread-safe; AutoCloseable. Files and walks
  * it opened stay usable after it is closed (each holds the native filesystems until closed).
  */
-public final class FileSystems implements AutoCloseable {
-  private final NativeHandle handle;
-
+public final class FileSystems extends NativeObject {
   public FileSystems(Runtime runtime) {
     this(runtime, 0, 0);
   }
@@ -43,10 +41,14 @@ public final class FileSystems implements AutoCloseable {
    * @param irodsParallelism streams per iRODS file (0: ferry's default)
    */
   public FileSystems(Runtime runtime, int irodsConnections, int irodsParallelism) {
+    super(open(runtime, irodsConnections, irodsParallelism));
+  }
+
+  private static NativeHandle open(Runtime runtime, int irodsConnections, int irodsParallelism) {
     if (irodsConnections < 0 || irodsParallelism < 0) {
       throw new IllegalArgumentException("connections and parallelism must be >= 0");
     }
-    handle = new NativeHandle("FileSystems",
+    return new NativeHandle("FileSystems",
         newFileSystems(runtime.handle(), irodsConnections, irodsParallelism),
         FileSystems::disposeFileSystems);
   }
@@ -148,15 +150,6 @@ public final class FileSystems implements AutoCloseable {
    */
   public void rename(String from, String to) throws IOException {
     handle.run(h -> rename(h, from, to));
-  }
-
-  public boolean isClosed() {
-    return handle.isClosed();
-  }
-
-  @Override
-  public void close() {
-    handle.close();
   }
 
   private static native long newFileSystems(long runtime, int irodsConnections, int irodsParallelism);

@@ -37,11 +37,9 @@ import java.util.Objects;
  *
  * <p>Thread-safe. AutoCloseable: close waits for calls in progress, then logs out.
  */
-public final class IrodsCaches implements AutoCloseable {
-  private final NativeHandle handle;
-
+public final class IrodsCaches extends NativeObject {
   private IrodsCaches(long h) {
-    handle = new NativeHandle("IrodsCaches", h, IrodsCaches::dispose);
+    super(new NativeHandle("IrodsCaches", h, IrodsCaches::dispose));
   }
 
   /** Logs in to the server {@code url} names, with NFSRODS's JSON (null: its defaults). */
@@ -96,15 +94,6 @@ public final class IrodsCaches implements AutoCloseable {
   /** The listing cache's counters. */
   public TtlCacheStats listStats() {
     return handle.call(h -> TtlCacheStats.fromRecord(listStats(h)));
-  }
-
-  public boolean isClosed() {
-    return handle.isClosed();
-  }
-
-  @Override
-  public void close() {
-    handle.close();
   }
 
   private static native long connect0(String url, String nfsrodsJson, int connections)

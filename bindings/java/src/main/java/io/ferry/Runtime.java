@@ -6,9 +6,7 @@ package io.ferry;
  * {@link FileSystems} still uses it is safe: the threads stop when the last user closes.
  * Thread-safe; AutoCloseable (a Cleaner frees it if a user forgets).
  */
-public final class Runtime implements AutoCloseable {
-  private final NativeHandle handle;
-
+public final class Runtime extends NativeObject {
   /** A runtime with ferry's default thread counts. */
   public Runtime() {
     this(0);
@@ -16,9 +14,13 @@ public final class Runtime implements AutoCloseable {
 
   /** A runtime with {@code blockingThreads} engine workers (0: ferry's default). */
   public Runtime(int blockingThreads) {
+    super(open(blockingThreads));
+  }
+
+  private static NativeHandle open(int blockingThreads) {
     if (blockingThreads < 0) throw new IllegalArgumentException("blockingThreads must be >= 0");
     NativeLibrary.load();
-    handle = new NativeHandle("Runtime", newRuntime(blockingThreads), Runtime::disposeRuntime);
+    return new NativeHandle("Runtime", newRuntime(blockingThreads), Runtime::disposeRuntime);
   }
 
   long handle() {
@@ -32,15 +34,6 @@ public final class Runtime implements AutoCloseable {
 
   void releaseHandle() {
     handle.release();
-  }
-
-  public boolean isClosed() {
-    return handle.isClosed();
-  }
-
-  @Override
-  public void close() {
-    handle.close();
   }
 
   private static native long newRuntime(int blockingThreads);

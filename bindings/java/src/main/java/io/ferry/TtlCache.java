@@ -35,15 +35,14 @@ import java.util.function.ToLongBiFunction;
  * current value. Keys are compared as UTF-8 bytes; {@link #invalidatePrefix} matches path
  * components.
  *
- * <p>Thread-safe. AutoCloseable: close waits for calls in progress; any use after close throws
+ * <p>Thread-safe. AutoCloseable: close waits for calls in progress and background reloads; any
+ * use after close throws
  * {@link IllegalStateException}; a Cleaner frees a cache a user forgot to close.
  */
-public final class TtlCache<V> implements AutoCloseable {
+public final class TtlCache<V> extends NativeObject {
   /** How long, in Java terms: a Duration, or {@code null} for "never" (until evicted). */
   private static final long DEFAULT = Long.MIN_VALUE;  // the C++ default
   private static final long NEVER = Long.MAX_VALUE;
-
-  private final NativeHandle handle;
   private final ToLongBiFunction<String, ? super V> weigher;
 
   /** Options; unset ones keep ferry's C++ defaults (30 s, 1 s negative, 100,000 entries). */
@@ -79,15 +78,13 @@ public final class TtlCache<V> implements AutoCloseable {
     }
 
     public Builder<V> maxEntries(long n) {
-      if (n < 0) throw new IllegalArgumentException("maxEntries must be >= 0");
-      maxEntries = n;
+      maxEntries = nonNegative(n, "maxEntries");
       return this;
     }
 
     /** Bounds the sum of {@link #weigher} over the entries. */
     public Builder<V> maxWeight(long w) {
-      if (w < 0) throw new IllegalArgumentException("maxWeight must be >= 0");
-      maxWeight = w;
+      maxWeight = nonNegative(w, "maxWeight");
       return this;
     }
 
@@ -111,13 +108,17 @@ public final class TtlCache<V> implements AutoCloseable {
 
     /** Lock shards (a power of two); 0: ferry chooses. */
     public Builder<V> shards(int n) {
-      if (n < 0) throw new IllegalArgumentException("shards must be >= 0");
-      shards = n;
+      shards = (int) nonNegative(n, "shards");
       return this;
     }
 
     public TtlCache<V> build() {
       return new TtlCache<>(this);
+    }
+
+    private static long nonNegative(long n, String what) {
+      if (n < 0) throw new IllegalArgumentException(what + " must be >= 0");
+      return n;
     }
 
     private static long nanos(Duration d) {
@@ -136,12 +137,16 @@ public final class TtlCache<V> implements AutoCloseable {
   }
 
   private TtlCache(Builder<V> b) {
-    NativeLibrary.load();
+    super(open(b));
     weigher = b.weigher;
+  }
+
+  private static NativeHandle open(Builder<?> b) {
+    NativeLibrary.load();
     long rt = 0;
     if (b.runtime != null) rt = b.runtime.acquireHandle();
     try {
-      handle = new NativeHandle("TtlCache",
+      return new NativeHandle("TtlCache",
           newCache(rt, b.refreshNanos, b.refreshAfterNanos, b.negativeNanos, b.maxEntries,
               b.maxWeight, b.shards, b.weigher, b.loader),
           TtlCache::disposeCache);
@@ -249,16 +254,6 @@ public final class TtlCache<V> implements AutoCloseable {
 
   public TtlCacheStats stats() {
     return handle.call(h -> TtlCacheStats.fromRecord(stats(h)));
-  }
-
-  public boolean isClosed() {
-    return handle.isClosed();
-  }
-
-  /** Waits for calls in progress and background reloads, then frees the cache. Idempotent. */
-  @Override
-  public void close() {
-    handle.close();
   }
 
   private static native long newCache(long runtime, long refreshNanos, long refreshAfterNanos,

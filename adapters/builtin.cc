@@ -12,7 +12,7 @@ absl::Status RegisterBuiltinFileSystems(fs::FileSystemRegistry& registry,
                                         const BuiltinFileSystemOptions& options) {
   nfs::NfsFileSystemOptions nfs_options{.parallelism = options.nfs_parallelism};
   if (options.nfs_connections > 0) nfs_options.client.connections = options.nfs_connections;
-  if (options.io_timeout > absl::ZeroDuration()) nfs_options.client.timeout = options.io_timeout;
+  if (options.io_timeout > absl::ZeroDuration()) nfs_options.client.timeouts.call = options.io_timeout;
   FERRY_RETURN_IF_ERROR(registry.Register("nfs", nfs::NewNfsProvider(nfs_options)));
   FERRY_RETURN_IF_ERROR(registry.Register(
       "s3", s3::NewS3Provider({.chunks = options.s3_chunks,
@@ -21,7 +21,7 @@ absl::Status RegisterBuiltinFileSystems(fs::FileSystemRegistry& registry,
   irods::IrodsFileSystemOptions irods_options{
       .chunks = {.parallelism = options.irods_parallelism}};
   if (options.irods_connections > 0) irods_options.client.connections = options.irods_connections;
-  if (options.io_timeout > absl::ZeroDuration()) irods_options.client.io_timeout = options.io_timeout;
+  if (options.io_timeout > absl::ZeroDuration()) irods_options.client.timeouts.call = options.io_timeout;
   FERRY_RETURN_IF_ERROR(registry.Register("irods", irods::NewIrodsProvider(irods_options)));
   return absl::OkStatus();
 }

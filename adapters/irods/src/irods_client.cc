@@ -148,7 +148,7 @@ bool Retryable(const absl::Status& s) {
 
 // What the time-bounded retries retry: a connection that failed or could
 // not be made (reset, closed, refused while the server restarts). Not
-// DeadlineExceeded: a server that stops answering keeps io_timeout as its
+// DeadlineExceeded: a server that stops answering keeps timeouts.call as its
 // bound.
 bool ConnectionFailed(const absl::Status& s) { return absl::IsUnavailable(s); }
 
@@ -300,8 +300,8 @@ absl::StatusOr<std::unique_ptr<IrodsClient>> IrodsClient::Connect(IrodsAccount a
   po.framing = NewIrodsFraming();
   po.max_sessions = std::max(1, options.connections);
   po.max_idle_sessions = po.max_sessions;
-  po.connect_timeout = options.connect_timeout;
-  po.io_timeout = options.io_timeout;
+  po.connect_timeout = options.timeouts.connect;
+  po.io_timeout = options.timeouts.call;
   const IrodsAccount* acct = &client->account_;
   po.on_connect = [acct](Session& s) { return Login(s, *acct); };
   po.on_close = [](Session& s) { (void)s.Send(EncodeMessage("RODS_DISCONNECT", 0, {})); };
@@ -346,12 +346,12 @@ absl::StatusOr<Reply> IrodsClient::Call(Session& session, int api, std::string_v
 }
 
 RetryPolicy IrodsClient::retry_policy() const {
-  const bool on = options_.retry_window > absl::ZeroDuration();
+  const bool on = options_.timeouts.retry_window > absl::ZeroDuration();
   return RetryPolicy{.max_attempts = on ? std::numeric_limits<int>::max() : 1,
                      .initial_backoff = absl::Milliseconds(100),
                      .max_backoff = absl::Seconds(2),
                      .jitter = 0.5,
-                     .max_elapsed = on ? options_.retry_window : absl::ZeroDuration(),
+                     .max_elapsed = on ? options_.timeouts.retry_window : absl::ZeroDuration(),
                      .retryable = ConnectionFailed};
 }
 

@@ -4,7 +4,7 @@
 // matching, deadlines and idempotent retries on a reconnect. Above it,
 // Send retries idempotent calls that still fail Unavailable (their
 // connection kept dying: a blip, a server restarting) with back-off until
-// NfsClientOptions::retry_window has passed (CallWithRetry, the policy the
+// NfsClientOptions::timeouts.retry_window has passed (CallWithRetry, the policy the
 // transfers use), so an outage of seconds is ridden out and a peer that
 // stays down fails after the window. Every procedure goes through
 // one template, Impl::Send, over its Nfs3Call (nfs3_xdr.h: number, retry
@@ -52,7 +52,7 @@ RetryPolicy CallRetryPolicy(const NfsClientOptions& o) {
                      .initial_backoff = absl::Milliseconds(100),
                      .max_backoff = absl::Seconds(2),
                      .jitter = 0.5,
-                     .max_elapsed = o.retry_window,
+                     .max_elapsed = o.timeouts.retry_window,
                      .retryable = ConnectionFailed};
 }
 
@@ -79,8 +79,8 @@ RpcPoolOptions PoolOptions(const std::string& host, uint16_t port, int connectio
   p.framing = NewRecordMarkingFraming({.max_fragment_size = kMaxCallFragment});
   p.connections = connections;
   p.max_in_flight_per_connection = max_in_flight;
-  p.default_timeout = o.timeout;
-  p.connect_timeout = o.connect_timeout;
+  p.default_timeout = o.timeouts.call;
+  p.connect_timeout = o.timeouts.connect;
   // Connect fails fast (a wrong port should say so in seconds), but a pool
   // that has been up keeps reconnecting in the background.
   p.max_connect_attempts = 2;
@@ -154,7 +154,7 @@ struct NfsClient::Impl {
   // Sends `call` on the pool, retrying an idempotent one that fails
   // Unavailable (see CallRetryPolicy); `done` gets the last result.
   void CallWithRetries(std::string call, bool idempotent, Callback<std::string> done) {
-    if (!idempotent || options.retry_window <= absl::ZeroDuration() || retry_timers == nullptr) {
+    if (!idempotent || options.timeouts.retry_window <= absl::ZeroDuration() || retry_timers == nullptr) {
       pool->CallAsync(std::move(call), std::move(done), {.idempotent = idempotent});
       return;
     }

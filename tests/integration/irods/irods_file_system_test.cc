@@ -422,9 +422,9 @@ class IrodsFaultTest : public IrodsTest {
     IrodsAccount a = Account();
     a.port = proxy_->port();
     IrodsFileSystemOptions o;
-    o.client.io_timeout = absl::Seconds(10);
+    o.client.timeouts.call = absl::Seconds(10);
     // The cuts below are for good: give up after 2 s of retries, not 20.
-    o.client.retry_window = absl::Seconds(2);
+    o.client.timeouts.retry_window = absl::Seconds(2);
     auto fs = IrodsFileSystem::Connect(a, o);
     EXPECT_TRUE(fs.ok()) << fs.status();
     return fs.ok() ? *fs : nullptr;

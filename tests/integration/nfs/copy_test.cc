@@ -263,11 +263,11 @@ struct ProxiedNfsClient {
     proxy = std::make_unique<peers::ScopedProxy>(toxiproxy, name, peers::kNfsPort);
     ASSERT_TRUE(proxy->status().ok()) << proxy->status();
     NfsClientOptions client_options;
-    client_options.timeout = absl::Seconds(5);
-    client_options.connect_timeout = absl::Seconds(2);
+    client_options.timeouts.call = absl::Seconds(5);
+    client_options.timeouts.connect = absl::Seconds(2);
     // The tests below break the proxy for good: give up after 2 s of
     // retries rather than the default 20.
-    client_options.retry_window = absl::Seconds(2);
+    client_options.timeouts.retry_window = absl::Seconds(2);
     absl::StatusOr<std::unique_ptr<NfsClient>> c = NfsClient::Connect(
         runtime,
         absl::StrCat("nfs://127.0.0.1/export/", dir, "?nfsport=", proxy->port(),

@@ -35,6 +35,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "ferry/rpc/call_timeouts.h"
 #include "ferry/rpc/session_pool.h"
 #include "ferry/runtime/retry_policy.h"
 
@@ -67,18 +68,12 @@ struct IrodsClientOptions {
   int connections = 8;
   // GenQuery rows per page.
   int query_page_rows = 500;
-  absl::Duration connect_timeout = absl::Seconds(10);
-  absl::Duration io_timeout = absl::Seconds(60);
-  // Idempotent calls (stat, GenQuery before its first page was handed out,
-  // read-only opens, reads of a read-only file, collection creation with
-  // parents, ACL changes) whose connection fails (Unavailable: reset,
-  // closed, refused while the server restarts) run again on a new
-  // connection (start-up and login again), waiting 100 ms doubling to 2 s
-  // (jittered) between tries, until this long after the first try; then
-  // the last error, saying how many tries and how long. Zero: one try
-  // (plus one on a fresh connection when an idle one had dropped). Writes,
-  // removals, renames and metadata changes are never sent twice.
-  absl::Duration retry_window = absl::Seconds(20);
+  // Connects (start-up and login), calls, and the retry window. Retried
+  // within the window on a new connection: stat, GenQuery before its
+  // first page was handed out, read-only opens, reads of a read-only file,
+  // collection creation with parents, ACL changes. Writes, removals,
+  // renames and metadata changes are never sent twice.
+  CallTimeouts timeouts;
 };
 
 enum class IrodsObjectType { kNone = 0, kDataObject = 1, kCollection = 2 };
@@ -186,7 +181,7 @@ class IrodsClient {
                                                                             bool is_collection);
 
   // Opens a data object (flags as POSIX: O_RDONLY, O_WRONLY|O_CREAT|O_TRUNC...).
-  // A read-only open is retried as the options' retry_window says.
+  // A read-only open is retried as the options' timeouts.retry_window says.
   absl::StatusOr<std::unique_ptr<IrodsStream>> Open(std::string_view path, int flags);
   // Opens another descriptor of the replica a primary stream holds open
   // (its ReplicaToken) on another session, or ResourceExhausted if no
@@ -197,7 +192,7 @@ class IrodsClient {
 
   const IrodsAccount& account() const { return account_; }
   const IrodsClientOptions& options() const { return options_; }
-  // How idempotent calls are retried (IrodsClientOptions::retry_window).
+  // How idempotent calls are retried (IrodsClientOptions::timeouts.retry_window).
   RetryPolicy retry_policy() const;
   SessionPool& pool() { return *pool_; }
 

@@ -45,6 +45,7 @@
 #include "ferry/nfs/nfs3_types.h"
 #include "ferry/nfs/nfs_error.h"
 #include "ferry/nfs/nfs_url.h"
+#include "ferry/rpc/call_timeouts.h"
 #include "ferry/rpc/rpc_metrics.h"
 #include "ferry/runtime/future.h"
 #include "ferry/runtime/runtime.h"
@@ -58,21 +59,13 @@ struct NfsClientOptions {
   // ~0.33 s); more connections spread the server's per-connection work.
   int connections = 4;
   int max_in_flight_per_connection = 64;
-  // Per call, from sending to the reply.
-  absl::Duration timeout = absl::Seconds(60);
-  // Per connect attempt (portmapper, MOUNT and NFS).
-  absl::Duration connect_timeout = absl::Seconds(10);
-  // Idempotent calls (NULL, GETATTR, LOOKUP, ACCESS, READDIRPLUS, READ,
-  // WRITE, COMMIT, FSSTAT, FSINFO) that fail Unavailable (their connection
-  // was lost and the pool's own quick resends did not cure it: a reset
-  // blip, a server restarting) are sent again, waiting 100 ms doubling to
-  // 2 s (jittered) between tries, until this long after the first try;
-  // then the last error, saying how many tries and how long. Zero: no
-  // retries beyond the pool's. A never-reached server (wrong port) still
-  // fails at once; CREATE, MKDIR, REMOVE, RMDIR and RENAME are never sent
-  // twice by ferry. WRITE is UNSTABLE and checked by COMMIT's verifier, so
-  // resending it is safe.
-  absl::Duration retry_window = absl::Seconds(20);
+  // Connects (portmapper, MOUNT and NFS), calls, and the retry window.
+  // Retried within the window when the pool's own quick resends did not
+  // cure a lost connection: NULL, GETATTR, LOOKUP, ACCESS, READDIRPLUS,
+  // READ, WRITE, COMMIT, FSSTAT, FSINFO. CREATE, MKDIR, REMOVE, RMDIR and
+  // RENAME are never sent twice by ferry. WRITE is UNSTABLE and checked by
+  // COMMIT's verifier, so resending it is safe.
+  CallTimeouts timeouts;
   // AUTH_SYS machinename.
   std::string machine_name = "ferry";
   // Root the client at the export holding the URL's path rather than at

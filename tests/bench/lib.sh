@@ -26,8 +26,11 @@ require_built() {
 # holding $STATE (the peers' state) and $EXPORT (what ganesha serves); on
 # exit the peers bench_peer started are stopped, last first, and $WORK is
 # removed.
+# BENCH_WORK_BASE (default /tmp) holds it: /dev/shm keeps a bench that
+# writes GiBs (peers' vaults, local copies) off this VM's virtual disk,
+# whose write-back otherwise lands as noise on whichever tool runs next.
 bench_work() {
-  WORK=$(mktemp -d "/tmp/ferry-$1-bench.XXXXXX")
+  WORK=$(mktemp -d "${BENCH_WORK_BASE:-/tmp}/ferry-$1-bench.XXXXXX")
   STATE="$WORK/state"
   EXPORT="$WORK/export"
   mkdir -p "$STATE" "$EXPORT"

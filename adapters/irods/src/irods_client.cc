@@ -4,7 +4,6 @@
 #include <openssl/evp.h>
 
 #include <cstdlib>
-#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <utility>
@@ -15,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "ferry/base/small_file.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
 #include "ferry/irods/irods_protocol.h"
@@ -231,9 +231,14 @@ absl::StatusOr<IrodsAccount> LoadIrodsAccount() {
     env_file = Cat(home, "/.irods/irods_environment.json");
   }
   if (!env_file.empty()) {
-    std::ifstream in(env_file);
-    if (in) {
-      nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    // A missing file is no error (the environment may say it all); one that
+    // cannot be a settings file (a device, too large) is.
+    absl::StatusOr<std::string> text = ReadSmallFile(env_file);
+    if (text.status().code() == absl::StatusCode::kFailedPrecondition) {
+      return absl::InvalidArgumentError(text.status().message());
+    }
+    if (text.ok()) {
+      nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
       if (j.is_discarded() || !j.is_object()) {
         return absl::InvalidArgumentError(Cat(env_file, " is not a JSON object"));
       }
@@ -274,9 +279,12 @@ absl::StatusOr<IrodsAccount> LoadIrodsAccount() {
   env("IRODS_PASSWORD", &a.password);
   if (a.password.empty()) {
     if (const char* f = std::getenv("IRODS_PASSWORD_FILE")) {
-      std::ifstream in(f);
-      if (!in) return absl::NotFoundError(Cat("IRODS_PASSWORD_FILE ", f, " cannot be read"));
-      std::getline(in, a.password);
+      absl::StatusOr<std::string> text = ReadSmallFile(f);
+      if (!text.ok()) {
+        return absl::Status(text.status().code(),
+                            Cat("IRODS_PASSWORD_FILE: ", text.status().message()));
+      }
+      a.password = std::string(absl::string_view(*text).substr(0, text->find('\n')));
     }
   }
   return a;

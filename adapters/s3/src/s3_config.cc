@@ -6,12 +6,14 @@
 // value so a misconfigured iRODS resource is fixed from the message alone.
 #include "ferry/s3/s3_config.h"
 
-#include <fstream>
+#include <string>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "ferry/base/small_file.h"
 #include "ferry/base/status_macros.h"
 
 extern char** environ;
@@ -37,13 +39,12 @@ absl::StatusOr<int64_t> ParseInt(absl::string_view key, absl::string_view value,
 // Reads an iRODS S3 keypair file: access key on the first line, secret on
 // the second.
 absl::Status ReadAuthFile(absl::string_view key, const std::string& path, S3Config& config) {
-  std::ifstream in(path);
-  if (!in) return Bad(key, path, "cannot open the file");
-  std::string access, secret;
-  std::getline(in, access);
-  std::getline(in, secret);
-  access = std::string(absl::StripAsciiWhitespace(access));
-  secret = std::string(absl::StripAsciiWhitespace(secret));
+  absl::StatusOr<std::string> bytes = ReadSmallFile(path);
+  if (!bytes.ok()) return Bad(key, path, bytes.status().message());
+  std::vector<absl::string_view> lines = absl::StrSplit(*bytes, absl::MaxSplits('\n', 2));
+  lines.resize(2);
+  const std::string access(absl::StripAsciiWhitespace(lines[0]));
+  const std::string secret(absl::StripAsciiWhitespace(lines[1]));
   if (access.empty() || secret.empty()) {
     return Bad(key, path, "expected the access key on line 1 and the secret on line 2");
   }
@@ -87,16 +88,18 @@ using IniSections = std::map<std::string, std::map<std::string, std::string>>;
 // Reads an AWS CLI ini file the way botocore does for the parts we use:
 // '#' and ';' start comment lines, keys are case-insensitive, values are
 // trimmed. A missing or unreadable file reads as empty (the CLI too runs
-// without one).
-IniSections ReadIniFile(const std::string& path) {
+// without one); one that is not a regular file or is too large to be one
+// is InvalidArgument naming `variable`, the one that chose the path.
+absl::StatusOr<IniSections> ReadIniFile(absl::string_view variable, const std::string& path) {
   IniSections sections;
-  std::ifstream in(path);
-  if (!in) return sections;
+  absl::StatusOr<std::string> bytes = ReadSmallFile(path);
+  if (bytes.status().code() == absl::StatusCode::kFailedPrecondition) {
+    return Bad(variable, path, bytes.status().message());
+  }
+  if (!bytes.ok()) return sections;
   std::string section;
   std::string nested;  // the open nested block ("s3"), or ""
-  std::string line;
-  while (std::getline(in, line)) {
-    absl::string_view raw(line);
+  for (absl::string_view raw : absl::StrSplit(*bytes, '\n')) {
     const bool indented = !raw.empty() && (raw[0] == ' ' || raw[0] == '\t');
     absl::string_view text = absl::StripAsciiWhitespace(raw);
     if (text.empty() || text[0] == '#' || text[0] == ';') continue;
@@ -160,8 +163,13 @@ absl::Status LoadProfile(const std::map<std::string, std::string>& env, Profile&
   const std::string* conf = Find(env, "AWS_CONFIG_FILE");
   p.credentials_path = ExpandHome(cred != nullptr ? *cred : "~/.aws/credentials", env);
   p.config_path = ExpandHome(conf != nullptr ? *conf : "~/.aws/config", env);
-  if (!p.credentials_path.empty()) p.credentials_file = ReadIniFile(p.credentials_path);
-  if (!p.config_path.empty()) p.config_file = ReadIniFile(p.config_path);
+  if (!p.credentials_path.empty()) {
+    FERRY_ASSIGN_OR_RETURN(p.credentials_file,
+                           ReadIniFile("AWS_SHARED_CREDENTIALS_FILE", p.credentials_path));
+  }
+  if (!p.config_path.empty()) {
+    FERRY_ASSIGN_OR_RETURN(p.config_file, ReadIniFile("AWS_CONFIG_FILE", p.config_path));
+  }
   p.credentials = FindSection(p.credentials_file, p.name);
   p.config = FindSection(p.config_file, absl::StrCat("profile ", p.name));
   if (p.config == nullptr && p.name == "default") p.config = FindSection(p.config_file, "default");

@@ -103,5 +103,27 @@ TEST_F(IrodsEnvironmentFile, RefusesAPortOutsideTheRangeInsteadOfWrappingIt) {
   }
 }
 
+TEST_F(IrodsEnvironmentFile, PasswordFileThatIsADeviceIsRefusedAtOnce) {
+  Write(R"({"irods_host": "h"})");
+  unsetenv("IRODS_PASSWORD");
+  setenv("IRODS_PASSWORD_FILE", "/dev/zero", 1);
+  absl::StatusOr<IrodsAccount> a = LoadIrodsAccount();
+  unsetenv("IRODS_PASSWORD_FILE");
+  EXPECT_EQ(a.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(a.status().message(), HasSubstr("IRODS_PASSWORD_FILE"));
+}
+
+TEST_F(IrodsEnvironmentFile, PasswordIsTheFirstLineOfThePasswordFile) {
+  Write(R"({"irods_host": "h"})");
+  const std::string password_file = ::testing::TempDir() + "/irods_password";
+  std::ofstream(password_file) << "s3cret\nsecond line\n";
+  unsetenv("IRODS_PASSWORD");
+  setenv("IRODS_PASSWORD_FILE", password_file.c_str(), 1);
+  absl::StatusOr<IrodsAccount> a = LoadIrodsAccount();
+  unsetenv("IRODS_PASSWORD_FILE");
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->password, "s3cret");
+}
+
 }  // namespace
 }  // namespace ferry::irods

@@ -274,5 +274,19 @@ TEST(S3ConfigProfileTest, BadAddressingStyleNamesTheProfile) {
   EXPECT_THAT(c.status().message(), HasSubstr("addressing_style"));
 }
 
+TEST(S3ConfigProfileTest, ConfigFileThatIsADeviceIsRejectedByItsVariable) {
+  auto c = S3Config::FromEnvironment(
+      {{"AWS_ENDPOINT_URL", "http://h:1"}, {"AWS_CONFIG_FILE", "/dev/zero"}});
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(c.status().message(), HasSubstr("AWS_CONFIG_FILE"));
+  EXPECT_THAT(c.status().message(), HasSubstr("not a regular file"));
+}
+
+TEST(S3ConfigTest, AuthFileThatIsADeviceIsRejectedAtOnce) {
+  auto c = S3Config::FromContextString("S3_DEFAULT_HOSTNAME=h:1;S3_AUTH_FILE=/dev/zero", {});
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(c.status().message(), HasSubstr("S3_AUTH_FILE"));
+}
+
 }  // namespace
 }  // namespace ferry::s3

@@ -1,7 +1,6 @@
 #include "ferry/irods/irods_client.h"
 
 #include <fcntl.h>
-#include <openssl/evp.h>
 
 #include <cstdlib>
 #include <limits>
@@ -40,37 +39,6 @@ std::string BinBytesBuf(std::string_view payload) {
       .Str("buf", ToStd(absl::Base64Escape(ToAbsl(payload))))
       .Close("BinBytesBuf_PI")
       .Take();
-}
-
-absl::StatusOr<nlohmann::json> JsonFromBinBytesBuf(std::string_view xml, std::string_view context) {
-  FERRY_ASSIGN_OR_RETURN(auto node, ParseXml(xml));
-  std::string raw;
-  if (!absl::Base64Unescape(absl::StripAsciiWhitespace(ToAbsl(node->Text("buf"))), &raw)) {
-    return absl::DataLossError(Cat(context, ": reply buf is not base64"));
-  }
-  while (!raw.empty() && raw.back() == '\0') raw.pop_back();
-  nlohmann::json j = nlohmann::json::parse(raw, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return absl::DataLossError(Cat(context, ": reply is not JSON"));
-  return j;
-}
-
-std::string Md5(std::string_view data) {
-  unsigned char out[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(data.data(), data.size(), out, &len, EVP_md5(), nullptr);
-  return std::string(reinterpret_cast<char*>(out), len);
-}
-
-// MD5(challenge[:64] + password NUL-padded to 50), NUL bytes made 1.
-std::string NativeDigest(std::string_view challenge, std::string_view password) {
-  std::string buf(64 + 50, '\0');
-  buf.replace(0, std::min<size_t>(64, challenge.size()), challenge.substr(0, 64));
-  buf.replace(64, std::min<size_t>(50, password.size()), password.substr(0, 50));
-  std::string d = Md5(buf);
-  for (char& c : d) {
-    if (c == '\0') c = 1;
-  }
-  return d;
 }
 
 std::string DataObjInp(std::string_view path, int flags, const KeyVals& kv, int opr_type = 0) {
@@ -194,15 +162,8 @@ absl::Status Login(Session& session, const IrodsAccount& a) {
                           {"next_operation", "auth_agent_auth_request"}};
     FERRY_ASSIGN_OR_RETURN(Reply r, IrodsClient::Call(session, kAuthentication, BinBytesBuf(req.dump()),
                                                       {}, who));
-    FERRY_ASSIGN_OR_RETURN(nlohmann::json resp, JsonFromBinBytesBuf(r.msg, who));
-    if (!resp.contains("request_result") || !resp["request_result"].is_string()) {
-      return absl::DataLossError(Cat(who, ": no challenge in the reply"));
-    }
-    const std::string challenge = resp["request_result"].get<std::string>();
-    resp["digest"] = absl::Base64Escape(NativeDigest(challenge, a.password));
-    resp["next_operation"] = "auth_agent_auth_response";
-    resp.erase("request_result");
-    return IrodsClient::Call(session, kAuthentication, BinBytesBuf(resp.dump()), {}, who).status();
+    FERRY_ASSIGN_OR_RETURN(std::string response, NativeAuthResponse(r.msg, a.password, who));
+    return IrodsClient::Call(session, kAuthentication, BinBytesBuf(response), {}, who).status();
   }
   // Legacy native (703/704), what Jargon and NFSRODS use.
   FERRY_ASSIGN_OR_RETURN(Reply r, IrodsClient::Call(session, kAuthRequest, {}, {}, who));
@@ -724,11 +685,7 @@ absl::StatusOr<std::string> IrodsStream::ReplicaToken() {
   nlohmann::json in = {{"fd", fd_}};
   FERRY_ASSIGN_OR_RETURN(Reply r, IrodsClient::Call(*lease_, kGetFileDescriptorInfo, BinBytesBuf(in.dump()), {},
                                                     Cat("descriptor info of ", path_)));
-  FERRY_ASSIGN_OR_RETURN(nlohmann::json j, JsonFromBinBytesBuf(r.msg, path_));
-  if (!j.contains("replica_token") || !j["replica_token"].is_string()) {
-    return absl::DataLossError(Cat("descriptor info of ", path_, " has no replica_token"));
-  }
-  return j["replica_token"].get<std::string>();
+  return DecodeReplicaToken(r.msg, Cat("descriptor info of ", path_));
 }
 
 absl::Status IrodsStream::Close() {

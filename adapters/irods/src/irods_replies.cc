@@ -1,5 +1,12 @@
 #include "ferry/irods/irods_replies.h"
 
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
 #include "ferry/irods/irods_xml.h"
@@ -50,6 +57,70 @@ absl::StatusOr<GenQueryPage> DecodeGenQueryReply(std::string_view msg, size_t co
   }
   page.continue_index = out->Int("continueInx");
   return page;
+}
+
+namespace {
+
+// The JSON object in a BinBytesBuf_PI: base64 text, NUL-padded by iRODS.
+absl::StatusOr<nlohmann::json> JsonObjectFromBinBytesBuf(std::string_view msg,
+                                                         std::string_view context) {
+  FERRY_ASSIGN_OR_RETURN(auto node, ParseXml(msg));
+  std::string raw;
+  if (!absl::Base64Unescape(absl::StripAsciiWhitespace(ToAbsl(node->Text("buf"))), &raw)) {
+    return absl::DataLossError(Cat(context, ": reply buf is not base64"));
+  }
+  while (!raw.empty() && raw.back() == '\0') raw.pop_back();
+  nlohmann::json j = nlohmann::json::parse(raw, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    return absl::DataLossError(Cat(context, ": reply is not a JSON object"));
+  }
+  return j;
+}
+
+// The string member `key` of `j`; DataLoss naming `context` without one.
+absl::StatusOr<std::string> StringMember(const nlohmann::json& j, const char* key,
+                                         std::string_view context) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_string()) {
+    return absl::DataLossError(Cat(context, ": reply has no ", key));
+  }
+  return it->get<std::string>();
+}
+
+std::string Md5(std::string_view data) {
+  unsigned char out[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(data.data(), data.size(), out, &len, EVP_md5(), nullptr);
+  return std::string(reinterpret_cast<char*>(out), len);
+}
+
+}  // namespace
+
+std::string NativeDigest(std::string_view challenge, std::string_view password) {
+  std::string buf(64 + 50, '\0');
+  buf.replace(0, std::min<size_t>(64, challenge.size()), challenge.substr(0, 64));
+  buf.replace(64, std::min<size_t>(50, password.size()), password.substr(0, 50));
+  std::string d = Md5(buf);
+  for (char& c : d) {
+    if (c == '\0') c = 1;
+  }
+  return d;
+}
+
+absl::StatusOr<std::string> NativeAuthResponse(std::string_view msg, std::string_view password,
+                                               std::string_view context) {
+  FERRY_ASSIGN_OR_RETURN(nlohmann::json j, JsonObjectFromBinBytesBuf(msg, context));
+  FERRY_ASSIGN_OR_RETURN(std::string challenge, StringMember(j, "request_result", context));
+  j["digest"] = absl::Base64Escape(NativeDigest(challenge, password));
+  j["next_operation"] = "auth_agent_auth_response";
+  j.erase("request_result");
+  // Replace, not throw, on invalid UTF-8 the server put in other members.
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+absl::StatusOr<std::string> DecodeReplicaToken(std::string_view msg, std::string_view context) {
+  FERRY_ASSIGN_OR_RETURN(nlohmann::json j, JsonObjectFromBinBytesBuf(msg, context));
+  return StringMember(j, "replica_token", context);
 }
 
 }  // namespace ferry::irods

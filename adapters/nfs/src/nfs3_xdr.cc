@@ -194,7 +194,7 @@ template <typename... Fields>
 absl::Status DecodeFields(XdrDecoder& d, std::string_view what, Fields*... fields) {
   absl::Status status;
   // Stops at the first failure (&& short-circuits the fold).
-  (... && (status = Get(d, what, fields)).ok());
+  (void)(... && (status = Get(d, what, fields)).ok());
   return status;
 }
 

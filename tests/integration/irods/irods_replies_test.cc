@@ -6,6 +6,7 @@
 #include <fstream>
 #include <string>
 
+#include "absl/strings/escaping.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -14,6 +15,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr char kTwoRows[] =
     "<GenQueryOut_PI><rowCnt>2</rowCnt><attriCnt>2</attriCnt><continueInx>7</continueInx>"
@@ -68,6 +70,46 @@ TEST(IrodsObjStatReply, ReadsADataObjectAndRefusesANegativeSize) {
                 .status()
                 .code(),
             absl::StatusCode::kNotFound);
+}
+
+// A BinBytesBuf_PI holding `json`, NUL-padded as iRODS sends it.
+std::string BinBytesBuf(const std::string& json) {
+  std::string b64;
+  absl::Base64Escape(json + std::string(3, '\0'), &b64);
+  return "<BinBytesBuf_PI><buflen>" + std::to_string(json.size() + 3) + "</buflen><buf>" + b64 +
+         "</buf></BinBytesBuf_PI>";
+}
+
+TEST(NativeAuthResponseTest, AnswersTheChallengeWithItsDigestAndAsksForTheNextStep) {
+  const std::string challenge(64, 'c');
+  absl::StatusOr<std::string> answer = NativeAuthResponse(
+      BinBytesBuf(R"({"request_result": ")" + challenge + R"(", "user_name": "rods"})"), "pw",
+      "login");
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  std::string digest;
+  absl::Base64Escape(NativeDigest(challenge, "pw"), &digest);
+  EXPECT_THAT(*answer, HasSubstr(R"("digest":")" + digest + R"(")"));
+  EXPECT_THAT(*answer, HasSubstr(R"("next_operation":"auth_agent_auth_response")"));
+  EXPECT_THAT(*answer, HasSubstr(R"("user_name":"rods")"));
+  EXPECT_THAT(*answer, Not(HasSubstr("request_result")));
+}
+
+TEST(NativeAuthResponseTest, AReplyWithoutAChallengeIsDataLossNamingIt) {
+  absl::StatusOr<std::string> answer = NativeAuthResponse(BinBytesBuf(R"({"a": 1})"), "pw", "login");
+  EXPECT_EQ(answer.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(answer.status().message(), HasSubstr("request_result"));
+}
+
+TEST(NativeAuthResponseTest, JsonThatIsNotAnObjectIsDataLoss) {
+  EXPECT_EQ(NativeAuthResponse(BinBytesBuf("[1, 2]"), "pw", "login").status().code(),
+            absl::StatusCode::kDataLoss);
+}
+
+TEST(DecodeReplicaTokenTest, ReadsTheTokenOfADescriptorInfoReply) {
+  absl::StatusOr<std::string> token =
+      DecodeReplicaToken(BinBytesBuf(R"({"replica_token": "t-1", "fd": 3})"), "info");
+  ASSERT_TRUE(token.ok()) << token.status();
+  EXPECT_EQ(*token, "t-1");
 }
 
 class IrodsEnvironmentFile : public ::testing::Test {

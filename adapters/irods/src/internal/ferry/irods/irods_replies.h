@@ -1,5 +1,7 @@
 // The readers of the iRODS API replies ferry decodes beyond the frame:
-// ObjStat's RodsObjStat_PI and GenQuery's GenQueryOut_PI. Apart from
+// ObjStat's RodsObjStat_PI, GenQuery's GenQueryOut_PI, and the JSON in a
+// BinBytesBuf_PI (the 4.3 authentication framework's challenge, a
+// descriptor's replica token); and the native login's digest. Apart from
 // IrodsClient (which sends the requests) so the bytes a server sends are
 // unit-tested and fuzzed (tests/fuzz/irods_replies_fuzz.cc) without one.
 // A reply that cannot be right is DataLoss naming `context`.
@@ -33,6 +35,24 @@ struct GenQueryPage {
 // has not rowCnt values.
 absl::StatusOr<GenQueryPage> DecodeGenQueryReply(std::string_view msg, size_t columns,
                                                  std::string_view context);
+
+// The native scheme's digest of a challenge: MD5 of the challenge's first
+// 64 bytes and the password NUL-padded to 50, its NUL bytes made 1 (as the
+// server computes it).
+std::string NativeDigest(std::string_view challenge, std::string_view password);
+
+// The 4.3 native scheme's second request, from the server's first reply
+// (a BinBytesBuf_PI holding a JSON object with the challenge in
+// `request_result`): that object without the challenge, with `digest` (the
+// base64 NativeDigest) and `next_operation` auth_agent_auth_response, as
+// JSON text. DataLoss naming `context` when the buf is not base64, the
+// text not a JSON object, or the challenge missing.
+absl::StatusOr<std::string> NativeAuthResponse(std::string_view msg, std::string_view password,
+                                               std::string_view context);
+
+// The `replica_token` of a GetFileDescriptorInfo reply (BinBytesBuf_PI of
+// JSON); DataLoss naming `context` without one.
+absl::StatusOr<std::string> DecodeReplicaToken(std::string_view msg, std::string_view context);
 
 }  // namespace ferry::irods
 

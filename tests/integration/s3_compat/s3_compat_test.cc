@@ -565,8 +565,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::ValuesIn(kPeers),
                        ::testing::Values(RangeReader::kGetRange, RangeReader::kGetRangeInto)),
     [](const ::testing::TestParamInfo<std::tuple<Peer, RangeReader>>& param_info) {
-      const auto& [peer, reader] = param_info.param;
-      return absl::StrCat(peer.name,
+      const RangeReader reader = std::get<1>(param_info.param);
+      return absl::StrCat(std::get<0>(param_info.param).name,
                           reader == RangeReader::kGetRange ? "_GetRange" : "_GetRangeInto");
     });
 

@@ -146,6 +146,10 @@ class S3CompatTest : public S3StoreTest, public ::testing::WithParamInterface<Pe
 // ranged-read test runs with both on each peer.
 enum class RangeReader { kGetRange, kGetRangeInto };
 
+void PrintTo(RangeReader reader, std::ostream* os) {
+  *os << (reader == RangeReader::kGetRange ? "GetRange" : "GetRangeInto");
+}
+
 class S3RangedReadTest : public S3StoreTest,
                          public ::testing::WithParamInterface<std::tuple<Peer, RangeReader>> {
  protected:
@@ -565,9 +569,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::ValuesIn(kPeers),
                        ::testing::Values(RangeReader::kGetRange, RangeReader::kGetRangeInto)),
     [](const ::testing::TestParamInfo<std::tuple<Peer, RangeReader>>& param_info) {
-      const RangeReader reader = std::get<1>(param_info.param);
-      return absl::StrCat(std::get<0>(param_info.param).name,
-                          reader == RangeReader::kGetRange ? "_GetRange" : "_GetRangeInto");
+      return absl::StrCat(std::get<0>(param_info.param).name, "_",
+                          ::testing::PrintToString(std::get<1>(param_info.param)));
     });
 
 }  // namespace

@@ -12,6 +12,16 @@
 #include "gtest/gtest.h"
 
 namespace ferry::s3 {
+
+// How a config shows in a failed expectation: the fields the tests check
+// (in ferry::s3, where gMock's printer looks).
+void PrintTo(const S3Config& c, std::ostream* os) {
+  *os << "{endpoints=" << absl::StrJoin(c.endpoints, ",") << " region=" << c.region
+      << " access_key_id=" << c.access_key_id << " session_token=" << c.session_token
+      << " use_https=" << c.use_https << " path_style=" << c.path_style
+      << " ca_bundle_path=" << c.ca_bundle_path << "}";
+}
+
 namespace {
 
 using ::testing::ElementsAre;

@@ -2,10 +2,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
 #include "gmock/gmock.h"
@@ -130,12 +132,17 @@ TEST(S3ConfigTest, AuthFileWithOneLineIsRejected) {
   EXPECT_THAT(c.status().message(), HasSubstr("line 2"));
 }
 
+// Keys, session token, region and endpoint, as AWS variables.
+std::map<std::string, std::string> AwsVariables() {
+  return {{"AWS_ACCESS_KEY_ID", "AK"},
+          {"AWS_SECRET_ACCESS_KEY", "SK"},
+          {"AWS_SESSION_TOKEN", "TOK"},
+          {"AWS_DEFAULT_REGION", "ap-south-1"},
+          {"AWS_ENDPOINT_URL", "http://127.0.0.1:7070/"}};
+}
+
 TEST(S3ConfigTest, EnvironmentSuppliesCredentialsRegionAndEndpoint) {
-  auto c = S3Config::FromEnvironment({{"AWS_ACCESS_KEY_ID", "AK"},
-                                      {"AWS_SECRET_ACCESS_KEY", "SK"},
-                                      {"AWS_SESSION_TOKEN", "TOK"},
-                                      {"AWS_DEFAULT_REGION", "ap-south-1"},
-                                      {"AWS_ENDPOINT_URL", "http://127.0.0.1:7070/"}});
+  auto c = S3Config::FromEnvironment(AwsVariables());
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_THAT(*c, Resolves({.endpoints = "127.0.0.1:7070",
                             .region = "ap-south-1",
@@ -155,12 +162,10 @@ TEST(S3ConfigTest, AwsRegionWinsOverDefaultRegion) {
 
 TEST(S3ConfigTest, ContextWinsOverEnvironment) {
   const std::string auth = WriteKeypair("keys3", "CTXKEY\nCTXSECRET\n");
+  std::map<std::string, std::string> env = AwsVariables();
+  env["AWS_REGION"] = "env-region";  // the strongest region variable too
   auto c = S3Config::FromContextString(
-      "S3_DEFAULT_HOSTNAME=ctx:1;S3_REGIONNAME=ctx-region;S3_AUTH_FILE=" + auth,
-      {{"AWS_ACCESS_KEY_ID", "AK"},
-       {"AWS_SECRET_ACCESS_KEY", "SK"},
-       {"AWS_REGION", "env-region"},
-       {"AWS_ENDPOINT_URL", "http://env:2"}});
+      "S3_DEFAULT_HOSTNAME=ctx:1;S3_REGIONNAME=ctx-region;S3_AUTH_FILE=" + auth, env);
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_THAT(*c, Resolves({.endpoints = "ctx:1",
                             .region = "ctx-region",
@@ -251,22 +256,46 @@ TEST(S3ConfigProfileTest, KeysMayLiveInTheConfigFile) {
                             .secret_access_key = "CFGSECRET"}));
 }
 
-TEST(S3ConfigProfileTest, EnvironmentVariablesWinOverTheFiles) {
-  const std::string home = MakeHome("p4", kProfileConfig, kProfileCredentials);
-  auto c = S3Config::FromEnvironment({{"HOME", home},
-                                      {"AWS_PROFILE", "nested"},
-                                      {"AWS_ACCESS_KEY_ID", "ENVKEY"},
-                                      {"AWS_SECRET_ACCESS_KEY", "ENVSECRET"},
-                                      {"AWS_DEFAULT_REGION", "env-region"},
-                                      {"AWS_ENDPOINT_URL", "http://env-host:3"},
-                                      {"AWS_CA_BUNDLE", "/env/ca.pem"}});
+// AWS variables set over the "nested" profile (which has its own keys and
+// session token, region, endpoint and CA bundle), and what they must win.
+struct VariablesOverProfile {
+  const char* name;
+  std::map<std::string, std::string> variables;
+  Resolved want;
+};
+
+void PrintTo(const VariablesOverProfile& v, std::ostream* os) { *os << v.name; }
+
+class S3ConfigVariablesOverProfileTest : public ::testing::TestWithParam<VariablesOverProfile> {};
+
+TEST_P(S3ConfigVariablesOverProfileTest, WinOverTheFiles) {
+  std::map<std::string, std::string> env = GetParam().variables;
+  env["HOME"] =
+      MakeHome(absl::StrCat("p4-", GetParam().name), kProfileConfig, kProfileCredentials);
+  env["AWS_PROFILE"] = "nested";
+  auto c = S3Config::FromEnvironment(env);
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_THAT(*c, Resolves({.endpoints = "env-host:3",
-                            .region = "env-region",
-                            .access_key_id = "ENVKEY",
-                            .session_token = "",  // not mixed in from the profile
-                            .ca_bundle_path = "/env/ca.pem"}));
+  EXPECT_THAT(*c, Resolves(GetParam().want));
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Variables, S3ConfigVariablesOverProfileTest,
+    ::testing::Values(
+        // The keys come as a set: the profile's session token is not mixed in.
+        VariablesOverProfile{
+            "Keys",
+            {{"AWS_ACCESS_KEY_ID", "ENVKEY"}, {"AWS_SECRET_ACCESS_KEY", "ENVSECRET"}},
+            {.access_key_id = "ENVKEY", .secret_access_key = "ENVSECRET", .session_token = ""}},
+        VariablesOverProfile{
+            "Region", {{"AWS_DEFAULT_REGION", "env-region"}}, {.region = "env-region"}},
+        VariablesOverProfile{"Endpoint",
+                             {{"AWS_ENDPOINT_URL", "http://env-host:3"}},
+                             {.endpoints = "env-host:3", .use_https = false}},
+        VariablesOverProfile{
+            "CaBundle", {{"AWS_CA_BUNDLE", "/env/ca.pem"}}, {.ca_bundle_path = "/env/ca.pem"}}),
+    [](const ::testing::TestParamInfo<VariablesOverProfile>& p) {
+      return std::string(p.param.name);
+    });
 
 TEST(S3ConfigProfileTest, S3EndpointVariableWinsOverTheGenericOne) {
   auto c = S3Config::FromEnvironment(

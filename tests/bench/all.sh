@@ -16,7 +16,6 @@
 # About 15 minutes on 2 busy cores. Ends with one line `RESULT {json}`.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
-VENV=${BENCH_VENV:-$ROOT/.venv}
 DOCS="$ROOT/docs"
 RECORDS="$DOCS/bench/records.jsonl"
 report() {  # the page section and plots, from the records alone
@@ -31,9 +30,8 @@ if [ -n "${BENCH_REPORT_ONLY:-}" ]; then
   report
   exit 0
 fi
-bench_python_env all.sh "$ROOT/bindings/python[bench]"
-"$VENV/bin/python" -c 'import matplotlib, boto3, irods' 2>/dev/null ||
-  "${pip[@]}" install matplotlib boto3 "python-irodsclient==3.3.0" >&2
+BENCH_PACKAGE="$ROOT/bindings/python[bench]" \
+  bench_python_env all.sh matplotlib boto3 irods=python-irodsclient==3.3.0
 "$ROOT/tests/peers/install-peers" >&2
 
 STATE="$WORK/state"

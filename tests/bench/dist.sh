@@ -18,17 +18,13 @@
 # line `RESULT {json}`.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
-VENV=${BENCH_VENV:-$ROOT/.venv}
 RUNS=${RUNS:-3}
 COPY_FILES=${COPY_FILES:-10000}
-bench_python_env dist.sh
-"$VENV/bin/python" -c 'import distributed' 2>/dev/null || "${pip[@]}" install distributed >&2
+bench_python_env dist.sh distributed
 
 bench_work dist
-
-echo "generating the trees in $EXPORT ..." >&2
-python3 "$ROOT/tests/bench/make_tree.py" "$EXPORT/t100k" 1000 100000
-python3 "$ROOT/tests/bench/make_tree.py" "$EXPORT/tcopy" $(( (COPY_FILES + 99) / 100 )) "$COPY_FILES"
+bench_make_tree t100k 1000 100000
+bench_make_tree tcopy $(( (COPY_FILES + 99) / 100 )) "$COPY_FILES"
 bench_peer ganesha "$EXPORT" "$STATE/ganesha"
 
 NFS="nfs://127.0.0.1/export"

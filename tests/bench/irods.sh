@@ -13,12 +13,10 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 BENCH="$BUILD/tests/ferry_irods_bench"
-VENV=${BENCH_VENV:-$ROOT/.venv}
 RUNS=${BENCH_RUNS:-3}
 require_built irods.sh "$BENCH"
 [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
-"$VENV/bin/python" -c 'import irods' 2>/dev/null ||
-  "$VENV/bin/python" -m pip install -q "python-irodsclient==3.3.0" >&2
+bench_pip_ensure irods "python-irodsclient==3.3.0"
 "$ROOT/tests/peers/install-peers" >&2
 
 bench_work irods

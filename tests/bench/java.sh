@@ -34,8 +34,7 @@ CLASSPATH="$(ls "$ROOT"/bindings/java/target/ferry-*.jar | head -1):$(cat "$WORK
 echo "java.sh: C++ cache figure (ferry_cache_bench) ..." >&2
 cpp_hits=$("$CACHE_BENCH" | sed -n 's/^RESULT //p' | python3 -c 'import json,sys; print(json.load(sys.stdin)["string_hits_per_s_1t"])')
 
-echo "java.sh: generating the 100,000-file tree ..." >&2
-python3 "$ROOT/tests/bench/make_tree.py" "$EXPORT/t100k" 1000 100000
+bench_make_tree t100k 1000 100000
 bench_peer ganesha "$EXPORT" "$STATE/ganesha"
 bench_peer versitygw "$STATE/versitygw"
 

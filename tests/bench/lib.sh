@@ -2,15 +2,18 @@
 # build the bench measures are, and the two tools most benches run.
 #   ROOT   the checkout;  PEERS  tests/peers;
 #   BUILD  $FERRY_BUILD_DIR, else build/release (another build tree, e.g.
-#          while developing);  CP, WALK  its ferry-cp and ferry-walk.
+#          while developing);  CP, WALK  its ferry-cp and ferry-walk;
+#   VENV   $BENCH_VENV, else .venv: the Python the Python benches use.
 # And what the benches share: require_built (the programs a bench runs are
 # built), bench_work and bench_peer (a scratch folder and the peers in it,
-# stopped and removed on exit), bench_python_env (the Python benches' venv).
+# stopped and removed on exit), bench_make_tree (a generated tree to serve),
+# bench_python_env and bench_pip_ensure (the Python benches' venv).
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 PEERS="$ROOT/tests/peers"
 BUILD=${FERRY_BUILD_DIR:-$ROOT/build/release}
 CP="$BUILD/examples/ferry-cp"
 WALK="$BUILD/examples/ferry-walk"
+VENV=${BENCH_VENV:-$ROOT/.venv}
 
 # require_built NAME FILE...: exits, naming the first FILE that is not an
 # executable, when one is not built.
@@ -51,13 +54,22 @@ bench_peer() {
   "$PEERS/$1" start "${@:2}"
 }
 
-# bench_python_env NAME [PACKAGE]: for the benches that drive ferry from
-# Python: checks that ferry-cp and ferry-walk are built, makes $VENV if
-# missing and, unless BENCH_SKIP_INSTALL is set, installs PACKAGE (default
-# bindings/python) into it, incrementally. Sets `pip`, the venv's pip
-# command, for the caller's own installs.
+# bench_make_tree NAME DIRS FILES: generates $EXPORT/NAME (after bench_work),
+# FILES empty files spread over DIRS folders (tests/bench/make_tree.py).
+bench_make_tree() {
+  echo "generating $EXPORT/$1 ($3 files in $2 folders) ..." >&2
+  python3 "$ROOT/tests/bench/make_tree.py" "$EXPORT/$1" "$2" "$3"
+}
+
+# bench_python_env NAME [MODULE[=PIP_SPEC]...]: for the benches that drive
+# ferry from Python: checks that ferry-cp and ferry-walk are built, makes
+# $VENV if missing and, unless BENCH_SKIP_INSTALL is set, installs
+# BENCH_PACKAGE (default bindings/python; set it before the call) into it,
+# incrementally; then each MODULE the bench also imports, as PIP_SPEC
+# (default MODULE) if the venv lacks it (bench_pip_ensure). Sets `pip`, the
+# venv's pip command, for the caller's own installs.
 bench_python_env() {
-  local name=$1 package=${2:-$ROOT/bindings/python} tool
+  local name=$1 package=${BENCH_PACKAGE:-$ROOT/bindings/python} tool module
   for tool in "$CP" "$WALK"; do
     [ -x "$tool" ] || { echo "$name: $tool is missing (scripts/build release)" >&2; exit 1; }
   done
@@ -69,6 +81,16 @@ bench_python_env() {
     CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} \
       "${pip[@]}" install --no-build-isolation "$package" >&2
   fi
+  for module in "${@:2}"; do bench_pip_ensure "${module%%=*}" "${module#*=}"; done
+}
+
+# bench_pip_ensure IMPORTS PACKAGE...: pip-installs PACKAGE... into $VENV
+# unless its Python can already `import IMPORTS` (e.g. "boto3, irods").
+bench_pip_ensure() {
+  local imports=$1
+  shift
+  "$VENV/bin/python" -c "import $imports" 2>/dev/null ||
+    "$VENV/bin/python" -m pip --disable-pip-version-check -q install "$@" >&2
 }
 
 # Timing helpers for the shell benches: `now` (seconds, ns precision),

@@ -26,10 +26,8 @@ command -v nfs-ls >/dev/null || { echo "nfs-walk.sh: nfs-ls missing (libnfs-util
 
 bench_work nfs-walk
 
-# The trees: empty files (tests/bench/make_tree.py).
-echo "generating trees in $EXPORT ..." >&2
-python3 "$ROOT/tests/bench/make_tree.py" "$EXPORT/t20k" 210 20000
-python3 "$ROOT/tests/bench/make_tree.py" "$EXPORT/t100k" 1000 100000
+bench_make_tree t20k 210 20000
+bench_make_tree t100k 1000 100000
 head -c $((COPY_MIB << 20)) /dev/urandom >"$EXPORT/big.bin"
 
 bench_peer ganesha "$EXPORT" "$STATE/ganesha"

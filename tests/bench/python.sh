@@ -22,16 +22,12 @@
 # About 2 minutes. Ends with one line `RESULT {json}`.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
-VENV=${BENCH_VENV:-$ROOT/.venv}
 RUNS=${RUNS:-5}
 DOWNLOAD_MIB=${DOWNLOAD_MIB:-256}
-bench_python_env python.sh
-"$VENV/bin/python" -c 'import boto3' 2>/dev/null || "${pip[@]}" install boto3 >&2
+bench_python_env python.sh boto3
 
 bench_work python
-
-echo "generating the 100,000-file tree in $EXPORT ..." >&2
-python3 "$ROOT/tests/bench/make_tree.py" "$EXPORT/t100k" 1000 100000
+bench_make_tree t100k 1000 100000
 bench_peer ganesha "$EXPORT" "$STATE/ganesha"
 bench_peer versitygw "$STATE/versitygw"
 

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "ferry/base/clock.h"
 #include "gmock/gmock.h"
@@ -16,11 +17,16 @@
 namespace ferry {
 namespace {
 
-// Records each wait and runs the waiting function when the test says.
+// Records each wait and runs the waiting function when the test says. Given
+// a ManualClock, each wait also passes on it as it is scheduled, so
+// time-bounded policies see the time go by.
 class RecordingScheduler : public DelayScheduler {
  public:
+  RecordingScheduler() = default;
+  explicit RecordingScheduler(ManualClock& clock) : clock_(&clock) {}
   void RunAfter(absl::Duration delay, absl::AnyInvocable<void()> fn) override {
     delays.push_back(delay);
+    if (clock_ != nullptr) clock_->Advance(delay);
     pending.push_back(std::move(fn));
   }
   // Runs the pending functions (which may add more) until none is left.
@@ -33,24 +39,36 @@ class RecordingScheduler : public DelayScheduler {
   }
   std::vector<absl::Duration> delays;
   std::vector<absl::AnyInvocable<void()>> pending;
+
+ private:
+  ManualClock* clock_ = nullptr;
 };
 
-// Runs CallWithRetry over results handed out in order; returns the final
-// result and how many attempts were made.
-std::pair<absl::StatusOr<int>, int> RunWith(const RetryPolicy& policy,
-                                            std::vector<absl::StatusOr<int>> results,
-                                            RecordingScheduler& scheduler) {
+// Runs CallWithRetry with `attempt` answering each attempt (numbered from
+// 1); returns the final result and how many attempts were made.
+std::pair<absl::StatusOr<int>, int> RunUntilDone(
+    const RetryPolicy& policy, RecordingScheduler& scheduler,
+    absl::FunctionRef<absl::StatusOr<int>(int attempt)> attempt) {
   int attempts = 0;
   absl::StatusOr<int> final_result = absl::UnknownError("not done");
   CallWithRetry<int>(
       policy, scheduler,
-      [&](int attempt, Callback<int> cb) {
-        attempts = attempt;
-        cb(results[std::min<size_t>(attempt - 1, results.size() - 1)]);
+      [&](int n, Callback<int> cb) {
+        attempts = n;
+        cb(attempt(n));
       },
       [&](absl::StatusOr<int> r) { final_result = std::move(r); });
   scheduler.RunAll();
   return {final_result, attempts};
+}
+
+// RunUntilDone over results handed out in order (the last one repeats).
+std::pair<absl::StatusOr<int>, int> RunWith(const RetryPolicy& policy,
+                                            std::vector<absl::StatusOr<int>> results,
+                                            RecordingScheduler& scheduler) {
+  return RunUntilDone(policy, scheduler, [&](int attempt) {
+    return results[std::min<size_t>(attempt - 1, results.size() - 1)];
+  });
 }
 
 TEST(IsRetryableTest, TransientErrorsAreRetryable) {
@@ -157,48 +175,17 @@ TEST(CallWithRetryTest, ACallThatFailsOnceFinalKeepsItsMessage) {
   EXPECT_EQ(r.status().message(), "no key");
 }
 
-// A scheduler whose waits pass on a ManualClock as they run.
-class ClockScheduler : public DelayScheduler {
- public:
-  explicit ClockScheduler(ManualClock& clock) : clock_(clock) {}
-  void RunAfter(absl::Duration delay, absl::AnyInvocable<void()> fn) override {
-    delays.push_back(delay);
-    clock_.Advance(delay);
-    pending.push_back(std::move(fn));
-  }
-  void RunAll() {
-    while (!pending.empty()) {
-      auto fn = std::move(pending.front());
-      pending.erase(pending.begin());
-      fn();
-    }
-  }
-  std::vector<absl::Duration> delays;
-  std::vector<absl::AnyInvocable<void()>> pending;
-
- private:
-  ManualClock& clock_;
-};
-
 TEST(RetryPolicyTest, TimeBoundedRetriesStopWhenTheNextWaitWouldPassMaxElapsed) {
   ManualClock clock;
-  ClockScheduler scheduler(clock);
+  RecordingScheduler scheduler(clock);
   const RetryPolicy p{.max_attempts = 1000,
                       .initial_backoff = absl::Milliseconds(100),
                       .max_backoff = absl::Seconds(1),
                       .jitter = 0,
                       .max_elapsed = absl::Seconds(5),
                       .clock = &clock};
-  int attempts = 0;
-  absl::StatusOr<int> result = absl::UnknownError("not done");
-  CallWithRetry<int>(
-      p, scheduler,
-      [&](int n, Callback<int> cb) {
-        attempts = n;
-        cb(absl::UnavailableError("reset"));
-      },
-      [&](absl::StatusOr<int> r) { result = std::move(r); });
-  scheduler.RunAll();
+  auto [result, attempts] =
+      RunUntilDone(p, scheduler, [](int) { return absl::UnavailableError("reset"); });
   // Waits 0.1, 0.2, 0.4, 0.8, 1, 1, 1 (4.5 s in all); an 8th would end at
   // 5.5 s.
   EXPECT_EQ(attempts, 8);
@@ -209,22 +196,14 @@ TEST(RetryPolicyTest, TimeBoundedRetriesStopWhenTheNextWaitWouldPassMaxElapsed) 
 
 TEST(RetryPolicyTest, TimeBoundedRetriesRideOutAnOutageShorterThanTheBound) {
   ManualClock clock;
-  ClockScheduler scheduler(clock);
+  RecordingScheduler scheduler(clock);
   const absl::Time back = clock.Now() + absl::Seconds(3);
   const RetryPolicy p{.max_attempts = 1000, .jitter = 0, .max_elapsed = absl::Seconds(10),
                       .clock = &clock};
-  absl::StatusOr<int> result = absl::UnknownError("not done");
-  CallWithRetry<int>(
-      p, scheduler,
-      [&](int, Callback<int> cb) {
-        if (clock.Now() < back) {
-          cb(absl::UnavailableError("server restarting"));
-        } else {
-          cb(42);
-        }
-      },
-      [&](absl::StatusOr<int> r) { result = std::move(r); });
-  scheduler.RunAll();
+  auto [result, attempts] = RunUntilDone(p, scheduler, [&](int) -> absl::StatusOr<int> {
+    if (clock.Now() < back) return absl::UnavailableError("server restarting");
+    return 42;
+  });
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(*result, 42);
 }

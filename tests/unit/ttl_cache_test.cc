@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -103,14 +104,19 @@ std::string Counts(const TtlCacheStats& s) {
                       " loads_in_flight=", s.loads_in_flight);
 }
 
+// A cache with BasicOptions on a clock that moves only when the test says.
+class TtlCacheOnAClockTest : public ::testing::Test {
+ protected:
+  ManualClock clock_;
+  StringCache cache_{BasicOptions(&clock_)};
+};
+
 // ---- Loading, sharing, expiry ---------------------------------------------
 
-TEST(TtlCacheTest, MissLoadsAndLaterGetsHitWithoutLoading) {
-  ManualClock clock;
-  StringCache cache(BasicOptions(&clock));
+TEST_F(TtlCacheOnAClockTest, MissLoadsAndLaterGetsHitWithoutLoading) {
   std::atomic<int> calls{0};
-  auto first = cache.Get("/a", CountingLoader(&calls, "v1"));
-  auto second = cache.Get("/a", CountingLoader(&calls, "v2"));
+  auto first = cache_.Get("/a", CountingLoader(&calls, "v1"));
+  auto second = cache_.Get("/a", CountingLoader(&calls, "v2"));
   ASSERT_TRUE(first.ok());
   ASSERT_TRUE(second.ok());
   EXPECT_EQ(**first, "v1");
@@ -142,28 +148,24 @@ TEST(TtlCacheTest, LoaderMayHandOverASharedValue) {
   EXPECT_EQ(r->get(), shared.get());
 }
 
-TEST(TtlCacheTest, EntryExpiresAfterTheRefreshTime) {
-  ManualClock clock;
-  StringCache cache(BasicOptions(&clock));
+TEST_F(TtlCacheOnAClockTest, EntryExpiresAfterTheRefreshTime) {
   std::atomic<int> calls{0};
-  ASSERT_TRUE(cache.Get("/a", CountingLoader(&calls, "v1")).ok());
-  clock.Advance(absl::Seconds(29));
-  EXPECT_EQ(**cache.Get("/a", CountingLoader(&calls, "v2")), "v1");
-  clock.Advance(absl::Seconds(1));
-  EXPECT_EQ(**cache.Get("/a", CountingLoader(&calls, "v2")), "v2");
+  ASSERT_TRUE(cache_.Get("/a", CountingLoader(&calls, "v1")).ok());
+  clock_.Advance(absl::Seconds(29));
+  EXPECT_EQ(**cache_.Get("/a", CountingLoader(&calls, "v2")), "v1");
+  clock_.Advance(absl::Seconds(1));
+  EXPECT_EQ(**cache_.Get("/a", CountingLoader(&calls, "v2")), "v2");
   EXPECT_EQ(calls.load(), 2);
-  EXPECT_EQ(cache.stats().expirations, 1);
+  EXPECT_EQ(cache_.stats().expirations, 1);
 }
 
-TEST(TtlCacheTest, PutWithItsOwnRefreshTimeOverridesTheCacheDefault) {
-  ManualClock clock;
-  StringCache cache(BasicOptions(&clock));
-  cache.Put("/short", std::make_shared<const std::string>("s"), absl::Seconds(5));
-  cache.Put("/default", std::string("d"));
-  clock.Advance(absl::Seconds(5));
-  EXPECT_EQ(cache.GetIfPresent("/short"), nullptr);
-  ASSERT_NE(cache.GetIfPresent("/default"), nullptr);
-  EXPECT_EQ(*cache.GetIfPresent("/default"), "d");
+TEST_F(TtlCacheOnAClockTest, PutWithItsOwnRefreshTimeOverridesTheCacheDefault) {
+  cache_.Put("/short", std::make_shared<const std::string>("s"), absl::Seconds(5));
+  cache_.Put("/default", std::string("d"));
+  clock_.Advance(absl::Seconds(5));
+  EXPECT_EQ(cache_.GetIfPresent("/short"), nullptr);
+  ASSERT_NE(cache_.GetIfPresent("/default"), nullptr);
+  EXPECT_EQ(*cache_.GetIfPresent("/default"), "d");
 }
 
 TEST(TtlCacheTest, RefreshTimeHookSetsEachEntrysTime) {
@@ -181,13 +183,11 @@ TEST(TtlCacheTest, RefreshTimeHookSetsEachEntrysTime) {
   EXPECT_NE(cache.GetIfPresent("/cold"), nullptr);
 }
 
-TEST(TtlCacheTest, GetIfPresentNeverLoads) {
-  ManualClock clock;
-  StringCache cache(BasicOptions(&clock));
-  EXPECT_EQ(cache.GetIfPresent("/a"), nullptr);
-  cache.Put("/a", std::string("v"));
-  ASSERT_NE(cache.GetIfPresent("/a"), nullptr);
-  EXPECT_EQ(cache.stats().loads, 0);
+TEST_F(TtlCacheOnAClockTest, GetIfPresentNeverLoads) {
+  EXPECT_EQ(cache_.GetIfPresent("/a"), nullptr);
+  cache_.Put("/a", std::string("v"));
+  ASSERT_NE(cache_.GetIfPresent("/a"), nullptr);
+  EXPECT_EQ(cache_.stats().loads, 0);
 }
 
 // ---- Single-flight and errors ---------------------------------------------
@@ -267,23 +267,21 @@ TEST(TtlCacheTest, ErrorsAreNotCached) {
   EXPECT_EQ(cache.stats().load_failures, 2);
 }
 
-TEST(TtlCacheTest, NotFoundIsCachedForItsOwnShorterTime) {
-  ManualClock clock;
-  StringCache cache(BasicOptions(&clock));
+TEST_F(TtlCacheOnAClockTest, NotFoundIsCachedForItsOwnShorterTime) {
   std::atomic<int> calls{0};
   auto missing = [&](const std::string&) -> absl::StatusOr<std::string> {
     calls.fetch_add(1);
     return absl::NotFoundError("stat /gone: no such path");
   };
-  EXPECT_EQ(cache.Get("/gone", missing).status(), absl::NotFoundError("stat /gone: no such path"));
-  clock.Advance(absl::Milliseconds(999));
-  EXPECT_EQ(cache.Get("/gone", missing).status(), absl::NotFoundError("stat /gone: no such path"));
+  EXPECT_EQ(cache_.Get("/gone", missing).status(), absl::NotFoundError("stat /gone: no such path"));
+  clock_.Advance(absl::Milliseconds(999));
+  EXPECT_EQ(cache_.Get("/gone", missing).status(), absl::NotFoundError("stat /gone: no such path"));
   EXPECT_EQ(calls.load(), 1);
-  EXPECT_EQ(cache.stats().negative_hits, 1);
-  clock.Advance(absl::Milliseconds(1));  // the negative time (1 s) is up
-  EXPECT_EQ(cache.Get("/gone", missing).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(cache_.stats().negative_hits, 1);
+  clock_.Advance(absl::Milliseconds(1));  // the negative time (1 s) is up
+  EXPECT_EQ(cache_.Get("/gone", missing).status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(calls.load(), 2);
-  EXPECT_EQ(cache.stats().load_failures, 0);  // NotFound is an answer
+  EXPECT_EQ(cache_.stats().load_failures, 0);  // NotFound is an answer
 }
 
 TEST(TtlCacheTest, NotFoundIsNotCachedWhenNegativeTimeIsZero) {
@@ -302,14 +300,12 @@ TEST(TtlCacheTest, NotFoundIsNotCachedWhenNegativeTimeIsZero) {
   EXPECT_EQ(cache.stats().negative_hits, 0);
 }
 
-TEST(TtlCacheTest, PutReplacesACachedNotFound) {
-  ManualClock clock;
-  StringCache cache(BasicOptions(&clock));
-  (void)cache.Get("/p", [](const std::string&) -> absl::StatusOr<std::string> {
+TEST_F(TtlCacheOnAClockTest, PutReplacesACachedNotFound) {
+  (void)cache_.Get("/p", [](const std::string&) -> absl::StatusOr<std::string> {
     return absl::NotFoundError("gone");
   });
-  cache.Put("/p", std::string("created"));
-  auto r = cache.Get("/p", [](const std::string&) -> absl::StatusOr<std::string> {
+  cache_.Put("/p", std::string("created"));
+  auto r = cache_.Get("/p", [](const std::string&) -> absl::StatusOr<std::string> {
     return absl::InternalError("must not load");
   });
   ASSERT_TRUE(r.ok());
@@ -649,48 +645,40 @@ TEST(TtlCacheTest, RefreshAheadRunsOnARuntimesBlockingPool) {
 
 // ---- TryGetFresh (a hit that never waits) --------------------------------
 
-TEST(TtlCacheTest, TryGetFreshReturnsAStoredValueAndCountsOneHit) {
-  ManualClock clock;
-  StringCache cache(BasicOptions(&clock));
-  cache.Put("/a", std::string("v"));
-  StringCache::ValuePtr v = cache.TryGetFresh("/a");
+TEST_F(TtlCacheOnAClockTest, TryGetFreshReturnsAStoredValueAndCountsOneHit) {
+  cache_.Put("/a", std::string("v"));
+  StringCache::ValuePtr v = cache_.TryGetFresh("/a");
   ASSERT_NE(v, nullptr);
   EXPECT_EQ(*v, "v");
-  EXPECT_EQ(Counts(cache.stats()), Counts(TtlCacheStats{.hits = 1}));
+  EXPECT_EQ(Counts(cache_.stats()), Counts(TtlCacheStats{.hits = 1}));
 }
 
-TEST(TtlCacheTest, TryGetFreshOnAMissCountsNothingAndLoadsNothing) {
-  ManualClock clock;
-  StringCache cache(BasicOptions(&clock));
-  EXPECT_EQ(cache.TryGetFresh("/a"), nullptr);
-  EXPECT_EQ(Counts(cache.stats()), Counts(TtlCacheStats{}));
+TEST_F(TtlCacheOnAClockTest, TryGetFreshOnAMissCountsNothingAndLoadsNothing) {
+  EXPECT_EQ(cache_.TryGetFresh("/a"), nullptr);
+  EXPECT_EQ(Counts(cache_.stats()), Counts(TtlCacheStats{}));
 }
 
-TEST(TtlCacheTest, TryGetFreshLeavesAnExpiredEntryForGetToDropAndCount) {
-  ManualClock clock;
-  StringCache cache(BasicOptions(&clock));
-  cache.Put("/a", std::string("old"));
-  clock.Advance(absl::Seconds(30));
-  EXPECT_EQ(cache.TryGetFresh("/a"), nullptr);
-  EXPECT_EQ(cache.size(), 1);  // not dropped
-  EXPECT_EQ(Counts(cache.stats()), Counts(TtlCacheStats{}));
+TEST_F(TtlCacheOnAClockTest, TryGetFreshLeavesAnExpiredEntryForGetToDropAndCount) {
+  cache_.Put("/a", std::string("old"));
+  clock_.Advance(absl::Seconds(30));
+  EXPECT_EQ(cache_.TryGetFresh("/a"), nullptr);
+  EXPECT_EQ(cache_.size(), 1);  // not dropped
+  EXPECT_EQ(Counts(cache_.stats()), Counts(TtlCacheStats{}));
   std::atomic<int> calls{0};
-  EXPECT_EQ(**cache.Get("/a", CountingLoader(&calls, "new")), "new");
-  EXPECT_EQ(Counts(cache.stats()),
+  EXPECT_EQ(**cache_.Get("/a", CountingLoader(&calls, "new")), "new");
+  EXPECT_EQ(Counts(cache_.stats()),
             Counts(TtlCacheStats{.misses = 1, .loads = 1, .expirations = 1}));
 }
 
-TEST(TtlCacheTest, TryGetFreshLeavesACachedNotFoundForGetToCount) {
-  ManualClock clock;
-  StringCache cache(BasicOptions(&clock));
+TEST_F(TtlCacheOnAClockTest, TryGetFreshLeavesACachedNotFoundForGetToCount) {
   auto missing = [](const std::string&) -> absl::StatusOr<std::string> {
     return absl::NotFoundError("gone");
   };
-  ASSERT_EQ(cache.Get("/n", missing).status().code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(cache.TryGetFresh("/n"), nullptr);
-  EXPECT_EQ(cache.stats().negative_hits, 0);
-  EXPECT_EQ(cache.Get("/n", missing).status().code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(cache.stats().negative_hits, 1);
+  ASSERT_EQ(cache_.Get("/n", missing).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(cache_.TryGetFresh("/n"), nullptr);
+  EXPECT_EQ(cache_.stats().negative_hits, 0);
+  EXPECT_EQ(cache_.Get("/n", missing).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(cache_.stats().negative_hits, 1);
 }
 
 TEST(TtlCacheTest, TryGetFreshLeavesAnEntryDueForRefreshToGet) {
@@ -721,27 +709,23 @@ TEST(TtlCacheTest, TryGetFreshMovesTheEntryToTheLruFront) {
   EXPECT_EQ(PresentKeys(cache, {"a", "b", "c"}), (std::vector<std::string>{"a", "c"}));
 }
 
-TEST(TtlCacheTest, TryVisitFreshShowsAFreshValueInPlaceAndCountsOneHit) {
-  ManualClock clock;
-  StringCache cache(BasicOptions(&clock));
-  cache.Put("/a", std::string("v"));
+TEST_F(TtlCacheOnAClockTest, TryVisitFreshShowsAFreshValueInPlaceAndCountsOneHit) {
+  cache_.Put("/a", std::string("v"));
   const std::string* seen = nullptr;
-  EXPECT_TRUE(cache.TryVisitFresh("/a", [&](const StringCache::ValuePtr& v) { seen = v.get(); }));
-  EXPECT_EQ(seen, cache.GetIfPresent("/a").get());  // the stored value, not a copy
-  EXPECT_EQ(cache.stats().hits, 2);
+  EXPECT_TRUE(cache_.TryVisitFresh("/a", [&](const StringCache::ValuePtr& v) { seen = v.get(); }));
+  EXPECT_EQ(seen, cache_.GetIfPresent("/a").get());  // the stored value, not a copy
+  EXPECT_EQ(cache_.stats().hits, 2);
 }
 
-TEST(TtlCacheTest, TryVisitFreshDoesNotCallFnWhenTryGetFreshWouldReturnNull) {
-  ManualClock clock;
-  StringCache cache(BasicOptions(&clock));
-  cache.Put("/a", std::string("old"));
-  clock.Advance(absl::Seconds(30));
+TEST_F(TtlCacheOnAClockTest, TryVisitFreshDoesNotCallFnWhenTryGetFreshWouldReturnNull) {
+  cache_.Put("/a", std::string("old"));
+  clock_.Advance(absl::Seconds(30));
   bool called = false;
   auto fn = [&](const StringCache::ValuePtr&) { called = true; };
-  EXPECT_FALSE(cache.TryVisitFresh("/a", fn));       // expired
-  EXPECT_FALSE(cache.TryVisitFresh("/absent", fn));  // never stored
+  EXPECT_FALSE(cache_.TryVisitFresh("/a", fn));       // expired
+  EXPECT_FALSE(cache_.TryVisitFresh("/absent", fn));  // never stored
   EXPECT_FALSE(called);
-  EXPECT_EQ(Counts(cache.stats()), Counts(TtlCacheStats{}));
+  EXPECT_EQ(Counts(cache_.stats()), Counts(TtlCacheStats{}));
 }
 
 TEST(TtlCacheTest, TryGetFreshDoesNotWaitWhileAnotherThreadHoldsTheShardLock) {
@@ -845,16 +829,14 @@ TEST(TtlCacheTest, EvictingAnExpiredEntryCountsAsExpiration) {
   EXPECT_EQ(cache.stats().evictions, 0);
 }
 
-TEST(TtlCacheTest, PurgeExpiredDropsOnlyExpiredEntries) {
-  ManualClock clock;
-  StringCache cache(BasicOptions(&clock));
-  cache.Put("old", std::string("1"));
-  clock.Advance(absl::Seconds(20));
-  cache.Put("new", std::string("2"));
-  clock.Advance(absl::Seconds(10));
-  EXPECT_EQ(cache.PurgeExpired(), 1u);
-  EXPECT_EQ(cache.size(), 1);
-  EXPECT_NE(cache.GetIfPresent("new"), nullptr);
+TEST_F(TtlCacheOnAClockTest, PurgeExpiredDropsOnlyExpiredEntries) {
+  cache_.Put("old", std::string("1"));
+  clock_.Advance(absl::Seconds(20));
+  cache_.Put("new", std::string("2"));
+  clock_.Advance(absl::Seconds(10));
+  EXPECT_EQ(cache_.PurgeExpired(), 1u);
+  EXPECT_EQ(cache_.size(), 1);
+  EXPECT_NE(cache_.GetIfPresent("new"), nullptr);
 }
 
 // ---- Stats -----------------------------------------------------------------
@@ -907,38 +889,46 @@ TEST(TtlCacheTest, LoadsInFlightCountsRunningLoads) {
 
 // ---- Concurrency soak (for the sanitizers) ---------------------------------
 
+// Runs op(thread, i) for i in [0, ops) on each of `threads` threads at
+// once; returns when all are done.
+void RunOnThreads(int threads, int ops, absl::FunctionRef<void(int thread, int i)> op) {
+  std::vector<std::thread> running;
+  for (int t = 0; t < threads; ++t) {
+    running.emplace_back([&, t] {
+      for (int i = 0; i < ops; ++i) op(t, i);
+    });
+  }
+  for (auto& th : running) th.join();
+}
+
+// Loads a key as its own value, but keys ending in "3" are NotFound, so the
+// soaks see negative entries too.
+absl::StatusOr<std::string> LoadKeyAsItselfUnlessItEndsIn3(const std::string& key) {
+  if (key.ends_with("3")) return absl::NotFoundError("gone");
+  return key;
+}
+
 TEST(TtlCacheTest, ConcurrentGetsPutsAndInvalidationsStayConsistent) {
   ManualClock clock;
   TtlCache<std::string, std::string>::Options o;
   o.max_entries = 16;
   o.clock = &clock;
   StringCache cache(std::move(o));
-  constexpr int kThreads = 4;
-  constexpr int kOps = 2000;
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      for (int i = 0; i < kOps; ++i) {
-        const std::string key = "/d/" + std::to_string((i * 7 + t) % 24);
-        switch (i % 6) {
-          case 0: cache.Invalidate(key); break;
-          case 1: cache.Put(key, std::string("p")); break;
-          case 2: cache.InvalidatePrefix("/d/1"); break;
-          case 3: clock.Advance(absl::Seconds(1)); break;
-          default: {
-            auto r = cache.Get(key, [](const std::string& k) -> absl::StatusOr<std::string> {
-              if (k.ends_with("3")) return absl::NotFoundError("gone");
-              return k;
-            });
-            if (r.ok()) {
-              EXPECT_TRUE(**r == key || **r == "p");
-            }
-          }
+  RunOnThreads(/*threads=*/4, /*ops=*/2000, [&](int t, int i) {
+    const std::string key = "/d/" + std::to_string((i * 7 + t) % 24);
+    switch (i % 6) {
+      case 0: cache.Invalidate(key); break;
+      case 1: cache.Put(key, std::string("p")); break;
+      case 2: cache.InvalidatePrefix("/d/1"); break;
+      case 3: clock.Advance(absl::Seconds(1)); break;
+      default: {
+        auto r = cache.Get(key, LoadKeyAsItselfUnlessItEndsIn3);
+        if (r.ok()) {
+          EXPECT_TRUE(**r == key || **r == "p");
         }
       }
-    });
-  }
-  for (auto& th : threads) th.join();
+    }
+  });
   EXPECT_LE(cache.size(), 16);
   EXPECT_EQ(cache.stats().loads_in_flight, 0);
 }
@@ -948,37 +938,26 @@ TEST(TtlCacheTest, ConcurrentGetsPutsAndInvalidationsStayConsistent) {
 TEST(TtlCacheTest, ConcurrentTryGetFreshWithFallbackCountsEachLookupOnce) {
   ManualClock clock;
   StringCache cache({.max_entries = 8, .clock = &clock});
-  constexpr int kThreads = 4;
-  constexpr int kOps = 3000;
   std::atomic<int64_t> lookups{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      for (int i = 0; i < kOps; ++i) {
-        const std::string key = "/d/" + std::to_string((i * 5 + t) % 12);
-        switch (i % 8) {
-          case 0: cache.Invalidate(key); break;
-          case 1: cache.Put(key, std::string("p")); break;
-          case 2: clock.Advance(absl::Seconds(1)); break;
-          default: {
-            lookups.fetch_add(1);
-            StringCache::ValuePtr v = cache.TryGetFresh(key);
-            if (v == nullptr) {
-              auto r = cache.Get(key, [](const std::string& k) -> absl::StatusOr<std::string> {
-                if (k.ends_with("3")) return absl::NotFoundError("gone");
-                return k;
-              });
-              if (r.ok()) v = *r;
-            }
-            if (v != nullptr) {
-              EXPECT_TRUE(*v == key || *v == "p");
-            }
-          }
+  RunOnThreads(/*threads=*/4, /*ops=*/3000, [&](int t, int i) {
+    const std::string key = "/d/" + std::to_string((i * 5 + t) % 12);
+    switch (i % 8) {
+      case 0: cache.Invalidate(key); break;
+      case 1: cache.Put(key, std::string("p")); break;
+      case 2: clock.Advance(absl::Seconds(1)); break;
+      default: {
+        lookups.fetch_add(1);
+        StringCache::ValuePtr v = cache.TryGetFresh(key);
+        if (v == nullptr) {
+          auto r = cache.Get(key, LoadKeyAsItselfUnlessItEndsIn3);
+          if (r.ok()) v = *r;
+        }
+        if (v != nullptr) {
+          EXPECT_TRUE(*v == key || *v == "p");
         }
       }
-    });
-  }
-  for (auto& th : threads) th.join();
+    }
+  });
   const TtlCacheStats s = cache.stats();
   EXPECT_EQ(s.hits + s.negative_hits + s.misses, lookups.load());
   EXPECT_LE(cache.size(), 8);

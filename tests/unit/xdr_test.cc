@@ -7,6 +7,9 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "ferry/base/status_macros.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -23,9 +26,37 @@ std::string Bytes(std::initializer_list<int> bytes) {
   return s;
 }
 
+void WriteU32(XdrEncoder& e, uint32_t v) { e.WriteUint32(v); }
+
 absl::Status ReadU32Into(XdrDecoder& d, uint32_t* v) {
   FERRY_ASSIGN_OR_RETURN(*v, d.ReadUint32("item"));
   return absl::OkStatus();
+}
+
+// Decodes a list of uint32s that should fill all of `buf` with `read` (one
+// of the decoder's list readers); returns what it read.
+std::vector<uint32_t> ReadWholeList(
+    std::string_view buf,
+    absl::FunctionRef<absl::Status(XdrDecoder&, std::vector<uint32_t>*)> read) {
+  XdrDecoder d(buf);
+  std::vector<uint32_t> out;
+  EXPECT_TRUE(read(d, &out).ok());
+  EXPECT_TRUE(d.done()) << d.rest().size() << " bytes left";
+  return out;
+}
+
+absl::Status StatusOf(const absl::Status& s) { return s; }
+template <typename T>
+absl::Status StatusOf(const absl::StatusOr<T>& s) {
+  return s.status();
+}
+
+// Matches a Status, or a StatusOr's status, that is DataLoss with `text` in
+// its message: how every decode failure is reported.
+MATCHER_P(IsDataLossWith, text, absl::StrCat("is DataLoss with \"", text, "\"")) {
+  const absl::Status s = StatusOf(arg);
+  *result_listener << "which is " << s;
+  return s.code() == absl::StatusCode::kDataLoss && absl::StrContains(s.message(), text);
 }
 
 TEST(XdrTest, IntegersAreBigEndian) {
@@ -149,9 +180,7 @@ TEST(XdrTest, NonZeroPaddingIsAccepted) {
 TEST(XdrTest, MissingPaddingIsTruncation) {
   const std::string buf = Bytes({0, 0, 0, 1, 'a'});
   XdrDecoder d(buf, "msg");
-  absl::StatusOr<std::string_view> v = d.ReadOpaque("data");
-  EXPECT_EQ(v.status().code(), absl::StatusCode::kDataLoss);
-  EXPECT_THAT(v.status().message(), HasSubstr("truncated reading data"));
+  EXPECT_THAT(d.ReadOpaque("data"), IsDataLossWith("truncated reading data"));
   EXPECT_EQ(d.offset(), 0u);
 }
 
@@ -159,18 +188,14 @@ TEST(XdrTest, OpaqueOverItsMaximumIsDataLoss) {
   std::string buf;
   XdrEncoder(&buf).WriteString("toolong");
   XdrDecoder d(buf, "msg");
-  absl::StatusOr<std::string_view> v = d.ReadString("name", 6);
-  EXPECT_EQ(v.status().code(), absl::StatusCode::kDataLoss);
-  EXPECT_THAT(v.status().message(), HasSubstr("name length 7 exceeds its maximum of 6"));
+  EXPECT_THAT(d.ReadString("name", 6), IsDataLossWith("name length 7 exceeds its maximum of 6"));
   EXPECT_EQ(*d.ReadString("name", 7), "toolong");
 }
 
 TEST(XdrTest, OpaqueLengthBeyondTheBufferIsDataLoss) {
   const std::string buf = Bytes({0xff, 0xff, 0xff, 0xff, 'a', 'b', 'c', 'd'});
   XdrDecoder d(buf, "msg");
-  absl::StatusOr<std::string_view> v = d.ReadOpaque("blob");
-  EXPECT_EQ(v.status().code(), absl::StatusCode::kDataLoss);
-  EXPECT_THAT(v.status().message(), HasSubstr("need 4294967296 bytes, 4 left"));
+  EXPECT_THAT(d.ReadOpaque("blob"), IsDataLossWith("need 4294967296 bytes, 4 left"));
 }
 
 TEST(XdrTest, TruncatedIntegerNamesFieldContextAndOffset) {
@@ -186,45 +211,46 @@ TEST(XdrTest, TruncatedIntegerNamesFieldContextAndOffset) {
 TEST(XdrTest, VariableArrayRoundTrips) {
   const std::vector<uint32_t> in = {1, 2, 3, 0xffffffff};
   std::string buf;
-  XdrEncoder(&buf).WriteArray(in, [](XdrEncoder& e, uint32_t v) { e.WriteUint32(v); });
+  XdrEncoder(&buf).WriteArray(in, WriteU32);
   EXPECT_EQ(buf.size(), 4u + 4 * in.size());
-  XdrDecoder d(buf);
-  std::vector<uint32_t> out;
-  ASSERT_TRUE(d.ReadArray("list", 4, &out, ReadU32Into).ok());
-  EXPECT_EQ(out, in);
-  EXPECT_TRUE(d.done());
+  EXPECT_EQ(ReadWholeList(buf,
+                          [](XdrDecoder& d, std::vector<uint32_t>* out) {
+                            return d.ReadArray("list", 4, out, ReadU32Into);
+                          }),
+            in);
 }
 
 TEST(XdrTest, FixedArrayRoundTripsWithoutCount) {
   const std::vector<uint32_t> in = {7, 8, 9};
   std::string buf;
-  XdrEncoder(&buf).WriteFixedArray(in, [](XdrEncoder& e, uint32_t v) { e.WriteUint32(v); });
+  XdrEncoder(&buf).WriteFixedArray(in, WriteU32);
   EXPECT_EQ(buf.size(), 12u);
-  XdrDecoder d(buf);
-  std::vector<uint32_t> out;
-  ASSERT_TRUE(d.ReadFixedArray(3, &out, ReadU32Into).ok());
-  EXPECT_EQ(out, in);
+  EXPECT_EQ(ReadWholeList(buf,
+                          [](XdrDecoder& d, std::vector<uint32_t>* out) {
+                            return d.ReadFixedArray(3, out, ReadU32Into);
+                          }),
+            in);
 }
 
-TEST(XdrTest, ArrayCountOverItsMaximumIsDataLoss) {
-  std::string buf;
-  XdrEncoder(&buf).WriteArray(std::vector<uint32_t>{1, 2, 3},
-                              [](XdrEncoder& e, uint32_t v) { e.WriteUint32(v); });
-  XdrDecoder d(buf, "msg");
+TEST(XdrTest, ListsLongerThanTheirMaximumAreDataLoss) {
+  const std::vector<uint32_t> three = {1, 2, 3};
+  std::string array, optional_list;
+  XdrEncoder(&array).WriteArray(three, WriteU32);
+  XdrEncoder(&optional_list).WriteOptionalList(three, WriteU32);
   std::vector<uint32_t> out;
-  absl::Status s = d.ReadArray("gids", 2, &out, ReadU32Into);
-  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
-  EXPECT_THAT(s.message(), HasSubstr("gids count 3 exceeds its maximum of 2"));
+  EXPECT_THAT(XdrDecoder(array, "msg").ReadArray("gids", 2, &out, ReadU32Into),
+              IsDataLossWith("gids count 3 exceeds its maximum of 2"));
   EXPECT_TRUE(out.empty());
+  EXPECT_THAT(XdrDecoder(optional_list, "msg").ReadOptionalList("entries", 2, &out, ReadU32Into),
+              IsDataLossWith("entries has more than its maximum of 2 items"));
 }
 
 TEST(XdrTest, ArrayCountThatCannotFitTheBufferIsRejectedBeforeReading) {
   const std::string buf = Bytes({0x10, 0, 0, 0, 0, 0, 0, 1});
   XdrDecoder d(buf, "msg");
   std::vector<uint32_t> out;
-  absl::Status s = d.ReadArray("items", kXdrNoLimit, &out, ReadU32Into);
-  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
-  EXPECT_THAT(s.message(), HasSubstr("count 268435456 needs at least"));
+  EXPECT_THAT(d.ReadArray("items", kXdrNoLimit, &out, ReadU32Into),
+              IsDataLossWith("count 268435456 needs at least"));
   EXPECT_TRUE(out.empty());
 }
 
@@ -232,9 +258,8 @@ TEST(XdrTest, OptionalRoundTripsPresentAndAbsent) {
   std::string buf;
   XdrEncoder e(&buf);
   const uint32_t value = 42;
-  auto write = [](XdrEncoder& x, uint32_t v) { x.WriteUint32(v); };
-  e.WriteOptional(&value, write);
-  e.WriteOptional(static_cast<const uint32_t*>(nullptr), write);
+  e.WriteOptional(&value, WriteU32);
+  e.WriteOptional(static_cast<const uint32_t*>(nullptr), WriteU32);
   EXPECT_EQ(buf, Bytes({0, 0, 0, 1, 0, 0, 0, 42, 0, 0, 0, 0}));
   XdrDecoder d(buf);
   std::optional<uint32_t> a, b = 5;
@@ -247,25 +272,14 @@ TEST(XdrTest, OptionalRoundTripsPresentAndAbsent) {
 TEST(XdrTest, OptionalListRoundTrips) {
   const std::vector<uint32_t> in = {10, 20, 30};
   std::string buf;
-  XdrEncoder(&buf).WriteOptionalList(in, [](XdrEncoder& e, uint32_t v) { e.WriteUint32(v); });
+  XdrEncoder(&buf).WriteOptionalList(in, WriteU32);
   EXPECT_EQ(buf, Bytes({0, 0, 0, 1, 0, 0, 0, 10, 0, 0, 0, 1, 0, 0, 0, 20, 0, 0, 0, 1, 0, 0, 0, 30,
                         0, 0, 0, 0}));
-  XdrDecoder d(buf);
-  std::vector<uint32_t> out;
-  ASSERT_TRUE(d.ReadOptionalList("entries", 3, &out, ReadU32Into).ok());
-  EXPECT_EQ(out, in);
-  EXPECT_TRUE(d.done());
-}
-
-TEST(XdrTest, OptionalListLongerThanItsMaximumIsDataLoss) {
-  std::string buf;
-  XdrEncoder(&buf).WriteOptionalList(std::vector<uint32_t>{1, 2, 3},
-                                     [](XdrEncoder& e, uint32_t v) { e.WriteUint32(v); });
-  XdrDecoder d(buf, "msg");
-  std::vector<uint32_t> out;
-  absl::Status s = d.ReadOptionalList("entries", 2, &out, ReadU32Into);
-  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
-  EXPECT_THAT(s.message(), HasSubstr("entries has more than its maximum of 2 items"));
+  EXPECT_EQ(ReadWholeList(buf,
+                          [](XdrDecoder& d, std::vector<uint32_t>* out) {
+                            return d.ReadOptionalList("entries", 3, out, ReadU32Into);
+                          }),
+            in);
 }
 
 TEST(XdrTest, UnionDiscriminantDrivesTheArm) {
@@ -279,9 +293,8 @@ TEST(XdrTest, UnionDiscriminantDrivesTheArm) {
   ASSERT_EQ(*d.ReadDiscriminant("kind"), 2);
   EXPECT_EQ(*d.ReadString("name"), "file");
   const int32_t kind = *d.ReadDiscriminant("kind");
-  absl::Status s = d.BadDiscriminant("kind", kind);
-  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
-  EXPECT_THAT(s.message(), HasSubstr("kind has unknown discriminant 9 at offset 12"));
+  EXPECT_THAT(d.BadDiscriminant("kind", kind),
+              IsDataLossWith("kind has unknown discriminant 9 at offset 12"));
 }
 
 TEST(XdrTest, SkipPassesOverPaddedBytes) {
@@ -300,9 +313,7 @@ TEST(XdrTest, TrailingBytesFailExpectEnd) {
   const std::string buf = Bytes({0, 0, 0, 1, 0, 0, 0, 2});
   XdrDecoder d(buf, "msg");
   ASSERT_TRUE(d.ReadUint32("a").ok());
-  absl::Status s = d.ExpectEnd();
-  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
-  EXPECT_THAT(s.message(), HasSubstr("4 unexpected trailing bytes at offset 4"));
+  EXPECT_THAT(d.ExpectEnd(), IsDataLossWith("4 unexpected trailing bytes at offset 4"));
   EXPECT_EQ(d.rest(), Bytes({0, 0, 0, 2}));
 }
 
@@ -321,7 +332,7 @@ TEST(XdrTest, EveryTruncationOfAStructIsDataLoss) {
   XdrEncoder e(&buf);
   e.WriteUint64(99);
   e.WriteString("name");
-  e.WriteArray(std::vector<uint32_t>{1, 2}, [](XdrEncoder& x, uint32_t v) { x.WriteUint32(v); });
+  e.WriteArray(std::vector<uint32_t>{1, 2}, WriteU32);
   e.WriteBool(true);
   auto decode = [](std::string_view in) -> absl::Status {
     XdrDecoder d(in, "struct");

@@ -6,6 +6,7 @@ single-flight load has already counted its miss). NFS tests share one
 nfs-ganesha per session (the `ganesha` fixture).
 """
 
+import io
 import os
 import pathlib
 import shutil
@@ -66,6 +67,16 @@ def assert_open_file_outlives_its_client(client, name, payload):
     assert info.value.code == "FailedPrecondition"
     assert f.read(10) == payload[:10]
     f.close()
+
+
+def assert_reads_like_bytes(f, payload, calls):
+    """Makes each call, ("read", n), ("seek", offset[, whence]) or ("tell",),
+    on the open file f and on io.BytesIO(payload): every answer must be the
+    same, as f reads, seeks and tells like any file holding payload."""
+    model = io.BytesIO(payload)
+    for name, *args in calls:
+        want = getattr(model, name)(*args)
+        assert getattr(f, name)(*args) == want, f"{name}{tuple(args)}"
 
 
 def run_threads(n, fn):

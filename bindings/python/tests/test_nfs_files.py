@@ -11,7 +11,8 @@ import pytest
 import ferry
 import ferry.nfs
 from ferry import records_pb2
-from conftest import DirectoryWatcher, assert_open_file_outlives_its_client, nfs_url, raising
+from conftest import (DirectoryWatcher, assert_open_file_outlives_its_client,
+                      assert_reads_like_bytes, nfs_url, raising)
 
 SIZE = 3 * (1 << 20) + 12345  # several READ calls and chunks, and a ragged end
 
@@ -59,21 +60,16 @@ def test_read_whole_file(nfs, data):
 def test_partial_reads_move_the_offset(nfs, data):
     name, payload = data
     with nfs.open(name, "rb") as f:
-        assert f.read(10) == payload[:10]
-        assert f.tell() == 10
-        assert f.read(1 << 20) == payload[10:10 + (1 << 20)]
-        assert f.tell() == 10 + (1 << 20)
+        assert_reads_like_bytes(f, payload, [("read", 10), ("tell",), ("read", 1 << 20), ("tell",)])
 
 
 def test_seek_and_tell(nfs, data):
     name, payload = data
     with nfs.open(name, "rb") as f:
-        assert f.seek(1000) == 1000
-        assert f.read(5) == payload[1000:1005]
-        assert f.seek(-5, io.SEEK_CUR) == 1000
-        assert f.seek(-7, io.SEEK_END) == SIZE - 7
-        assert f.read(100) == payload[-7:]  # short read at the end
-        assert f.tell() == SIZE
+        assert_reads_like_bytes(f, payload, [
+            ("seek", 1000), ("read", 5), ("seek", -5, io.SEEK_CUR), ("seek", -7, io.SEEK_END),
+            ("read", 100),  # short read at the end
+            ("tell",)])
 
 
 def test_read_at_and_past_eof_is_empty(nfs, data):

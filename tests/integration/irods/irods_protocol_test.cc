@@ -3,10 +3,17 @@
 
 #include "ferry/irods/irods_protocol.h"
 #include "ferry/irods/irods_xml.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace ferry::irods {
 namespace {
+
+// Matches a Message with these sections and no error.
+::testing::Matcher<Message> MessageIs(std::string type, int64_t int_info, std::string msg,
+                                      std::string bs = "") {
+  return ::testing::FieldsAre(type, int_info, msg, /*error=*/"", bs);
+}
 
 TEST(IrodsXml, ReadsRepeatedFieldsInOrder) {
   auto n = ParseXml(
@@ -58,13 +65,10 @@ TEST(IrodsXml, RejectsDeepNesting) {
 }
 
 TEST(IrodsFrame, EncodeThenDecodeKeepsEverySection) {
-  std::string frame = EncodeMessage("RODS_API_REQ", 676, "<x></x>", "payload");
-  auto m = DecodeMessage(frame);
+  absl::StatusOr<Message> m =
+      DecodeMessage(EncodeMessage("RODS_API_REQ", 676, "<x></x>", "payload"));
   ASSERT_TRUE(m.ok()) << m.status();
-  EXPECT_EQ(m->type, "RODS_API_REQ");
-  EXPECT_EQ(m->int_info, 676);
-  EXPECT_EQ(m->msg, "<x></x>");
-  EXPECT_EQ(m->bs, "payload");
+  EXPECT_THAT(*m, MessageIs("RODS_API_REQ", 676, "<x></x>", "payload"));
 }
 
 // irods_message_fuzz's round trip fails without it: a type read back
@@ -72,9 +76,7 @@ TEST(IrodsFrame, EncodeThenDecodeKeepsEverySection) {
 TEST(IrodsFrame, EncodeEscapesTheTypeSoAnyDecodedMessageEncodesBack) {
   absl::StatusOr<Message> m = DecodeMessage(EncodeMessage("A&B<C>", 3, "m"));
   ASSERT_TRUE(m.ok()) << m.status();
-  EXPECT_EQ(m->type, "A&B<C>");
-  EXPECT_EQ(m->int_info, 3);
-  EXPECT_EQ(m->msg, "m");
+  EXPECT_THAT(*m, MessageIs("A&B<C>", 3, "m"));
 }
 
 TEST(IrodsFrame, RejectsSectionsThatDoNotAddUp) {

@@ -2,17 +2,68 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <ostream>
 #include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace ferry::s3 {
+
+// How a config shows in a failed expectation: the fields the tests check
+// (in ferry::s3, where gMock's printer looks).
+void PrintTo(const S3Config& c, std::ostream* os) {
+  *os << "{endpoints=" << absl::StrJoin(c.endpoints, ",") << " region=" << c.region
+      << " access_key_id=" << c.access_key_id << " session_token=" << c.session_token
+      << " use_https=" << c.use_https << " path_style=" << c.path_style
+      << " ca_bundle_path=" << c.ca_bundle_path << "}";
+}
+
 namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+
+// What a test expects of a resolved S3Config, in the struct's order;
+// fields left unset are not checked. Endpoints are comma-joined.
+struct Resolved {
+  std::optional<std::string> endpoints;
+  std::optional<std::string> region;
+  std::optional<std::string> access_key_id;
+  std::optional<std::string> secret_access_key;
+  std::optional<std::string> session_token;
+  std::optional<bool> use_https;
+  std::optional<bool> path_style;
+  std::optional<std::string> ca_bundle_path;
+};
+
+// Matches an S3Config with every field `want` sets; says which differ.
+MATCHER_P(ResolvesMatcher, want, "resolves to the expected endpoints, region, keys and options") {
+  bool matches = true;
+  auto check = [&](const char* name, const auto& expected, const auto& actual) {
+    if (expected.has_value() && *expected != actual) {
+      *result_listener << name << " is " << ::testing::PrintToString(actual) << ", not "
+                       << ::testing::PrintToString(*expected) << "; ";
+      matches = false;
+    }
+  };
+  check("endpoints", want.endpoints, absl::StrJoin(arg.endpoints, ","));
+  check("region", want.region, arg.region);
+  check("access_key_id", want.access_key_id, arg.access_key_id);
+  check("secret_access_key", want.secret_access_key, arg.secret_access_key);
+  check("session_token", want.session_token, arg.session_token);
+  check("use_https", want.use_https, arg.use_https);
+  check("path_style", want.path_style, arg.path_style);
+  check("ca_bundle_path", want.ca_bundle_path, arg.ca_bundle_path);
+  return matches;
+}
+
+::testing::Matcher<S3Config> Resolves(const Resolved& want) { return ResolvesMatcher(want); }
 
 std::string WriteKeypair(const std::string& name, const std::string& text) {
   std::string path = ::testing::TempDir() + "/" + name;
@@ -27,11 +78,11 @@ TEST(S3ConfigTest, ParsesTheIrodsContextKeys) {
       ";S3_PROTO=HTTP;S3_RETRY_COUNT=5;S3_WAIT_TIME_SEC=3;S3_MPU_CHUNK=16;S3_MPU_THREADS=4;"
       "HOST_MODE=cacheless_detached;S3_STSDATE=both");
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_THAT(c->endpoints, ElementsAre("h1:7070", "h2:7071"));
-  EXPECT_EQ(c->region, "eu-west-1");
-  EXPECT_EQ(c->access_key_id, "AKID");
-  EXPECT_EQ(c->secret_access_key, "SECRET");
-  EXPECT_FALSE(c->use_https);
+  EXPECT_THAT(*c, Resolves({.endpoints = "h1:7070,h2:7071",
+                            .region = "eu-west-1",
+                            .access_key_id = "AKID",
+                            .secret_access_key = "SECRET",
+                            .use_https = false}));
   EXPECT_EQ(c->retry_count, 5);
   EXPECT_EQ(c->retry_wait, absl::Seconds(3));
   EXPECT_EQ(c->mpu_chunk_bytes, 16 << 20);
@@ -81,19 +132,24 @@ TEST(S3ConfigTest, AuthFileWithOneLineIsRejected) {
   EXPECT_THAT(c.status().message(), HasSubstr("line 2"));
 }
 
+// Keys, session token, region and endpoint, as AWS variables.
+std::map<std::string, std::string> AwsVariables() {
+  return {{"AWS_ACCESS_KEY_ID", "AK"},
+          {"AWS_SECRET_ACCESS_KEY", "SK"},
+          {"AWS_SESSION_TOKEN", "TOK"},
+          {"AWS_DEFAULT_REGION", "ap-south-1"},
+          {"AWS_ENDPOINT_URL", "http://127.0.0.1:7070/"}};
+}
+
 TEST(S3ConfigTest, EnvironmentSuppliesCredentialsRegionAndEndpoint) {
-  auto c = S3Config::FromEnvironment({{"AWS_ACCESS_KEY_ID", "AK"},
-                                      {"AWS_SECRET_ACCESS_KEY", "SK"},
-                                      {"AWS_SESSION_TOKEN", "TOK"},
-                                      {"AWS_DEFAULT_REGION", "ap-south-1"},
-                                      {"AWS_ENDPOINT_URL", "http://127.0.0.1:7070/"}});
+  auto c = S3Config::FromEnvironment(AwsVariables());
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_EQ(c->access_key_id, "AK");
-  EXPECT_EQ(c->secret_access_key, "SK");
-  EXPECT_EQ(c->session_token, "TOK");
-  EXPECT_EQ(c->region, "ap-south-1");
-  EXPECT_THAT(c->endpoints, ElementsAre("127.0.0.1:7070"));
-  EXPECT_FALSE(c->use_https);
+  EXPECT_THAT(*c, Resolves({.endpoints = "127.0.0.1:7070",
+                            .region = "ap-south-1",
+                            .access_key_id = "AK",
+                            .secret_access_key = "SK",
+                            .session_token = "TOK",
+                            .use_https = false}));
 }
 
 TEST(S3ConfigTest, AwsRegionWinsOverDefaultRegion) {
@@ -101,22 +157,19 @@ TEST(S3ConfigTest, AwsRegionWinsOverDefaultRegion) {
                                       {"AWS_DEFAULT_REGION", "r2"},
                                       {"AWS_ENDPOINT_URL", "https://s3.example.com"}});
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_EQ(c->region, "r1");
-  EXPECT_TRUE(c->use_https);
+  EXPECT_THAT(*c, Resolves({.region = "r1", .use_https = true}));
 }
 
 TEST(S3ConfigTest, ContextWinsOverEnvironment) {
   const std::string auth = WriteKeypair("keys3", "CTXKEY\nCTXSECRET\n");
+  std::map<std::string, std::string> env = AwsVariables();
+  env["AWS_REGION"] = "env-region";  // the strongest region variable too
   auto c = S3Config::FromContextString(
-      "S3_DEFAULT_HOSTNAME=ctx:1;S3_REGIONNAME=ctx-region;S3_AUTH_FILE=" + auth,
-      {{"AWS_ACCESS_KEY_ID", "AK"},
-       {"AWS_SECRET_ACCESS_KEY", "SK"},
-       {"AWS_REGION", "env-region"},
-       {"AWS_ENDPOINT_URL", "http://env:2"}});
+      "S3_DEFAULT_HOSTNAME=ctx:1;S3_REGIONNAME=ctx-region;S3_AUTH_FILE=" + auth, env);
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_EQ(c->access_key_id, "CTXKEY");
-  EXPECT_EQ(c->region, "ctx-region");
-  EXPECT_THAT(c->endpoints, ElementsAre("ctx:1"));
+  EXPECT_THAT(*c, Resolves({.endpoints = "ctx:1",
+                            .region = "ctx-region",
+                            .access_key_id = "CTXKEY"}));
 }
 
 TEST(S3ConfigTest, EndpointUrlWithoutSchemeIsRejected) {
@@ -171,54 +224,78 @@ TEST(S3ConfigProfileTest, DefaultProfileGivesKeysRegionAndEndpoint) {
   const std::string home = MakeHome("p1", kProfileConfig, kProfileCredentials);
   auto c = S3Config::FromEnvironment({{"HOME", home}});
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_EQ(c->access_key_id, "DEFKEY");
-  EXPECT_EQ(c->secret_access_key, "DEFSECRET");
-  EXPECT_EQ(c->session_token, "");
-  EXPECT_EQ(c->region, "eu-west-1");
-  EXPECT_THAT(c->endpoints, ElementsAre("default-host:9000"));
-  EXPECT_FALSE(c->use_https);
-  EXPECT_TRUE(c->path_style);
+  EXPECT_THAT(*c, Resolves({.endpoints = "default-host:9000",
+                            .region = "eu-west-1",
+                            .access_key_id = "DEFKEY",
+                            .secret_access_key = "DEFSECRET",
+                            .session_token = "",
+                            .use_https = false,
+                            .path_style = true}));
 }
 
 TEST(S3ConfigProfileTest, NamedProfileReadsTheNestedS3Block) {
   const std::string home = MakeHome("p2", kProfileConfig, kProfileCredentials);
   auto c = S3Config::FromEnvironment({{"HOME", home}, {"AWS_PROFILE", "nested"}});
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_EQ(c->access_key_id, "NESTKEY");
-  EXPECT_EQ(c->session_token, "NESTTOKEN");
-  EXPECT_EQ(c->region, "ap-south-1");
   // The s3-specific endpoint wins over the profile's global one.
-  EXPECT_THAT(c->endpoints, ElementsAre("nested-host:9443"));
-  EXPECT_TRUE(c->use_https);
-  EXPECT_FALSE(c->path_style);
-  EXPECT_EQ(c->ca_bundle_path, home + "/ca.pem");
+  EXPECT_THAT(*c, Resolves({.endpoints = "nested-host:9443",
+                            .region = "ap-south-1",
+                            .access_key_id = "NESTKEY",
+                            .session_token = "NESTTOKEN",
+                            .use_https = true,
+                            .path_style = false,
+                            .ca_bundle_path = home + "/ca.pem"}));
 }
 
 TEST(S3ConfigProfileTest, KeysMayLiveInTheConfigFile) {
   const std::string home = MakeHome("p3", kProfileConfig, kProfileCredentials);
   auto c = S3Config::FromEnvironment({{"HOME", home}, {"AWS_PROFILE", "keys-in-config"}});
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_EQ(c->access_key_id, "CFGKEY");
-  EXPECT_EQ(c->secret_access_key, "CFGSECRET");
-  EXPECT_EQ(c->region, "us-east-1");  // the profile has none: the built-in default
+  EXPECT_THAT(*c, Resolves({.region = "us-east-1",  // the profile has none: the built-in default
+                            .access_key_id = "CFGKEY",
+                            .secret_access_key = "CFGSECRET"}));
 }
 
-TEST(S3ConfigProfileTest, EnvironmentVariablesWinOverTheFiles) {
-  const std::string home = MakeHome("p4", kProfileConfig, kProfileCredentials);
-  auto c = S3Config::FromEnvironment({{"HOME", home},
-                                      {"AWS_PROFILE", "nested"},
-                                      {"AWS_ACCESS_KEY_ID", "ENVKEY"},
-                                      {"AWS_SECRET_ACCESS_KEY", "ENVSECRET"},
-                                      {"AWS_DEFAULT_REGION", "env-region"},
-                                      {"AWS_ENDPOINT_URL", "http://env-host:3"},
-                                      {"AWS_CA_BUNDLE", "/env/ca.pem"}});
+// AWS variables set over the "nested" profile (which has its own keys and
+// session token, region, endpoint and CA bundle), and what they must win.
+struct VariablesOverProfile {
+  const char* name;
+  std::map<std::string, std::string> variables;
+  Resolved want;
+};
+
+void PrintTo(const VariablesOverProfile& v, std::ostream* os) { *os << v.name; }
+
+class S3ConfigVariablesOverProfileTest : public ::testing::TestWithParam<VariablesOverProfile> {};
+
+TEST_P(S3ConfigVariablesOverProfileTest, WinOverTheFiles) {
+  std::map<std::string, std::string> env = GetParam().variables;
+  env["HOME"] =
+      MakeHome(absl::StrCat("p4-", GetParam().name), kProfileConfig, kProfileCredentials);
+  env["AWS_PROFILE"] = "nested";
+  auto c = S3Config::FromEnvironment(env);
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_EQ(c->access_key_id, "ENVKEY");
-  EXPECT_EQ(c->session_token, "");  // not mixed in from the profile
-  EXPECT_EQ(c->region, "env-region");
-  EXPECT_THAT(c->endpoints, ElementsAre("env-host:3"));
-  EXPECT_EQ(c->ca_bundle_path, "/env/ca.pem");
+  EXPECT_THAT(*c, Resolves(GetParam().want));
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Variables, S3ConfigVariablesOverProfileTest,
+    ::testing::Values(
+        // The keys come as a set: the profile's session token is not mixed in.
+        VariablesOverProfile{
+            "Keys",
+            {{"AWS_ACCESS_KEY_ID", "ENVKEY"}, {"AWS_SECRET_ACCESS_KEY", "ENVSECRET"}},
+            {.access_key_id = "ENVKEY", .secret_access_key = "ENVSECRET", .session_token = ""}},
+        VariablesOverProfile{
+            "Region", {{"AWS_DEFAULT_REGION", "env-region"}}, {.region = "env-region"}},
+        VariablesOverProfile{"Endpoint",
+                             {{"AWS_ENDPOINT_URL", "http://env-host:3"}},
+                             {.endpoints = "env-host:3", .use_https = false}},
+        VariablesOverProfile{
+            "CaBundle", {{"AWS_CA_BUNDLE", "/env/ca.pem"}}, {.ca_bundle_path = "/env/ca.pem"}}),
+    [](const ::testing::TestParamInfo<VariablesOverProfile>& p) {
+      return std::string(p.param.name);
+    });
 
 TEST(S3ConfigProfileTest, S3EndpointVariableWinsOverTheGenericOne) {
   auto c = S3Config::FromEnvironment(
@@ -235,8 +312,7 @@ TEST(S3ConfigProfileTest, FileLocationsComeFromTheVariables) {
                                       {"AWS_SHARED_CREDENTIALS_FILE", dir + "/my-creds"},
                                       {"AWS_PROFILE", "x"}});
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_EQ(c->access_key_id, "XK");
-  EXPECT_THAT(c->endpoints, ElementsAre("from-var:5"));
+  EXPECT_THAT(*c, Resolves({.endpoints = "from-var:5", .access_key_id = "XK"}));
 }
 
 TEST(S3ConfigProfileTest, UnknownProfileIsRejectedByName) {
@@ -260,10 +336,10 @@ TEST(S3ConfigProfileTest, ContextStillWinsOverTheProfile) {
       "S3_DEFAULT_HOSTNAME=ctx:1;S3_REGIONNAME=ctx-region;S3_URI_REQUEST_STYLE=path",
       {{"HOME", home}, {"AWS_PROFILE", "nested"}});
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_THAT(c->endpoints, ElementsAre("ctx:1"));
-  EXPECT_EQ(c->region, "ctx-region");
-  EXPECT_TRUE(c->path_style);
-  EXPECT_EQ(c->access_key_id, "NESTKEY");  // the context had no keys
+  EXPECT_THAT(*c, Resolves({.endpoints = "ctx:1",
+                            .region = "ctx-region",
+                            .access_key_id = "NESTKEY",  // the context had no keys
+                            .path_style = true}));
 }
 
 TEST(S3ConfigProfileTest, BadAddressingStyleNamesTheProfile) {

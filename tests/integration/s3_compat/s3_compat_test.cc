@@ -5,6 +5,7 @@
 // the servers are allowed to differ (S3 leaves it open), the test accepts
 // both answers and says so.
 #include <algorithm>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "ferry/base/strings.h"
@@ -34,6 +35,8 @@ struct Peer {
   uint16_t port;  // tests/peers/versitygw and tests/peers/s3proxy
 };
 
+const Peer kPeers[] = {{"versitygw", peers::kVersitygwPort}, {"s3proxy", peers::kS3proxyPort}};
+
 // Names the server in test output (ctest lists GetParam()).
 void PrintTo(const Peer& peer, std::ostream* os) { *os << peer.name; }
 
@@ -44,9 +47,13 @@ S3Config PeerConfig(const Peer& peer) {
 // S3's smallest part but the last.
 constexpr int64_t kMinPart = int64_t{5} << 20;
 
-class S3CompatTest : public peers::S3BucketTest<::testing::TestWithParam<Peer>> {
+// A fresh bucket on one peer, and the store calls made blocking. The
+// fixtures below say which peer (and what else) a test runs with.
+class S3StoreTest : public peers::S3BucketTest<::testing::Test> {
  protected:
-  void SetUp() override { OpenBucket(PeerConfig(GetParam()), "c-"); }
+  virtual const Peer& peer() const = 0;
+
+  void SetUp() override { OpenBucket(PeerConfig(peer()), "c-"); }
 
   absl::Status CreateBucket(const std::string& b) {
     return WaitStatus([&](StatusCallback cb) { store_->CreateBucket(b, std::move(cb)); });
@@ -129,6 +136,33 @@ class S3CompatTest : public peers::S3BucketTest<::testing::TestWithParam<Peer>> 
   }
 };
 
+class S3CompatTest : public S3StoreTest, public ::testing::WithParamInterface<Peer> {
+ protected:
+  const Peer& peer() const override { return GetParam(); }
+};
+
+// The two ways to read a range: GetRange into a string of its own and
+// GetRangeInto the caller's buffer. They must answer alike, so each
+// ranged-read test runs with both on each peer.
+enum class RangeReader { kGetRange, kGetRangeInto };
+
+void PrintTo(RangeReader reader, std::ostream* os) {
+  *os << (reader == RangeReader::kGetRange ? "GetRange" : "GetRangeInto");
+}
+
+class S3RangedReadTest : public S3StoreTest,
+                         public ::testing::WithParamInterface<std::tuple<Peer, RangeReader>> {
+ protected:
+  const Peer& peer() const override { return std::get<0>(GetParam()); }
+
+  // Reads `len` bytes of `key` from `off` with this test's reader.
+  absl::StatusOr<std::string> Read(std::string_view key, int64_t off, int64_t len,
+                                   std::string_view if_match = "") {
+    if (std::get<1>(GetParam()) == RangeReader::kGetRange) return Get(key, off, len, if_match);
+    return GetInto(key, off, len, if_match);
+  }
+};
+
 std::vector<std::string> Keys(const std::vector<ListedObject>& objects) {
   std::vector<std::string> keys;
   for (const ListedObject& o : objects) keys.push_back(o.key);
@@ -150,80 +184,49 @@ TEST_P(S3CompatTest, HeadOfMissingKeyIsNotFound) {
   EXPECT_EQ(Head(Key("missing")).status().code(), absl::StatusCode::kNotFound);
 }
 
-TEST_P(S3CompatTest, RangedGetReturnsExactlyTheRange) {
+TEST_P(S3RangedReadTest, ReturnsExactlyTheRange) {
   const std::string data = RandomBytes(100000, 2);
   ASSERT_TRUE(Put(Key("r"), data).ok());
-  auto got = Get(Key("r"), 777, 5000);
+  auto got = Read(Key("r"), 777, 5000);
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_TRUE(*got == data.substr(777, 5000));
 }
 
-TEST_P(S3CompatTest, RangedGetPastTheEndIsShortThenEmpty) {
+TEST_P(S3RangedReadTest, RunningPastTheEndReturnsTheShorterTail) {
   const std::string data = RandomBytes(1000, 3);
   ASSERT_TRUE(Put(Key("r"), data).ok());
-  auto tail = Get(Key("r"), 990, 100);
+  auto tail = Read(Key("r"), 990, 100);
   ASSERT_TRUE(tail.ok()) << tail.status();
   EXPECT_TRUE(*tail == data.substr(990));
-  auto past = Get(Key("r"), 1000, 100);
-  ASSERT_TRUE(past.ok()) << past.status();
-  EXPECT_THAT(*past, IsEmpty());
-  auto far = Get(Key("r"), 5000, 100);
-  ASSERT_TRUE(far.ok()) << far.status();
-  EXPECT_THAT(*far, IsEmpty());
 }
 
-TEST_P(S3CompatTest, GetWithMatchingIfMatchSucceeds) {
+TEST_P(S3RangedReadTest, FromPastTheEndReturnsNothing) {
+  ASSERT_TRUE(Put(Key("r"), RandomBytes(1000, 22)).ok());
+  for (const int64_t off : {1000, 5000}) {
+    auto past = Read(Key("r"), off, 100);
+    ASSERT_TRUE(past.ok()) << off << ": " << past.status();
+    EXPECT_THAT(*past, IsEmpty()) << off;
+  }
+}
+
+TEST_P(S3RangedReadTest, WithMatchingIfMatchSucceeds) {
   auto etag = Put(Key("m"), "0123456789");
   ASSERT_TRUE(etag.ok()) << etag.status();
-  auto got = Get(Key("m"), 2, 3, *etag);
+  auto got = Read(Key("m"), 2, 3, *etag);
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(*got, "234");
 }
 
-TEST_P(S3CompatTest, GetWithStaleIfMatchIsFailedPrecondition) {
+TEST_P(S3RangedReadTest, WithStaleIfMatchIsFailedPrecondition) {
   auto old_etag = Put(Key("m"), "first version");
   ASSERT_TRUE(old_etag.ok()) << old_etag.status();
   ASSERT_TRUE(Put(Key("m"), "second version!").ok());
-  auto got = Get(Key("m"), 0, 5, *old_etag);
+  auto got = Read(Key("m"), 0, 5, *old_etag);
   EXPECT_EQ(got.status().code(), absl::StatusCode::kFailedPrecondition) << got.status();
 }
 
-TEST_P(S3CompatTest, GetRangeIntoFillsTheBufferWithTheRange) {
-  const std::string data = RandomBytes(100000, 20);
-  ASSERT_TRUE(Put(Key("r"), data).ok());
-  auto got = GetInto(Key("r"), 777, 5000);
-  ASSERT_TRUE(got.ok()) << got.status();
-  EXPECT_TRUE(*got == data.substr(777, 5000));
-}
-
-TEST_P(S3CompatTest, GetRangeIntoRunningPastTheEndReturnsTheShorterCount) {
-  const std::string data = RandomBytes(1000, 21);
-  ASSERT_TRUE(Put(Key("r"), data).ok());
-  auto tail = GetInto(Key("r"), 990, 100);
-  ASSERT_TRUE(tail.ok()) << tail.status();
-  EXPECT_TRUE(*tail == data.substr(990));
-}
-
-TEST_P(S3CompatTest, GetRangeIntoFromPastTheEndReturnsZero) {
-  ASSERT_TRUE(Put(Key("r"), RandomBytes(1000, 22)).ok());
-  auto past = GetInto(Key("r"), 1000, 100);
-  ASSERT_TRUE(past.ok()) << past.status();
-  EXPECT_THAT(*past, IsEmpty());
-  auto far = GetInto(Key("r"), 5000, 100);
-  ASSERT_TRUE(far.ok()) << far.status();
-  EXPECT_THAT(*far, IsEmpty());
-}
-
-TEST_P(S3CompatTest, GetRangeIntoWithStaleIfMatchIsFailedPrecondition) {
-  auto old_etag = Put(Key("m"), "first version");
-  ASSERT_TRUE(old_etag.ok()) << old_etag.status();
-  ASSERT_TRUE(Put(Key("m"), "second version!").ok());
-  auto got = GetInto(Key("m"), 0, 5, *old_etag);
-  EXPECT_EQ(got.status().code(), absl::StatusCode::kFailedPrecondition) << got.status();
-}
-
-TEST_P(S3CompatTest, GetRangeIntoOfMissingKeyIsNotFound) {
-  auto got = GetInto(Key("missing"), 0, 100);
+TEST_P(S3RangedReadTest, OfMissingKeyIsNotFound) {
+  auto got = Read(Key("missing"), 0, 100);
   EXPECT_EQ(got.status().code(), absl::StatusCode::kNotFound) << got.status();
 }
 
@@ -556,12 +559,19 @@ TEST_P(S3CompatTest, UploaderWritesAMultipartObject) {
   EXPECT_THAT(*pending, IsEmpty());
 }
 
-INSTANTIATE_TEST_SUITE_P(Peers, S3CompatTest,
-                         ::testing::Values(Peer{"versitygw", peers::kVersitygwPort},
-                                           Peer{"s3proxy", peers::kS3proxyPort}),
+INSTANTIATE_TEST_SUITE_P(Peers, S3CompatTest, ::testing::ValuesIn(kPeers),
                          [](const ::testing::TestParamInfo<Peer>& param_info) {
                            return std::string(param_info.param.name);
                          });
+
+INSTANTIATE_TEST_SUITE_P(
+    PeersAndReaders, S3RangedReadTest,
+    ::testing::Combine(::testing::ValuesIn(kPeers),
+                       ::testing::Values(RangeReader::kGetRange, RangeReader::kGetRangeInto)),
+    [](const ::testing::TestParamInfo<std::tuple<Peer, RangeReader>>& param_info) {
+      return absl::StrCat(std::get<0>(param_info.param).name, "_",
+                          ::testing::PrintToString(std::get<1>(param_info.param)));
+    });
 
 }  // namespace
 }  // namespace ferry::s3

@@ -375,11 +375,7 @@ class ClientFileSystem final : public NfsFileSystem {
   absl::StatusOr<fs::WalkStats> Walk(
       std::string_view root, const fs::WalkOptions& options,
       absl::FunctionRef<bool(fs::WalkBatch&)> on_batch) override {
-    WalkOptions o;
-    o.max_directories_in_flight = options.max_in_flight;
-    o.batch_entries = options.batch_entries;
-    o.min_batch_entries = options.min_batch_entries;
-    o.max_queued_batches = options.max_queued_batches;
+    const WalkOptions o{.walk = options};
     fs::WalkBatch out;
     FERRY_ASSIGN_OR_RETURN(
         fs::WalkStats stats, WalkTree(client_, fs::NormalizePath(root), o, [&](WalkBatch& batch) {

@@ -4,7 +4,7 @@
 // waiting to be sent (a listing is a directory plus where its next page
 // starts), the count of calls in flight, the batch being filled, the full
 // batches waiting for the caller, and the statistics. Pump() moves listings
-// from the stack into flight while there is room (max_directories_in_flight)
+// from the stack into flight while there is room (walk.max_in_flight)
 // and the caller is not behind (max_queued_batches); it runs on the caller's
 // thread after each batch and on the I/O thread of each reply.
 //
@@ -100,8 +100,8 @@ class WalkState : public std::enable_shared_from_this<WalkState> {
     std::vector<Listing> to_send;
     {
       MutexLock l(&mu_);
-      while (!stopped_ && !stack_.empty() && in_flight_ < options_.max_directories_in_flight &&
-             static_cast<int>(ready_.size()) < options_.max_queued_batches) {
+      while (!stopped_ && !stack_.empty() && in_flight_ < options_.walk.max_in_flight &&
+             static_cast<int>(ready_.size()) < options_.walk.max_queued_batches) {
         to_send.push_back(std::move(stack_.back()));
         stack_.pop_back();
         ++in_flight_;
@@ -162,7 +162,7 @@ class WalkState : public std::enable_shared_from_this<WalkState> {
   // once none is, the walk is done or the caller is behind -- ready_ full.)
   bool TakeableLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return !ready_.empty() || !current_.errors.empty() ||
-           (!current_.entries.empty() && current_.entries.size() >= options_.min_batch_entries);
+           (!current_.entries.empty() && current_.entries.size() >= options_.walk.min_batch_entries);
   }
 
   // After a reply changed the state: wakes the caller if it has a reason to.
@@ -315,9 +315,9 @@ class WalkState : public std::enable_shared_from_this<WalkState> {
 
   void AddEntriesLocked(std::vector<WalkEntry> entries) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     for (WalkEntry& e : entries) {
-      if (current_.entries.empty()) current_.entries.reserve(options_.batch_entries);
+      if (current_.entries.empty()) current_.entries.reserve(options_.walk.batch_entries);
       current_.entries.push_back(std::move(e));
-      if (current_.entries.size() >= options_.batch_entries) {
+      if (current_.entries.size() >= options_.walk.batch_entries) {
         ready_.push_back(std::move(current_));
         current_ = WalkBatch();
       }
@@ -359,10 +359,11 @@ absl::StatusOr<WalkStats> WalkTree(NfsClient& client, std::string_view root,
         FileTypeName(root_object.attributes->type), ")"));
   }
   WalkOptions o = options;
-  if (o.max_directories_in_flight < 1) o.max_directories_in_flight = 1;
-  if (o.batch_entries < 1) o.batch_entries = 1;
-  if (o.max_queued_batches < 1) o.max_queued_batches = 1;
-  o.min_batch_entries = std::clamp<size_t>(o.min_batch_entries, 1, o.batch_entries);
+  fs::WalkOptions& w = o.walk;
+  if (w.max_in_flight < 1) w.max_in_flight = 1;
+  if (w.batch_entries < 1) w.batch_entries = 1;
+  if (w.max_queued_batches < 1) w.max_queued_batches = 1;
+  w.min_batch_entries = std::clamp<size_t>(w.min_batch_entries, 1, w.batch_entries);
 
   auto state = std::make_shared<WalkState>(client, std::string(root), o);
   state->Start(Listing{root_object.handle, ""});

@@ -150,7 +150,7 @@ TEST_F(WalkerTest, TenThousandEntryDirectoryMatchesFind) {
 TEST_F(WalkerTest, SmallPagesAndOneCallInFlightStillMatchFind) {
   MakeDirsOfFiles(20, 30, [](int f) { return f; });
   WalkOptions o;
-  o.max_directories_in_flight = 1;
+  o.walk.max_in_flight = 1;
   o.dircount = 512;  // a few entries a page: many continuations per directory
   o.maxcount = 2048;
   ExpectWalkEqualsFind(o);
@@ -201,7 +201,7 @@ TEST_F(WalkerTest, UsesOnlyReaddirplusOneCallPerPage) {
 TEST_F(WalkerTest, MinBatchEntriesHandsOverOnlyFullBatchesButTheLast) {
   std::unique_ptr<NfsClient> client = ConnectToManyEntries();
   ASSERT_NE(client, nullptr);
-  const WalkOptions o{.batch_entries = 100, .min_batch_entries = 100};
+  const WalkOptions o{.walk = {.batch_entries = 100, .min_batch_entries = 100}};
   std::vector<size_t> sizes;
   absl::StatusOr<WalkStats> stats = WalkTree(*client, "", o, [&](WalkBatch& b) {
     sizes.push_back(b.entries.size());
@@ -218,7 +218,7 @@ TEST_F(WalkerTest, BatchesAreBoundedAndTheCallerCanStopEarly) {
   std::unique_ptr<NfsClient> client = ConnectToManyEntries();
   ASSERT_NE(client, nullptr);
   const WalkOptions o{
-      .max_directories_in_flight = 2, .batch_entries = 100, .max_queued_batches = 1};
+      .walk = {.max_in_flight = 2, .batch_entries = 100, .max_queued_batches = 1}};
   int batches = 0;
   size_t largest = 0;
   uint64_t seen = 0;

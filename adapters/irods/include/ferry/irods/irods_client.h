@@ -35,7 +35,6 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "ferry/rpc/call_timeouts.h"
 #include "ferry/rpc/session_pool.h"
 #include "ferry/runtime/retry_policy.h"
 

@@ -45,9 +45,9 @@
 #include "ferry/nfs/nfs3_types.h"
 #include "ferry/nfs/nfs_error.h"
 #include "ferry/nfs/nfs_url.h"
-#include "ferry/rpc/call_timeouts.h"
 #include "ferry/rpc/rpc_metrics.h"
 #include "ferry/runtime/future.h"
+#include "ferry/runtime/retry_policy.h"
 #include "ferry/runtime/runtime.h"
 
 namespace ferry::nfs {

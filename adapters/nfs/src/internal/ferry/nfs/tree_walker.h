@@ -75,24 +75,10 @@ struct WalkBatch {
 using WalkStats = fs::WalkStats;
 
 struct WalkOptions {
-  // READDIRPLUS calls in flight at once. 256 keeps a 2-core ganesha busy
-  // (the server is the bound past ~128) and covers a few ms of latency.
-  int max_directories_in_flight = 256;
-  // Entries per batch handed to the callback (a batch may be smaller when
-  // the walk has nothing else ready).
-  size_t batch_entries = 4096;
-  // While the callback is waiting, a batch is handed over as soon as it has
-  // this many entries (or an error, or the walk ended). 1: whatever one
-  // READDIRPLUS page brought, at once (lowest latency; a C++ callback costs
-  // next to nothing per batch). batch_entries: only full batches, for
-  // callers with a fixed cost per batch (a binding's serialization, thread
-  // hand-off and decoding: a 100,000-entry walk otherwise crosses as ~500
-  // batches of one directory page each). Clamped to [1, batch_entries].
-  size_t min_batch_entries = 1;
-  // Full batches waiting for the callback before reading pauses. Bounds
-  // memory at about (max_queued_batches + 1) x batch_entries entries plus
-  // the pages in flight.
-  int max_queued_batches = 8;
+  // The neutral settings: `walk.max_in_flight` is READDIRPLUS calls in
+  // flight at once (256 keeps a 2-core ganesha busy: the server is the
+  // bound past ~128), and the batching and queueing as fs::WalkOptions says.
+  fs::WalkOptions walk;
   // READDIRPLUS sizes; 0: from FSINFO (NfsClient::readdir_dircount/maxcount).
   uint32_t dircount = 0;
   uint32_t maxcount = 0;

@@ -69,6 +69,10 @@ constexpr uint32_t kFallbackTransferSize = 64 << 10;
 // 1 MiB of data plus its headers).
 constexpr size_t kMaxCallFragment = size_t{4} << 20;
 
+// Socket reads of 256 KiB: a 1 MiB READ reply arrives in 4 reads instead
+// of 16, and the buffer still stays in the CPU cache until copied out.
+constexpr size_t kReadBufferBytes = size_t{256} << 10;
+
 RpcPoolOptions PoolOptions(const std::string& host, uint16_t port, int connections,
                            int max_in_flight, const NfsClientOptions& o) {
   RpcPoolOptions p;
@@ -78,6 +82,7 @@ RpcPoolOptions PoolOptions(const std::string& host, uint16_t port, int connectio
   // 1 MiB WRITE split at 1 MiB made ganesha reassemble its last ~200 bytes.
   p.framing = NewRecordMarkingFraming({.max_fragment_size = kMaxCallFragment});
   p.connections = connections;
+  p.read_buffer_bytes = kReadBufferBytes;
   p.max_in_flight_per_connection = max_in_flight;
   p.default_timeout = o.timeouts.call;
   p.connect_timeout = o.timeouts.connect;

@@ -178,6 +178,13 @@ struct RetryCall {
     RetryCall* raw = self.get();
     raw->attempt_fn(n, [self = std::move(self)](absl::StatusOr<T> r) mutable {
       RetryCall& c = *self;
+      if (r.ok()) {
+        // The common case, first: every NFS call passes here, and a random
+        // draw (a system call) or a clock read per success showed in its
+        // profile.
+        c.done(std::move(r));
+        return;
+      }
       const absl::Duration elapsed = NowFrom(c.policy.clock) - c.start;
       const std::optional<absl::Duration> wait =
           c.policy.NextWait(r.status(), c.attempt, elapsed, RandomUnit());
@@ -232,13 +239,11 @@ auto RetryBlocking(const RetryPolicy& policy, Fn&& attempt,
   const absl::Time start = NowFrom(policy.clock);
   for (int n = 1;; ++n) {
     std::invoke_result_t<Fn&, int> r = attempt(n);
+    if (internal::StatusOf(r).ok()) return r;
     const absl::Duration elapsed = NowFrom(policy.clock) - start;
     const std::optional<absl::Duration> wait =
         policy.NextWait(internal::StatusOf(r), n, elapsed, RandomUnit());
-    if (!wait) {
-      if (!internal::StatusOf(r).ok()) return policy.GiveUp(internal::StatusOf(r), n, elapsed);
-      return r;
-    }
+    if (!wait) return policy.GiveUp(internal::StatusOf(r), n, elapsed);
     sleep(*wait);
   }
 }

@@ -102,5 +102,27 @@ TEST_F(LocalFileSystemTest, DefaultWalkReportsEveryEntryOnceWithRelativePaths) {
   EXPECT_EQ(s->directories, 3u);
 }
 
+// `ferry-cp URL /dev/null` times a download: the bytes go into the device,
+// which stays a device (a temporary renamed over it once replaced it).
+TEST_F(LocalFileSystemTest, WritingToACharacterDeviceWritesIntoItAndLeavesItADevice) {
+  absl::StatusOr<std::unique_ptr<File>> w = fs_.OpenWrite("/dev/null", {.size = 3});
+  ASSERT_TRUE(w.ok()) << w.status();
+  ASSERT_TRUE((*w)->WriteAt(0, absl::MakeConstSpan("abc", 3)).ok());
+  ASSERT_TRUE((*w)->Close().ok());
+  struct stat st;
+  ASSERT_EQ(::stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+}
+
+TEST_F(LocalFileSystemTest, WritingOverAFifoIsRefusedAndTheFifoStays) {
+  ASSERT_EQ(::mkfifo(dir_.Path("fifo").c_str(), 0600), 0);
+  absl::StatusOr<std::unique_ptr<File>> w = fs_.OpenWrite(P("fifo"), {});
+  EXPECT_EQ(w.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(w.status().message(), ::testing::HasSubstr("FIFO"));
+  struct stat st;
+  ASSERT_EQ(::stat(dir_.Path("fifo").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+}
+
 }  // namespace
 }  // namespace ferry::fs

@@ -113,6 +113,35 @@ class LocalWriteFile final : public File {
   bool committed_ ABSL_GUARDED_BY(mu_) = false;
 };
 
+// A character device written in place (`ferry-cp s3://b/k /dev/null`, the
+// way to time a download without a disk): there is nothing to publish, and
+// a temporary renamed over it would replace the device with a file.
+class DeviceWriteFile final : public File {
+ public:
+  DeviceWriteFile(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  ~DeviceWriteFile() override { ::close(fd_); }
+
+  absl::StatusOr<size_t> WriteAt(int64_t offset, absl::Span<const char> data) override {
+    size_t done = 0;
+    while (done < data.size()) {
+      const ssize_t n = ::pwrite(fd_, data.data() + done, data.size() - done,
+                                 offset + static_cast<int64_t>(done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return ErrnoStatus(n < 0 ? errno : EIO, "write", path_);
+      done += static_cast<size_t>(n);
+    }
+    AtomicMax(high_water_, offset + static_cast<int64_t>(data.size()));
+    return data.size();
+  }
+
+  absl::StatusOr<int64_t> Size() override { return high_water_.load(); }
+
+ private:
+  const int fd_;
+  const std::string path_;
+  std::atomic<int64_t> high_water_{0};
+};
+
 }  // namespace
 
 std::string LocalPathToFsPath(std::string_view local_path) {
@@ -222,6 +251,11 @@ absl::StatusOr<std::unique_ptr<File>> LocalFileSystem::OpenWrite(std::string_vie
   if (::stat(abs.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
     return absl::FailedPreconditionError(
         absl::StrCat("open ", abs, " for writing: it is a directory"));
+  }
+  if (::stat(abs.c_str(), &st) == 0 && S_ISCHR(st.st_mode)) {
+    const int fd = ::open(abs.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return ErrnoStatus(errno, "open", abs);
+    return std::unique_ptr<File>(new DeviceWriteFile(fd, abs));
   }
   FERRY_ASSIGN_OR_RETURN(io_internal::TempFile temp,
                          io_internal::TempFile::CreateBeside(abs, options.mode));

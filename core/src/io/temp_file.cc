@@ -59,6 +59,15 @@ int ClaimSlot(const std::string& path, uint32_t mode) {
   return fd;
 }
 
+// What a non-regular, non-directory file is, for messages.
+const char* SpecialFileKind(mode_t mode) {
+  if (S_ISCHR(mode)) return "character device";
+  if (S_ISBLK(mode)) return "block device";
+  if (S_ISFIFO(mode)) return "FIFO";
+  if (S_ISSOCK(mode)) return "socket";
+  return "special file";
+}
+
 }  // namespace
 
 absl::StatusOr<TempFile> TempFile::CreateBeside(const std::string& destination, uint32_t mode) {
@@ -69,6 +78,16 @@ absl::StatusOr<TempFile> TempFile::CreateBeside(const std::string& destination, 
   if (base.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("temporary file for ", destination, ": the path names a directory"));
+  }
+  // The temporary is renamed over the destination: a device, FIFO or socket
+  // there would be replaced by a regular file (/dev/null once was).
+  struct stat st;
+  if (::lstat(destination.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode) &&
+      !S_ISDIR(st.st_mode)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        destination, " is a ", SpecialFileKind(st.st_mode),
+        ", not a regular file: a file is written beside it and renamed over it, which would "
+        "replace it; not written"));
   }
   std::string path = dir + TempSlotFor(base);
   int fd = ClaimSlot(path, mode);

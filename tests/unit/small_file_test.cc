@@ -50,10 +50,17 @@ TEST_F(ReadSmallFileTest, AMissingFileIsNotFound) {
   EXPECT_EQ(ReadSmallFile(dir_.Path("absent")).status().code(), absl::StatusCode::kNotFound);
 }
 
-TEST_F(ReadSmallFileTest, DevZeroIsRefusedAtOnceInsteadOfReadForever) {
+TEST_F(ReadSmallFileTest, DevZeroStopsAtTheBoundInsteadOfBeingReadForever) {
   absl::StatusOr<std::string> bytes = ReadSmallFile("/dev/zero");
   EXPECT_EQ(bytes.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(bytes.status().message(), HasSubstr("not a regular file"));
+  EXPECT_THAT(bytes.status().message(), HasSubstr("larger than"));
+}
+
+// "No such file" the way the AWS CLI's users spell it.
+TEST_F(ReadSmallFileTest, DevNullReadsAsEmpty) {
+  absl::StatusOr<std::string> bytes = ReadSmallFile("/dev/null");
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  EXPECT_EQ(*bytes, "");
 }
 
 TEST_F(ReadSmallFileTest, AFifoWithNoWriterIsRefusedWithoutWaiting) {

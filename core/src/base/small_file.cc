@@ -21,7 +21,10 @@ absl::StatusOr<std::string> ReadSmallFile(const std::string& path, size_t max_by
   } closer{fd};
   struct stat st;
   if (::fstat(fd, &st) != 0) return ErrnoStatus(errno, "stat", path);
-  if (!S_ISREG(st.st_mode)) {
+  // A character device is allowed: /dev/null is the usual "no such file"
+  // (AWS_SHARED_CREDENTIALS_FILE=/dev/null), and the bound below stops one
+  // that never ends (/dev/zero). A FIFO or socket could block or never end.
+  if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode)) {
     return absl::FailedPreconditionError(absl::StrCat(path, ": not a regular file"));
   }
   std::string bytes;
@@ -32,6 +35,9 @@ absl::StatusOr<std::string> ReadSmallFile(const std::string& path, size_t max_by
     const ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0) {
       if (errno == EINTR) continue;
+      if (errno == EAGAIN) {  // a device with nothing to read yet (O_NONBLOCK)
+        return absl::FailedPreconditionError(absl::StrCat(path, ": nothing to read (a device?)"));
+      }
       return ErrnoStatus(errno, "read", path);
     }
     if (n == 0) return bytes;

@@ -16,8 +16,10 @@ namespace ferry {
 inline constexpr size_t kMaxSmallFileBytes = size_t{1} << 20;
 
 // The file's bytes. NotFound if it does not exist, PermissionDenied if it
-// cannot be read, FailedPrecondition if it is not a regular file or holds
-// more than `max_bytes`; every message names the path. Thread-safe.
+// cannot be read, FailedPrecondition if it is neither a regular file nor a
+// character device (/dev/null reads as empty) or holds more than
+// `max_bytes` (/dev/zero stops there); every message names the path.
+// Thread-safe.
 absl::StatusOr<std::string> ReadSmallFile(const std::string& path,
                                           size_t max_bytes = kMaxSmallFileBytes);
 

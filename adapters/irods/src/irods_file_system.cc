@@ -370,10 +370,47 @@ class ClientFileSystem final : public IrodsFileSystem {
     return s;
   }
 
+  absl::Status AddMetadata(std::string_view path, const IrodsAvu& avu) override {
+    FERRY_ASSIGN_OR_RETURN(bool collection, IsCollection(path));
+    return client_->AddMetadata(LogicalPath(path), collection, avu);
+  }
+
+  absl::Status RemoveMetadata(std::string_view path, const IrodsAvu& avu) override {
+    FERRY_ASSIGN_OR_RETURN(bool collection, IsCollection(path));
+    return client_->RemoveMetadata(LogicalPath(path), collection, avu);
+  }
+
+  absl::StatusOr<std::vector<IrodsAvu>> ListMetadata(std::string_view path) override {
+    FERRY_ASSIGN_OR_RETURN(bool collection, IsCollection(path));
+    return client_->ListMetadata(LogicalPath(path), collection);
+  }
+
+  absl::Status SetAccess(std::string_view path, std::string_view user, std::string_view level,
+                         bool recursive) override {
+    absl::Status s = client_->SetAccess(LogicalPath(path), user, level, recursive);
+    // Also after a failure: the server may have applied part of a recursive change.
+    if (caches_ != nullptr) caches_->AclChanged(LogicalPath(path), recursive);
+    return s;
+  }
+
+  absl::StatusOr<std::vector<std::pair<std::string, std::string>>> GetAccess(std::string_view path) override {
+    FERRY_ASSIGN_OR_RETURN(bool collection, IsCollection(path));
+    if (caches_ == nullptr) return client_->GetAccess(LogicalPath(path), collection);
+    FERRY_ASSIGN_OR_RETURN(auto cached, caches_->Permissions(LogicalPath(path), collection));
+    return *cached;
+  }
+
   int64_t preferred_chunk_bytes() const override { return chunk_bytes_; }
   int preferred_parallelism() const override { return parallelism_; }
 
  private:
+  // Metadata and ACL calls name the object's kind; a stat (cached when the
+  // caches are on) tells it. NotFound for a missing path.
+  absl::StatusOr<bool> IsCollection(std::string_view path) {
+    FERRY_ASSIGN_OR_RETURN(fs::Entry e, Stat(path));
+    return e.kind == fs::EntryKind::kDirectory;
+  }
+
   const std::unique_ptr<IrodsClient> client_;
   const std::unique_ptr<IrodsCacheSet> caches_;
   const int64_t chunk_bytes_;

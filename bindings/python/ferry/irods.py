@@ -13,6 +13,10 @@ python-irodsclient does; trees many files at once).
             f.seek(1 << 20); head = f.read(4096)
         for entry in ir.walk_entries("tree"):         # ferry.records_pb2.WalkEntry
             print(os.fsdecode(entry.path), entry.size)
+        ir.add_metadata("big.bin", "experiment", "42", "run")
+        print(ir.metadata("big.bin"))                 # [Avu('experiment', '42', 'run')]
+        ir.set_access("big.bin", "bob", "read")
+        print(ir.access("big.bin"))                   # [..., Access('bob', 'read_object')]
 
 The account is the iCommands' (``~/.irods/irods_environment.json``, the
 ``IRODS_*`` variables); the password comes from ``IRODS_PASSWORD`` or the
@@ -24,19 +28,32 @@ denied one ``PermissionError``, each naming the iRODS error code.
 ``ferry.FileSystems``; this module is that front with a base URL.
 """
 
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
 
 from ferry import _core, _fs
 from ferry._files import (Closing, ObjectFile, Progress, _calling, _connect_target, _core_mode,
                           _open_owning)
 from ferry.records_pb2 import TransferStats, WalkBatch, WalkEntry, WalkError
 
-__all__ = ["IrodsClient", "download", "open", "upload", "walk", "walk_entries",
+__all__ = ["Access", "Avu", "IrodsClient", "download", "open", "upload", "walk", "walk_entries",
            "TransferStats", "WalkBatch", "WalkEntry", "WalkError"]
 
 # Defaults of ferry::irods::IrodsFileSystemOptions.
 DEFAULT_CONNECTIONS = 8
 DEFAULT_PARALLELISM = 4
+
+
+class Avu(NamedTuple):
+    """One metadata triple (attribute, value, units) on a data object or collection."""
+    attribute: str
+    value: str
+    units: str = ""
+
+
+class Access(NamedTuple):
+    """One user's access as the catalog names it: "own", "modify_object", "read_object"..."""
+    user: str
+    level: str
 
 
 class IrodsClient(Closing):
@@ -94,6 +111,27 @@ class IrodsClient(Closing):
                      **options: Any) -> Iterator[WalkEntry]:
         """As :meth:`walk`, one ``WalkEntry`` at a time."""
         return self._fs.walk_entries(self.url(path), onerror=onerror, **options)
+
+    def metadata(self, path: str = "") -> List[Avu]:
+        """The AVUs on a data object or collection."""
+        return [Avu(*t) for t in self._fs._raw.irods_metadata(self.url(path))]
+
+    def add_metadata(self, path: str, attribute: str, value: str, units: str = "") -> None:
+        """Adds one AVU (not sent twice: a failure after sending may leave it added)."""
+        self._fs._raw.irods_add_metadata(self.url(path), attribute, value, units)
+
+    def remove_metadata(self, path: str, attribute: str, value: str, units: str = "") -> None:
+        """Removes one AVU."""
+        self._fs._raw.irods_remove_metadata(self.url(path), attribute, value, units)
+
+    def access(self, path: str = "") -> List[Access]:
+        """Who may do what on a data object or collection."""
+        return [Access(*t) for t in self._fs._raw.irods_access(self.url(path))]
+
+    def set_access(self, path: str, user: str, level: str, *, recursive: bool = False) -> None:
+        """Gives ``user`` "read", "write" or "own" on ``path`` ("null" takes it away);
+        ``recursive`` for a collection and everything in it."""
+        self._fs._raw.irods_set_access(self.url(path), user, level, recursive=recursive)
 
     def close(self) -> None:
         """Lets go of the connections (open files keep theirs until closed)."""

@@ -7,12 +7,16 @@
 // Nothing here knows a protocol: URLs resolve through the registry, files
 // are fs::FileTable descriptors behind the same PyOpenFile the clients'
 // files use, walks are bindings::WalkStream batches, copies the core
-// engine. Every call that may touch the network runs with the GIL released.
+// engine. The one exception is iRODS's own calls (metadata, ACLs), which go
+// through bindings/common's irods_ops like every binding's. Every call that
+// may touch the network runs with the GIL released.
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -24,6 +28,7 @@
 #include "ferry/adapters/builtin.h"
 #include "ferry/base/mutex.h"
 #include "ferry/bindings/copy_urls.h"
+#include "ferry/bindings/irods_ops.h"
 #include "ferry/bindings/url_ops.h"
 #include "ferry/bindings/walk_stream.h"
 #include "ferry/fs/file_table.h"
@@ -132,6 +137,18 @@ class PyFileSystems {
       s = op(*shared->registry);
     }
     ThrowIfError(s);
+  }
+
+  // As RunUrlOp, for an operation that answers a value.
+  template <typename Op>
+  auto RunUrlQuery(const char* what, Op op) {
+    std::shared_ptr<Shared> shared = Live(what);
+    decltype(op(*shared->registry)) v = absl::UnknownError("not run");
+    {
+      py::gil_scoped_release nogil;
+      v = op(*shared->registry);
+    }
+    return ValueOrThrow(std::move(v));
   }
 
   fs::Location Resolve(const std::string& url) {
@@ -343,6 +360,52 @@ Use ferry.FileSystems, the Python wrapper.)doc")
             f.RunUrlOp("rename", [&](fs::FileSystemRegistry& r) { return bindings::Rename(r, src, dst); });
           },
           py::arg("src"), py::arg("dst"))
+      .def(
+          "irods_add_metadata",
+          [](PyFileSystems& f, const std::string& url, const std::string& attribute, const std::string& value,
+             const std::string& units) {
+            f.RunUrlOp("add metadata", [&](fs::FileSystemRegistry& r) {
+              return bindings::AddIrodsMetadata(r, url, {attribute, value, units});
+            });
+          },
+          py::arg("url"), py::arg("attribute"), py::arg("value"), py::arg("units") = "")
+      .def(
+          "irods_remove_metadata",
+          [](PyFileSystems& f, const std::string& url, const std::string& attribute, const std::string& value,
+             const std::string& units) {
+            f.RunUrlOp("remove metadata", [&](fs::FileSystemRegistry& r) {
+              return bindings::RemoveIrodsMetadata(r, url, {attribute, value, units});
+            });
+          },
+          py::arg("url"), py::arg("attribute"), py::arg("value"), py::arg("units") = "")
+      .def(
+          "irods_metadata",
+          [](PyFileSystems& f, const std::string& url) {
+            std::vector<std::tuple<std::string, std::string, std::string>> out;
+            for (irods::IrodsAvu& a : f.RunUrlQuery("list metadata", [&](fs::FileSystemRegistry& r) {
+                   return bindings::ListIrodsMetadata(r, url);
+                 })) {
+              out.emplace_back(std::move(a.attribute), std::move(a.value), std::move(a.units));
+            }
+            return out;
+          },
+          py::arg("url"), "(attribute, value, units) triples.")
+      .def(
+          "irods_set_access",
+          [](PyFileSystems& f, const std::string& url, const std::string& user, const std::string& level,
+             bool recursive) {
+            f.RunUrlOp("set access", [&](fs::FileSystemRegistry& r) {
+              return bindings::SetIrodsAccess(r, url, user, level, recursive);
+            });
+          },
+          py::arg("url"), py::arg("user"), py::arg("level"), py::kw_only(), py::arg("recursive") = false)
+      .def(
+          "irods_access",
+          [](PyFileSystems& f, const std::string& url) {
+            return f.RunUrlQuery("get access",
+                                 [&](fs::FileSystemRegistry& r) { return bindings::GetIrodsAccess(r, url); });
+          },
+          py::arg("url"), "(user, access name) pairs.")
       .def("close", &PyFileSystems::Close)
       .def_property_readonly("closed", &PyFileSystems::closed);
 }

@@ -88,3 +88,55 @@ def test_what_ferry_writes_python_irodsclient_reads(client, tmp_path, irods_peer
                                   zone="tempZone") as s:
         with s.data_objects.open(f"/tempZone/home/rods/{coll}/obj", "r") as f:
             assert f.read() == data
+
+
+def test_metadata_is_added_listed_and_removed_on_objects_and_collections(client, tmp_path):
+    c, coll = client
+    (tmp_path / "obj").write_bytes(b"x")
+    c.upload(str(tmp_path), coll, recursive=True)
+    for path in (f"{coll}/obj", coll):
+        c.add_metadata(path, "experiment", "42", "run")
+        assert c.metadata(path) == [ferry.irods.Avu("experiment", "42", "run")]
+        c.remove_metadata(path, "experiment", "42", "run")
+        assert c.metadata(path) == []
+
+
+def test_metadata_of_a_missing_path_is_file_not_found(client):
+    c, coll = client
+    with pytest.raises(FileNotFoundError):
+        c.metadata(f"{coll}/nope")
+
+
+def test_set_access_grants_another_user_read(client, tmp_path, rt, irods_peer, monkeypatch):
+    c, coll = client
+    (tmp_path / "shared").write_bytes(b"for bob")
+    c.upload(str(tmp_path), coll, recursive=True)
+    c.set_access(f"{coll}/shared", "bob", "read")
+    assert ferry.irods.Access("bob", "read_object") in c.access(f"{coll}/shared")
+    monkeypatch.setenv("IRODS_PASSWORD", "bpass")
+    with ferry.irods.IrodsClient(f"irods://bob@127.0.0.1:{irods_peer}/tempZone/home/rods",
+                                 runtime=rt) as bob:
+        with bob.open(f"{coll}/shared") as f:
+            assert f.read() == b"for bob"
+
+
+def test_metadata_calls_refuse_a_url_that_is_not_irods(rt, tmp_path):
+    with ferry.FileSystems(runtime=rt) as fss:
+        with pytest.raises(ferry.InvalidArgumentError, match="not an irods:// URL"):
+            fss._raw.irods_metadata(str(tmp_path))
+
+
+def test_python_irodsclient_reads_ferrys_metadata_and_ferry_reads_its_acls(client, tmp_path, irods_peer):
+    session_mod = pytest.importorskip("irods.session")
+    access_mod = pytest.importorskip("irods.access")
+    c, coll = client
+    (tmp_path / "obj").write_bytes(b"x")
+    c.upload(str(tmp_path), coll, recursive=True)
+    c.add_metadata(f"{coll}/obj", "origin", "ferry")
+    logical = f"/tempZone/home/rods/{coll}/obj"
+    with session_mod.iRODSSession(host="127.0.0.1", port=irods_peer, user="rods", password="rods",
+                                  zone="tempZone") as s:
+        obj = s.data_objects.get(logical)
+        assert [(m.name, m.value) for m in obj.metadata.items()] == [("origin", "ferry")]
+        s.acls.set(access_mod.iRODSAccess("read", logical, "alice", "tempZone"))
+    assert ferry.irods.Access("alice", "read_object") in c.access(f"{coll}/obj")

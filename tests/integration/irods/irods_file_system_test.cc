@@ -244,6 +244,51 @@ TEST_F(IrodsTest, MetadataIsAddedListedAndRemoved) {
   EXPECT_TRUE(fs_->client().ListMetadata(p, true)->empty());
 }
 
+TEST_F(IrodsTest, MetadataByPathWorksOnDataObjectsAndCollections) {
+  ASSERT_TRUE(CopyFile(runtime_, local_, WriteLocal("m", "x"), *fs_, absl::StrCat(coll_, "/m")).ok());
+  for (const std::string& p : {absl::StrCat(coll_, "/m"), coll_}) {
+    ASSERT_TRUE(fs_->AddMetadata(p, {"run", "7", "id"}).ok()) << p;
+    auto avus = fs_->ListMetadata(p);
+    ASSERT_TRUE(avus.ok()) << avus.status();
+    ASSERT_EQ(avus->size(), 1u) << p;
+    EXPECT_EQ((*avus)[0].attribute, "run");
+    EXPECT_EQ((*avus)[0].units, "id");
+    ASSERT_TRUE(fs_->RemoveMetadata(p, {"run", "7", "id"}).ok());
+    EXPECT_TRUE(fs_->ListMetadata(p)->empty()) << p;
+  }
+}
+
+TEST_F(IrodsTest, MetadataOnAMissingPathIsNotFound) {
+  auto s = fs_->AddMetadata(absl::StrCat(coll_, "/absent"), {"a", "b", ""});
+  EXPECT_TRUE(absl::IsNotFound(s)) << s;
+}
+
+TEST_F(IrodsTest, SetAccessByPathGrantsAndGetAccessShowsIt) {
+  const std::string p = absl::StrCat(coll_, "/g");
+  ASSERT_TRUE(CopyFile(runtime_, local_, WriteLocal("g", "granted"), *fs_, p).ok());
+  ASSERT_TRUE(fs_->SetAccess(p, "bob", "read", false).ok());
+  auto acl = fs_->GetAccess(p);
+  ASSERT_TRUE(acl.ok()) << acl.status();
+  EXPECT_NE(std::find(acl->begin(), acl->end(), std::make_pair(std::string("bob"), std::string("read_object"))),
+            acl->end());
+  auto bob = IrodsFileSystem::Connect(Account("bob"));
+  ASSERT_TRUE(bob.ok());
+  EXPECT_TRUE((*bob)->OpenRead(p).ok());
+}
+
+TEST_F(IrodsTest, ACachedFileSystemsSetAccessDropsItsCachedPermissions) {
+  IrodsFileSystemOptions o;
+  o.cache = IrodsCacheOptions{};
+  auto cached = IrodsFileSystem::Connect(Account(), o);
+  ASSERT_TRUE(cached.ok());
+  auto before = (*cached)->GetAccess(coll_);
+  ASSERT_TRUE(before.ok()) << before.status();
+  ASSERT_TRUE((*cached)->SetAccess(coll_, "alice", "read", false).ok());
+  auto after = (*cached)->GetAccess(coll_);
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->size(), before->size() + 1);
+}
+
 TEST_F(IrodsTest, ADiscardedWriterLeavesNoObject) {
   auto w = fs_->OpenWrite(absl::StrCat(coll_, "/partial"), {.size = 100});
   ASSERT_TRUE(w.ok());

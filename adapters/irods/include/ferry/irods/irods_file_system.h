@@ -30,6 +30,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -67,6 +68,21 @@ class IrodsFileSystem : public fs::FileSystem {
   // Drops cached state for a logical path its files changed (IrodsFile's
   // Close calls it).
   virtual void NoteChanged(std::string_view logical_path) = 0;
+
+  // iRODS's own calls on a filesystem path, a data object or a collection
+  // (told apart by a Stat, so callers need not say which): AVU metadata,
+  // and access control. Levels are "read", "write", "own" or "null" (which
+  // revokes); GetAccess answers (user, access name) pairs as the catalog
+  // names them ("read_object", "modify_object", "own"). SetAccess drops the
+  // path's cached permissions (below it too when recursive); GetAccess is
+  // served from the permissions cache when there is one.
+  virtual absl::Status AddMetadata(std::string_view path, const IrodsAvu& avu) = 0;
+  virtual absl::Status RemoveMetadata(std::string_view path, const IrodsAvu& avu) = 0;
+  virtual absl::StatusOr<std::vector<IrodsAvu>> ListMetadata(std::string_view path) = 0;
+  virtual absl::Status SetAccess(std::string_view path, std::string_view user, std::string_view level,
+                                 bool recursive) = 0;
+  virtual absl::StatusOr<std::vector<std::pair<std::string, std::string>>> GetAccess(
+      std::string_view path) = 0;
 };
 
 // The logical path of a filesystem path: "/" + path.

@@ -2,8 +2,10 @@
 // destination, renamed over it on Commit and removed otherwise.
 #include "ferry/io/internal/temp_file.h"
 
+#include <linux/magic.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -66,6 +68,22 @@ TEST_F(TempFileTest, WriteAtPutsTheBytesAtTheirOffset) {
   ASSERT_TRUE(f->WriteAt(std::string("abc"), 0).ok());
   ASSERT_TRUE(f->Commit(dest).ok());
   EXPECT_EQ(ReadFile(dest), "abcdef");
+}
+
+TEST_F(TempFileTest, ResizeSetsTheSizeAndReservesTheBlocksOffTmpfs) {
+  absl::StatusOr<TempFile> f = TempFile::CreateBeside(dir_.Path("out.bin"));
+  ASSERT_TRUE(f.ok()) << f.status();
+  ASSERT_TRUE(f->Resize(1 << 20).ok());
+  struct stat st;
+  ASSERT_EQ(::fstat(f->fd(), &st), 0);
+  EXPECT_EQ(st.st_size, 1 << 20);
+  struct statfs where;
+  ASSERT_EQ(::fstatfs(f->fd(), &where), 0);
+  if (where.f_type == TMPFS_MAGIC) {
+    EXPECT_EQ(st.st_blocks, 0) << "sparse on tmpfs";
+  } else {
+    EXPECT_GE(st.st_blocks * 512, 1 << 20) << "reserved (fallocate)";
+  }
 }
 
 TEST_F(TempFileTest, ALeftoverInTheDestinationsSlotIsReclaimedByTheNextWriter) {

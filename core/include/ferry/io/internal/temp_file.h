@@ -80,7 +80,10 @@ class TempFile {
   // The temporary's path (for messages); empty once committed or discarded.
   const std::string& path() const { return path_; }
 
-  // Sets the file's size (sparse until written). REQUIRES: fd() >= 0.
+  // Sets the file's size, reserving its blocks where the filesystem can
+  // (fallocate: faster writes on ext4, and no space is ResourceExhausted
+  // here rather than mid-transfer); sparse on tmpfs and where the
+  // filesystem cannot reserve. REQUIRES: fd() >= 0.
   absl::Status Resize(int64_t size);
 
   // Writes all of `data` at `offset` (pwrite, again after EINTR or a short

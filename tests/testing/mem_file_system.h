@@ -10,7 +10,8 @@
 // OpenWrite appear only at Close (atomic publish, like the real ones).
 // Faults for tests: fail_read_at (a ReadAt covering that offset fails
 // once per setting), abort_first_close (a Close says Aborted once, as an
-// NFS server that lost unstable writes), and counters of calls in flight.
+// NFS server that lost unstable writes), read_delay (each ReadAt takes that
+// long, as over a network), and counters of calls in flight.
 //
 // Thread-safety: thread-safe (one lock; tests, not speed).
 #ifndef FERRY_TESTING_MEM_FILE_SYSTEM_H_
@@ -28,6 +29,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "ferry/base/atomic_max.h"
@@ -86,6 +89,7 @@ class MemFileSystem final : public fs::FileSystem {
   // Faults and counters.
   std::atomic<int64_t> fail_read_at{-1};
   std::atomic<bool> abort_first_close{false};
+  absl::Duration read_delay = absl::ZeroDuration();
   std::atomic<int> reads_in_flight{0};
   std::atomic<int> max_reads_in_flight{0};
   std::atomic<int> open_writers{0};
@@ -208,6 +212,7 @@ class MemFileSystem final : public fs::FileSystem {
           fs_->fail_read_at.compare_exchange_strong(fail, -1)) {
         return absl::UnavailableError(absl::StrCat("read at ", offset, ": injected failure"));
       }
+      if (fs_->read_delay > absl::ZeroDuration()) absl::SleepFor(fs_->read_delay);
       if (offset >= static_cast<int64_t>(bytes_->size())) return 0;
       const size_t n = std::min(buf.size(), bytes_->size() - static_cast<size_t>(offset));
       std::memcpy(buf.data(), bytes_->data() + offset, n);

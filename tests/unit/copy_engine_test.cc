@@ -195,6 +195,23 @@ TEST_F(CopyEngineTest, TreeKeepsAtMostJobsFilesOpen) {
   }
 }
 
+TEST_F(CopyEngineTest, WorkersBuffersTakeAtMostHalfTheBudget) {
+  // Readers and writers take their own buffers from the same budget (S3
+  // download chunks): workers holding all of it could wait forever on a
+  // read that waits for budget. 8 MiB chunks, 64 MiB: 4 workers, not 8.
+  for (int i = 0; i < 32; ++i) src_.PutFile(absl::StrCat("t/f", i), Pattern(3'000, i));
+  src_.read_delay = absl::Milliseconds(2);  // every worker busy at once
+  CopyOptions o;
+  o.chunk_bytes = int64_t{8} << 20;
+  o.jobs = 16;
+  o.parallelism = 16;
+  absl::StatusOr<TreeCopyResult> r = CopyTree(runtime_, src_, "t", dst_, "c", std::move(o));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->totals.files, 32);
+  EXPECT_LE(runtime_.memory_budget().peak(), int64_t{32} << 20);
+  EXPECT_LE(src_.max_reads_in_flight, 4);
+}
+
 TEST_F(CopyEngineTest, TreeReportsAFailedFileAndCopiesTheOthers) {
   src_.PutFile("t/a", Pattern(3'000));
   src_.PutFile("t/b", Pattern(3'000, 1));

@@ -360,12 +360,33 @@ TEST_F(MultipartDownloaderTest, ChunkBufferOfASmallObjectIsSizedToTheObject) {
   o.chunk_bytes = int64_t{12} << 20;
   o.memory_budget = &budget;
   auto d = Open(int64_t{3} << 20, o);
-  auto r = StartRead(*d, 0, size_t{3} << 20);  // the whole object: a download
+  d->StartDownload();
+  auto r = StartRead(*d, 0, size_t{3} << 20);
   Drain(store_, timers_);
   ASSERT_TRUE(r->result.ok()) << r->result.status();
   EXPECT_TRUE(HoldsSynthetic(r->buf, 0));
   // A 4 MiB buffer (3 MiB rounded to the pool's 2 MiB classes), not 12 MiB.
   EXPECT_EQ(pool_.stats().idle_bytes, int64_t{4} << 20);
+}
+
+TEST_F(MultipartDownloaderTest, AWholeReadOfAnObjectOfOneChunkIsOneDirectGet) {
+  auto d = Open(kChunk / 2, DefaultOptions());
+  auto r = StartRead(*d, 0, kChunk / 2);
+  store_.RunAll();
+  ASSERT_TRUE(r->result.ok()) << r->result.status();
+  EXPECT_TRUE(HoldsSynthetic(r->buf, 0));
+  EXPECT_EQ(store_.requests(InMemoryObjectStore::Op::kGetRange), 1);
+  EXPECT_FALSE(d->stats().download_started);
+  EXPECT_EQ(budget_.peak(), 0);
+}
+
+TEST_F(MultipartDownloaderTest, AWholeReadOfALargerObjectStartsTheDownload) {
+  auto d = Open(4 * kChunk, DefaultOptions());
+  auto r = StartRead(*d, 0, 4 * kChunk);
+  Drain(store_, timers_);
+  ASSERT_TRUE(r->result.ok()) << r->result.status();
+  EXPECT_TRUE(HoldsSynthetic(r->buf, 0));
+  EXPECT_TRUE(d->stats().download_started);
 }
 
 TEST_F(MultipartDownloaderTest, DirectReadLandsInTheReadersBufferWithoutBudget) {

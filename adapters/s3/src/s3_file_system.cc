@@ -215,6 +215,7 @@ class ClientFileSystem final : public S3FileSystem {
         e.kind = fs::EntryKind::kFile;
         e.size = obj.size;
         e.mtime = obj.last_modified;
+        e.version = std::move(obj.etag);
         batch.push_back(std::move(e));
       }
       any = any || !batch.empty();
@@ -264,6 +265,7 @@ class ClientFileSystem final : public S3FileSystem {
         e.kind = fs::EntryKind::kFile;
         e.size = obj.size;
         e.mtime = obj.last_modified;
+        e.version = std::move(obj.etag);
         stats.bytes += static_cast<uint64_t>(obj.size);
         batch.entries.push_back(std::move(e));
       }
@@ -296,6 +298,24 @@ class ClientFileSystem final : public S3FileSystem {
       return info.status();
     }
     return std::unique_ptr<fs::File>(new S3ReadFile(files, fd, info->size));
+  }
+
+  // A listed object opens without a HEAD (a tree of small objects is then
+  // one GET per object, not two); its reads carry the listed ETag.
+  absl::StatusOr<std::unique_ptr<fs::File>> OpenReadListed(std::string_view path,
+                                                           const fs::Entry& listed) override {
+    if (listed.kind != fs::EntryKind::kFile || listed.version.empty() || listed.size < 0) {
+      return OpenRead(path);
+    }
+    const BucketKey at = Split(path);
+    FERRY_RETURN_IF_ERROR(NeedsBucket("open", at, path));
+    ObjectFileTable& files = client_->files();
+    FERRY_ASSIGN_OR_RETURN(
+        int fd, files.Open(fs::NormalizePath(path), OpenMode::kRead,
+                           {.listed = ObjectInfo{.size = listed.size,
+                                                 .etag = listed.version,
+                                                 .last_modified = listed.mtime}}));
+    return std::unique_ptr<fs::File>(new S3ReadFile(files, fd, listed.size));
   }
 
   absl::StatusOr<std::unique_ptr<fs::File>> OpenWrite(

@@ -51,6 +51,7 @@ struct Task {
   std::string src_path;
   std::string dst_path;
   int64_t size_hint = -1;  // from the walk; -1: unknown until opened
+  std::string version;     // from the walk (fs::Entry::version)
 };
 
 struct TaskResult {
@@ -116,6 +117,14 @@ class CopyRun {
     const int parallelism = ChooseParallelism(options, src, dst);
     workers_ = std::max(1, std::min(std::max(parallelism, finish_on_caller_ ? 1 : jobs_),
                                     runtime.options().blocking_threads));
+    // Each worker holds a chunk-sized buffer from the memory budget while it
+    // runs; at most half the budget goes to them. Readers and writers take
+    // theirs from the same budget (S3 download chunks, upload parts): with
+    // all of it in workers' buffers, a worker whose read waits on budget
+    // would wait forever (ferry-cp --jobs=64 hung so with 8 MiB chunks and
+    // the default 512 MiB).
+    const int64_t budget_workers = runtime.memory_budget().capacity() / 2 / chunk_;
+    workers_ = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(workers_, budget_workers)));
   }
 
   // Copies every task; returns the stop status (OK unless the progress
@@ -350,7 +359,16 @@ class CopyRun {
         return absl::OkStatus();
       }
     }
-    FERRY_ASSIGN_OR_RETURN(f.reader, src_.OpenRead(task.src_path));
+    if (task.size_hint >= 0) {
+      // Opened as the walk listed it: an object store skips its HEAD.
+      fs::Entry listed;
+      listed.kind = fs::EntryKind::kFile;
+      listed.size = task.size_hint;
+      listed.version = task.version;
+      FERRY_ASSIGN_OR_RETURN(f.reader, src_.OpenReadListed(task.src_path, listed));
+    } else {
+      FERRY_ASSIGN_OR_RETURN(f.reader, src_.OpenRead(task.src_path));
+    }
     FERRY_ASSIGN_OR_RETURN(f.size, f.reader->Size());
     f.chunks = (f.size + chunk_ - 1) / chunk_;
     FERRY_ASSIGN_OR_RETURN(f.writer,
@@ -502,7 +520,7 @@ absl::StatusOr<TreeCopyResult> CopyTree(Runtime& runtime, fs::FileSystem& src,
           switch (e.kind) {
             case fs::EntryKind::kFile:
               tasks.push_back({fs::JoinPath(src_root, *rel), fs::JoinPath(dst_root, *rel),
-                               e.size});
+                               e.size, std::move(e.version)});
               break;
             case fs::EntryKind::kDirectory:
               dirs.push_back(fs::JoinPath(dst_root, *rel));

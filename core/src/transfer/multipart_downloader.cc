@@ -7,7 +7,8 @@
 //
 // A read no larger than one chunk, before any multipart download started,
 // is one exact ranged GET straight into the reader's buffer ("direct
-// read": no copy, no budget). Every other read registers on the
+// read": no copy, no budget), a whole small object's included; a read of a
+// whole larger object starts the download. Every other read registers on the
 // chunks it spans: bytes of landed chunks are copied at once; each missing
 // chunk becomes "wanted" (queued first) and keeps the read as a waiter. When
 // a chunk lands it is copied into all its waiters and each waiter whose
@@ -142,7 +143,12 @@ class DownloadState : public std::enable_shared_from_this<DownloadState> {
     }
     const int64_t len = std::min<int64_t>(static_cast<int64_t>(dst.size()), info_.size - offset);
     dst = dst.first(static_cast<size_t>(len));
-    if (!download_started_ && offset == 0 && len == info_.size) StartLocked(d);
+    // A read of a whole object larger than a chunk is a download (chunks in
+    // parallel); one of a chunk or less stays a direct read: one GET into
+    // the reader's buffer, no budget, no copy (a tree of small objects).
+    if (!download_started_ && offset == 0 && len == info_.size && len > options_.chunk_bytes) {
+      StartLocked(d);
+    }
     if (!download_started_ && len <= options_.chunk_bytes) {
       d.calls.push_back([self = shared_from_this(), offset, dst, done = std::move(done)]() mutable {
         self->DirectRead(offset, dst, std::move(done));

@@ -111,7 +111,7 @@ struct ObjectFileTable::Impl {
   };
   absl::flat_hash_map<int, Open> open ABSL_GUARDED_BY(mu);
 
-  absl::StatusOr<int> OpenRead(std::string key) {
+  absl::StatusOr<int> OpenRead(std::string key, const ObjectOpenOptions& o) {
     std::shared_ptr<MultipartDownloader> downloader;
     {
       MutexLock l(&mu);
@@ -122,7 +122,10 @@ struct ObjectFileTable::Impl {
       }
     }
     if (downloader == nullptr) {
-      FERRY_ASSIGN_OR_RETURN(std::unique_ptr<MultipartDownloader> fresh, downloads.Open(key));
+      FERRY_ASSIGN_OR_RETURN(std::unique_ptr<MultipartDownloader> fresh,
+                             o.listed.has_value() && !o.listed->etag.empty()
+                                 ? downloads.OpenWithInfo(key, *o.listed)
+                                 : downloads.Open(key));
       MutexLock l(&mu);
       ReadEntry& e = readers[key];
       if (e.downloader == nullptr) e.downloader = std::move(fresh);  // else: lost the race
@@ -249,7 +252,7 @@ absl::StatusOr<int> ObjectFileTable::Open(std::string_view key, OpenMode mode,
                                           const ObjectOpenOptions& options) {
   switch (mode) {
     case OpenMode::kRead:
-      return impl_->OpenRead(std::string(key));
+      return impl_->OpenRead(std::string(key), options);
     case OpenMode::kWrite:
       return impl_->OpenWrite(std::string(key), options);
     case OpenMode::kReadWrite:

@@ -460,6 +460,61 @@ TEST_P(S3CompatTest, CopyWithinPastOneCopyObjectCopiesInPartsAndLeavesNoUpload) 
   EXPECT_THAT(*uploads, IsEmpty());
 }
 
+// The entry a listing gave for `name` in the fresh bucket.
+fs::Entry Listed(fs::FileSystem& s3, const std::string& dir, std::string_view name) {
+  fs::Entry found;
+  absl::Status s = s3.List(dir, [&](std::vector<fs::Entry>& batch) {
+    for (fs::Entry& e : batch) {
+      if (e.path == name) found = std::move(e);
+    }
+    return true;
+  });
+  EXPECT_TRUE(s.ok()) << s;
+  return found;
+}
+
+TEST_P(S3CompatTest, AListedObjectOpensWithItsListedSizeAndEtag) {
+  auto s3 = S3FileSystem::Create(rt_, PeerConfig(GetParam()));
+  ASSERT_TRUE(s3.ok()) << s3.status();
+  const std::string data = RandomBytes(70000, 21);
+  auto etag = Put(Key("d/obj"), data);
+  ASSERT_TRUE(etag.ok()) << etag.status();
+  fs::Entry listed = Listed(**s3, Key("d"), "obj");
+  EXPECT_EQ(listed.version, *etag);
+  auto f = (*s3)->OpenReadListed(Key("d/obj"), listed);
+  ASSERT_TRUE(f.ok()) << f.status();
+  std::string back(data.size(), '\0');
+  auto n = (*f)->ReadAt(0, absl::MakeSpan(back));
+  ASSERT_TRUE(n.ok()) << n.status();
+  EXPECT_EQ(*n, data.size());
+  EXPECT_TRUE(back == data);
+}
+
+TEST_P(S3CompatTest, OpeningAListedObjectSendsNoRequestUntilTheFirstRead) {
+  auto s3 = S3FileSystem::Create(rt_, PeerConfig(GetParam()));
+  ASSERT_TRUE(s3.ok()) << s3.status();
+  ASSERT_TRUE(Put(Key("d/gone"), "soon deleted").ok());
+  fs::Entry listed = Listed(**s3, Key("d"), "gone");
+  ASSERT_TRUE((*s3)->Remove(Key("d/gone")).ok());
+  auto f = (*s3)->OpenReadListed(Key("d/gone"), listed);  // no HEAD: still opens
+  ASSERT_TRUE(f.ok()) << f.status();
+  char buf[16];
+  EXPECT_EQ((*f)->ReadAt(0, absl::MakeSpan(buf)).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_P(S3CompatTest, AListedObjectReplacedSinceTheListingFailsToReadRatherThanMixVersions) {
+  auto s3 = S3FileSystem::Create(rt_, PeerConfig(GetParam()));
+  ASSERT_TRUE(s3.ok()) << s3.status();
+  ASSERT_TRUE(Put(Key("d/v"), RandomBytes(5000, 1)).ok());
+  fs::Entry listed = Listed(**s3, Key("d"), "v");
+  ASSERT_TRUE(Put(Key("d/v"), RandomBytes(9000, 2)).ok());
+  auto f = (*s3)->OpenReadListed(Key("d/v"), listed);
+  ASSERT_TRUE(f.ok()) << f.status();
+  std::string buf(5000, '\0');
+  EXPECT_EQ((*f)->ReadAt(0, absl::MakeSpan(buf)).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
 TEST_P(S3CompatTest, CopyObjectCopiesServerSide) {
   const std::string data = RandomBytes(300000, 9);
   ASSERT_TRUE(Put(Key("src dir/a+b (1).bin"), data).ok());

@@ -54,6 +54,9 @@ struct Entry {
   // A stable identity for the object while it exists (NFS fileid, iRODS
   // data or collection id); 0 where the protocol has none (S3).
   uint64_t id = 0;
+  // The version a listing reported, where the protocol lists one (S3's
+  // ETag); empty otherwise. FileSystem::OpenReadListed pins reads to it.
+  std::string version;
 };
 
 // A directory a walk could not read; the walk carries on past it.

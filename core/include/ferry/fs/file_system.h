@@ -128,6 +128,18 @@ class FileSystem {
   // is a directory.
   virtual absl::StatusOr<std::unique_ptr<File>> OpenRead(std::string_view path) = 0;
 
+  // Opens `path` for reading as `listed` (its file entry from a Walk, List
+  // or Stat just made) describes it. A protocol whose open costs a request
+  // skips it: S3 opens with the listed size and ETag (no HEAD), and reads
+  // carry that ETag, so an object replaced since the listing fails its
+  // read (FailedPrecondition) instead of mixing versions. The default, and
+  // an entry without a version, is OpenRead(path).
+  virtual absl::StatusOr<std::unique_ptr<File>> OpenReadListed(std::string_view path,
+                                                               const Entry& listed) {
+    (void)listed;
+    return OpenRead(path);
+  }
+
   // Opens `path` for writing: creates it or (at Close) replaces it. The
   // parent directory must exist where the protocol has directories
   // (NotFound otherwise); FailedPrecondition if `path` is a directory.

@@ -34,6 +34,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -59,6 +60,10 @@ struct ObjectOpenOptions {
   // Writes: the object's final size if the caller knows it (iRODS does),
   // else -1. Ignored for reads. Every write-open of a key must agree.
   int64_t total_bytes = -1;
+  // Reads: the object as a listing reported it (size and a non-empty
+  // ETag): opened without a HEAD, reads pinned to that ETag. Ignored when
+  // a descriptor of the key is already open (its downloader is shared).
+  std::optional<ObjectInfo> listed;
 };
 
 class ObjectFileTable {

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# scripts/bench s3-trees: many small files to and from S3, ferry-cp -r
+# against rclone (`rclone copy`, Debian's rclone), both against one
+# versitygw on loopback, in the same run:
+#   - FILES (1,000) files of KIB (64) KiB, local -> S3 ("up") and S3 ->
+#     local ("down");
+#   - 16 at once on both sides (ferry-cp --jobs=16, rclone --transfers=16),
+#     and each tool with its defaults (ferry-cp: 16 files at once; rclone:
+#     4 transfers, 8 checkers, an MD5 of every file checked against the
+#     ETag).
+# Medians of RUNS (5) wall-clock times of the whole command, the tools
+# interleaved with a rotating first one; every copy is checked by sha256
+# (uploads in versitygw's posix store, downloads in the local folder).
+# rclone gets its remote from a connection string and the AWS environment
+# (--config /dev/null): nothing is written to ~/.config. Installs rclone
+# with apt-get when it is missing. Starts its own versitygw
+# (127.0.0.1:$VERSITYGW_PORT, default 7070) and stops it on exit. About a
+# minute. Ends with one line `RESULT {json}`:
+#   s3_small_files_up_vs_rclone, s3_small_files_down_vs_rclone: rclone's
+#     median time over ferry-cp's, 16 at once (target >= 1.5);
+#   s3_small_files_up_defaults_vs_rclone, ..._down_...: the same with each
+#     tool's defaults (target >= 1).
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+RUNS=${RUNS:-5}
+FILES=${FILES:-1000}
+KIB=${KIB:-64}
+JOBS=16
+require_built s3-trees.sh "$CP"
+if ! command -v rclone >/dev/null; then
+  echo "s3-trees.sh: installing rclone (apt-get)" >&2
+  apt-get install -y -q rclone >/dev/null 2>&1 ||
+    { apt-get update -q >/dev/null && apt-get install -y -q rclone >/dev/null; }
+fi
+
+bench_work s3-trees
+LOCAL="$WORK/local"
+mkdir -p "$LOCAL/small"
+bench_peer versitygw "$STATE/versitygw"
+DATA="$STATE/versitygw/data"
+mkdir -p "$DATA/bench"  # a folder of the posix store is a bucket
+
+export AWS_ACCESS_KEY_ID=AKIDLOCAL AWS_SECRET_ACCESS_KEY=SECRETLOCAL AWS_REGION=us-east-1
+export AWS_ENDPOINT_URL="http://127.0.0.1:${VERSITYGW_PORT:-7070}"
+export AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null AWS_EC2_METADATA_DISABLED=true
+REMOTE=":s3,provider=Other,env_auth=true,endpoint='$AWS_ENDPOINT_URL':bench"
+# rclone's S3 backend refuses any AWS_CA_BUNDLE ("unsupported transport")
+# even for http://; some machines export one for every tool.
+rclone_() { env -u AWS_CA_BUNDLE rclone --config /dev/null "$@"; }
+
+echo "s3-trees: $FILES x $KIB KiB files, versitygw, rclone $(rclone version | head -1 | cut -d' ' -f2)" >&2
+python3 - "$LOCAL/small" "$FILES" "$KIB" <<'EOF'
+import os, sys
+d, n, kib = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+for i in range(n):
+    with open(os.path.join(d, f"f{i:05d}.bin"), "wb") as f:
+        f.write(os.urandom(kib << 10))
+EOF
+tree_sum() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1); }
+small_sum=$(tree_sum "$LOCAL/small")
+cp -r "$LOCAL/small" "$DATA/bench/small"  # what the downloads read
+[ "$(rclone_ lsf "$REMOTE/small" | wc -l)" = "$FILES" ] ||
+  { echo "s3-trees.sh: versitygw does not list the $FILES seeded files" >&2; exit 1; }
+
+# One timed copy: run_copy TOOL(ferry|ferry16|rclone|rclone16) DIRECTION(up|down) RUN -> seconds.
+run_copy() {
+  local tool=$1 dir=$2 run=$3 tag="$1-$2-$3" t0 t args=()
+  case "$tool" in
+    ferry16) args=(--jobs=$JOBS) ;;
+    rclone16) args=(--transfers=$JOBS) ;;
+  esac
+  t0=$(now)
+  case "$tool:$dir" in
+    ferry*:up) "$CP" "${args[@]}" -r "$LOCAL/small" "s3://bench/up-$tag" >/dev/null ;;
+    ferry*:down) "$CP" "${args[@]}" -r "s3://bench/small" "$LOCAL/down-$tag" >/dev/null ;;
+    rclone*:up) rclone_ copy "${args[@]}" "$LOCAL/small" "$REMOTE/up-$tag" ;;
+    rclone*:down) rclone_ copy "${args[@]}" "$REMOTE/small" "$LOCAL/down-$tag" ;;
+  esac
+  t=$(elapsed_since "$t0")
+  local landed="$LOCAL/down-$tag"
+  [ "$dir" = up ] && landed="$DATA/bench/up-$tag"
+  [ "$(tree_sum "$landed")" = "$small_sum" ] || { echo "$tool $dir: tree checksum mismatch" >&2; exit 1; }
+  rm -rf "$landed"
+  echo "$t"
+}
+
+declare -A SECONDS_OF
+TOOLS=(ferry16 rclone16 ferry rclone)
+for dir in up down; do
+  declare -A times=()
+  for ((i = 0; i < RUNS; i++)); do
+    # Rotate the first tool: none always runs first (or after a given one).
+    for ((k = 0; k < ${#TOOLS[@]}; k++)); do
+      tool=${TOOLS[(i + k) % ${#TOOLS[@]}]}
+      times[$tool]+="$(run_copy "$tool" "$dir" "$i") "
+    done
+  done
+  for tool in "${TOOLS[@]}"; do
+    # shellcheck disable=SC2086
+    SECONDS_OF[$tool-$dir]=$(median ${times[$tool]})
+  done
+  unset times
+done
+
+ratio() { echo "${SECONDS_OF[$1]} / ${SECONDS_OF[$2]}" | bc -l; }
+echo "== ferry-cp -r vs rclone copy, $FILES x $KIB KiB (wall clock, medians of $RUNS) =="
+for dir in up down; do
+  printf '%-5s 16 at once: ferry-cp %6.3f s  rclone %6.3f s  %5.2fx   defaults: ferry-cp %6.3f s  rclone %6.3f s  %5.2fx\n' \
+    "$dir" "${SECONDS_OF[ferry16-$dir]}" "${SECONDS_OF[rclone16-$dir]}" "$(ratio "rclone16-$dir" "ferry16-$dir")" \
+    "${SECONDS_OF[ferry-$dir]}" "${SECONDS_OF[rclone-$dir]}" "$(ratio "rclone-$dir" "ferry-$dir")"
+done
+printf 'RESULT {"bench":"s3-trees","runs":%d,"files":%d,"kib":%d,"jobs":%d,' "$RUNS" "$FILES" "$KIB" "$JOBS"
+printf '"s3_small_files_up_vs_rclone":%.2f,"s3_small_files_down_vs_rclone":%.2f,' \
+  "$(ratio rclone16-up ferry16-up)" "$(ratio rclone16-down ferry16-down)"
+printf '"s3_small_files_up_defaults_vs_rclone":%.2f,"s3_small_files_down_defaults_vs_rclone":%.2f,' \
+  "$(ratio rclone-up ferry-up)" "$(ratio rclone-down ferry-down)"
+printf '"seconds":{'
+sep=
+for dir in up down; do
+  for tool in "${TOOLS[@]}"; do
+    printf '%s"%s_%s":%.3f' "$sep" "${tool/16/_16}" "$dir" "${SECONDS_OF[$tool-$dir]}"; sep=,
+  done
+done
+printf '}}\n'

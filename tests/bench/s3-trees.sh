@@ -58,7 +58,9 @@ for i in range(n):
 EOF
 tree_sum() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1); }
 small_sum=$(tree_sum "$LOCAL/small")
-cp -r "$LOCAL/small" "$DATA/bench/small"  # what the downloads read
+# What the downloads read, uploaded through S3 so each object has the
+# ETag a real store lists (files copied into the posix store have none).
+"$CP" -r "$LOCAL/small" s3://bench/small >/dev/null
 [ "$(rclone_ lsf "$REMOTE/small" | wc -l)" = "$FILES" ] ||
   { echo "s3-trees.sh: versitygw does not list the $FILES seeded files" >&2; exit 1; }
 

@@ -10,7 +10,8 @@
 #     ETag).
 # Medians of RUNS (5) wall-clock times of the whole command, the tools
 # interleaved with a rotating first one; every copy is checked by sha256
-# (uploads in versitygw's posix store, downloads in the local folder).
+# (uploads in versitygw's posix store, downloads in the local folder);
+# each copy starts after a sync (outside the timing).
 # rclone gets its remote from a connection string and the AWS environment
 # (--config /dev/null): nothing is written to ~/.config. Installs rclone
 # with apt-get when it is missing. Starts its own versitygw
@@ -71,6 +72,9 @@ run_copy() {
     ferry16) args=(--jobs=$JOBS) ;;
     rclone16) args=(--transfers=$JOBS) ;;
   esac
+  # Earlier runs' files still being written back to this VM's disk would
+  # land on whichever copy runs next: flush them first, outside the timing.
+  sync
   t0=$(now)
   case "$tool:$dir" in
     ferry*:up) "$CP" "${args[@]}" -r "$LOCAL/small" "s3://bench/up-$tag" >/dev/null ;;

@@ -248,11 +248,12 @@ absl::StatusOr<std::unique_ptr<File>> LocalFileSystem::OpenWrite(std::string_vie
     return absl::FailedPreconditionError(absl::StrCat("open ", abs, " for writing: a directory"));
   }
   struct stat st;
-  if (::stat(abs.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+  const bool exists = ::stat(abs.c_str(), &st) == 0;
+  if (exists && S_ISDIR(st.st_mode)) {
     return absl::FailedPreconditionError(
         absl::StrCat("open ", abs, " for writing: it is a directory"));
   }
-  if (::stat(abs.c_str(), &st) == 0 && S_ISCHR(st.st_mode)) {
+  if (exists && S_ISCHR(st.st_mode)) {
     const int fd = ::open(abs.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd < 0) return ErrnoStatus(errno, "open", abs);
     return std::unique_ptr<File>(new DeviceWriteFile(fd, abs));

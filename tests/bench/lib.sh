@@ -7,6 +7,7 @@
 # And what the benches share: require_built (the programs a bench runs are
 # built), bench_work and bench_peer (a scratch folder and the peers in it,
 # stopped and removed on exit), bench_make_tree (a generated tree to serve),
+# bench_random_files and tree_sum (small files to copy, and their check),
 # bench_python_env and bench_pip_ensure (the Python benches' venv).
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 PEERS="$ROOT/tests/peers"
@@ -60,6 +61,20 @@ bench_make_tree() {
   echo "generating $EXPORT/$1 ($3 files in $2 folders) ..." >&2
   python3 "$ROOT/tests/bench/make_tree.py" "$EXPORT/$1" "$2" "$3"
 }
+
+# bench_random_files DIR N KIB: N files of KIB KiB of random bytes in DIR
+# (f00000.bin ...); tree_sum DIR: one sha256 over every file below DIR
+# (names and contents), to check a copied tree.
+bench_random_files() {
+  python3 - "$@" <<'EOF'
+import os, sys
+d, n, kib = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+for i in range(n):
+    with open(os.path.join(d, f"f{i:05d}.bin"), "wb") as f:
+        f.write(os.urandom(kib << 10))
+EOF
+}
+tree_sum() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1); }
 
 # bench_python_env NAME [MODULE[=PIP_SPEC]...]: for the benches that drive
 # ferry from Python: checks that ferry-cp and ferry-walk are built, makes

@@ -49,16 +49,9 @@ trap cleanup EXIT
 echo "nfs-copy: ${COPY_MIB} MiB file, ${SMALL_FILES} x ${SMALL_KIB} KiB files, on tmpfs" >&2
 head -c $((COPY_MIB << 20)) /dev/urandom >"$EXPORT/big.bin"
 cp "$EXPORT/big.bin" "$LOCAL/big.bin"
-python3 - "$EXPORT/small" "$SMALL_FILES" "$SMALL_KIB" <<'EOF'
-import os, sys
-d, n, kib = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-for i in range(n):
-    with open(os.path.join(d, f"f{i:05d}.bin"), "wb") as f:
-        f.write(os.urandom(kib << 10))
-EOF
+bench_random_files "$EXPORT/small" "$SMALL_FILES" "$SMALL_KIB"
 cp "$EXPORT/small/"* "$LOCAL/small/"
 big_sum=$(sha256sum "$LOCAL/big.bin" | cut -d' ' -f1)
-tree_sum() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1); }
 small_sum=$(tree_sum "$LOCAL/small")
 
 "$PEERS/ganesha" start "$EXPORT" "$STATE/ganesha"

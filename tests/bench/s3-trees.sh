@@ -50,14 +50,7 @@ REMOTE=":s3,provider=Other,env_auth=true,endpoint='$AWS_ENDPOINT_URL':bench"
 rclone_() { env -u AWS_CA_BUNDLE rclone --config /dev/null "$@"; }
 
 echo "s3-trees: $FILES x $KIB KiB files, versitygw, rclone $(rclone version | head -1 | cut -d' ' -f2)" >&2
-python3 - "$LOCAL/small" "$FILES" "$KIB" <<'EOF'
-import os, sys
-d, n, kib = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-for i in range(n):
-    with open(os.path.join(d, f"f{i:05d}.bin"), "wb") as f:
-        f.write(os.urandom(kib << 10))
-EOF
-tree_sum() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1); }
+bench_random_files "$LOCAL/small" "$FILES" "$KIB"
 small_sum=$(tree_sum "$LOCAL/small")
 # What the downloads read, uploaded through S3 so each object has the
 # ETag a real store lists (files copied into the posix store have none).

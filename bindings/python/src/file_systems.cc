@@ -287,6 +287,16 @@ class PyFileSystems {
   std::shared_ptr<Shared> shared_;  // null once closed
 };
 
+// A _FileSystems method adding or removing one AVU by URL through `op`
+// (bindings/common's irods_ops).
+template <typename Op>
+auto AvuCall(const char* what, Op op) {
+  return [what, op](PyFileSystems& f, const std::string& url, const std::string& attribute,
+                    const std::string& value, const std::string& units) {
+    f.RunUrlOp(what, [&](fs::FileSystemRegistry& r) { return op(r, url, {attribute, value, units}); });
+  };
+}
+
 }  // namespace
 
 void RegisterFileSystems(py::module_& m) {
@@ -360,24 +370,10 @@ Use ferry.FileSystems, the Python wrapper.)doc")
             f.RunUrlOp("rename", [&](fs::FileSystemRegistry& r) { return bindings::Rename(r, src, dst); });
           },
           py::arg("src"), py::arg("dst"))
-      .def(
-          "irods_add_metadata",
-          [](PyFileSystems& f, const std::string& url, const std::string& attribute, const std::string& value,
-             const std::string& units) {
-            f.RunUrlOp("add metadata", [&](fs::FileSystemRegistry& r) {
-              return bindings::AddIrodsMetadata(r, url, {attribute, value, units});
-            });
-          },
-          py::arg("url"), py::arg("attribute"), py::arg("value"), py::arg("units") = "")
-      .def(
-          "irods_remove_metadata",
-          [](PyFileSystems& f, const std::string& url, const std::string& attribute, const std::string& value,
-             const std::string& units) {
-            f.RunUrlOp("remove metadata", [&](fs::FileSystemRegistry& r) {
-              return bindings::RemoveIrodsMetadata(r, url, {attribute, value, units});
-            });
-          },
-          py::arg("url"), py::arg("attribute"), py::arg("value"), py::arg("units") = "")
+      .def("irods_add_metadata", AvuCall("add metadata", &bindings::AddIrodsMetadata), py::arg("url"),
+           py::arg("attribute"), py::arg("value"), py::arg("units") = "")
+      .def("irods_remove_metadata", AvuCall("remove metadata", &bindings::RemoveIrodsMetadata),
+           py::arg("url"), py::arg("attribute"), py::arg("value"), py::arg("units") = "")
       .def(
           "irods_metadata",
           [](PyFileSystems& f, const std::string& url) {

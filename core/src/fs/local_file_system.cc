@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <climits>
 #include <optional>
+#include <span>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -20,6 +21,7 @@
 #include "ferry/base/mutex.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
+#include "ferry/io/internal/positional_io.h"
 #include "ferry/io/internal/temp_file.h"
 
 namespace ferry::fs {
@@ -122,14 +124,8 @@ class DeviceWriteFile final : public File {
   ~DeviceWriteFile() override { ::close(fd_); }
 
   absl::StatusOr<size_t> WriteAt(int64_t offset, absl::Span<const char> data) override {
-    size_t done = 0;
-    while (done < data.size()) {
-      const ssize_t n = ::pwrite(fd_, data.data() + done, data.size() - done,
-                                 offset + static_cast<int64_t>(done));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return ErrnoStatus(n < 0 ? errno : EIO, "write", path_);
-      done += static_cast<size_t>(n);
-    }
+    FERRY_RETURN_IF_ERROR(
+        io_internal::PwriteAll(fd_, std::span<const char>(data.data(), data.size()), offset, path_));
     AtomicMax(high_water_, offset + static_cast<int64_t>(data.size()));
     return data.size();
   }

@@ -23,6 +23,7 @@
 #include "absl/strings/str_format.h"
 #include "ferry/base/random.h"
 #include "ferry/base/status_macros.h"
+#include "ferry/io/internal/positional_io.h"
 #include "ferry/base/strings.h"
 
 namespace ferry::io_internal {
@@ -159,14 +160,7 @@ absl::Status TempFile::Resize(int64_t size) {
 }
 
 absl::Status TempFile::WriteAt(std::span<const char> data, int64_t offset) const {
-  while (!data.empty()) {
-    const ssize_t n = ::pwrite(fd_, data.data(), data.size(), offset);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoStatus(errno, absl::StrCat("write at ", offset, " of"), path_);
-    data = data.subspan(static_cast<size_t>(n));
-    offset += n;
-  }
-  return absl::OkStatus();
+  return PwriteAll(fd_, data, offset, path_);
 }
 
 absl::Status TempFile::Commit(const std::string& destination) {

@@ -50,8 +50,9 @@ constexpr int kDefaultParallelism = 16;
 struct Task {
   std::string src_path;
   std::string dst_path;
-  int64_t size_hint = -1;  // from the walk; -1: unknown until opened
-  std::string version;     // from the walk (fs::Entry::version)
+  // The walk's entry for the file (size, version); none for a single-file
+  // copy, whose size is unknown until it is opened.
+  std::optional<fs::Entry> listed;
 };
 
 struct TaskResult {
@@ -108,10 +109,10 @@ class CopyRun {
         finish_on_caller_(tasks_.size() == 1),
         start_(MonotonicNow()) {
     for (const Task& t : tasks_) {
-      if (t.size_hint < 0) {
+      if (!t.listed) {
         ++unknown_sizes_;
       } else {
-        bytes_total_ += t.size_hint;
+        bytes_total_ += t.listed->size;
       }
     }
     const int parallelism = ChooseParallelism(options, src, dst);
@@ -334,11 +335,11 @@ class CopyRun {
     absl::Status s = OpenFile(task, *f);
     MutexLock lock(&mu_);
     --opening_;
-    if (task.size_hint < 0) --unknown_sizes_;
+    if (!task.listed) --unknown_sizes_;
     if (!s.ok()) {
       Record(*f, std::move(s));
     } else if (f->writer != nullptr) {
-      if (task.size_hint < 0) bytes_total_ += f->size;
+      if (!task.listed) bytes_total_ += f->size;
       active_.push_back(std::move(f));
     }
     cv_.SignalAll();
@@ -354,18 +355,14 @@ class CopyRun {
         FERRY_RETURN_IF_ERROR(s);
         MutexLock lock(&mu_);
         bytes_done_ += e.size;
-        if (task.size_hint < 0) bytes_total_ += e.size;
+        if (!task.listed) bytes_total_ += e.size;
         Record(f, absl::OkStatus());
         return absl::OkStatus();
       }
     }
-    if (task.size_hint >= 0) {
+    if (task.listed) {
       // Opened as the walk listed it: an object store skips its HEAD.
-      fs::Entry listed;
-      listed.kind = fs::EntryKind::kFile;
-      listed.size = task.size_hint;
-      listed.version = task.version;
-      FERRY_ASSIGN_OR_RETURN(f.reader, src_.OpenReadListed(task.src_path, listed));
+      FERRY_ASSIGN_OR_RETURN(f.reader, src_.OpenReadListed(task.src_path, *task.listed));
     } else {
       FERRY_ASSIGN_OR_RETURN(f.reader, src_.OpenRead(task.src_path));
     }
@@ -478,7 +475,7 @@ absl::StatusOr<TransferStats> CopyFile(Runtime& runtime, fs::FileSystem& src,
                                        std::string_view dst_path, CopyOptions options) {
   const absl::Time start = MonotonicNow();
   std::vector<Task> tasks;
-  tasks.push_back({fs::NormalizePath(src_path), fs::NormalizePath(dst_path), -1});
+  tasks.push_back({fs::NormalizePath(src_path), fs::NormalizePath(dst_path), std::nullopt});
   CopyRun run(runtime, src, dst, options, std::move(tasks));
   absl::Status stop = run.Run();
   const TaskResult& r = run.results()[0];
@@ -520,7 +517,7 @@ absl::StatusOr<TreeCopyResult> CopyTree(Runtime& runtime, fs::FileSystem& src,
           switch (e.kind) {
             case fs::EntryKind::kFile:
               tasks.push_back({fs::JoinPath(src_root, *rel), fs::JoinPath(dst_root, *rel),
-                               e.size, std::move(e.version)});
+                               std::move(e)});
               break;
             case fs::EntryKind::kDirectory:
               dirs.push_back(fs::JoinPath(dst_root, *rel));

@@ -287,11 +287,8 @@ class ClientFileSystem final : public S3FileSystem {
   }
 
   absl::StatusOr<std::unique_ptr<fs::File>> OpenRead(std::string_view path) override {
-    const BucketKey at = Split(path);
-    FERRY_RETURN_IF_ERROR(NeedsBucket("open", at, path));
-    const std::string p = fs::NormalizePath(path);
+    FERRY_ASSIGN_OR_RETURN(int fd, OpenReadFd(path, {}));
     ObjectFileTable& files = client_->files();
-    FERRY_ASSIGN_OR_RETURN(int fd, files.Open(p, OpenMode::kRead));
     absl::StatusOr<ObjectInfo> info = files.Stat(fd);
     if (!info.ok()) {
       (void)files.Close(fd);
@@ -307,15 +304,10 @@ class ClientFileSystem final : public S3FileSystem {
     if (listed.kind != fs::EntryKind::kFile || listed.version.empty() || listed.size < 0) {
       return OpenRead(path);
     }
-    const BucketKey at = Split(path);
-    FERRY_RETURN_IF_ERROR(NeedsBucket("open", at, path));
-    ObjectFileTable& files = client_->files();
-    FERRY_ASSIGN_OR_RETURN(
-        int fd, files.Open(fs::NormalizePath(path), OpenMode::kRead,
-                           {.listed = ObjectInfo{.size = listed.size,
-                                                 .etag = listed.version,
-                                                 .last_modified = listed.mtime}}));
-    return std::unique_ptr<fs::File>(new S3ReadFile(files, fd, listed.size));
+    FERRY_ASSIGN_OR_RETURN(int fd, OpenReadFd(path, {.listed = ObjectInfo{.size = listed.size,
+                                                                          .etag = listed.version,
+                                                                          .last_modified = listed.mtime}}));
+    return std::unique_ptr<fs::File>(new S3ReadFile(client_->files(), fd, listed.size));
   }
 
   absl::StatusOr<std::unique_ptr<fs::File>> OpenWrite(
@@ -375,6 +367,13 @@ class ClientFileSystem final : public S3FileSystem {
   int preferred_parallelism() const override { return concurrency_; }
 
  private:
+  // A read descriptor of the object `path` names in the client's table.
+  absl::StatusOr<int> OpenReadFd(std::string_view path, const ObjectOpenOptions& options) {
+    const BucketKey at = Split(path);
+    FERRY_RETURN_IF_ERROR(NeedsBucket("open", at, path));
+    return client_->files().Open(fs::NormalizePath(path), OpenMode::kRead, options);
+  }
+
   // CopyWithin past one CopyObject: UploadPartCopy parts, the source held
   // to the ETag `info` has (a source replaced meanwhile fails the copy,
   // which aborts its upload).

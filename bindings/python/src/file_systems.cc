@@ -127,28 +127,16 @@ class PyFileSystems {
     shared_ = std::move(shared);
   }
 
-  // A namespace operation by URL (bindings/common's url_ops), GIL released.
+  // An operation by URL on the registry (bindings/common's url_ops and
+  // irods_ops), GIL released; RunUrlOp raises its error, RunUrlQuery also
+  // answers its value.
   template <typename Op>
   void RunUrlOp(const char* what, Op op) {
-    std::shared_ptr<Shared> shared = Live(what);
-    absl::Status s;
-    {
-      py::gil_scoped_release nogil;
-      s = op(*shared->registry);
-    }
-    ThrowIfError(s);
+    ThrowIfError(Released(what, op));
   }
-
-  // As RunUrlOp, for an operation that answers a value.
   template <typename Op>
   auto RunUrlQuery(const char* what, Op op) {
-    std::shared_ptr<Shared> shared = Live(what);
-    decltype(op(*shared->registry)) v = absl::UnknownError("not run");
-    {
-      py::gil_scoped_release nogil;
-      v = op(*shared->registry);
-    }
-    return ValueOrThrow(std::move(v));
+    return ValueOrThrow(Released(what, op));
   }
 
   fs::Location Resolve(const std::string& url) {
@@ -282,6 +270,14 @@ class PyFileSystems {
       ThrowStatus(absl::FailedPreconditionError(absl::StrCat(op, ": the FileSystems is closed")));
     }
     return shared_;
+  }
+
+  // `op` on the registry with the GIL released; its Status or StatusOr.
+  template <typename Op>
+  auto Released(const char* what, Op op) {
+    std::shared_ptr<Shared> shared = Live(what);  // raises: GIL held
+    py::gil_scoped_release nogil;
+    return op(*shared->registry);
   }
 
   std::shared_ptr<Shared> shared_;  // null once closed

@@ -8,6 +8,7 @@
 # built), bench_work and bench_peer (a scratch folder and the peers in it,
 # stopped and removed on exit), bench_make_tree (a generated tree to serve),
 # bench_random_files and tree_sum (small files to copy, and their check),
+# bench_apt_install (a peer tool from apt),
 # bench_python_env and bench_pip_ensure (the Python benches' venv).
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 PEERS="$ROOT/tests/peers"
@@ -97,6 +98,14 @@ bench_python_env() {
       "${pip[@]}" install --no-build-isolation "$package" >&2
   fi
   for module in "${@:2}"; do bench_pip_ensure "${module%%=*}" "${module#*=}"; done
+}
+
+# bench_apt_install PACKAGE: installs a peer tool with apt-get, refreshing
+# the package lists only if the first try fails.
+bench_apt_install() {
+  echo "bench: installing $1 (apt-get)" >&2
+  apt-get install -y -q "$1" >/dev/null 2>&1 ||
+    { apt-get update -q >/dev/null && apt-get install -y -q "$1" >/dev/null; }
 }
 
 # bench_pip_ensure IMPORTS PACKAGE...: pip-installs PACKAGE... into $VENV

@@ -28,11 +28,7 @@ FILES=${FILES:-1000}
 KIB=${KIB:-64}
 JOBS=16
 require_built s3-trees.sh "$CP"
-if ! command -v rclone >/dev/null; then
-  echo "s3-trees.sh: installing rclone (apt-get)" >&2
-  apt-get install -y -q rclone >/dev/null 2>&1 ||
-    { apt-get update -q >/dev/null && apt-get install -y -q rclone >/dev/null; }
-fi
+command -v rclone >/dev/null || bench_apt_install rclone
 
 bench_work s3-trees
 LOCAL="$WORK/local"

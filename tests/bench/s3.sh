@@ -16,24 +16,12 @@
 # beside a test run) and stops it by PID on exit. About 4 minutes with the
 # defaults. Ends with one line `RESULT {json}`.
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BUILD=${FERRY_BUILD_DIR:-$ROOT/build/release}
-CP="$BUILD/examples/ferry-cp"
-VENV=${BENCH_VENV:-$ROOT/.venv}
-[ -x "$CP" ] || { echo "s3.sh: $CP is missing (scripts/build release)" >&2; exit 1; }
-
-apt_install() {  # apt_install PACKAGE: once, refreshing the lists only if needed
-  echo "s3.sh: installing $1 (apt-get)" >&2
-  apt-get install -y -q "$1" >/dev/null 2>&1 ||
-    { apt-get update -q >/dev/null && apt-get install -y -q "$1" >/dev/null; }
-}
-[ -x /usr/bin/aws ] || apt_install awscli
-[ -x /usr/bin/time ] || apt_install time
+source "$(dirname "$0")/lib.sh"
+require_built s3.sh "$CP"
+[ -x /usr/bin/aws ] || bench_apt_install awscli
+[ -x /usr/bin/time ] || bench_apt_install time
 [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
-"$VENV/bin/python" -c 'import boto3' 2>/dev/null || {
-  echo "s3.sh: installing boto3 into $VENV (pip)" >&2
-  "$VENV/bin/python" -m pip install -q boto3 >&2
-}
+bench_pip_ensure boto3 boto3
 
 WORK=$(mktemp -d /tmp/ferry-s3-bench.XXXXXX)
 cleanup() {

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -49,11 +50,23 @@ class TempFileTest : public ::testing::Test {
     EXPECT_EQ(ReadFile(dir_.Path("out.bin")), content);
   }
 
+  static absl::StatusOr<TempFile> Named(const std::string& dest) {
+    return TempFile::CreateBeside(dest, 0644, TempFile::Naming::kNamed);
+  }
+
+  // An unnamed temporary for `dest`, or nullopt where the filesystem under
+  // the scratch folder has no O_TMPFILE (the caller skips).
+  static std::optional<TempFile> Unnamed(const std::string& dest) {
+    absl::StatusOr<TempFile> f = TempFile::CreateBeside(dest);
+    if (!f.ok() || !f->unnamed()) return std::nullopt;
+    return *std::move(f);
+  }
+
   ferry::testing::ScratchDir dir_{"ferry_temp_file_test."};
 };
 
 TEST_F(TempFileTest, CreatesAHiddenFileNamedAfterTheDestinationBesideIt) {
-  absl::StatusOr<TempFile> f = TempFile::CreateBeside(dir_.Path("out.bin"));
+  absl::StatusOr<TempFile> f = Named(dir_.Path("out.bin"));
   ASSERT_TRUE(f.ok()) << f.status();
   EXPECT_THAT(dir_.Files(), ElementsAre(MatchesRegex("\\.out\\.bin\\.ferry-[0-9a-f]{16}")));
   EXPECT_EQ(f->path(), dir_.Path(dir_.Files()[0]));
@@ -86,10 +99,20 @@ TEST_F(TempFileTest, ResizeSetsTheSizeAndReservesTheBlocksOffTmpfs) {
   }
 }
 
+TEST_F(TempFileTest, ResizeBelowTheReserveSizeLeavesTheFileSparse) {
+  absl::StatusOr<TempFile> f = TempFile::CreateBeside(dir_.Path("out.bin"));
+  ASSERT_TRUE(f.ok()) << f.status();
+  ASSERT_TRUE(f->Resize(TempFile::kReserveMinBytes - 4096).ok());
+  struct stat st;
+  ASSERT_EQ(::fstat(f->fd(), &st), 0);
+  EXPECT_EQ(st.st_size, TempFile::kReserveMinBytes - 4096);
+  EXPECT_EQ(st.st_blocks, 0);
+}
+
 TEST_F(TempFileTest, ALeftoverInTheDestinationsSlotIsReclaimedByTheNextWriter) {
   const std::string dest = dir_.Path("out.bin");
   WriteFile(dir_.Path(TempSlotFor("out.bin")), "a killed writer's partial bytes");
-  absl::StatusOr<TempFile> f = TempFile::CreateBeside(dest);
+  absl::StatusOr<TempFile> f = Named(dest);
   ASSERT_TRUE(f.ok()) << f.status();
   EXPECT_EQ(f->path(), dir_.Path(TempSlotFor("out.bin")));
   WriteAndCommit(*f, "new", dest);
@@ -98,8 +121,8 @@ TEST_F(TempFileTest, ALeftoverInTheDestinationsSlotIsReclaimedByTheNextWriter) {
 
 TEST_F(TempFileTest, ALiveWritersSlotSendsASecondWriterToAnotherName) {
   const std::string dest = dir_.Path("out.bin");
-  absl::StatusOr<TempFile> first = TempFile::CreateBeside(dest);
-  absl::StatusOr<TempFile> second = TempFile::CreateBeside(dest);
+  absl::StatusOr<TempFile> first = Named(dest);
+  absl::StatusOr<TempFile> second = Named(dest);
   ASSERT_TRUE(first.ok() && second.ok());
   EXPECT_EQ(first->path(), dir_.Path(TempSlotFor("out.bin")));
   EXPECT_NE(second->path(), first->path());
@@ -115,7 +138,7 @@ TEST_F(TempFileTest, AWriterKilledMidWriteLeavesNothingOnceTheNextWriterCommits)
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {  // the writer: killed holding its temporary open and locked
-    absl::StatusOr<TempFile> f = TempFile::CreateBeside(dest);
+    absl::StatusOr<TempFile> f = Named(dest);
     if (f.ok()) (void)f->WriteAt(std::string(1000, 'x'), 0);
     ::kill(::getpid(), SIGKILL);
   }
@@ -123,7 +146,7 @@ TEST_F(TempFileTest, AWriterKilledMidWriteLeavesNothingOnceTheNextWriterCommits)
   ASSERT_EQ(::waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFSIGNALED(status));
   ASSERT_EQ(dir_.Files().size(), 1u);  // its leftover
-  absl::StatusOr<TempFile> f = TempFile::CreateBeside(dest);
+  absl::StatusOr<TempFile> f = Named(dest);
   ASSERT_TRUE(f.ok()) << f.status();
   WriteAndCommit(*f, "complete", dest);
   ExpectOnlyOutBinHolding("complete");
@@ -162,7 +185,7 @@ TEST_F(TempFileTest, DestructionWithoutCommitRemovesTheFileAndKeepsTheDestinatio
 }
 
 TEST_F(TempFileTest, FailedRenameRemovesTheTemporary) {
-  absl::StatusOr<TempFile> f = TempFile::CreateBeside(dir_.Path("out.bin"));
+  absl::StatusOr<TempFile> f = Named(dir_.Path("out.bin"));
   ASSERT_TRUE(f.ok()) << f.status();
   absl::Status s = f->Commit(dir_.Path("no/such/dir/out.bin"));
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
@@ -171,7 +194,7 @@ TEST_F(TempFileTest, FailedRenameRemovesTheTemporary) {
 }
 
 TEST_F(TempFileTest, MovedFromFileRemovesNothing) {
-  absl::StatusOr<TempFile> f = TempFile::CreateBeside(dir_.Path("out.bin"));
+  absl::StatusOr<TempFile> f = Named(dir_.Path("out.bin"));
   ASSERT_TRUE(f.ok()) << f.status();
   TempFile moved = *std::move(f);
   f = absl::UnknownError("reset");  // destroys the moved-from TempFile
@@ -194,11 +217,81 @@ TEST_F(TempFileTest, MissingDirectoryNamesTheTemporaryPath) {
 
 TEST_F(TempFileTest, ModeIsTheRequestedBitsMinusTheUmask) {
   const mode_t old = umask(022);
-  absl::StatusOr<TempFile> f = TempFile::CreateBeside(dir_.Path("out.bin"), 0666);
+  absl::StatusOr<TempFile> f =
+      TempFile::CreateBeside(dir_.Path("out.bin"), 0666, TempFile::Naming::kNamed);
   umask(old);
   ASSERT_TRUE(f.ok()) << f.status();
   struct stat st;
   ASSERT_EQ(fstat(f->fd(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0644u);
+}
+
+TEST_F(TempFileTest, AnUnnamedTemporaryLeavesNoNameInTheFolderUntilCommitted) {
+  const std::string dest = dir_.Path("out.bin");
+  std::optional<TempFile> f = Unnamed(dest);
+  if (!f) GTEST_SKIP() << "no O_TMPFILE under " << dir_.Path("");
+  Write(*f, "partial");
+  EXPECT_THAT(dir_.Files(), IsEmpty());
+  EXPECT_THAT(f->path(), HasSubstr(dest));
+  ASSERT_TRUE(f->Commit(dest).ok());
+  ExpectOnlyOutBinHolding("partial");
+}
+
+TEST_F(TempFileTest, AnUnnamedTemporaryReplacesAnExistingDestinationLeavingNoHiddenName) {
+  const std::string dest = dir_.Path("out.bin");
+  WriteFile(dest, "old");
+  std::optional<TempFile> f = Unnamed(dest);
+  if (!f) GTEST_SKIP() << "no O_TMPFILE under " << dir_.Path("");
+  WriteAndCommit(*f, "new content", dest);
+  ExpectOnlyOutBinHolding("new content");
+}
+
+TEST_F(TempFileTest, AnUnnamedTemporaryDiscardedLeavesTheFolderAsItWas) {
+  const std::string dest = dir_.Path("out.bin");
+  WriteFile(dest, "old");
+  {
+    std::optional<TempFile> f = Unnamed(dest);
+    if (!f) GTEST_SKIP() << "no O_TMPFILE under " << dir_.Path("");
+    Write(*f, "partial");
+  }
+  ExpectOnlyOutBinHolding("old");
+}
+
+TEST_F(TempFileTest, AWriterOfAnUnnamedTemporaryKilledMidWriteLeavesNothing) {
+  const std::string dest = dir_.Path("out.bin");
+  if (!Unnamed(dest)) GTEST_SKIP() << "no O_TMPFILE under " << dir_.Path("");
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::optional<TempFile> f = Unnamed(dest);
+    if (f) (void)f->WriteAt(std::string(1000, 'x'), 0);
+    ::kill(::getpid(), SIGKILL);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_THAT(dir_.Files(), IsEmpty());
+}
+
+TEST_F(TempFileTest, AnUnnamedTemporaryThatCannotBeLinkedInFailsNamingTheLinkAndLeavesNothing) {
+  std::optional<TempFile> f = Unnamed(dir_.Path("out.bin"));
+  if (!f) GTEST_SKIP() << "no O_TMPFILE under " << dir_.Path("");
+  absl::Status s = f->Commit(dir_.Path("no/such/dir/out.bin"));
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
+  EXPECT_THAT(s.message(), HasSubstr("link"));
+  EXPECT_EQ(f->fd(), -1);
+  EXPECT_THAT(dir_.Files(), IsEmpty());
+}
+
+TEST_F(TempFileTest, ModeOfAnUnnamedTemporaryIsTheRequestedBitsMinusTheUmask) {
+  const mode_t old = umask(022);
+  absl::StatusOr<TempFile> f = TempFile::CreateBeside(dir_.Path("out.bin"), 0666);
+  umask(old);
+  ASSERT_TRUE(f.ok()) << f.status();
+  if (!f->unnamed()) GTEST_SKIP() << "no O_TMPFILE under " << dir_.Path("");
+  ASSERT_TRUE(f->Commit(dir_.Path("out.bin")).ok());
+  struct stat st;
+  ASSERT_EQ(::stat(dir_.Path("out.bin").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0644u);
 }
 

@@ -1,4 +1,6 @@
-// TempFile: the temporary a download lands in. The name starts with '.'
+// TempFile: the temporary a download lands in. Where the filesystem can,
+// it has no name until Commit (O_TMPFILE, see temp_file.h). Otherwise the
+// name starts with '.'
 // (hidden from ls and globs, so a half-done file is never mistaken for a
 // result) and carries the destination's name (a stale one left by a crash
 // says what it was for) and 64 bits: first a hash of the name (the
@@ -62,6 +64,21 @@ int ClaimSlot(const std::string& path, uint32_t mode) {
   return fd;
 }
 
+// Opens an unnamed temporary in `dir` (O_TMPFILE), or returns -1: the
+// filesystem cannot (EOPNOTSUPP, EISDIR on old kernels), or Commit could
+// not link it in (no /proc/self/fd to name it by), or any other failure,
+// which the named path then reports with the temporary's name.
+int OpenUnnamed(const std::string& dir, uint32_t mode) {
+  const int fd = ::open(dir.empty() ? "." : dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC,
+                        static_cast<mode_t>(mode));
+  if (fd < 0) return -1;
+  if (::access(absl::StrCat("/proc/self/fd/", fd).c_str(), F_OK) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 // What a non-regular, non-directory file is, for messages.
 const char* SpecialFileKind(mode_t mode) {
   if (S_ISCHR(mode)) return "character device";
@@ -73,7 +90,8 @@ const char* SpecialFileKind(mode_t mode) {
 
 }  // namespace
 
-absl::StatusOr<TempFile> TempFile::CreateBeside(const std::string& destination, uint32_t mode) {
+absl::StatusOr<TempFile> TempFile::CreateBeside(const std::string& destination, uint32_t mode,
+                                                Naming naming) {
   const size_t slash = destination.rfind('/');
   const std::string dir = slash == std::string::npos ? "" : destination.substr(0, slash + 1);
   const std::string base =
@@ -91,6 +109,11 @@ absl::StatusOr<TempFile> TempFile::CreateBeside(const std::string& destination, 
         destination, " is a ", SpecialFileKind(st.st_mode),
         ", not a regular file: a file is written beside it and renamed over it, which would "
         "replace it; not written"));
+  }
+  if (naming == Naming::kUnnamedWhereSupported) {
+    if (const int fd = OpenUnnamed(dir, mode); fd >= 0) {
+      return TempFile(absl::StrCat("unnamed temporary for ", destination), fd, -1, true);
+    }
   }
   std::string path = dir + TempSlotFor(base);
   int fd = ClaimSlot(path, mode);
@@ -113,13 +136,14 @@ absl::StatusOr<TempFile> TempFile::CreateBeside(const std::string& destination, 
     ::unlink(path.c_str());
     return ErrnoStatus(e, "dup temporary file", path);
   }
-  return TempFile(std::move(path), fd, lock_fd);
+  return TempFile(std::move(path), fd, lock_fd, false);
 }
 
 TempFile::TempFile(TempFile&& other) noexcept
     : path_(std::exchange(other.path_, std::string())),
       fd_(std::exchange(other.fd_, -1)),
-      lock_fd_(std::exchange(other.lock_fd_, -1)) {}
+      lock_fd_(std::exchange(other.lock_fd_, -1)),
+      unnamed_(std::exchange(other.unnamed_, false)) {}
 
 TempFile& TempFile::operator=(TempFile&& other) noexcept {
   if (this != &other) {
@@ -127,6 +151,7 @@ TempFile& TempFile::operator=(TempFile&& other) noexcept {
     path_ = std::exchange(other.path_, std::string());
     fd_ = std::exchange(other.fd_, -1);
     lock_fd_ = std::exchange(other.lock_fd_, -1);
+    unnamed_ = std::exchange(other.unnamed_, false);
   }
   return *this;
 }
@@ -140,9 +165,11 @@ absl::Status TempFile::Resize(int64_t size) {
   // 0.215 s for 256 MiB), and a full disk fails here, before any byte has
   // moved, not mid-transfer. Not on tmpfs: it would allocate and zero every
   // page once more before the writes land (about 5 % slower there).
+  // Small files skip it: their few blocks are allocated at write-back
+  // anyway, and the two calls are a measurable share of a small file's
+  // cost when a tree of them is copied.
   struct statfs where;
-  const bool tmpfs = ::fstatfs(fd_, &where) == 0 && where.f_type == TMPFS_MAGIC;
-  if (size > 0 && !tmpfs) {
+  if (size >= kReserveMinBytes && !(::fstatfs(fd_, &where) == 0 && where.f_type == TMPFS_MAGIC)) {
     int rc;
     do {
       rc = ::fallocate(fd_, 0, 0, size);
@@ -164,6 +191,57 @@ absl::Status TempFile::WriteAt(std::span<const char> data, int64_t offset) const
 }
 
 absl::Status TempFile::Commit(const std::string& destination) {
+  if (!unnamed_) return CloseAndRename(destination);
+  // A new destination: linked in whole, in one step (linkat never replaces).
+  int err = LinkAs(destination);
+  if (err == 0) {
+    unnamed_ = false;
+    if (::close(std::exchange(fd_, -1)) != 0) {
+      absl::Status s = ErrnoStatus(errno, "close", path_);
+      ::unlink(destination.c_str());
+      path_.clear();
+      return s;
+    }
+    path_.clear();
+    return absl::OkStatus();
+  }
+  if (err != EEXIST) {
+    absl::Status s = ErrnoStatus(err, absl::StrCat("link ", path_, " as"), destination);
+    Discard();
+    return s;
+  }
+  // The destination exists: a hidden name beside it, then the rename that
+  // replaces it atomically. (A crash between the two leaves that hidden
+  // file; the window is two system calls.)
+  const size_t slash = destination.rfind('/');
+  const std::string dir = slash == std::string::npos ? "" : destination.substr(0, slash + 1);
+  const std::string base = slash == std::string::npos ? destination : destination.substr(slash + 1);
+  for (int attempt = 0; attempt < kTempCreateAttempts; ++attempt) {
+    const std::string name = dir + TempNameFor(base);
+    err = LinkAs(name);
+    if (err == 0) {
+      unnamed_ = false;
+      path_ = name;
+      return CloseAndRename(destination);
+    }
+    if (err != EEXIST) {
+      absl::Status s = ErrnoStatus(err, absl::StrCat("link ", path_, " as"), name);
+      Discard();
+      return s;
+    }
+  }
+  absl::Status s = ErrnoStatus(EEXIST, absl::StrCat("link ", path_, " beside"), destination);
+  Discard();
+  return s;
+}
+
+int TempFile::LinkAs(const std::string& name) const {
+  const std::string self = absl::StrCat("/proc/self/fd/", fd_);
+  return ::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0 ? 0
+                                                                                          : errno;
+}
+
+absl::Status TempFile::CloseAndRename(const std::string& destination) {
   // close() reports delayed write errors (ENOSPC, EIO on network
   // filesystems): a file that failed them must not replace the destination.
   if (::close(std::exchange(fd_, -1)) != 0) {
@@ -185,8 +263,11 @@ absl::Status TempFile::Commit(const std::string& destination) {
 
 void TempFile::Discard() {
   if (fd_ >= 0) ::close(std::exchange(fd_, -1));
-  if (!path_.empty()) ::unlink(path_.c_str());  // before unlocking: never a claimable leftover
+  // Before unlocking: never a claimable leftover. An unnamed one is gone
+  // with its descriptor.
+  if (!path_.empty() && !unnamed_) ::unlink(path_.c_str());
   path_.clear();
+  unnamed_ = false;
   Unlock();
 }
 

@@ -50,6 +50,16 @@ std::string TempSlotFor(std::string_view name);
 
 // A temporary file beside a destination, removed unless committed.
 //
+// Where the filesystem can (ext4, xfs, btrfs, tmpfs), the temporary has no
+// name at all (O_TMPFILE): a crash leaves nothing behind, and the costly
+// part of a create (the inode allocation) runs outside the directory's
+// lock, so many downloads into one directory do not queue behind each
+// other (1,000 small files on this VM's ext4: 0.15 s against 0.28 s for a
+// named temporary and a rename). Commit links it in under the
+// destination's name; a destination that exists is replaced atomically
+// through a short-lived hidden name and a rename.
+//
+// A named temporary (other filesystems, or kNamed) is hidden ('.' first).
 // Leftovers of a killed writer are reclaimed without a directory scan: a
 // writer holds an exclusive flock on its temporary from creation until
 // after the rename (through a second descriptor), so an unlocked file
@@ -59,14 +69,24 @@ std::string TempSlotFor(std::string_view name);
 // crash could leave behind: the rare case of two writers of one path).
 class TempFile {
  public:
-  // Creates the temporary for `destination` in its directory: the slot
-  // name if free or stale, else "<dir>/.<name>.ferry-<16 random hex
-  // digits>" (O_EXCL); opened read-write, permission bits `mode` minus the
-  // umask (a reclaimed leftover keeps its bits). InvalidArgument if
-  // `destination` ends in '/'; the errno status naming the temporary's
-  // path if it cannot be created.
+  // Resize reserves blocks for files at least this long.
+  static constexpr int64_t kReserveMinBytes = int64_t{1} << 20;
+
+  enum class Naming {
+    kUnnamedWhereSupported,  // O_TMPFILE, else a named temporary
+    kNamed,                  // always a named temporary (tests of the slot rules)
+  };
+
+  // Creates the temporary for `destination` in its directory: unnamed where
+  // the filesystem supports it (see Naming), else the slot name if free or
+  // stale, else "<dir>/.<name>.ferry-<16 random hex digits>" (O_EXCL);
+  // opened read-write, permission bits `mode` minus the umask (a reclaimed
+  // leftover keeps its bits). InvalidArgument if `destination` ends in
+  // '/'; FailedPrecondition if it is a device, FIFO or socket; the errno
+  // status naming the temporary's path if it cannot be created.
   static absl::StatusOr<TempFile> CreateBeside(const std::string& destination,
-                                               uint32_t mode = 0644);
+                                               uint32_t mode = 0644,
+                                               Naming naming = Naming::kUnnamedWhereSupported);
 
   TempFile(TempFile&& other) noexcept;
   TempFile& operator=(TempFile&& other) noexcept;
@@ -77,13 +97,17 @@ class TempFile {
 
   // The open descriptor; -1 once committed or discarded.
   int fd() const { return fd_; }
-  // The temporary's path (for messages); empty once committed or discarded.
+  // The temporary's path ("unnamed temporary for <destination>" when it has
+  // none; for messages); empty once committed or discarded.
   const std::string& path() const { return path_; }
+  // Whether the temporary has no name (O_TMPFILE) until Commit.
+  bool unnamed() const { return unnamed_; }
 
   // Sets the file's size, reserving its blocks where the filesystem can
   // (fallocate: faster writes on ext4, and no space is ResourceExhausted
-  // here rather than mid-transfer); sparse on tmpfs and where the
-  // filesystem cannot reserve. REQUIRES: fd() >= 0.
+  // here rather than mid-transfer) for a size of kReserveMinBytes or more;
+  // sparse on tmpfs, where the filesystem cannot reserve, and for smaller
+  // sizes. REQUIRES: fd() >= 0.
   absl::Status Resize(int64_t size);
 
   // Writes all of `data` at `offset` (pwrite, again after EINTR or a short
@@ -91,9 +115,13 @@ class TempFile {
   // May run on many threads at once. REQUIRES: fd() >= 0.
   absl::Status WriteAt(std::span<const char> data, int64_t offset) const;
 
-  // Closes the file and renames it over `destination` (normally the one
-  // given to CreateBeside: same directory, so the rename is atomic). On
-  // failure the temporary is removed and `destination` is untouched.
+  // Publishes the file as `destination` (normally the one given to
+  // CreateBeside: same directory, so the switch is atomic): a named
+  // temporary is closed and renamed over it; an unnamed one is linked in
+  // under that name, or, if `destination` exists, under a hidden name that
+  // is then closed and renamed over it. On failure the temporary is removed
+  // and `destination` is as it was (a new destination whose close fails,
+  // which local filesystems do not report, is removed again).
   // REQUIRES: fd() >= 0.
   absl::Status Commit(const std::string& destination);
 
@@ -101,13 +129,18 @@ class TempFile {
   void Discard();
 
  private:
-  TempFile(std::string path, int fd, int lock_fd)
-      : path_(std::move(path)), fd_(fd), lock_fd_(lock_fd) {}
+  TempFile(std::string path, int fd, int lock_fd, bool unnamed)
+      : path_(std::move(path)), fd_(fd), lock_fd_(lock_fd), unnamed_(unnamed) {}
+  // Commit's last step for a named temporary: close, rename.
+  absl::Status CloseAndRename(const std::string& destination);
+  // Links the unnamed temporary in as `name`; errno on failure.
+  int LinkAs(const std::string& name) const;
   void Unlock();
 
-  std::string path_;  // empty: nothing to remove
+  std::string path_;  // empty: nothing to remove (or report)
   int fd_ = -1;
   int lock_fd_ = -1;  // a dup of fd_ holding the flock through Commit's rename
+  bool unnamed_ = false;  // O_TMPFILE: nothing to unlink, linked in by Commit
 };
 
 }  // namespace ferry::io_internal

@@ -105,7 +105,10 @@ class DirectoryWatcher:
     """Proves the GIL is released during a blocking call: a Python thread
     lists `directory` while the call runs and records what it saw then. It
     can only see a transfer's partial output (a temporary file, or the
-    destination before it is complete) if it ran during the call.
+    destination before it is complete) if it ran during the call. An
+    unnamed temporary (O_TMPFILE, the local default where the filesystem
+    has it) is seen through this process's open descriptors, as
+    "#<inode> (deleted)" in `directory`.
 
         with DirectoryWatcher(tmp_path) as w:
             client.download(..., str(tmp_path / "out.bin"))
@@ -125,7 +128,19 @@ class DirectoryWatcher:
                     self.seen.append((entry.name, entry.stat().st_size))
             except FileNotFoundError:
                 pass  # an entry renamed away between list and stat
+            self._scan_unnamed()
             time.sleep(0.0005)
+
+    def _scan_unnamed(self):
+        prefix = os.path.join(str(self.directory), "")
+        for fd in os.listdir("/proc/self/fd"):
+            link = f"/proc/self/fd/{fd}"
+            try:
+                target = os.readlink(link)
+                if target.startswith(prefix) and target.endswith(" (deleted)"):
+                    self.seen.append((os.path.basename(target), os.stat(link).st_size))
+            except OSError:
+                pass  # closed between the listing and the look
 
     def __enter__(self):
         self._thread.start()

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "ferry/adapters/builtin.h"
 #include "ferry/bindings/copy_urls.h"
+#include "ferry/bindings/irods_ops.h"
 #include "ferry/bindings/url_ops.h"
 #include "ferry/fs/registry.h"
 #include "ferry/runtime/runtime.h"
@@ -115,6 +116,51 @@ JNIEXPORT void JNICALL Java_io_ferry_FileSystems_rmdir(JNIEnv* env, jclass, jlon
 JNIEXPORT void JNICALL Java_io_ferry_FileSystems_rename(JNIEnv* env, jclass, jlong handle, jstring from,
                                                         jstring to) {
   absl::Status s = ferry::bindings::Rename(*Get(handle)->registry, ToStd(env, from), ToStd(env, to));
+  if (!s.ok()) ThrowStatus(env, s);
+}
+
+// iRODS's own calls by URL (bindings/common's irods_ops): AVU metadata and
+// access control.
+JNIEXPORT jobjectArray JNICALL Java_io_ferry_FileSystems_irodsMetadata(JNIEnv* env, jclass,
+                                                                      jlong handle, jstring url) {
+  auto avus = ferry::bindings::ListIrodsMetadata(*Get(handle)->registry, ToStd(env, url));
+  if (!OkOrThrow(env, avus)) return nullptr;
+  const JniIds& ids = Ids();
+  return ToArray(env, ids.irods_avu, *avus, [&](const ferry::irods::IrodsAvu& a) {
+    const LocalString attribute(env, a.attribute), value(env, a.value), units(env, a.units);
+    return CallOf(env, ids.irods_avu, ids.irods_avu_of, attribute.get(), value.get(), units.get());
+  });
+}
+
+JNIEXPORT void JNICALL Java_io_ferry_FileSystems_irodsModifyMetadata(JNIEnv* env, jclass, jlong handle,
+                                                                    jstring url, jboolean add,
+                                                                    jstring attribute, jstring value,
+                                                                    jstring units) {
+  const ferry::irods::IrodsAvu avu{ToStd(env, attribute), ToStd(env, value), ToStd(env, units)};
+  ferry::fs::FileSystemRegistry& registry = *Get(handle)->registry;
+  const absl::Status s = add == JNI_TRUE
+                             ? ferry::bindings::AddIrodsMetadata(registry, ToStd(env, url), avu)
+                             : ferry::bindings::RemoveIrodsMetadata(registry, ToStd(env, url), avu);
+  if (!s.ok()) ThrowStatus(env, s);
+}
+
+JNIEXPORT jobjectArray JNICALL Java_io_ferry_FileSystems_irodsAccess(JNIEnv* env, jclass, jlong handle,
+                                                                    jstring url) {
+  auto acl = ferry::bindings::GetIrodsAccess(*Get(handle)->registry, ToStd(env, url));
+  if (!OkOrThrow(env, acl)) return nullptr;
+  const JniIds& ids = Ids();
+  return ToArray(env, ids.irods_access, *acl, [&](const std::pair<std::string, std::string>& p) {
+    const LocalString user(env, p.first), access(env, p.second);
+    return CallOf(env, ids.irods_access, ids.irods_access_of, user.get(), access.get());
+  });
+}
+
+JNIEXPORT void JNICALL Java_io_ferry_FileSystems_setIrodsAccess(JNIEnv* env, jclass, jlong handle,
+                                                               jstring url, jstring user, jstring level,
+                                                               jboolean recursive) {
+  const absl::Status s =
+      ferry::bindings::SetIrodsAccess(*Get(handle)->registry, ToStd(env, url), ToStd(env, user),
+                                      ToStd(env, level), recursive == JNI_TRUE);
   if (!s.ok()) ThrowStatus(env, s);
 }
 

@@ -1,7 +1,6 @@
 // io.ferry.IrodsCaches: NFSRODS's query caches (ferry::irods::IrodsCacheSet)
 // over one iRODS login, configured from NFSRODS's server.json keys. No
 // logic beyond the adapter's: the values cross into Java records.
-#include <cstdarg>
 #include <memory>
 #include <string>
 
@@ -21,29 +20,6 @@ struct NativeIrodsCaches {
 };
 
 IrodsCacheSet& Caches(jlong handle) { return FromHandle<NativeIrodsCaches>(handle)->caches(); }
-
-// A local reference made by the static factory `of` of `cls`, or null
-// with an exception pending.
-jobject CallOf(JNIEnv* env, jclass cls, jmethodID of, ...) {
-  va_list args;
-  va_start(args, of);
-  jobject out = env->CallStaticObjectMethodV(cls, of, args);
-  va_end(args);
-  return out;
-}
-
-// The Java array for `items`, each made by `make` (a local reference).
-template <typename T, typename Make>
-jobjectArray ToArray(JNIEnv* env, jclass cls, const std::vector<T>& items, Make make) {
-  jobjectArray out = env->NewObjectArray(static_cast<jsize>(items.size()), cls, nullptr);
-  for (jsize i = 0; out != nullptr && i < static_cast<jsize>(items.size()); ++i) {
-    jobject o = make(items[i]);
-    if (o == nullptr) return nullptr;  // exception pending
-    env->SetObjectArrayElement(out, i, o);
-    env->DeleteLocalRef(o);
-  }
-  return out;
-}
 
 }  // namespace
 

@@ -1,6 +1,7 @@
 #include "portal.h"
 
 #include <array>
+#include <cstdarg>
 #include <memory>
 #include <iterator>
 
@@ -80,8 +81,9 @@ bool LoadIds(JNIEnv* env, JniIds* ids) {
   ids->irods_stat = GlobalClass(env, "io/ferry/IrodsStat");
   ids->irods_entry = GlobalClass(env, "io/ferry/IrodsEntry");
   ids->irods_access = GlobalClass(env, "io/ferry/IrodsAccess");
+  ids->irods_avu = GlobalClass(env, "io/ferry/IrodsAvu");
   if (ids->illegal_state == nullptr || ids->entry == nullptr || ids->irods_stat == nullptr ||
-      ids->irods_entry == nullptr || ids->irods_access == nullptr) {
+      ids->irods_entry == nullptr || ids->irods_access == nullptr || ids->irods_avu == nullptr) {
     return false;
   }
   ids->entry_init = env->GetMethodID(ids->entry, "<init>", "(Ljava/lang/String;Ljava/lang/String;JJJIII)V");
@@ -91,6 +93,9 @@ bool LoadIds(JNIEnv* env, JniIds* ids) {
       env->GetStaticMethodID(ids->irods_entry, "of", "(Ljava/lang/String;IJJJ)Lio/ferry/IrodsEntry;");
   ids->irods_access_of = env->GetStaticMethodID(
       ids->irods_access, "of", "(Ljava/lang/String;Ljava/lang/String;)Lio/ferry/IrodsAccess;");
+  ids->irods_avu_of = env->GetStaticMethodID(
+      ids->irods_avu, "of",
+      "(Ljava/lang/String;Ljava/lang/String;Ljava/lang/String;)Lio/ferry/IrodsAvu;");
   ids->cache_loader_load =
       Method(env, "io/ferry/CacheLoader", "load", "(Ljava/lang/String;)Ljava/lang/Object;");
   ids->weigher_apply = Method(env, "java/util/function/ToLongBiFunction", "applyAsLong",
@@ -100,7 +105,8 @@ bool LoadIds(JNIEnv* env, JniIds* ids) {
   ids->throwable_get_message = Method(env, "java/lang/Throwable", "getMessage", "()Ljava/lang/String;");
   ids->class_get_name = Method(env, "java/lang/Class", "getName", "()Ljava/lang/String;");
   return ids->entry_init != nullptr && ids->irods_stat_of != nullptr && ids->irods_entry_of != nullptr &&
-         ids->irods_access_of != nullptr && ids->cache_loader_load != nullptr &&
+         ids->irods_access_of != nullptr && ids->irods_avu_of != nullptr &&
+         ids->cache_loader_load != nullptr &&
          ids->weigher_apply != nullptr && ids->predicate_test != nullptr &&
          ids->progress_on_progress != nullptr && ids->throwable_get_message != nullptr &&
          ids->class_get_name != nullptr;
@@ -211,6 +217,14 @@ jstring ToJava(JNIEnv* env, std::string_view s) {
   }
   return env->NewString(reinterpret_cast<const jchar*>(utf16.data()),
                         static_cast<jsize>(utf16.size()));
+}
+
+jobject CallOf(JNIEnv* env, jclass cls, jmethodID of, ...) {
+  va_list args;
+  va_start(args, of);
+  jobject out = env->CallStaticObjectMethodV(cls, of, args);
+  va_end(args);
+  return out;
 }
 
 jbyteArray ToJavaBytes(JNIEnv* env, std::string_view bytes) {

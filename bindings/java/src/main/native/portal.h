@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -30,6 +31,8 @@ struct JniIds {
   jmethodID irods_entry_of;      // static of(name, type, size, id, modifyTime)
   jclass irods_access;           // io.ferry.IrodsAccess
   jmethodID irods_access_of;     // static of(user, access)
+  jclass irods_avu;              // io.ferry.IrodsAvu
+  jmethodID irods_avu_of;        // static of(attribute, value, units)
   jmethodID cache_loader_load;   // io.ferry.CacheLoader.load(String)
   jmethodID weigher_apply;       // ToLongBiFunction.applyAsLong(Object, Object)
   jmethodID predicate_test;      // Predicate.test(Object)
@@ -82,6 +85,24 @@ class LocalString {
   JNIEnv* const env_;
   const jstring s_;
 };
+// A local reference made by the static factory `of` of `cls` (JniIds'
+// `*_of` ids), or null with an exception pending.
+jobject CallOf(JNIEnv* env, jclass cls, jmethodID of, ...);
+
+// The Java array of `cls` for `items`, each made by `make` (a local
+// reference, deleted once stored); null with an exception pending.
+template <typename T, typename Make>
+jobjectArray ToArray(JNIEnv* env, jclass cls, const std::vector<T>& items, Make make) {
+  jobjectArray out = env->NewObjectArray(static_cast<jsize>(items.size()), cls, nullptr);
+  for (jsize i = 0; out != nullptr && i < static_cast<jsize>(items.size()); ++i) {
+    jobject o = make(items[i]);
+    if (o == nullptr) return nullptr;  // exception pending
+    env->SetObjectArrayElement(out, i, o);
+    env->DeleteLocalRef(o);
+  }
+  return out;
+}
+
 // A new byte[] holding `bytes` (records.proto messages); null with
 // OutOfMemoryError pending.
 jbyteArray ToJavaBytes(JNIEnv* env, std::string_view bytes);

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.channels.Channels;
+import java.util.List;
 import java.util.stream.Stream;
 
 /**
@@ -152,7 +153,51 @@ public final class FileSystems extends NativeObject {
     handle.run(h -> rename(h, from, to));
   }
 
+  /**
+   * The iRODS metadata (AVUs) on the data object or collection {@code url} names;
+   * IllegalArgumentException for a URL that is not {@code irods://}.
+   */
+  public List<IrodsAvu> irodsMetadata(String url) throws IOException {
+    return List.of(handle.call(h -> irodsMetadata(h, url)));
+  }
+
+  /** Adds the metadata triple to what {@code url} names ({@code units} may be empty). */
+  public void addIrodsMetadata(String url, String attribute, String value, String units)
+      throws IOException {
+    handle.run(h -> irodsModifyMetadata(h, url, true, attribute, value, units));
+  }
+
+  /** Removes the metadata triple from what {@code url} names. */
+  public void removeIrodsMetadata(String url, String attribute, String value, String units)
+      throws IOException {
+    handle.run(h -> irodsModifyMetadata(h, url, false, attribute, value, units));
+  }
+
+  /** The access list of what {@code url} names, as the catalog spells it ("own", "read_object"...). */
+  public List<IrodsAccess> irodsAccess(String url) throws IOException {
+    return List.of(handle.call(h -> irodsAccess(h, url)));
+  }
+
+  /**
+   * Grants {@code user} {@code level} ("read", "write", "own"; "null" revokes) on what
+   * {@code url} names; {@code recursive} for a collection and everything below it.
+   */
+  public void setIrodsAccess(String url, String user, String level, boolean recursive)
+      throws IOException {
+    handle.run(h -> setIrodsAccess(h, url, user, level, recursive));
+  }
+
   private static native long newFileSystems(long runtime, int irodsConnections, int irodsParallelism);
+
+  private static native IrodsAvu[] irodsMetadata(long handle, String url) throws IOException;
+
+  private static native void irodsModifyMetadata(long handle, String url, boolean add,
+      String attribute, String value, String units) throws IOException;
+
+  private static native IrodsAccess[] irodsAccess(long handle, String url) throws IOException;
+
+  private static native void setIrodsAccess(long handle, String url, String user, String level,
+      boolean recursive) throws IOException;
 
   private static native void disposeFileSystems(long handle);
 

@@ -9,6 +9,7 @@ import java.io.FileNotFoundException;
 import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
@@ -129,5 +130,51 @@ class FileSystemsTest extends IrodsTestBase {
           () -> fs.rename(tmp.resolve("x").toString(), irods.url("rods", "/x")));
       assertTrue(e.getMessage().contains("not on one filesystem"), e.getMessage());
     }
+  }
+
+  @Test
+  void irodsMetadataIsAddedListedAndRemovedOnObjectsAndCollections() throws Exception {
+    String coll = irods.url("rods", unique("/java-"));
+    try (FileSystems fs = new FileSystems(runtime)) {
+      fs.mkdir(coll, true);
+      try (OutputStream out = fs.newOutputStream(coll + "/obj")) {
+        out.write('x');
+      }
+      for (String url : List.of(coll + "/obj", coll)) {
+        fs.addIrodsMetadata(url, "experiment", "42", "run");
+        assertEquals(List.of(new IrodsAvu("experiment", "42", "run")), fs.irodsMetadata(url));
+        fs.removeIrodsMetadata(url, "experiment", "42", "run");
+        assertEquals(List.of(), fs.irodsMetadata(url));
+      }
+    }
+  }
+
+  @Test
+  void irodsMetadataOfAMissingPathIsFileNotFound() {
+    assertThrows(FileNotFoundException.class, () -> fs.irodsMetadata(irods.url("rods", "/nope")));
+  }
+
+  @Test
+  void setIrodsAccessGrantsAndNullRevokesAnotherUsersRead() throws Exception {
+    String obj = irods.url("rods", unique("/java-") + ".bin");
+    try (FileSystems fs = new FileSystems(runtime)) {
+      try (OutputStream out = fs.newOutputStream(obj)) {
+        out.write('x');
+      }
+      fs.setIrodsAccess(obj, "bob", "read", false);
+      assertTrue(fs.irodsAccess(obj).contains(new IrodsAccess("bob", "read_object")),
+          fs.irodsAccess(obj).toString());
+      fs.setIrodsAccess(obj, "bob", "null", false);
+      assertTrue(fs.irodsAccess(obj).stream().noneMatch(a -> a.user().equals("bob")),
+          fs.irodsAccess(obj).toString());
+    }
+  }
+
+  @Test
+  void irodsCallsRefuseAUrlThatIsNotIrods() throws Exception {
+    Files.writeString(tmp.resolve("x"), "x");
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> fs.irodsMetadata(tmp.resolve("x").toString()));
+    assertTrue(e.getMessage().contains("not an irods:// URL"), e.getMessage());
   }
 }

@@ -249,13 +249,15 @@ struct Summary {
 void PrintText(const Summary& s) {
   const ferry::TransferStats& t = s.result.totals;
   const int64_t files = t.files + s.result.files_failed;
+  // Parts are a multipart upload's; a download or a single PUT has none to tell.
+  const std::string parts = t.parts > 0 ? absl::StrCat(t.parts, " parts, ") : "";
   std::printf(
-      "copied %lld of %lld file%s, %lld bytes in %.3f s (%.1f MiB/s); %lld requests, %d parts, "
+      "copied %lld of %lld file%s, %lld bytes in %.3f s (%.1f MiB/s); %lld requests, %s"
       "%lld retries, peak memory %.1f of %.0f MiB, peak RSS %.1f MiB\n",
       static_cast<long long>(t.files), static_cast<long long>(files), files == 1 ? "" : "s",
       static_cast<long long>(t.bytes), s.seconds,
       static_cast<double>(t.bytes) / kMiB / s.seconds, static_cast<long long>(t.requests),
-      t.parts, static_cast<long long>(t.retries),
+      parts.c_str(), static_cast<long long>(t.retries),
       static_cast<double>(t.peak_memory_bytes) / kMiB,
       static_cast<double>(s.memory_budget_bytes) / kMiB,
       static_cast<double>(s.peak_rss_bytes) / kMiB);

@@ -212,6 +212,34 @@ TEST_F(CopyEngineTest, WorkersBuffersTakeAtMostHalfTheBudget) {
   EXPECT_LE(src_.max_reads_in_flight, 4);
 }
 
+TEST_F(CopyEngineTest, WorkersCopyingSmallFilesHoldASmallBufferNotAChunk) {
+  // A chunk-sized buffer is huge-page memory, zeroed 2 MiB at a time when
+  // first touched: too dear to hold 3 KB.
+  for (int i = 0; i < 32; ++i) src_.PutFile(absl::StrCat("t/f", i), Pattern(3'000, i));
+  src_.read_delay = absl::Milliseconds(2);  // every worker busy at once
+  CopyOptions o;
+  o.chunk_bytes = int64_t{8} << 20;
+  o.jobs = 4;
+  o.parallelism = 4;
+  absl::StatusOr<TreeCopyResult> r = CopyTree(runtime_, src_, "t", dst_, "c", std::move(o));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->totals.files, 32);
+  EXPECT_LE(runtime_.memory_budget().peak(), int64_t{4} << 20);  // 4 workers x 1 MiB
+}
+
+TEST_F(CopyEngineTest, AWorkerGrowsItsBufferToAChunkForALargeFileAfterSmallOnes) {
+  src_.PutFile("t/a-small", Pattern(3'000, 1));
+  src_.PutFile("t/b-large", Pattern((3 << 20) + 5, 2));
+  CopyOptions o;
+  o.chunk_bytes = int64_t{2} << 20;
+  o.jobs = 1;
+  o.parallelism = 1;
+  absl::StatusOr<TreeCopyResult> r = CopyTree(runtime_, src_, "t", dst_, "c", std::move(o));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_THAT(dst_.GetFile("c/a-small"), Optional(Pattern(3'000, 1)));
+  EXPECT_THAT(dst_.GetFile("c/b-large"), Optional(Pattern((3 << 20) + 5, 2)));
+}
+
 TEST_F(CopyEngineTest, TreeReportsAFailedFileAndCopiesTheOthers) {
   src_.PutFile("t/a", Pattern(3'000));
   src_.PutFile("t/b", Pattern(3'000, 1));

@@ -253,28 +253,28 @@ class CopyRun {
           break;
         case ActionKind::kChunk: {
           absl::Status s;
-          if (!ticket) {
-            // The budget of a chunk once per worker, whatever buffer it holds.
-            absl::StatusOr<MemoryBudget::Ticket> t = runtime_.memory_budget().Acquire(chunk_);
+          const size_t len = ChunkLength(*action.file, action.chunk);
+          if (buffer.empty() || buffer.size() < len) {
+            // A buffer (and its budget) once per worker, reused for every
+            // chunk; grown to a chunk the first time a chunk needs it.
+            // Small files keep a small one: a chunk-sized buffer is
+            // huge-page memory whose first touch zeroes 2 MiB per worker
+            // (about 3 ms each on this VM, 7 % of a 1,000 x 64 KiB
+            // download) to hold 64 KiB.
+            const size_t chunk = static_cast<size_t>(chunk_);
+            const size_t want = len < kSmallBufferBytes ? std::min(kSmallBufferBytes, chunk) : chunk;
+            if (!buffer.empty()) runtime_.buffer_pool().Give(std::move(buffer));
+            ticket.reset();
+            absl::StatusOr<MemoryBudget::Ticket> t =
+                runtime_.memory_budget().Acquire(static_cast<int64_t>(want));
             if (t.ok()) {
               ticket.emplace(*std::move(t));
+              absl::StatusOr<LargeBuffer> b = runtime_.buffer_pool().Take(want);
+              if (b.ok()) buffer = *std::move(b);
+              s = b.status();
             } else {
               s = t.status();
             }
-          }
-          if (s.ok() && (buffer.empty() || buffer.size() < ChunkLength(*action.file, action.chunk))) {
-            // A buffer once per worker, reused for every chunk; grown to a
-            // chunk the first time a chunk needs it. Small files keep a
-            // small one: a chunk-sized buffer is huge-page memory whose
-            // first touch zeroes 2 MiB per worker (about 3 ms each on this
-            // VM, 7 % of a 1,000 x 64 KiB download) to hold 64 KiB.
-            const size_t want = ChunkLength(*action.file, action.chunk) < kSmallBufferBytes
-                                    ? kSmallBufferBytes
-                                    : static_cast<size_t>(chunk_);
-            if (!buffer.empty()) runtime_.buffer_pool().Give(std::move(buffer));
-            absl::StatusOr<LargeBuffer> b = runtime_.buffer_pool().Take(want);
-            if (b.ok()) buffer = *std::move(b);
-            s = b.status();
           }
           int64_t moved = 0;
           if (s.ok()) s = MoveChunk(*action.file, action.chunk, buffer, &moved);

@@ -522,21 +522,41 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
   }
 
   // Configures an easy handle for `t` and adds it to the multi handle.
+  // Starts `t` (a retry: on the I/O thread, under `mu`).
   void Start(std::unique_ptr<Transfer> t, Finished& finished) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
-    CURL* easy = nullptr;
-    if (!idle.empty()) {
-      easy = idle.back();
-      idle.pop_back();
+    CURL* easy = Configure(TakeIdleHandle(), *t);
+    if (easy == nullptr) {
+      finished.emplace_back(std::move(t), EasyInitFailed(*t));
+      return;
+    }
+    Add(easy, std::move(t), finished);
+  }
+
+  // A handle left by an earlier transfer, or null.
+  CURL* TakeIdleHandle() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    if (idle.empty()) return nullptr;
+    CURL* easy = idle.back();
+    idle.pop_back();
+    return easy;
+  }
+
+  static absl::Status EasyInitFailed(const Transfer& t) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("HTTP ", t.request.method, " ", t.request.url, ": curl_easy_init failed"));
+  }
+
+  // Sets `easy` (reset; a new handle if null) up for `t`; returns it, or
+  // null if no handle could be made. Touches nothing but the handle and
+  // `t`, so a sender does it without `mu` (it was half of the time the
+  // lock was held per request, which the I/O thread then waited for).
+  CURL* Configure(CURL* easy, Transfer& transfer) {
+    if (easy != nullptr) {
       curl_easy_reset(easy);
     } else {
       easy = curl_easy_init();
     }
-    if (easy == nullptr) {
-      absl::Status status = absl::ResourceExhaustedError(
-          absl::StrCat("HTTP ", t->request.method, " ", t->request.url, ": curl_easy_init failed"));
-      finished.emplace_back(std::move(t), std::move(status));
-      return;
-    }
+    if (easy == nullptr) return nullptr;
+    Transfer* const t = &transfer;
     ++t->attempts;
     t->easy = easy;
     t->sent = 0;
@@ -551,13 +571,13 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
     t->headers = curl_slist_append(t->headers, "Expect:");
     curl_easy_setopt(easy, CURLOPT_URL, r.url.c_str());
     curl_easy_setopt(easy, CURLOPT_HTTPHEADER, t->headers);
-    curl_easy_setopt(easy, CURLOPT_PRIVATE, t.get());
+    curl_easy_setopt(easy, CURLOPT_PRIVATE, t);
     curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, t->errbuf);
     curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &Engine::OnWrite);
-    curl_easy_setopt(easy, CURLOPT_WRITEDATA, t.get());
+    curl_easy_setopt(easy, CURLOPT_WRITEDATA, t);
     curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, &Engine::OnHeader);
-    curl_easy_setopt(easy, CURLOPT_HEADERDATA, t.get());
+    curl_easy_setopt(easy, CURLOPT_HEADERDATA, t);
     curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, &Engine::OnOpenSocket);
     curl_easy_setopt(easy, CURLOPT_OPENSOCKETDATA, this);
     curl_easy_setopt(easy, CURLOPT_CLOSESOCKETFUNCTION, &Engine::OnCloseSocket);
@@ -582,9 +602,9 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
     // for a resend.
     const auto send_body_from_transfer = [&] {
       curl_easy_setopt(easy, CURLOPT_READFUNCTION, &Engine::OnRead);
-      curl_easy_setopt(easy, CURLOPT_READDATA, t.get());
+      curl_easy_setopt(easy, CURLOPT_READDATA, t);
       curl_easy_setopt(easy, CURLOPT_SEEKFUNCTION, &Engine::OnSeek);
-      curl_easy_setopt(easy, CURLOPT_SEEKDATA, t.get());
+      curl_easy_setopt(easy, CURLOPT_SEEKDATA, t);
     };
     if (r.method == "HEAD") {
       curl_easy_setopt(easy, CURLOPT_NOBODY, 1L);
@@ -600,6 +620,12 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
       curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, r.method.c_str());
     }
     t->bytes_received = &bytes_received;
+    return easy;
+  }
+
+  // Adds `t`, configured on `easy`, to the multi handle.
+  void Add(CURL* easy, std::unique_ptr<Transfer> t, Finished& finished)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     Transfer* raw = t.get();
     active.emplace(easy, std::move(t));
     const CURLMcode mc = curl_multi_add_handle(multi, easy);
@@ -697,12 +723,22 @@ void HttpClient::Send(HttpRequest request, Callback<HttpResponse> done) {
   t->request = std::move(request);
   t->done = std::move(done);
   Engine::Finished failed;
+  CURL* idle = nullptr;
+  {
+    MutexLock l(&engine_->mu);
+    if (!engine_->shut_down) idle = engine_->TakeIdleHandle();
+  }
+  CURL* easy = engine_->Configure(idle, *t);  // outside the lock: see Configure
   {
     MutexLock l(&engine_->mu);
     if (engine_->shut_down) {
+      if (easy != nullptr) curl_easy_cleanup(easy);
       failed.emplace_back(std::move(t), absl::CancelledError("HTTP client destroyed"));
+    } else if (easy == nullptr) {
+      absl::Status status = Engine::EasyInitFailed(*t);
+      failed.emplace_back(std::move(t), std::move(status));
     } else {
-      engine_->Start(std::move(t), failed);
+      engine_->Add(easy, std::move(t), failed);
     }
     // Counted until the posted completion has run (see `completing`).
     if (!failed.empty()) ++engine_->completing;

@@ -188,9 +188,9 @@ class CopyRun {
         if (running_ > 0) {
           if (options_.progress) {
             // CondVar waits take wall-clock deadlines.
-            cv_.WaitWithDeadline(&mu_, absl::Now() + options_.progress_interval);
+            done_cv_.WaitWithDeadline(&mu_, absl::Now() + options_.progress_interval);
           } else {
-            cv_.Wait(&mu_);
+            done_cv_.Wait(&mu_);
           }
         }
         if (running_ == 0) return stop_;
@@ -245,7 +245,7 @@ class CopyRun {
           if (!buffer.empty()) runtime_.buffer_pool().Give(std::move(buffer));
           ticket.reset();
           MutexLock lock(&mu_);
-          if (--running_ == 0) cv_.SignalAll();
+          if (--running_ == 0) done_cv_.Signal();
           return;
         }
         case ActionKind::kOpen:
@@ -504,7 +504,8 @@ class CopyRun {
   int64_t reported_bytes_ = 0;
 
   Mutex mu_;
-  CondVar cv_;
+  CondVar cv_;       // workers wait here for work (NextAction)
+  CondVar done_cv_;  // the caller waits here for the last worker (RunWorkers)
   size_t next_task_ ABSL_GUARDED_BY(mu_) = 0;
   int opening_ ABSL_GUARDED_BY(mu_) = 0;
   int running_ ABSL_GUARDED_BY(mu_) = 0;

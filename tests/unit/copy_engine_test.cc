@@ -33,6 +33,20 @@ class CopyEngineTest : public ::testing::Test {
   Runtime runtime_{{.blocking_threads = 8, .memory_budget_bytes = 64 << 20}};
   MemFileSystem src_{"src"};
   MemFileSystem dst_{"dst"};
+  // Copies a tree of 32 files of 3,000 bytes with 8 MiB chunks, `jobs`
+  // files at once, every worker busy at once (each read takes 2 ms).
+  void CopySmallFilesWith8MiBChunks(int jobs) {
+    for (int i = 0; i < 32; ++i) src_.PutFile(absl::StrCat("t/f", i), Pattern(3'000, i));
+    src_.read_delay = absl::Milliseconds(2);
+    CopyOptions o;
+    o.chunk_bytes = int64_t{8} << 20;
+    o.jobs = jobs;
+    o.parallelism = jobs;
+    absl::StatusOr<TreeCopyResult> r = CopyTree(runtime_, src_, "t", dst_, "c", std::move(o));
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->totals.files, 32);
+  }
+
   // Small chunks so a few KiB make many.
   CopyOptions Small() {
     CopyOptions o;
@@ -199,15 +213,7 @@ TEST_F(CopyEngineTest, WorkersBuffersTakeAtMostHalfTheBudget) {
   // Readers and writers take their own buffers from the same budget (S3
   // download chunks): workers holding all of it could wait forever on a
   // read that waits for budget. 8 MiB chunks, 64 MiB: 4 workers, not 8.
-  for (int i = 0; i < 32; ++i) src_.PutFile(absl::StrCat("t/f", i), Pattern(3'000, i));
-  src_.read_delay = absl::Milliseconds(2);  // every worker busy at once
-  CopyOptions o;
-  o.chunk_bytes = int64_t{8} << 20;
-  o.jobs = 16;
-  o.parallelism = 16;
-  absl::StatusOr<TreeCopyResult> r = CopyTree(runtime_, src_, "t", dst_, "c", std::move(o));
-  ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(r->totals.files, 32);
+  CopySmallFilesWith8MiBChunks(16);
   EXPECT_LE(runtime_.memory_budget().peak(), int64_t{32} << 20);
   EXPECT_LE(src_.max_reads_in_flight, 4);
 }
@@ -215,15 +221,7 @@ TEST_F(CopyEngineTest, WorkersBuffersTakeAtMostHalfTheBudget) {
 TEST_F(CopyEngineTest, WorkersCopyingSmallFilesHoldASmallBufferNotAChunk) {
   // A chunk-sized buffer is huge-page memory, zeroed 2 MiB at a time when
   // first touched: too dear to hold 3 KB.
-  for (int i = 0; i < 32; ++i) src_.PutFile(absl::StrCat("t/f", i), Pattern(3'000, i));
-  src_.read_delay = absl::Milliseconds(2);  // every worker busy at once
-  CopyOptions o;
-  o.chunk_bytes = int64_t{8} << 20;
-  o.jobs = 4;
-  o.parallelism = 4;
-  absl::StatusOr<TreeCopyResult> r = CopyTree(runtime_, src_, "t", dst_, "c", std::move(o));
-  ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(r->totals.files, 32);
+  CopySmallFilesWith8MiBChunks(4);
   EXPECT_LE(runtime_.memory_budget().peak(), int64_t{4} << 20);  // 4 workers x 1 MiB
 }
 

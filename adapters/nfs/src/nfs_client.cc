@@ -94,9 +94,8 @@ RpcPoolOptions PoolOptions(const std::string& host, uint16_t port, int connectio
   return p;
 }
 
-// Runs one call on a short-lived pool (portmapper, MOUNT) and returns the
-// reply record.
-// One call on `pool` (MOUNT, the portmapper: a one-connection pool).
+// One call on `pool` (MOUNT, the portmapper: a one-connection pool);
+// returns the reply record.
 absl::StatusOr<std::string> CallOn(RpcPool& pool, const RpcProcedure& proc, const OpaqueAuth& cred,
                                    std::string_view args) {
   std::string call;
@@ -105,6 +104,8 @@ absl::StatusOr<std::string> CallOn(RpcPool& pool, const RpcProcedure& proc, cons
   return pool.CallBlocking(std::move(call), {.idempotent = true});
 }
 
+// Runs one call on a short-lived pool (portmapper, MOUNT) and returns the
+// reply record.
 absl::StatusOr<std::string> OneShotCall(Runtime& runtime, const std::string& host, uint16_t port,
                                         const RpcProcedure& proc, const OpaqueAuth& cred,
                                         std::string_view args, const NfsClientOptions& o) {

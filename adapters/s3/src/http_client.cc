@@ -521,14 +521,10 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
     retrying.emplace(id, std::make_pair(std::move(timer), std::move(t)));
   }
 
-  // Configures an easy handle for `t` and adds it to the multi handle.
-  // Starts `t` (a retry: on the I/O thread, under `mu`).
+  // Configures an easy handle for `t` and adds it to the multi handle (a
+  // retry: on the I/O thread, under `mu`; Send configures outside it).
   void Start(std::unique_ptr<Transfer> t, Finished& finished) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     CURL* easy = Configure(TakeIdleHandle(), *t);
-    if (easy == nullptr) {
-      finished.emplace_back(std::move(t), EasyInitFailed(*t));
-      return;
-    }
     Add(easy, std::move(t), finished);
   }
 
@@ -538,11 +534,6 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
     CURL* easy = idle.back();
     idle.pop_back();
     return easy;
-  }
-
-  static absl::Status EasyInitFailed(const Transfer& t) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("HTTP ", t.request.method, " ", t.request.url, ": curl_easy_init failed"));
   }
 
   // Sets `easy` (reset; a new handle if null) up for `t`; returns it, or
@@ -623,9 +614,16 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
     return easy;
   }
 
-  // Adds `t`, configured on `easy`, to the multi handle.
+  // Adds `t`, configured on `easy` by Configure, to the multi handle; a
+  // null `easy` (Configure could make none) fails `t` into `finished`.
   void Add(CURL* easy, std::unique_ptr<Transfer> t, Finished& finished)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    if (easy == nullptr) {
+      absl::Status status = absl::ResourceExhaustedError(
+          absl::StrCat("HTTP ", t->request.method, " ", t->request.url, ": curl_easy_init failed"));
+      finished.emplace_back(std::move(t), std::move(status));
+      return;
+    }
     Transfer* raw = t.get();
     active.emplace(easy, std::move(t));
     const CURLMcode mc = curl_multi_add_handle(multi, easy);
@@ -734,9 +732,6 @@ void HttpClient::Send(HttpRequest request, Callback<HttpResponse> done) {
     if (engine_->shut_down) {
       if (easy != nullptr) curl_easy_cleanup(easy);
       failed.emplace_back(std::move(t), absl::CancelledError("HTTP client destroyed"));
-    } else if (easy == nullptr) {
-      absl::Status status = Engine::EasyInitFailed(*t);
-      failed.emplace_back(std::move(t), std::move(status));
     } else {
       engine_->Add(easy, std::move(t), failed);
     }

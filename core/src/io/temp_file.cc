@@ -25,8 +25,8 @@
 #include "absl/strings/str_format.h"
 #include "ferry/base/random.h"
 #include "ferry/base/status_macros.h"
-#include "ferry/io/internal/positional_io.h"
 #include "ferry/base/strings.h"
+#include "ferry/io/internal/positional_io.h"
 
 namespace ferry::io_internal {
 
@@ -64,6 +64,22 @@ int ClaimSlot(const std::string& path, uint32_t mode) {
   return fd;
 }
 
+// A destination's directory (with its trailing '/'; empty for a bare
+// name) and its name in it.
+struct DirAndBase {
+  std::string dir;
+  std::string base;
+};
+DirAndBase SplitDestination(const std::string& destination) {
+  const size_t slash = destination.rfind('/');
+  if (slash == std::string::npos) return {"", destination};
+  return {destination.substr(0, slash + 1), destination.substr(slash + 1)};
+}
+
+// The name the open descriptor `fd` has in /proc: the only name an
+// unnamed temporary has until it is linked in.
+std::string SelfFdPath(int fd) { return absl::StrCat("/proc/self/fd/", fd); }
+
 // Opens an unnamed temporary in `dir` (O_TMPFILE), or returns -1: the
 // filesystem cannot (EOPNOTSUPP, EISDIR on old kernels), or Commit could
 // not link it in (no /proc/self/fd to name it by), or any other failure,
@@ -72,7 +88,7 @@ int OpenUnnamed(const std::string& dir, uint32_t mode) {
   const int fd = ::open(dir.empty() ? "." : dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC,
                         static_cast<mode_t>(mode));
   if (fd < 0) return -1;
-  if (::access(absl::StrCat("/proc/self/fd/", fd).c_str(), F_OK) != 0) {
+  if (::access(SelfFdPath(fd).c_str(), F_OK) != 0) {
     ::close(fd);
     return -1;
   }
@@ -92,10 +108,7 @@ const char* SpecialFileKind(mode_t mode) {
 
 absl::StatusOr<TempFile> TempFile::CreateBeside(const std::string& destination, uint32_t mode,
                                                 Naming naming) {
-  const size_t slash = destination.rfind('/');
-  const std::string dir = slash == std::string::npos ? "" : destination.substr(0, slash + 1);
-  const std::string base =
-      slash == std::string::npos ? destination : destination.substr(slash + 1);
+  const auto [dir, base] = SplitDestination(destination);
   if (base.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("temporary file for ", destination, ": the path names a directory"));
@@ -213,9 +226,7 @@ absl::Status TempFile::Commit(const std::string& destination) {
   // The destination exists: a hidden name beside it, then the rename that
   // replaces it atomically. (A crash between the two leaves that hidden
   // file; the window is two system calls.)
-  const size_t slash = destination.rfind('/');
-  const std::string dir = slash == std::string::npos ? "" : destination.substr(0, slash + 1);
-  const std::string base = slash == std::string::npos ? destination : destination.substr(slash + 1);
+  const auto [dir, base] = SplitDestination(destination);
   for (int attempt = 0; attempt < kTempCreateAttempts; ++attempt) {
     const std::string name = dir + TempNameFor(base);
     err = LinkAs(name);
@@ -236,9 +247,9 @@ absl::Status TempFile::Commit(const std::string& destination) {
 }
 
 int TempFile::LinkAs(const std::string& name) const {
-  const std::string self = absl::StrCat("/proc/self/fd/", fd_);
-  return ::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0 ? 0
-                                                                                          : errno;
+  const int rc = ::linkat(AT_FDCWD, SelfFdPath(fd_).c_str(), AT_FDCWD, name.c_str(),
+                          AT_SYMLINK_FOLLOW);
+  return rc == 0 ? 0 : errno;
 }
 
 absl::Status TempFile::CloseAndRename(const std::string& destination) {

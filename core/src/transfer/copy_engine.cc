@@ -323,10 +323,7 @@ class CopyRun {
         if (std::optional<Action> finish = ClaimFinish(f)) return *std::move(finish);
       }
       for (auto& f : active_) {
-        if (f->error.ok() && f->next_chunk < f->chunks) {
-          ++f->in_flight;
-          return {ActionKind::kChunk, f, 0, f->next_chunk++};
-        }
+        if (std::optional<Action> chunk = ClaimChunk(f)) return *std::move(chunk);
       }
       if (stop_.ok() && next_task_ < tasks_.size() &&
           static_cast<int>(active_.size()) + opening_ < jobs_) {
@@ -343,6 +340,15 @@ class CopyRun {
       if (!work_may_appear && (next_task_ >= tasks_.size() || !stop_.ok())) return {};
       cv_.Wait(&mu_);
     }
+  }
+
+  // The next chunk of `f`, claimed for the caller, if it has one to take
+  // (none once the run is stopped or the file failed).
+  std::optional<Action> ClaimChunk(const std::shared_ptr<ActiveFile>& f)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (!stop_.ok() || !f->error.ok() || f->next_chunk >= f->chunks) return std::nullopt;
+    ++f->in_flight;
+    return Action{ActionKind::kChunk, f, 0, f->next_chunk++};
   }
 
   // The finish of `f`, claimed for the caller, if `f` is ready for it: its
@@ -375,12 +381,8 @@ class CopyRun {
     } else if (f->writer != nullptr) {
       if (!task.listed) bytes_total_ += f->size;
       active_.push_back(f);
-      if (stop_.ok() && f->next_chunk < f->chunks) {
-        ++f->in_flight;
-        follow_up = Action{ActionKind::kChunk, f, 0, f->next_chunk++};
-      } else {
-        follow_up = ClaimFinish(f);
-      }
+      follow_up = ClaimChunk(f);
+      if (!follow_up) follow_up = ClaimFinish(f);
     }
     // Others are needed for the file's other chunks, or for the next open
     // (this one's slot is free, or it gave a file nothing to do).

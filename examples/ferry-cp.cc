@@ -188,9 +188,18 @@ absl::StatusOr<CpOptions> ParseArgs(int argc, char** argv) {
 // Progress: one bar for the whole run, drawn by the engine's callback
 
 // "[#####...]  42%  108.0/256.0 MiB  312.5 MiB/s  3/10 files" on stderr,
-// at most every 100 ms (the engine's progress interval).
+// at most every 100 ms (the engine's progress interval); while a tree is
+// still listed, "listing" and the files found so far stand for the total.
 void DrawBar(const ferry::TransferProgress& p) {
   const double secs = std::max(absl::ToDoubleSeconds(p.elapsed), 1e-3);
+  const double mib_s = static_cast<double>(p.bytes_done) / kMiB / secs;
+  if (p.bytes_total < 0) {
+    std::fprintf(stderr, "\r[listing] %.1f MiB  %.1f MiB/s  %lld/%lld+ files\033[K",
+                 static_cast<double>(p.bytes_done) / kMiB, mib_s,
+                 static_cast<long long>(p.files_done), static_cast<long long>(p.files_total));
+    std::fflush(stderr);
+    return;
+  }
   const int64_t total = std::max(p.bytes_total, p.bytes_done);
   const double fraction = total > 0 ? static_cast<double>(p.bytes_done) / total
                           : p.files_total > 0 ? static_cast<double>(p.files_done) / p.files_total
@@ -201,8 +210,8 @@ void DrawBar(const ferry::TransferProgress& p) {
   std::fprintf(stderr, "\r[%s] %3d%%  %.1f/%.1f MiB  %.1f MiB/s  %lld/%lld files\033[K",
                bar.c_str(), static_cast<int>(fraction * 100),
                static_cast<double>(p.bytes_done) / kMiB, static_cast<double>(total) / kMiB,
-               static_cast<double>(p.bytes_done) / kMiB / secs,
-               static_cast<long long>(p.files_done), static_cast<long long>(p.files_total));
+               mib_s, static_cast<long long>(p.files_done),
+               static_cast<long long>(p.files_total));
   std::fflush(stderr);
 }
 

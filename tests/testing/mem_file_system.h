@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -99,6 +100,9 @@ class MemFileSystem final : public fs::FileSystem {
   int parallelism_preference = 0;
   std::atomic<int> copy_within_calls{0};
   bool offers_copy_within = false;
+  // Called (on the listing thread, no lock held) before each List lists
+  // `dir`: a test can hold the walk there.
+  std::function<void(std::string_view dir)> on_list;
 
   int64_t preferred_chunk_bytes() const override { return chunk_preference; }
   int preferred_parallelism() const override { return parallelism_preference; }
@@ -113,6 +117,7 @@ class MemFileSystem final : public fs::FileSystem {
 
   absl::Status List(std::string_view dir,
                     absl::FunctionRef<bool(std::vector<fs::Entry>&)> on_batch) override {
+    if (on_list) on_list(dir);
     std::vector<fs::Entry> out;
     {
       MutexLock lock(&mu_);

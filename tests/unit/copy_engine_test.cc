@@ -238,6 +238,64 @@ TEST_F(CopyEngineTest, AWorkerGrowsItsBufferToAChunkForALargeFileAfterSmallOnes)
   EXPECT_THAT(dst_.GetFile("c/b-large"), Optional(Pattern((3 << 20) + 5, 2)));
 }
 
+TEST_F(CopyEngineTest, TreeCopiesFilesWhileTheSourceIsStillListed) {
+  // 300 files in t/a fill the walk's first batches; the walk then lists
+  // t/b, where the test holds it until a file of t/a has been copied.
+  for (int i = 0; i < 300; ++i) src_.PutFile(absl::StrCat("t/a/f", i), Pattern(100, i));
+  src_.PutFile("t/b/last", "z");
+  bool copied_while_listing = false;
+  src_.on_list = [&](std::string_view dir) {
+    if (dir != "t/b") return;
+    const absl::Time deadline = absl::Now() + absl::Seconds(10);
+    while (!copied_while_listing && absl::Now() < deadline) {
+      copied_while_listing = dst_.GetFile("c/a/f0").has_value();
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+  };
+  absl::StatusOr<TreeCopyResult> r = CopyTree(runtime_, src_, "t", dst_, "c", Small());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(copied_while_listing);
+  EXPECT_EQ(r->totals.files, 301);
+  EXPECT_THAT(dst_.GetFile("c/b/last"), Optional(std::string("z")));
+}
+
+TEST_F(CopyEngineTest, TreeProgressLeavesTheByteTotalUnknownUntilTheListingEnds) {
+  for (int i = 0; i < 300; ++i) src_.PutFile(absl::StrCat("t/a/f", i), Pattern(100, i));
+  src_.PutFile("t/b/last", "z");
+  src_.on_list = [](std::string_view dir) {
+    if (dir == "t/b") absl::SleepFor(absl::Milliseconds(20));  // reports come meanwhile
+  };
+  std::vector<TransferProgress> reports;
+  CopyOptions o = Small();
+  o.progress_interval = absl::Milliseconds(1);
+  o.progress = [&](const TransferProgress& p) {
+    reports.push_back(p);
+    return absl::OkStatus();
+  };
+  absl::StatusOr<TreeCopyResult> r = CopyTree(runtime_, src_, "t", dst_, "c", std::move(o));
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_GE(reports.size(), 2u);
+  EXPECT_EQ(reports.front().bytes_total, -1);
+  EXPECT_GT(reports.front().files_total, 0);
+  EXPECT_EQ(reports.back().bytes_total, 300 * 100 + 1);
+  EXPECT_EQ(reports.back().files_total, 301);
+  EXPECT_EQ(reports.back().files_done, 301);
+}
+
+TEST_F(CopyEngineTest, TreeStopsListingWhenProgressSaysStop) {
+  for (int i = 0; i < 300; ++i) src_.PutFile(absl::StrCat("t/a/f", i), Pattern(100, i));
+  src_.PutFile("t/b/last", "z");
+  int lists_of_b = 0;
+  src_.on_list = [&](std::string_view dir) { lists_of_b += dir == "t/b"; };
+  CopyOptions o = Small();
+  o.progress_interval = absl::ZeroDuration();
+  o.progress = [](const TransferProgress&) { return absl::CancelledError("stop now"); };
+  absl::StatusOr<TreeCopyResult> r = CopyTree(runtime_, src_, "t", dst_, "c", std::move(o));
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(lists_of_b, 0);
+  EXPECT_FALSE(dst_.GetFile("c/b/last").has_value());
+}
+
 TEST_F(CopyEngineTest, TreeReportsAFailedFileAndCopiesTheOthers) {
   src_.PutFile("t/a", Pattern(3'000));
   src_.PutFile("t/b", Pattern(3'000, 1));

@@ -237,6 +237,10 @@ class ClientFileSystem final : public S3FileSystem {
     FERRY_RETURN_IF_ERROR(NeedsBucket("walk", at, root));
     ListObjectsOptions o;
     if (!at.key.empty()) o.prefix = absl::StrCat(at.key, "/");
+    if (options.first_page_entries > 0) {
+      o.max_keys = static_cast<int>(std::min<size_t>(options.first_page_entries, o.max_keys));
+    }
+    const int full_page = ListObjectsOptions{}.max_keys;
     fs::WalkStats stats;
     std::set<std::string> dirs_seen;  // parent prefixes reported so far
     bool any = false;
@@ -274,9 +278,10 @@ class ClientFileSystem final : public S3FileSystem {
         stats.stopped_early = true;
         break;
       }
-      (void)options;  // one listing stream: S3 pages are sequential by token
+      // One listing stream: S3 pages are sequential by token.
       if (page.next_continuation_token.empty()) break;
       o.continuation_token = std::move(page.next_continuation_token);
+      o.max_keys = full_page;
     }
     if (!any && !at.key.empty()) {
       return absl::NotFoundError(absl::StrCat("walk ", Url(root), ": no such prefix"));

@@ -1,6 +1,12 @@
-// Copy engine design. A CopyRun holds the files to copy (tasks) and runs
-// workers on the Runtime's blocking pool. Each worker loops, taking under
-// one lock the most useful action there is:
+// Copy engine design. A CopyRun holds the files waiting to be copied
+// (tasks) and runs workers on the Runtime's blocking pool. A tree copy
+// adds tasks as its walk lists them, so the first files are copied while
+// the listing goes on (a bucket's first page arrives in a few ms, its
+// whole listing may take minutes); at most kMaxPending wait at once, the
+// walk pausing meanwhile, and a finished file leaves only its counts (and
+// its failure, if any) behind: memory stays bounded whatever the tree's
+// size. Each worker loops, taking under one lock the most useful action
+// there is:
 //   1. finish a file whose chunks are all moved (or that failed): close
 //      the reader, publish the writer (Close) or discard it;
 //   2. move the next chunk of an open file: ReadAt into the worker's
@@ -10,7 +16,8 @@
 // and waits when none is ready (another worker is opening or moving the
 // last chunks). Finishing first keeps few files open; chunks before opens
 // keep the bytes of open files flowing. No worker ever waits for another
-// pool task, so the pool cannot deadlock however small it is.
+// pool task, so the pool cannot deadlock however small it is. Workers wait,
+// rather than exit, while tasks may still be added.
 //
 // A single-file copy is finished by the caller instead, after the final
 // progress report: a stop there still leaves the target untouched. A
@@ -25,11 +32,13 @@
 #include "ferry/transfer/copy_engine.h"
 
 #include <algorithm>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "ferry/base/clock.h"
 #include "ferry/base/large_buffer.h"
@@ -49,6 +58,16 @@ constexpr int kDefaultParallelism = 16;
 // A worker's buffer while its chunks are this short: heap memory, below
 // LargeBuffer::kHugePageBytes (see Worker).
 constexpr size_t kSmallBufferBytes = size_t{1} << 20;
+// Listed files waiting for a worker before a tree's walk pauses: a few
+// listing pages (S3 pages hold 1,000), a few MB of names.
+constexpr size_t kMaxPending = 8192;
+// Entries the first listing request of a tree copy asks for: the workers
+// start after a short reply (64 keys: ~2 ms on versitygw, 1,000: ~28 ms)
+// and have enough to do while the full pages after it are listed.
+constexpr size_t kFirstPageEntries = 64;
+// Entries per walk batch: a walk that fills batches before handing them
+// over (one directory after another) hands files to the workers this often.
+constexpr size_t kWalkBatchEntries = 256;
 
 struct Task {
   std::string src_path;
@@ -58,15 +77,9 @@ struct Task {
   std::optional<fs::Entry> listed;
 };
 
-struct TaskResult {
-  absl::Status status;
-  TransferStats stats;
-  bool done = false;
-};
-
 // One file being copied: its reader and writer and how far its chunks got.
 struct ActiveFile {
-  size_t task = 0;
+  Task task;
   std::unique_ptr<fs::File> reader;
   std::unique_ptr<fs::File> writer;
   int64_t size = 0;
@@ -99,25 +112,20 @@ int ChooseParallelism(const CopyOptions& o, const fs::FileSystem& src,
 
 class CopyRun {
  public:
+  // kFile: one file, finished by the caller (see Finish). kTree: files
+  // added while the run goes on, each finished by a worker.
+  enum class Mode { kFile, kTree };
+
   CopyRun(Runtime& runtime, fs::FileSystem& src, fs::FileSystem& dst, CopyOptions& options,
-          std::vector<Task> tasks)
+          Mode mode)
       : runtime_(runtime),
         src_(src),
         dst_(dst),
         options_(options),
-        tasks_(std::move(tasks)),
-        results_(tasks_.size()),
         chunk_(ChooseChunk(options, src, dst)),
         jobs_(std::max(options.jobs, 1)),
-        finish_on_caller_(tasks_.size() == 1),
+        finish_on_caller_(mode == Mode::kFile),
         start_(MonotonicNow()) {
-    for (const Task& t : tasks_) {
-      if (!t.listed) {
-        ++unknown_sizes_;
-      } else {
-        bytes_total_ += t.listed->size;
-      }
-    }
     const int parallelism = ChooseParallelism(options, src, dst);
     workers_ = std::max(1, std::min(std::max(parallelism, finish_on_caller_ ? 1 : jobs_),
                                     runtime.options().blocking_threads));
@@ -131,10 +139,51 @@ class CopyRun {
     workers_ = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(workers_, budget_workers)));
   }
 
-  // Copies every task; returns the stop status (OK unless the progress
-  // callback stopped the run). Per-file outcomes are in results().
-  absl::Status Run() {
-    absl::Status stop = RunWorkers();
+  // Starts the workers; they wait for tasks until EndTasks.
+  void Start() {
+    MutexLock lock(&mu_);
+    StartWorkersLocked();
+  }
+
+  // Queues `tasks` (on the caller's thread, between Start and Finish),
+  // reporting progress. Waits while kMaxPending tasks wait for a worker.
+  // Returns the stop status: non-OK once the progress callback stopped the
+  // run (the caller adds no more).
+  absl::Status Add(std::vector<Task> tasks) {
+    {
+      MutexLock lock(&mu_);
+      for (Task& t : tasks) {
+        if (!t.listed) {
+          ++unknown_sizes_;
+        } else {
+          bytes_total_ += t.listed->size;
+        }
+        ++files_total_;
+        pending_.push_back(std::move(t));
+      }
+      cv_.SignalAll();
+    }
+    for (;;) {
+      absl::Status s = ReportOrStop();
+      if (!s.ok()) return s;
+      MutexLock lock(&mu_);
+      if (pending_.size() < kMaxPending || running_ == 0) return absl::OkStatus();
+      // CondVar waits take wall-clock deadlines.
+      room_cv_.WaitWithDeadline(&mu_, absl::Now() + options_.progress_interval);
+    }
+  }
+
+  // Says no more tasks come, waits for every file, and returns the stop
+  // status (OK unless the progress callback stopped the run). A kFile run's
+  // one file is finished here, on the caller, after the final progress
+  // report: a stop there still leaves the target untouched.
+  absl::Status Finish() {
+    {
+      MutexLock lock(&mu_);
+      adding_ = false;
+      cv_.SignalAll();
+    }
+    absl::Status stop = WaitWorkers();
     if (finish_on_caller_) {
       for (;;) {
         std::shared_ptr<ActiveFile> f;
@@ -147,7 +196,8 @@ class CopyRun {
         if (f->error.ok()) f->error = Report(/*final=*/true);
         if (f->error.ok() && f->reader != nullptr) f->error = f->reader->Close();
         if (FinishFile(*f)) {  // Aborted: every chunk again, once
-          stop = RunWorkers();
+          Start();
+          stop = WaitWorkers();
           continue;
         }
         MutexLock lock(&mu_);
@@ -157,31 +207,29 @@ class CopyRun {
     } else if (stop.ok()) {
       stop = Report(/*final=*/true);
     }
-    for (size_t i = 0; i < tasks_.size(); ++i) {
-      if (!results_[i].done) results_[i].status = stop.ok() ? absl::CancelledError() : stop;
-    }
     return stop;
   }
 
-  const std::vector<TaskResult>& results() const { return results_; }
-  const std::vector<Task>& tasks() const { return tasks_; }
+  // The copied files' counts, and the files that failed (after Finish).
+  const TransferStats& totals() const ABSL_NO_THREAD_SAFETY_ANALYSIS { return totals_; }
+  std::vector<FileCopyFailure>& failures() ABSL_NO_THREAD_SAFETY_ANALYSIS { return failures_; }
 
  private:
   enum class ActionKind { kExit, kOpen, kChunk, kFinish };
   struct Action {
     ActionKind kind = ActionKind::kExit;
     std::shared_ptr<ActiveFile> file;
-    size_t task = 0;
+    Task task;  // kOpen
     int64_t chunk = 0;
   };
 
-  // Starts the workers and waits for them, reporting progress meanwhile.
-  absl::Status RunWorkers() {
-    {
-      MutexLock lock(&mu_);
-      running_ = workers_;
-    }
+  void StartWorkersLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    running_ = workers_;
     for (int w = 0; w < workers_; ++w) runtime_.PostBlocking([this] { Worker(); });
+  }
+
+  // Waits for the workers to exit, reporting progress meanwhile.
+  absl::Status WaitWorkers() {
     for (;;) {
       {
         MutexLock lock(&mu_);
@@ -194,15 +242,25 @@ class CopyRun {
           }
         }
         if (running_ == 0) return stop_;
-        if (!stop_.ok()) continue;
       }
-      absl::Status s = Report(/*final=*/false);
-      if (!s.ok()) {
-        MutexLock lock(&mu_);
-        if (stop_.ok()) stop_ = std::move(s);
-        cv_.SignalAll();
-      }
+      (void)ReportOrStop();
     }
+  }
+
+  // Reports progress if it is time; a non-OK report becomes the run's stop
+  // status. Returns the stop status.
+  absl::Status ReportOrStop() {
+    {
+      MutexLock lock(&mu_);
+      if (!stop_.ok()) return stop_;
+    }
+    absl::Status s = Report(/*final=*/false);
+    MutexLock lock(&mu_);
+    if (!s.ok() && stop_.ok()) {
+      stop_ = std::move(s);
+      cv_.SignalAll();
+    }
+    return stop_;
   }
 
   // Calls the progress callback (on the caller's thread) if one is set and
@@ -216,10 +274,12 @@ class CopyRun {
     {
       MutexLock lock(&mu_);
       p.bytes_done = std::max(bytes_done_, reported_bytes_);
-      // Unknown (-1) until every file of unknown size has been opened.
-      p.bytes_total = unknown_sizes_ > 0 ? -1 : std::max(bytes_total_, p.bytes_done);
+      // Unknown (-1) while a tree is still listed and until every file of
+      // unknown size has been opened.
+      p.bytes_total =
+          adding_ || unknown_sizes_ > 0 ? -1 : std::max(bytes_total_, p.bytes_done);
       p.files_done = files_done_;
-      p.files_total = static_cast<int64_t>(tasks_.size());
+      p.files_total = files_total_;
     }
     if (final && finish_on_caller_ && p.bytes_total >= 0) p.bytes_done = p.bytes_total;
     reported_bytes_ = p.bytes_done;
@@ -249,7 +309,7 @@ class CopyRun {
           return;
         }
         case ActionKind::kOpen:
-          follow_up = Open(action.task);
+          follow_up = Open(std::move(action.task));
           break;
         case ActionKind::kChunk: {
           absl::Status s;
@@ -325,19 +385,23 @@ class CopyRun {
       for (auto& f : active_) {
         if (std::optional<Action> chunk = ClaimChunk(f)) return *std::move(chunk);
       }
-      if (stop_.ok() && next_task_ < tasks_.size() &&
+      if (stop_.ok() && !pending_.empty() &&
           static_cast<int>(active_.size()) + opening_ < jobs_) {
         ++opening_;
-        return {ActionKind::kOpen, nullptr, next_task_++, 0};
+        Action open{ActionKind::kOpen, nullptr, std::move(pending_.front()), 0};
+        pending_.pop_front();
+        if (pending_.size() == kMaxPending / 2) room_cv_.Signal();  // the walk may go on
+        return open;
       }
-      // Nothing to take now. Wait if work may still appear: an open under
-      // way, a chunk in flight (its file may become finishable), a file
-      // being finished (a rewrite resets its chunks); otherwise exit.
-      bool work_may_appear = opening_ > 0;
+      // Nothing to take now. Wait if work may still appear: tasks still
+      // being added, an open under way, a chunk in flight (its file may
+      // become finishable), a file being finished (a rewrite resets its
+      // chunks); otherwise exit.
+      bool work_may_appear = opening_ > 0 || (adding_ && stop_.ok());
       for (auto& f : active_) {
         if (f->in_flight > 0 || f->finishing) work_may_appear = true;
       }
-      if (!work_may_appear && (next_task_ >= tasks_.size() || !stop_.ok())) return {};
+      if (!work_may_appear && (pending_.empty() || !stop_.ok())) return {};
       cv_.Wait(&mu_);
     }
   }
@@ -348,7 +412,7 @@ class CopyRun {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (!stop_.ok() || !f->error.ok() || f->next_chunk >= f->chunks) return std::nullopt;
     ++f->in_flight;
-    return Action{ActionKind::kChunk, f, 0, f->next_chunk++};
+    return Action{ActionKind::kChunk, f, {}, f->next_chunk++};
   }
 
   // The finish of `f`, claimed for the caller, if `f` is ready for it: its
@@ -359,27 +423,27 @@ class CopyRun {
     const bool chunks_over = !f->error.ok() || f->chunks_done == f->chunks;
     if (finish_on_caller_ || f->finishing || f->in_flight > 0 || !chunks_over) return std::nullopt;
     f->finishing = true;
-    return Action{ActionKind::kFinish, f, 0, 0};
+    return Action{ActionKind::kFinish, f, {}, 0};
   }
 
   // Opens task `i` and installs it as an active file, or records its
   // outcome at once (an open that failed, an empty file, a server-side
   // copy). Returns the opener's follow-up: the file's first chunk, claimed
   // (or its finish, if it has none).
-  std::optional<Action> Open(size_t i) {
-    const Task& task = tasks_[i];
+  std::optional<Action> Open(Task task) {
     auto f = std::make_shared<ActiveFile>();
-    f->task = i;
+    f->task = std::move(task);
     f->start = MonotonicNow();
-    absl::Status s = OpenFile(task, *f);
+    absl::Status s = OpenFile(*f);
     MutexLock lock(&mu_);
     --opening_;
-    if (!task.listed) --unknown_sizes_;
+    const bool listed = f->task.listed.has_value();
+    if (!listed) --unknown_sizes_;
     std::optional<Action> follow_up;
     if (!s.ok()) {
       Record(*f, std::move(s));
     } else if (f->writer != nullptr) {
-      if (!task.listed) bytes_total_ += f->size;
+      if (!listed) bytes_total_ += f->size;
       active_.push_back(f);
       follow_up = ClaimChunk(f);
       if (!follow_up) follow_up = ClaimFinish(f);
@@ -390,7 +454,8 @@ class CopyRun {
     return follow_up;
   }
 
-  absl::Status OpenFile(const Task& task, ActiveFile& f) {
+  absl::Status OpenFile(ActiveFile& f) {
+    const Task& task = f.task;
     if (options_.server_side && &src_ == &dst_) {
       FERRY_ASSIGN_OR_RETURN(fs::Entry e, src_.Stat(task.src_path));
       if (e.kind != fs::EntryKind::kFile) return NotAFile(e);
@@ -436,7 +501,7 @@ class CopyRun {
     FERRY_ASSIGN_OR_RETURN(size_t n, f.reader->ReadAt(offset, buf));
     if (n != len) {
       return absl::FailedPreconditionError(absl::StrCat(
-          "copy ", src_.Url(tasks_[f.task].src_path), ": the file shrank while being read (",
+          "copy ", src_.Url(f.task.src_path), ": the file shrank while being read (",
           n, " of ", len, " bytes at offset ", offset, ")"));
     }
     FERRY_RETURN_IF_ERROR(f.writer->WriteAt(offset, buf).status());
@@ -471,30 +536,25 @@ class CopyRun {
     return false;
   }
 
+  // Counts `f` as done: its bytes in the totals, or its failure.
   void Record(const ActiveFile& f, absl::Status s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    TaskResult& r = results_[f.task];
-    r.done = true;
     ++files_done_;
     if (!s.ok()) {
-      r.status = std::move(s);
+      failures_.push_back({src_.Url(f.task.src_path), dst_.Url(f.task.dst_path), std::move(s)});
       return;
     }
-    r.stats.bytes = f.size;
-    r.stats.bytes_fetched = f.bytes_written;
-    r.stats.bytes_uploaded = f.bytes_written;
-    r.stats.requests = f.chunks * (f.rewrites + 1);
-    r.stats.retries = f.rewrites;
-    r.stats.files = 1;
-    r.stats.elapsed = MonotonicNow() - f.start;
-    r.stats.peak_memory_bytes = runtime_.memory_budget().peak();
+    totals_.bytes += f.size;
+    totals_.bytes_fetched += f.bytes_written;
+    totals_.bytes_uploaded += f.bytes_written;
+    totals_.requests += f.chunks * (f.rewrites + 1);
+    totals_.retries += f.rewrites;
+    totals_.files += 1;
   }
 
   Runtime& runtime_;
   fs::FileSystem& src_;
   fs::FileSystem& dst_;
   CopyOptions& options_;
-  const std::vector<Task> tasks_;
-  std::vector<TaskResult> results_;  // slot i written under mu_ by task i's owner
   const int64_t chunk_;
   const int jobs_;
   const bool finish_on_caller_;
@@ -507,8 +567,10 @@ class CopyRun {
 
   Mutex mu_;
   CondVar cv_;       // workers wait here for work (NextAction)
-  CondVar done_cv_;  // the caller waits here for the last worker (RunWorkers)
-  size_t next_task_ ABSL_GUARDED_BY(mu_) = 0;
+  CondVar done_cv_;  // the caller waits here for the last worker (WaitWorkers)
+  CondVar room_cv_;  // the caller waits here for room in pending_ (Add)
+  std::deque<Task> pending_ ABSL_GUARDED_BY(mu_);
+  bool adding_ ABSL_GUARDED_BY(mu_) = true;
   int opening_ ABSL_GUARDED_BY(mu_) = 0;
   int running_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<std::shared_ptr<ActiveFile>> active_ ABSL_GUARDED_BY(mu_);
@@ -516,6 +578,9 @@ class CopyRun {
   int64_t bytes_done_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t bytes_total_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t files_done_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t files_total_ ABSL_GUARDED_BY(mu_) = 0;
+  TransferStats totals_ ABSL_GUARDED_BY(mu_);
+  std::vector<FileCopyFailure> failures_ ABSL_GUARDED_BY(mu_);
   int64_t unknown_sizes_ ABSL_GUARDED_BY(mu_) = 0;  // unopened files of unknown size
 };
 
@@ -525,15 +590,18 @@ absl::StatusOr<TransferStats> CopyFile(Runtime& runtime, fs::FileSystem& src,
                                        std::string_view src_path, fs::FileSystem& dst,
                                        std::string_view dst_path, CopyOptions options) {
   const absl::Time start = MonotonicNow();
-  std::vector<Task> tasks;
-  tasks.push_back({fs::NormalizePath(src_path), fs::NormalizePath(dst_path), std::nullopt});
-  CopyRun run(runtime, src, dst, options, std::move(tasks));
-  absl::Status stop = run.Run();
-  const TaskResult& r = run.results()[0];
-  if (!r.status.ok()) return r.status;
+  CopyRun run(runtime, src, dst, options, CopyRun::Mode::kFile);
+  std::vector<Task> task;
+  task.push_back({fs::NormalizePath(src_path), fs::NormalizePath(dst_path), std::nullopt});
+  run.Start();
+  absl::Status stop = run.Add(std::move(task));
+  const absl::Status finished = run.Finish();
+  if (stop.ok()) stop = finished;
+  if (!run.failures().empty()) return run.failures().front().status;
   FERRY_RETURN_IF_ERROR(stop);
-  TransferStats stats = r.stats;
+  TransferStats stats = run.totals();
   stats.elapsed = MonotonicNow() - start;
+  stats.peak_memory_bytes = runtime.memory_budget().peak();
   return stats;
 }
 
@@ -544,8 +612,7 @@ absl::StatusOr<TreeCopyResult> CopyTree(Runtime& runtime, fs::FileSystem& src,
   const std::string src_root = fs::NormalizePath(src_dir);
   const std::string dst_root = fs::NormalizePath(dst_dir);
   TreeCopyResult result;
-  std::vector<Task> tasks;
-  std::vector<std::string> dirs;
+  std::vector<FileCopyFailure> dir_failures;
   auto skip = [&](const std::string& rel, std::string why, absl::Status status) {
     ++result.files_skipped;
     result.warnings.push_back(
@@ -556,71 +623,76 @@ absl::StatusOr<TreeCopyResult> CopyTree(Runtime& runtime, fs::FileSystem& src,
       result.failures.push_back({src.Url(fs::JoinPath(src_root, rel)), "", std::move(status)});
     }
   };
-  FERRY_ASSIGN_OR_RETURN(
-      fs::WalkStats walked,
-      src.Walk(src_root, fs::WalkOptions{}, [&](fs::WalkBatch& batch) {
-        for (fs::Entry& e : batch.entries) {
-          absl::StatusOr<std::string> rel = fs::SafeRelativePath(e.path);
-          if (!rel.ok()) {
-            skip(e.path, std::string(rel.status().message()), rel.status());
-            continue;
-          }
-          switch (e.kind) {
-            case fs::EntryKind::kFile:
-              tasks.push_back({fs::JoinPath(src_root, *rel), fs::JoinPath(dst_root, *rel),
-                               std::move(e)});
-              break;
-            case fs::EntryKind::kDirectory:
-              dirs.push_back(fs::JoinPath(dst_root, *rel));
-              break;
-            default:
-              skip(*rel, absl::StrCat("a ", ToAbsl(fs::EntryKindName(e.kind)), ", not copied"),
-                   absl::OkStatus());
-              break;
-          }
-        }
-        for (fs::WalkError& err : batch.errors) {
-          result.failures.push_back(
-              {src.Url(fs::JoinPath(src_root, err.path)), "", std::move(err.status)});
-          ++result.files_failed;
-        }
-        return true;
-      }));
-  (void)walked;
-  // Directories first, parents before children (sorted), so every file's
-  // parent exists before it is opened: the listed ones (empty ones too) and
-  // every file's parent (object stores list no directories).
-  FERRY_RETURN_IF_ERROR(dst.CreateDir(dst_root, /*parents=*/true));
-  for (const Task& t : tasks) dirs.emplace_back(fs::DirName(t.dst_path));
-  std::sort(dirs.begin(), dirs.end());
-  dirs.erase(std::unique(dirs.begin(), dirs.end()), dirs.end());
-  std::erase(dirs, dst_root);
-  for (const std::string& d : dirs) {
+  // Destination directories are made as the walk finds them, each once,
+  // before any file in them is queued (object stores list no directories:
+  // a file's parent is made for it). The root is made with the first
+  // entries, or after an empty walk, so a missing source creates nothing.
+  absl::flat_hash_set<std::string> dirs_made;
+  absl::Status root_status;
+  auto make_dir = [&](const std::string& d) {
+    if (!dirs_made.insert(d).second) return;
     absl::Status s = dst.CreateDir(d, /*parents=*/true);
-    if (!s.ok()) result.failures.push_back({src.Url(d), dst.Url(d), std::move(s)});
-  }
-  std::sort(tasks.begin(), tasks.end(),
-            [](const Task& a, const Task& b) { return a.dst_path < b.dst_path; });
-  CopyRun run(runtime, src, dst, options, std::move(tasks));
-  const absl::Status stop = run.Run();
-  FERRY_RETURN_IF_ERROR(stop);
-  for (size_t i = 0; i < run.tasks().size(); ++i) {
-    const TaskResult& r = run.results()[i];
-    if (!r.status.ok()) {
-      ++result.files_failed;
-      result.failures.push_back(
-          {src.Url(run.tasks()[i].src_path), dst.Url(run.tasks()[i].dst_path), r.status});
-      continue;
+    if (!s.ok()) dir_failures.push_back({src.Url(d), dst.Url(d), std::move(s)});
+  };
+  auto make_root = [&] {
+    if (!dirs_made.insert(dst_root).second) return true;
+    root_status = dst.CreateDir(dst_root, /*parents=*/true);
+    return root_status.ok();
+  };
+  CopyRun run(runtime, src, dst, options, CopyRun::Mode::kTree);
+  run.Start();
+  absl::Status stop;
+  fs::WalkOptions walk;
+  walk.first_page_entries = kFirstPageEntries;
+  walk.batch_entries = kWalkBatchEntries;
+  absl::StatusOr<fs::WalkStats> walked = src.Walk(src_root, walk, [&](fs::WalkBatch& batch) {
+    if (!make_root()) return false;
+    std::vector<Task> tasks;
+    for (fs::Entry& e : batch.entries) {
+      absl::StatusOr<std::string> rel = fs::SafeRelativePath(e.path);
+      if (!rel.ok()) {
+        skip(e.path, std::string(rel.status().message()), rel.status());
+        continue;
+      }
+      switch (e.kind) {
+        case fs::EntryKind::kFile: {
+          std::string dst_path = fs::JoinPath(dst_root, *rel);
+          make_dir(std::string(fs::DirName(dst_path)));
+          tasks.push_back({fs::JoinPath(src_root, *rel), std::move(dst_path), std::move(e)});
+          break;
+        }
+        case fs::EntryKind::kDirectory:
+          make_dir(fs::JoinPath(dst_root, *rel));
+          break;
+        default:
+          skip(*rel, absl::StrCat("a ", ToAbsl(fs::EntryKindName(e.kind)), ", not copied"),
+               absl::OkStatus());
+          break;
+      }
     }
-    TransferStats& t = result.totals;
-    t.bytes += r.stats.bytes;
-    t.bytes_fetched += r.stats.bytes_fetched;
-    t.bytes_uploaded += r.stats.bytes_uploaded;
-    t.requests += r.stats.requests;
-    t.parts += r.stats.parts;
-    t.retries += r.stats.retries;
-    t.files += 1;
-  }
+    for (fs::WalkError& err : batch.errors) {
+      result.failures.push_back(
+          {src.Url(fs::JoinPath(src_root, err.path)), "", std::move(err.status)});
+      ++result.files_failed;
+    }
+    stop = run.Add(std::move(tasks));
+    return stop.ok();
+  });
+  if (walked.ok() && stop.ok()) make_root();  // an empty tree still makes its root
+  const absl::Status finished = run.Finish();
+  FERRY_RETURN_IF_ERROR(walked.status());
+  FERRY_RETURN_IF_ERROR(root_status);
+  FERRY_RETURN_IF_ERROR(stop);
+  FERRY_RETURN_IF_ERROR(finished);
+  // Failures in a stable order (walk problems, directories, then files by
+  // source), whatever order the workers finished in.
+  std::vector<FileCopyFailure>& file_failures = run.failures();
+  std::sort(file_failures.begin(), file_failures.end(),
+            [](const FileCopyFailure& a, const FileCopyFailure& b) { return a.source < b.source; });
+  result.files_failed += static_cast<int64_t>(file_failures.size());
+  for (FileCopyFailure& f : dir_failures) result.failures.push_back(std::move(f));
+  for (FileCopyFailure& f : file_failures) result.failures.push_back(std::move(f));
+  result.totals = run.totals();
   result.totals.elapsed = MonotonicNow() - start;
   result.totals.peak_memory_bytes = runtime.memory_budget().peak();
   return result;

@@ -490,6 +490,23 @@ TEST_P(S3CompatTest, AListedObjectOpensWithItsListedSizeAndEtag) {
   EXPECT_TRUE(back == data);
 }
 
+TEST_P(S3CompatTest, WalkAsksAShortFirstPageWhenToldThenFullPages) {
+  auto s3 = S3FileSystem::Create(rt_, PeerConfig(GetParam()));
+  ASSERT_TRUE(s3.ok()) << s3.status();
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(Put(Key(absl::StrCat("w/k", i)), "x").ok());
+  fs::WalkOptions o;
+  o.first_page_entries = 2;
+  std::vector<size_t> batches;
+  auto walked = (*s3)->Walk(Key("w"), o, [&](fs::WalkBatch& b) {
+    batches.push_back(b.entries.size());
+    return true;
+  });
+  ASSERT_TRUE(walked.ok()) << walked.status();
+  EXPECT_EQ(walked->entries, 5u);
+  EXPECT_EQ(walked->requests, 2u);  // 2 keys, then the other 3 in a full page
+  EXPECT_EQ(batches, (std::vector<size_t>{2, 3}));
+}
+
 TEST_P(S3CompatTest, OpeningAListedObjectSendsNoRequestUntilTheFirstRead) {
   auto s3 = S3FileSystem::Create(rt_, PeerConfig(GetParam()));
   ASSERT_TRUE(s3.ok()) << s3.status();

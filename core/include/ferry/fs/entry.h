@@ -94,6 +94,11 @@ struct WalkOptions {
   // Full batches waiting for the callback before listing pauses (bounded
   // memory: about (max_queued_batches + 1) x batch_entries entries).
   int max_queued_batches = 8;
+  // Entries the first listing request asks for, where a request names its
+  // page size (S3's max-keys); 0: a full page. A caller that acts on each
+  // entry as it comes (a tree copy) sets it low to start after a short
+  // first reply; the pages after it are full.
+  size_t first_page_entries = 0;
 };
 
 }  // namespace ferry::fs

@@ -101,7 +101,9 @@ struct TreeCopyResult {
 
 // Copies every file below directory `src_dir` to the same relative path
 // below `dst_dir`, creating directories as needed (empty ones included);
-// `jobs` files at once. A file that fails is reported in the result and
+// `jobs` files at once, starting while the source is still listed (a
+// bucket of millions starts copying after its first listing reply, and
+// memory stays bounded: the listing pauses while 8,192 files wait). A file that fails is reported in the result and
 // the others go on; the function itself fails only if the source cannot be
 // walked at all (NotFound for a missing `src_dir`), the destination
 // directory cannot be created, or the progress callback stopped it.

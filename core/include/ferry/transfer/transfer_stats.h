@@ -18,10 +18,14 @@ namespace ferry {
 // How far a transfer has got.
 struct TransferProgress {
   int64_t bytes_done = 0;    // payload bytes written to the destination
-  int64_t bytes_total = -1;  // the whole transfer's size; -1 if unknown
+  // The whole transfer's size; -1 while unknown (a tree still being
+  // listed, a file not yet opened).
+  int64_t bytes_total = -1;
   absl::Duration elapsed;
   int64_t files_done = 0;    // files finished (copied or failed); trees
-  int64_t files_total = 0;   // files in the transfer (0: not counted)
+  // Files in the transfer, or listed so far while bytes_total is -1 (a
+  // tree copies while it is listed).
+  int64_t files_total = 0;
 };
 
 // Called on the thread that called the transfer function (never on an I/O

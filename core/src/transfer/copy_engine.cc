@@ -375,8 +375,11 @@ class CopyRun {
     MutexLock lock(&mu_);
     for (;;) {
       if (!stop_.ok()) {
+        // A file being finished is left to its finisher, who reads its
+        // error without the lock: every chunk of it has moved, so it is
+        // published (or, after a failure, discarded) as if no stop came.
         for (auto& f : active_) {
-          if (f->error.ok()) f->error = stop_;
+          if (f->error.ok() && !f->finishing) f->error = stop_;
         }
       }
       for (auto& f : active_) {

@@ -140,7 +140,9 @@ class FileSystems(Closing):
         below directory ``src`` to the same path below ``dst``), between any
         two places, remote to remote straight through.
         ``progress(bytes_done, bytes_total)`` runs on this thread; an
-        exception raised there stops the copy and is re-raised."""
+        exception raised there stops the copy and is re-raised. A tree is
+        copied while it is listed: ``bytes_total`` is None until the
+        listing ends."""
         return TransferStats.FromString(self._raw.copy(
             src, dst, recursive=recursive, progress=progress, jobs=jobs,
             chunk_bytes=chunk_bytes, parallelism=parallelism))

@@ -259,6 +259,22 @@ TEST_F(CopyEngineTest, TreeCopiesFilesWhileTheSourceIsStillListed) {
   EXPECT_THAT(dst_.GetFile("c/b/last"), Optional(std::string("z")));
 }
 
+TEST_F(CopyEngineTest, TreeOfMoreFilesThanMayWaitAtOnceCopiesThemAll) {
+  // One worker, slow reads: the walk outruns it and must pause at the
+  // limit of waiting files (8,192), then go on.
+  constexpr int kFiles = 8'300;
+  for (int i = 0; i < kFiles; ++i) src_.PutFile(absl::StrCat("t/f", i), "x");
+  src_.read_delay = absl::Microseconds(20);
+  CopyOptions o = Small();
+  o.jobs = 1;
+  o.parallelism = 1;
+  absl::StatusOr<TreeCopyResult> r = CopyTree(runtime_, src_, "t", dst_, "c", std::move(o));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->totals.files, kFiles);
+  EXPECT_EQ(r->files_failed, 0);
+  EXPECT_THAT(dst_.GetFile(absl::StrCat("c/f", kFiles - 1)), Optional(std::string("x")));
+}
+
 TEST_F(CopyEngineTest, TreeProgressLeavesTheByteTotalUnknownUntilTheListingEnds) {
   for (int i = 0; i < 300; ++i) src_.PutFile(absl::StrCat("t/a/f", i), Pattern(100, i));
   src_.PutFile("t/b/last", "z");

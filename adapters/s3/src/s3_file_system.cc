@@ -123,13 +123,22 @@ class S3WriteFile final : public S3File {
     return n;
   }
   absl::StatusOr<int64_t> Size() override { return high_water_.load(); }
+  absl::Status Close() override {
+    if (End()) return absl::OkStatus();
+    UploadStats upload;
+    absl::Status s = files_.Close(fd_, &upload);
+    counters_ = {.parts = upload.single_put ? 0 : upload.parts_uploaded, .retries = upload.retries};
+    return s;
+  }
   absl::Status Discard() override {
     if (End()) return absl::OkStatus();
     return files_.Abort(fd_);
   }
+  Counters counters() const override { return counters_; }
 
  private:
   std::atomic<int64_t> high_water_{0};
+  Counters counters_;  // set by Close, read after it (File: Close does not race)
 };
 
 // One endpoint's client as a filesystem: what the header's S3FileSystem

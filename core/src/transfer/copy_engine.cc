@@ -92,6 +92,7 @@ struct ActiveFile {
   absl::Status error;
   absl::Time start;
   int64_t bytes_written = 0;
+  fs::File::Counters counters;  // the writer's, after its Close
 };
 
 int64_t ChooseChunk(const CopyOptions& o, const fs::FileSystem& src, const fs::FileSystem& dst) {
@@ -517,7 +518,10 @@ class CopyRun {
   // its chunks are reset and it stays active.
   bool FinishFile(ActiveFile& f) {
     absl::Status s = f.error;
-    if (s.ok()) s = f.writer->Close();
+    if (s.ok()) {
+      s = f.writer->Close();
+      if (s.ok()) f.counters = f.writer->counters();
+    }
     if (s.code() == absl::StatusCode::kAborted && f.rewrites == 0) {
       MutexLock lock(&mu_);
       ++f.rewrites;
@@ -550,7 +554,8 @@ class CopyRun {
     totals_.bytes_fetched += f.bytes_written;
     totals_.bytes_uploaded += f.bytes_written;
     totals_.requests += f.chunks * (f.rewrites + 1);
-    totals_.retries += f.rewrites;
+    totals_.parts += static_cast<int>(f.counters.parts);
+    totals_.retries += f.rewrites + f.counters.retries;
     totals_.files += 1;
   }
 

@@ -193,7 +193,7 @@ struct ObjectFileTable::Impl {
   }
 
   // Drops one writer of `key`; the last one finishes the upload.
-  absl::Status ReleaseWrite(const std::string& key) {
+  absl::Status ReleaseWrite(const std::string& key, UploadStats* upload = nullptr) {
     std::shared_ptr<MultipartUploader> last;
     {
       MutexLock l(&mu);
@@ -204,10 +204,11 @@ struct ObjectFileTable::Impl {
       writers.erase(it);
     }
     absl::StatusOr<std::string> etag = last->Finish();
+    if (upload != nullptr) *upload = last->stats();
     return etag.status();
   }
 
-  absl::Status Close(int fd) {
+  absl::Status Close(int fd, UploadStats* upload = nullptr) {
     FERRY_ASSIGN_OR_RETURN(FdTable<ObjectHandle>::CloseResult closed, fds.Close(fd));
     Open o;
     {
@@ -223,7 +224,7 @@ struct ObjectFileTable::Impl {
       ReleaseRead(o.key);
       return absl::OkStatus();
     }
-    absl::Status s = ReleaseWrite(o.key);
+    absl::Status s = ReleaseWrite(o.key, upload);
     if (!s.ok()) return Annotate(s, absl::StrCat("Close: fd ", fd, " ('", o.key, "')"));
     return absl::OkStatus();
   }
@@ -285,7 +286,9 @@ absl::StatusOr<int64_t> ObjectFileTable::Lseek(int fd, int64_t offset, int whenc
   return impl_->fds.Lseek(fd, offset, whence);
 }
 
-absl::Status ObjectFileTable::Close(int fd) { return impl_->Close(fd); }
+absl::Status ObjectFileTable::Close(int fd, UploadStats* upload) {
+  return impl_->Close(fd, upload);
+}
 
 absl::Status ObjectFileTable::Abort(int fd) {
   std::shared_ptr<MultipartUploader> uploader;

@@ -9,15 +9,18 @@
 
 #include "absl/strings/str_cat.h"
 #include "ferry/base/strings.h"
+#include "ferry/fs/local_file_system.h"
 #include "ferry/runtime/runtime.h"
 #include "ferry/s3/s3_error.h"
 #include "ferry/s3/s3_file_system.h"
 #include "ferry/s3/s3_object_store.h"
+#include "ferry/transfer/copy_engine.h"
 #include "ferry/transfer/multipart_downloader.h"
 #include "ferry/transfer/multipart_uploader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/s3_peer.h"
+#include "testing/scratch_dir.h"
 
 namespace ferry::s3 {
 namespace {
@@ -505,6 +508,21 @@ TEST_P(S3CompatTest, WalkAsksAShortFirstPageWhenToldThenFullPages) {
   EXPECT_EQ(walked->entries, 5u);
   EXPECT_EQ(walked->requests, 2u);  // 2 keys, then the other 3 in a full page
   EXPECT_EQ(batches, (std::vector<size_t>{2, 3}));
+}
+
+TEST_P(S3CompatTest, CopyUpReportsTheMultipartPartsItUploaded) {
+  auto s3 = S3FileSystem::Create(rt_, PeerConfig(GetParam()));
+  ASSERT_TRUE(s3.ok()) << s3.status();
+  ferry::testing::ScratchDir scratch("ferry_s3_parts_");
+  ASSERT_TRUE(scratch.ok());
+  const std::string data = RandomBytes((size_t{16} << 20) + 777, 31);  // 8 + 8 MiB + a tail
+  ferry::testing::WriteFile(scratch.Path("up.bin"), data);
+  fs::LocalFileSystem local;
+  absl::StatusOr<TransferStats> stats =
+      CopyFile(rt_, local, fs::LocalPathToFsPath(scratch.Path("up.bin")), **s3, Key("parts/up.bin"));
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(stats->parts, 3);
+  EXPECT_EQ(stats->bytes, static_cast<int64_t>(data.size()));
 }
 
 TEST_P(S3CompatTest, OpeningAListedObjectSendsNoRequestUntilTheFirstRead) {

@@ -85,6 +85,16 @@ class File {
   // message names it). The destructor does the same, silently, for a file
   // neither closed nor discarded. Idempotent.
   virtual absl::Status Discard() { return absl::OkStatus(); }
+
+  // What the protocol did for a written file beyond its bytes, known once
+  // Close has published it: multipart parts uploaded, requests repeated
+  // (S3). Zero where the protocol has nothing to tell. The copy engine
+  // adds them to its TransferStats.
+  struct Counters {
+    int64_t parts = 0;
+    int64_t retries = 0;
+  };
+  virtual Counters counters() const { return {}; }
 };
 
 struct WriteOptions {

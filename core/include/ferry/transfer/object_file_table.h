@@ -44,6 +44,7 @@
 #include "ferry/io/fd_table.h"
 #include "ferry/transfer/multipart_downloader.h"
 #include "ferry/transfer/multipart_uploader.h"
+#include "ferry/transfer/multipart_uploader.h"
 #include "ferry/transfer/object_store.h"
 
 namespace ferry {
@@ -88,8 +89,9 @@ class ObjectFileTable {
   absl::StatusOr<int64_t> Lseek(int fd, int64_t offset, int whence);
 
   // Closes `fd`. The last close of a written key finishes its upload and
-  // returns the upload's status (the object exists only if OK).
-  absl::Status Close(int fd);
+  // returns the upload's status (the object exists only if OK); its
+  // statistics go to `*upload` if given (left as they are otherwise).
+  absl::Status Close(int fd, UploadStats* upload = nullptr);
 
   // Closes write descriptor `fd` WITHOUT publishing: the key's multipart
   // upload is aborted (no orphan parts; an object already there stays as

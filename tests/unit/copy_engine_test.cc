@@ -3,10 +3,12 @@
 #include "ferry/transfer/copy_engine.h"
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "ferry/fs/local_file_system.h"
 #include "ferry/runtime/runtime.h"
 #include "gmock/gmock.h"
@@ -257,6 +259,25 @@ TEST_F(CopyEngineTest, TreeCopiesFilesWhileTheSourceIsStillListed) {
   EXPECT_TRUE(copied_while_listing);
   EXPECT_EQ(r->totals.files, 301);
   EXPECT_THAT(dst_.GetFile("c/b/last"), Optional(std::string("z")));
+}
+
+TEST_F(CopyEngineTest, TreeListingThatNeedsTheBlockingPoolIsNotStarvedByIdleWorkers) {
+  // A walk may need the blocking pool (a connection's name resolution runs
+  // there); workers with nothing to do must not sit on every pool thread.
+  Runtime small{{.blocking_threads = 2, .memory_budget_bytes = 64 << 20}};
+  for (int i = 0; i < 300; ++i) src_.PutFile(absl::StrCat("t/a/f", i), Pattern(10, i));
+  src_.PutFile("t/b/last", "z");
+  bool pool_ran = false;
+  src_.on_list = [&](std::string_view dir) {
+    if (dir != "t/b") return;
+    auto done = std::make_shared<absl::Notification>();
+    small.PostBlocking([done] { done->Notify(); });
+    pool_ran = done->WaitForNotificationWithTimeout(absl::Seconds(10));
+  };
+  absl::StatusOr<TreeCopyResult> r = CopyTree(small, src_, "t", dst_, "c", Small());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(pool_ran);
+  EXPECT_EQ(r->totals.files, 301);
 }
 
 TEST_F(CopyEngineTest, TreeOfMoreFilesThanMayWaitAtOnceCopiesThemAll) {

@@ -16,8 +16,9 @@
 // and waits when none is ready (another worker is opening or moving the
 // last chunks). Finishing first keeps few files open; chunks before opens
 // keep the bytes of open files flowing. No worker ever waits for another
-// pool task, so the pool cannot deadlock however small it is. Workers wait,
-// rather than exit, while tasks may still be added.
+// pool task, so the pool cannot deadlock however small it is. Workers are
+// started with work (tasks added, chunks of an opened file) and leave when
+// there is none, so none holds a pool thread while a tree is listed.
 //
 // A single-file copy is finished by the caller instead, after the final
 // progress report: a stop there still leaves the target untouched. A
@@ -140,14 +141,9 @@ class CopyRun {
     workers_ = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(workers_, budget_workers)));
   }
 
-  // Starts the workers; they wait for tasks until EndTasks.
-  void Start() {
-    MutexLock lock(&mu_);
-    StartWorkersLocked();
-  }
-
-  // Queues `tasks` (on the caller's thread, between Start and Finish),
-  // reporting progress. Waits while kMaxPending tasks wait for a worker.
+  // Queues `tasks` (on the caller's thread, before Finish) and starts
+  // workers for them, reporting progress. Waits while kMaxPending tasks
+  // wait for a worker.
   // Returns the stop status: non-OK once the progress callback stopped the
   // run (the caller adds no more).
   absl::Status Add(std::vector<Task> tasks) {
@@ -163,6 +159,7 @@ class CopyRun {
         pending_.push_back(std::move(t));
       }
       cv_.SignalAll();
+      SpawnLocked(static_cast<int64_t>(tasks.size()));
     }
     for (;;) {
       absl::Status s = ReportOrStop();
@@ -197,7 +194,10 @@ class CopyRun {
         if (f->error.ok()) f->error = Report(/*final=*/true);
         if (f->error.ok() && f->reader != nullptr) f->error = f->reader->Close();
         if (FinishFile(*f)) {  // Aborted: every chunk again, once
-          Start();
+          {
+            MutexLock lock(&mu_);
+            SpawnLocked(f->chunks);
+          }
           stop = WaitWorkers();
           continue;
         }
@@ -224,9 +224,17 @@ class CopyRun {
     int64_t chunk = 0;
   };
 
-  void StartWorkersLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    running_ = workers_;
-    for (int w = 0; w < workers_; ++w) runtime_.PostBlocking([this] { Worker(); });
+  // Starts up to `n` more workers, at most workers_ taking work at once.
+  // Workers come when there is work (tasks added, chunks of an opened file)
+  // and leave when there is none: none of them sits on a blocking-pool
+  // thread waiting for a tree's listing, which may itself need the pool (a
+  // connection's name resolution runs there).
+  void SpawnLocked(int64_t n) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    for (; n > 0 && available_ < workers_; --n) {
+      ++available_;
+      ++running_;
+      runtime_.PostBlocking([this] { Worker(); });
+    }
   }
 
   // Waits for the workers to exit, reporting progress meanwhile.
@@ -358,9 +366,10 @@ class CopyRun {
         case ActionKind::kFinish: {
           ActiveFile& f = *action.file;
           if (f.error.ok() && f.reader != nullptr) f.error = f.reader->Close();
-          if (FinishFile(f)) {
+          if (FinishFile(f)) {  // every chunk again: others may help
             MutexLock lock(&mu_);
             cv_.SignalAll();
+            SpawnLocked(f.chunks);
             break;
           }
           MutexLock lock(&mu_);
@@ -397,15 +406,20 @@ class CopyRun {
         if (pending_.size() == kMaxPending / 2) room_cv_.Signal();  // the walk may go on
         return open;
       }
-      // Nothing to take now. Wait if work may still appear: tasks still
-      // being added, an open under way, a chunk in flight (its file may
-      // become finishable), a file being finished (a rewrite resets its
-      // chunks); otherwise exit.
-      bool work_may_appear = opening_ > 0 || (adding_ && stop_.ok());
+      // Nothing to take now. Wait if work may still appear: an open under
+      // way, a chunk in flight (its file may become finishable), a file
+      // being finished (a rewrite resets its chunks); otherwise exit (a
+      // tree's next tasks start workers of their own).
+      bool work_may_appear = opening_ > 0;
       for (auto& f : active_) {
         if (f->in_flight > 0 || f->finishing) work_may_appear = true;
       }
-      if (!work_may_appear && (pending_.empty() || !stop_.ok())) return {};
+      if (!work_may_appear && (pending_.empty() || !stop_.ok())) {
+        // Decided under the lock that decides spawning: tasks added from
+        // now on get a worker of their own.
+        --available_;
+        return {};
+      }
       cv_.Wait(&mu_);
     }
   }
@@ -455,6 +469,7 @@ class CopyRun {
     // Others are needed for the file's other chunks, or for the next open
     // (this one's slot is free, or it gave a file nothing to do).
     if (!follow_up || f->next_chunk < f->chunks) cv_.SignalAll();
+    if (s.ok()) SpawnLocked(f->chunks - f->next_chunk);
     return follow_up;
   }
 
@@ -580,7 +595,8 @@ class CopyRun {
   std::deque<Task> pending_ ABSL_GUARDED_BY(mu_);
   bool adding_ ABSL_GUARDED_BY(mu_) = true;
   int opening_ ABSL_GUARDED_BY(mu_) = 0;
-  int running_ ABSL_GUARDED_BY(mu_) = 0;
+  int running_ ABSL_GUARDED_BY(mu_) = 0;    // workers not yet returned
+  int available_ ABSL_GUARDED_BY(mu_) = 0;  // workers that still take work
   std::vector<std::shared_ptr<ActiveFile>> active_ ABSL_GUARDED_BY(mu_);
   absl::Status stop_ ABSL_GUARDED_BY(mu_);
   int64_t bytes_done_ ABSL_GUARDED_BY(mu_) = 0;
@@ -601,7 +617,6 @@ absl::StatusOr<TransferStats> CopyFile(Runtime& runtime, fs::FileSystem& src,
   CopyRun run(runtime, src, dst, options, CopyRun::Mode::kFile);
   std::vector<Task> task;
   task.push_back({fs::NormalizePath(src_path), fs::NormalizePath(dst_path), std::nullopt});
-  run.Start();
   absl::Status stop = run.Add(std::move(task));
   const absl::Status finished = run.Finish();
   if (stop.ok()) stop = finished;
@@ -648,7 +663,6 @@ absl::StatusOr<TreeCopyResult> CopyTree(Runtime& runtime, fs::FileSystem& src,
     return root_status.ok();
   };
   CopyRun run(runtime, src, dst, options, CopyRun::Mode::kTree);
-  run.Start();
   absl::Status stop;
   fs::WalkOptions walk;
   walk.first_page_entries = kFirstPageEntries;

@@ -91,7 +91,9 @@ for dir in up down; do
     # Rotate the first tool: none always runs first (or after a given one).
     for ((k = 0; k < ${#TOOLS[@]}; k++)); do
       tool=${TOOLS[(i + k) % ${#TOOLS[@]}]}
-      times[$tool]+="$(run_copy "$tool" "$dir" "$i") "
+      t=$(run_copy "$tool" "$dir" "$i")
+      echo "  $dir $tool run $i: $t s" >&2
+      times[$tool]+="$t "
     done
   done
   for tool in "${TOOLS[@]}"; do

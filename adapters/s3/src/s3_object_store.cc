@@ -244,7 +244,18 @@ void S3ObjectStore::IssueTo(std::shared_ptr<Call> call, size_t endpoint_index, s
   if (!config_.session_token.empty()) {
     sig.headers.emplace_back("x-amz-security-token", config_.session_token);
   }
-  std::string authorization = SignV4(sig, *credentials_, config_.region, amz_date);
+  std::string signing_key;
+  {
+    const std::string_view date = std::string_view(amz_date).substr(0, 8);
+    MutexLock l(&signing_key_mu_);
+    if (signing_key_date_ != date) {
+      signing_key_ = SigningKey(credentials_->secret_access_key, date, config_.region);
+      signing_key_date_ = std::string(date);
+    }
+    signing_key = signing_key_;
+  }
+  std::string authorization =
+      SignV4WithKey(sig, credentials_->access_key_id, signing_key, config_.region, amz_date);
 
   HttpRequest req;
   req.method = call->method;

@@ -94,8 +94,25 @@ std::string CanonicalRequest(const SigV4Request& request) {
                       signed_headers, "\n", request.payload_hash);
 }
 
+std::string SigningKey(std::string_view secret_access_key, std::string_view date,
+                       std::string_view region, std::string_view service) {
+  std::string key = Hmac(absl::StrCat("AWS4", ToAbsl(secret_access_key)), date);
+  key = Hmac(key, region);
+  key = Hmac(key, service);
+  return Hmac(key, "aws4_request");
+}
+
 std::string SignV4(const SigV4Request& request, const SigV4Credentials& credentials,
                    std::string_view region, std::string_view amz_date, std::string_view service) {
+  return SignV4WithKey(
+      request, credentials.access_key_id,
+      SigningKey(credentials.secret_access_key, amz_date.substr(0, 8), region, service), region,
+      amz_date, service);
+}
+
+std::string SignV4WithKey(const SigV4Request& request, std::string_view access_key_id,
+                          std::string_view signing_key, std::string_view region,
+                          std::string_view amz_date, std::string_view service) {
   const std::string canonical = CanonicalRequest(request);
   std::string signed_headers;
   {
@@ -110,12 +127,8 @@ std::string SignV4(const SigV4Request& request, const SigV4Credentials& credenti
   const std::string string_to_sign =
       absl::StrCat("AWS4-HMAC-SHA256\n", ToAbsl(amz_date), "\n", scope, "\n",
                    Sha256Hex(std::span<const char>(canonical.data(), canonical.size())));
-  std::string key = Hmac(absl::StrCat("AWS4", credentials.secret_access_key), date);
-  key = Hmac(key, region);
-  key = Hmac(key, service);
-  key = Hmac(key, "aws4_request");
-  const std::string sig = Hmac(key, string_to_sign);
-  return absl::StrCat("AWS4-HMAC-SHA256 Credential=", credentials.access_key_id, "/", scope,
+  const std::string sig = Hmac(signing_key, string_to_sign);
+  return absl::StrCat("AWS4-HMAC-SHA256 Credential=", ToAbsl(access_key_id), "/", scope,
                       ",SignedHeaders=", signed_headers, ",Signature=",
                       Hex(reinterpret_cast<const unsigned char*>(sig.data()), sig.size()));
 }

@@ -31,6 +31,31 @@ TEST(SigV4Test, AwsExampleGetObjectWithRange) {
             "Signature=f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41");
 }
 
+TEST(SigV4Test, SigningWithTheDaysKeyGivesTheSameSignature) {
+  SigV4Request r{.method = "GET",
+                 .path = "/test.txt",
+                 .headers = {{"Host", "examplebucket.s3.amazonaws.com"},
+                             {"x-amz-content-sha256", kEmptyHash},
+                             {"x-amz-date", "20130524T000000Z"}},
+                 .payload_hash = kEmptyHash};
+  const std::string key = SigningKey(kAwsExample.secret_access_key, "20130524", "us-east-1");
+  EXPECT_EQ(SignV4WithKey(r, kAwsExample.access_key_id, key, "us-east-1", "20130524T000000Z"),
+            SignV4(r, kAwsExample, "us-east-1", "20130524T000000Z"));
+}
+
+TEST(SigV4Test, SigningKeyMatchesTheAwsDerivationExample) {
+  // AWS's "derive a signing key" example: 20150830, us-east-1, iam.
+  const std::string key = SigningKey("wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "20150830",
+                                     "us-east-1", "iam");
+  std::string hex;
+  for (unsigned char c : key) {
+    constexpr char kHex[] = "0123456789abcdef";
+    hex += kHex[c >> 4];
+    hex += kHex[c & 0xf];
+  }
+  EXPECT_EQ(hex, "c4afb1cc5771d871763a393e44b703571b55cc28424d1a5e86da6ed3c154a4b9");
+}
+
 // The Authorization header of the AWS examples' bucket-level GET with `query`.
 std::string SignAwsExampleBucketGet(std::vector<std::pair<std::string, std::string>> query) {
   SigV4Request r{.method = "GET",

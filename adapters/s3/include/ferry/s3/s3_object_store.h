@@ -34,6 +34,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "ferry/base/mutex.h"
 #include "ferry/runtime/runtime.h"
 #include "ferry/s3/s3_config.h"
 #include "ferry/transfer/object_store.h"
@@ -187,6 +188,11 @@ class S3ObjectStore : public ObjectStore {
   Runtime& runtime_;
   const S3Config config_;
   const std::unique_ptr<const SigV4Credentials> credentials_;
+  // The day's SigV4 signing key, kept (see SigningKey): every request of a
+  // day signs with the same one.
+  Mutex signing_key_mu_;
+  std::string signing_key_date_ ABSL_GUARDED_BY(signing_key_mu_);
+  std::string signing_key_ ABSL_GUARDED_BY(signing_key_mu_);
   std::unique_ptr<HttpClient> http_;
   std::atomic<uint64_t> next_endpoint_{0};
   // Per endpoint: until when (absl::ToUnixNanos) it is skipped.

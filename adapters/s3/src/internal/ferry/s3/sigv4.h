@@ -71,6 +71,19 @@ std::string SignV4(const SigV4Request& request, const SigV4Credentials& credenti
                    std::string_view region, std::string_view amz_date,
                    std::string_view service = "s3");
 
+// The key a day's signatures are made with: the HMAC chain of the secret
+// over `date` ("YYYYMMDD"), region, service and "aws4_request". Four of a
+// signature's five HMACs, the same for every request of that day, so a
+// signer that sends many keeps it (OpenSSL 3 allocates and looks its
+// algorithm up on each HMAC: ~40 allocations per request for the chain).
+std::string SigningKey(std::string_view secret_access_key, std::string_view date,
+                       std::string_view region, std::string_view service = "s3");
+
+// SignV4 with the day's `signing_key` (SigningKey of amz_date's date).
+std::string SignV4WithKey(const SigV4Request& request, std::string_view access_key_id,
+                          std::string_view signing_key, std::string_view region,
+                          std::string_view amz_date, std::string_view service = "s3");
+
 }  // namespace ferry::s3
 
 #endif  // FERRY_S3_SIGV4_H_

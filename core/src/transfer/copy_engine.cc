@@ -112,6 +112,10 @@ int ChooseParallelism(const CopyOptions& o, const fs::FileSystem& src,
   return kDefaultParallelism;
 }
 
+// One copy (a file or a tree): its tasks, workers and counts.
+// Thread-safety: Add and Finish are the caller's (one thread); workers run
+// on the blocking pool; shared state is under mu_. totals() and failures()
+// are read after Finish, when every worker has returned.
 class CopyRun {
  public:
   // kFile: one file, finished by the caller (see Finish). kTree: files

@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "asio/io_context.hpp"
 #include "asio/ip/tcp.hpp"
 #include "ferry/base/mutex.h"
@@ -309,6 +310,22 @@ TEST_F(RpcPoolTest, ConnectsToAHostName) {
   o.host = "localhost";
   auto pool = MakePool(rt_, o);
   absl::StatusOr<std::string> r = pool->CallBlocking(Req("named"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(Payload(*r), "named");
+}
+
+TEST_F(RpcPoolTest, ResolvesAHostNameWhileEveryBlockingThreadIsBusy) {
+  // Copy-engine workers can hold every blocking-pool thread while they
+  // wait on a connection: its name must not be resolved there.
+  Runtime busy({.blocking_threads = 1});
+  absl::Notification release;
+  busy.PostBlocking([&release] { release.WaitForNotification(); });
+  TestTcpServer server(Framing4(), Echo());
+  RpcPoolOptions o = Options(server.port());
+  o.host = "localhost";
+  auto pool = MakePool(busy, o);
+  absl::StatusOr<std::string> r = pool->CallBlocking(Req("named"));
+  release.Notify();
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(Payload(*r), "named");
 }

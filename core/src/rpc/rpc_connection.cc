@@ -107,25 +107,26 @@ void PoolCore::StartConnect(Connection* c) {
     ConnectTo(s, {asio::ip::tcp::endpoint(*address_, options_.port)});
     return;
   }
-  // getaddrinfo blocks: resolve on the blocking pool, connect on the strand.
-  runtime_.PostBlocking([this, s, token = OpToken(this)]() mutable {
-    asio::ip::tcp::resolver resolver(io_);
-    std::error_code ec;
-    auto results = resolver.resolve(options_.host, std::to_string(options_.port), ec);
-    std::vector<asio::ip::tcp::endpoint> endpoints;
-    for (const auto& r : results) endpoints.push_back(r.endpoint());
-    Connection* conn = s->conn;
-    asio::post(conn->strand, [this, s = std::move(s), ec, endpoints = std::move(endpoints),
-                           token = std::move(token)]() mutable {
-      if (s->dead) return;
-      if (ec || endpoints.empty()) {
-        FailAttempt(s, Unavailable(target_, absl::StrCat("cannot resolve ", options_.host, ": ",
-                                                         ec ? ec.message() : "no addresses")));
-        return;
-      }
-      ConnectTo(s, std::move(endpoints));
-    });
-  });
+  // getaddrinfo blocks: asio runs it on its resolver's own thread, never
+  // on the blocking pool, whose threads may all be copy-engine workers
+  // waiting on this very connection; the result comes back on the strand.
+  auto resolver = std::make_shared<asio::ip::tcp::resolver>(io_);
+  resolver->async_resolve(
+      options_.host, std::to_string(options_.port),
+      asio::bind_executor(
+          s->conn->strand,
+          [this, s, resolver, token = OpToken(this)](
+              const std::error_code& ec, const asio::ip::tcp::resolver::results_type& results) {
+            if (s->dead) return;
+            std::vector<asio::ip::tcp::endpoint> endpoints;
+            for (const auto& r : results) endpoints.push_back(r.endpoint());
+            if (ec || endpoints.empty()) {
+              FailAttempt(s, Unavailable(target_, absl::StrCat("cannot resolve ", options_.host, ": ",
+                                                               ec ? ec.message() : "no addresses")));
+              return;
+            }
+            ConnectTo(s, std::move(endpoints));
+          }));
 }
 
 void PoolCore::ConnectTo(const std::shared_ptr<Session>& s, std::vector<asio::ip::tcp::endpoint> endpoints) {

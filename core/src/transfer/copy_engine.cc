@@ -91,7 +91,6 @@ struct ActiveFile {
   bool finishing = false;
   int rewrites = 0;
   absl::Status error;
-  absl::Time start;
   int64_t bytes_written = 0;
   fs::File::Counters counters;  // the writer's, after its Close
 };
@@ -439,7 +438,7 @@ class CopyRun {
 
   // The finish of `f`, claimed for the caller, if `f` is ready for it: its
   // chunks are over (all done, or one failed), none is in flight, and no
-  // one finishes it yet (nor will the Run caller).
+  // one finishes it yet (nor will the caller, in Finish).
   std::optional<Action> ClaimFinish(const std::shared_ptr<ActiveFile>& f)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     const bool chunks_over = !f->error.ok() || f->chunks_done == f->chunks;
@@ -448,14 +447,13 @@ class CopyRun {
     return Action{ActionKind::kFinish, f, {}, 0};
   }
 
-  // Opens task `i` and installs it as an active file, or records its
+  // Opens `task` and installs it as an active file, or records its
   // outcome at once (an open that failed, an empty file, a server-side
   // copy). Returns the opener's follow-up: the file's first chunk, claimed
   // (or its finish, if it has none).
   std::optional<Action> Open(Task task) {
     auto f = std::make_shared<ActiveFile>();
     f->task = std::move(task);
-    f->start = MonotonicNow();
     absl::Status s = OpenFile(*f);
     MutexLock lock(&mu_);
     --opening_;
@@ -656,8 +654,9 @@ absl::StatusOr<TreeCopyResult> CopyTree(Runtime& runtime, fs::FileSystem& src,
   // entries, or after an empty walk, so a missing source creates nothing.
   absl::flat_hash_set<std::string> dirs_made;
   absl::Status root_status;
-  auto make_dir = [&](const std::string& d) {
-    if (!dirs_made.insert(d).second) return;
+  auto make_dir = [&](std::string_view d) {
+    if (dirs_made.contains(ToAbsl(d))) return;  // most files' parent: no string made
+    dirs_made.emplace(d);
     absl::Status s = dst.CreateDir(d, /*parents=*/true);
     if (!s.ok()) dir_failures.push_back({src.Url(d), dst.Url(d), std::move(s)});
   };
@@ -683,7 +682,7 @@ absl::StatusOr<TreeCopyResult> CopyTree(Runtime& runtime, fs::FileSystem& src,
       switch (e.kind) {
         case fs::EntryKind::kFile: {
           std::string dst_path = fs::JoinPath(dst_root, *rel);
-          make_dir(std::string(fs::DirName(dst_path)));
+          make_dir(fs::DirName(dst_path));
           tasks.push_back({fs::JoinPath(src_root, *rel), std::move(dst_path), std::move(e)});
           break;
         }

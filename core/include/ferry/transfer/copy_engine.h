@@ -103,10 +103,11 @@ struct TreeCopyResult {
 // below `dst_dir`, creating directories as needed (empty ones included);
 // `jobs` files at once, starting while the source is still listed (a
 // bucket of millions starts copying after its first listing reply, and
-// memory stays bounded: the listing pauses while 8,192 files wait). A file that fails is reported in the result and
-// the others go on; the function itself fails only if the source cannot be
-// walked at all (NotFound for a missing `src_dir`), the destination
-// directory cannot be created, or the progress callback stopped it.
+// memory stays bounded: the listing pauses while 8,192 files wait). A
+// file that fails is reported in the result and the others go on; the
+// function itself fails only if the source cannot be walked at all
+// (NotFound for a missing `src_dir`), the destination directory cannot be
+// created, or the progress callback stopped it.
 // Symlinks and special files are skipped with a warning.
 absl::StatusOr<TreeCopyResult> CopyTree(Runtime& runtime, fs::FileSystem& src,
                                         std::string_view src_dir, fs::FileSystem& dst,

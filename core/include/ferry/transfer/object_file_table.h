@@ -44,7 +44,6 @@
 #include "ferry/io/fd_table.h"
 #include "ferry/transfer/multipart_downloader.h"
 #include "ferry/transfer/multipart_uploader.h"
-#include "ferry/transfer/multipart_uploader.h"
 #include "ferry/transfer/object_store.h"
 
 namespace ferry {

@@ -13,8 +13,9 @@
 # (uploads in versitygw's posix store, downloads in the local folder);
 # each copy starts after a sync (outside the timing). Copies are kept
 # until the end (about 2.6 GB of disk): on a disk without a journal (this
-# VM's) ext4 skips every inode removed in the last minute, scanning them
-# all on each file created, so removing each copy at once made every later
+# VM's) ext4 skips every inode removed in the last minute (six, once its
+# inode-table block is dirty), scanning them all on each file created, so
+# removing each copy at once made every later
 # copy slower by the same kernel time per file, whichever tool ran it (by
 # the fifth round, 0.45 s more system time for ferry-cp, 0.55 s for rclone).
 # rclone gets its remote from a connection string and the AWS environment

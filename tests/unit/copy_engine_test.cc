@@ -49,6 +49,13 @@ class CopyEngineTest : public ::testing::Test {
     EXPECT_EQ(r->totals.files, 32);
   }
 
+  // t/a: 300 files of 100 bytes, more than one walk batch, so the engine
+  // has files to copy before the walk lists t/b, which holds "last" ("z").
+  void PutTwoFolderTree() {
+    for (int i = 0; i < 300; ++i) src_.PutFile(absl::StrCat("t/a/f", i), Pattern(100, i));
+    src_.PutFile("t/b/last", "z");
+  }
+
   // Small chunks so a few KiB make many.
   CopyOptions Small() {
     CopyOptions o;
@@ -241,10 +248,8 @@ TEST_F(CopyEngineTest, AWorkerGrowsItsBufferToAChunkForALargeFileAfterSmallOnes)
 }
 
 TEST_F(CopyEngineTest, TreeCopiesFilesWhileTheSourceIsStillListed) {
-  // 300 files in t/a fill the walk's first batches; the walk then lists
-  // t/b, where the test holds it until a file of t/a has been copied.
-  for (int i = 0; i < 300; ++i) src_.PutFile(absl::StrCat("t/a/f", i), Pattern(100, i));
-  src_.PutFile("t/b/last", "z");
+  // The test holds the walk at t/b until a file of t/a has been copied.
+  PutTwoFolderTree();
   bool copied_while_listing = false;
   src_.on_list = [&](std::string_view dir) {
     if (dir != "t/b") return;
@@ -265,8 +270,7 @@ TEST_F(CopyEngineTest, TreeListingThatNeedsTheBlockingPoolIsNotStarvedByIdleWork
   // A walk may need the blocking pool (a connection's name resolution runs
   // there); workers with nothing to do must not sit on every pool thread.
   Runtime small{{.blocking_threads = 2, .memory_budget_bytes = 64 << 20}};
-  for (int i = 0; i < 300; ++i) src_.PutFile(absl::StrCat("t/a/f", i), Pattern(10, i));
-  src_.PutFile("t/b/last", "z");
+  PutTwoFolderTree();
   bool pool_ran = false;
   src_.on_list = [&](std::string_view dir) {
     if (dir != "t/b") return;
@@ -297,8 +301,7 @@ TEST_F(CopyEngineTest, TreeOfMoreFilesThanMayWaitAtOnceCopiesThemAll) {
 }
 
 TEST_F(CopyEngineTest, TreeProgressLeavesTheByteTotalUnknownUntilTheListingEnds) {
-  for (int i = 0; i < 300; ++i) src_.PutFile(absl::StrCat("t/a/f", i), Pattern(100, i));
-  src_.PutFile("t/b/last", "z");
+  PutTwoFolderTree();
   src_.on_list = [](std::string_view dir) {
     if (dir == "t/b") absl::SleepFor(absl::Milliseconds(20));  // reports come meanwhile
   };
@@ -320,8 +323,7 @@ TEST_F(CopyEngineTest, TreeProgressLeavesTheByteTotalUnknownUntilTheListingEnds)
 }
 
 TEST_F(CopyEngineTest, TreeStopsListingWhenProgressSaysStop) {
-  for (int i = 0; i < 300; ++i) src_.PutFile(absl::StrCat("t/a/f", i), Pattern(100, i));
-  src_.PutFile("t/b/last", "z");
+  PutTwoFolderTree();
   int lists_of_b = 0;
   src_.on_list = [&](std::string_view dir) { lists_of_b += dir == "t/b"; };
   CopyOptions o = Small();

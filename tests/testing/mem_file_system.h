@@ -68,6 +68,12 @@ class MemFileSystem final : public fs::FileSystem {
     nodes_[std::string(path)] =
         Node{fs::EntryKind::kFile, std::make_shared<std::string>(std::move(bytes))};
   }
+  // A hostile or corrupt listing: List(dir) also lists `e` exactly as given
+  // (any name, any kind, any id), after the real entries.
+  void AddListedEntry(std::string_view dir, fs::Entry e) {
+    MutexLock lock(&mu_);
+    extra_listed_[std::string(dir)].push_back(std::move(e));
+  }
   void PutSymlink(std::string_view path) {
     MutexLock lock(&mu_);
     MakeParentsLocked(std::string(path));
@@ -134,6 +140,9 @@ class MemFileSystem final : public fs::FileSystem {
         const size_t slash = name.find('/');
         if (slash != std::string::npos && nodes_.count(prefix + name.substr(0, slash))) continue;
         out.push_back(EntryOf(name, c->first, c->second));
+      }
+      if (auto extra = extra_listed_.find(d); extra != extra_listed_.end()) {
+        out.insert(out.end(), extra->second.begin(), extra->second.end());
       }
     }
     if (!out.empty()) on_batch(out);
@@ -296,6 +305,7 @@ class MemFileSystem final : public fs::FileSystem {
   const std::string name_;
   mutable Mutex mu_;
   std::map<std::string, Node> nodes_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::vector<fs::Entry>> extra_listed_ ABSL_GUARDED_BY(mu_);
 };
 
 // mem://NAME/path -> the MemFileSystem called NAME (made at first use).

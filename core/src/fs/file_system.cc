@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "ferry/base/clock.h"
 #include "ferry/base/strings.h"
+#include "ferry/fs/walk_guard.h"
 
 namespace ferry::fs {
 namespace {
@@ -51,6 +52,7 @@ absl::StatusOr<WalkStats> FileSystem::Walk(std::string_view root, const WalkOpti
   const absl::Time start = MonotonicNow();
   WalkStats stats;
   const std::string base = NormalizePath(root);
+  WalkGuard guard(options);
   {
     // The root must exist and be a directory: a walk of a typo is an error,
     // not an empty result.
@@ -60,30 +62,45 @@ absl::StatusOr<WalkStats> FileSystem::Walk(std::string_view root, const WalkOpti
       return absl::FailedPreconditionError(
           absl::StrCat("walk ", Url(base), ": not a directory (", ToAbsl(EntryKindName(top->kind)), ")"));
     }
+    guard.VisitRoot(top->id);
   }
   const size_t batch_limit = std::max<size_t>(options.batch_entries, 1);
   WalkBatch batch;
   bool stop = false;
   auto flush = [&](bool force) {
     if (stop || (batch.entries.empty() && batch.errors.empty())) return;
-    if (!force && batch.entries.size() < batch_limit) return;
+    if (!force && batch.entries.size() + batch.errors.size() < batch_limit) return;
     stats.entries += batch.entries.size();
     stats.errors += batch.errors.size();
+    for (const WalkError& e : batch.errors) stats.entries_refused += e.refused ? 1 : 0;
     if (!on_batch(batch)) {
       stop = true;
       stats.stopped_early = true;
     }
     batch = WalkBatch();
   };
-  std::deque<std::string> pending{""};  // relative to base
+  struct Pending {
+    std::string rel;  // relative to base
+    int depth;        // of its entries: the root's are at 1
+  };
+  std::deque<Pending> pending;
+  pending.push_back({"", 1});
   while (!pending.empty() && !stop) {
-    const std::string rel = std::move(pending.front());
+    const Pending dir = std::move(pending.front());
     pending.pop_front();
     ++stats.requests;
-    absl::Status listed = List(JoinPath(base, rel), [&](std::vector<Entry>& entries) {
+    absl::Status listed = List(JoinPath(base, dir.rel), [&](std::vector<Entry>& entries) {
       for (Entry& e : entries) {
-        e.path = JoinPath(rel, e.path);
-        if (e.kind == EntryKind::kDirectory) pending.push_back(e.path);
+        // Checked before the name is joined: JoinPath would turn "" into
+        // the parent itself and "/x" into "x".
+        if (absl::Status why = guard.Admit(dir.rel, e, dir.depth); !why.ok()) {
+          batch.errors.push_back(RefusedEntry(dir.rel, e.path, why));
+          flush(/*force=*/false);
+          if (stop) return false;
+          continue;
+        }
+        e.path = dir.rel.empty() ? std::move(e.path) : absl::StrCat(dir.rel, "/", e.path);
+        if (e.kind == EntryKind::kDirectory) pending.push_back({e.path, dir.depth + 1});
         if (e.kind == EntryKind::kFile) stats.bytes += static_cast<uint64_t>(e.size);
         batch.entries.push_back(std::move(e));
         flush(/*force=*/false);
@@ -94,7 +111,7 @@ absl::StatusOr<WalkStats> FileSystem::Walk(std::string_view root, const WalkOpti
     if (listed.ok()) {
       ++stats.directories;
     } else {
-      batch.errors.push_back({rel, std::move(listed)});
+      batch.errors.push_back({dir.rel, std::move(listed)});
     }
   }
   flush(/*force=*/true);

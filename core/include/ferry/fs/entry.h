@@ -59,10 +59,17 @@ struct Entry {
   std::string version;
 };
 
-// A directory a walk could not read; the walk carries on past it.
+// A directory a walk could not read, or an entry it refused (walk_guard.h);
+// the walk carries on past either.
 struct WalkError {
-  std::string path;  // the directory ("" = the walk's root)
+  std::string path;  // the directory ("" = the walk's root); for a refused
+                     // entry, the directory that listed it
   absl::Status status;
+  // A refused entry: its name is not one safe component, or it is a
+  // directory the walk has already walked (or too deep). `name` is the raw
+  // name as listed (print it escaped: fs::EscapeForMessage).
+  bool refused = false;
+  std::string name;
 };
 
 struct WalkBatch {
@@ -74,7 +81,8 @@ struct WalkStats {
   uint64_t directories = 0;  // directories listed to the end (the root included)
   uint64_t entries = 0;      // entries handed to the callback
   uint64_t bytes = 0;        // sum of the files' sizes among them
-  uint64_t errors = 0;       // WalkErrors reported
+  uint64_t errors = 0;       // WalkErrors reported (refused entries included)
+  uint64_t entries_refused = 0;  // of those, entries refused (walk_guard.h)
   uint64_t requests = 0;     // listing calls the protocol made
   uint64_t retries = 0;
   absl::Duration elapsed;
@@ -99,6 +107,11 @@ struct WalkOptions {
   // entry as it comes (a tree copy) sets it low to start after a short
   // first reply; the pages after it are full.
   size_t first_page_entries = 0;
+  // Directories deeper than this below the root are refused, not walked:
+  // a server that lists a new subdirectory in every directory (a loop
+  // without stable ids) still ends. 1,000 is far past any real tree
+  // (PATH_MAX allows 2,048 levels of one-byte names).
+  int max_depth = 1000;
 };
 
 }  // namespace ferry::fs

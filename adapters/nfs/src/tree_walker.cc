@@ -31,10 +31,12 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "ferry/base/clock.h"
 #include "ferry/base/mutex.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
+#include "ferry/fs/walk_guard.h"
 #include "ferry/nfs/nfs3_xdr.h"
 #include "ferry/nfs/nfs_error.h"
 
@@ -45,6 +47,7 @@ namespace {
 struct Listing {
   FileHandle handle;
   std::string path;  // relative to the walk root; "" = the root
+  int depth = 1;     // of its entries: the root's are at 1
   uint64_t cookie = 0;
   uint64_t cookieverf = 0;
   uint64_t reported = 0;  // entries of this directory reported so far
@@ -59,7 +62,34 @@ struct PendingLookup {
   FileHandle dir;
   std::string name;
   std::string path;
+  std::string parent;  // the listing directory's path
+  int depth = 1;
 };
+
+// A subdirectory found in a page: its entry's index in the page's entries,
+// what the guard judges, and its listing if admitted.
+struct SubDir {
+  size_t index;
+  fs::Entry judged;
+  Listing listing;
+};
+
+// The key a directory is walked once by: its fileid, which is unique only
+// within one filesystem (fsid), so both. 0 is never a key (the guard would
+// fall back to paths).
+uint64_t DirectoryKey(const Fattr3& a) {
+  const uint64_t key = a.fileid ^ (a.fsid * 0x9E3779B97F4A7C15ULL);
+  return key == 0 ? 1 : key;
+}
+
+// The entry the guard judges: the raw name, its kind and key.
+fs::Entry GuardEntry(std::string_view name, const Fattr3& a) {
+  fs::Entry e;
+  e.path = std::string(name);
+  e.kind = a.type == FileType::kDirectory ? fs::EntryKind::kDirectory : fs::EntryKind::kFile;
+  e.id = DirectoryKey(a);
+  return e;
+}
 
 std::string ChildPath(std::string_view dir, std::string_view name) {
   if (dir.empty()) return std::string(name);
@@ -88,10 +118,11 @@ WalkEntry MakeEntry(std::string path, const Fattr3& a) {
 class WalkState : public std::enable_shared_from_this<WalkState> {
  public:
   WalkState(NfsClient& client, std::string root, const WalkOptions& options)
-      : client_(client), root_(std::move(root)), options_(options) {}
+      : client_(client), root_(std::move(root)), options_(options), guard_(options.walk) {}
 
-  void Start(Listing root) {
+  void Start(Listing root, const std::optional<Fattr3>& attributes) {
     MutexLock l(&mu_);
+    if (attributes) guard_.VisitRoot(DirectoryKey(*attributes));
     stack_.push_back(std::move(root));
   }
 
@@ -191,8 +222,11 @@ class WalkState : public std::enable_shared_from_this<WalkState> {
 
   void OnPage(Listing listing, absl::StatusOr<ReaddirplusPage> page) {
     std::vector<WalkEntry> entries;
-    std::vector<Listing> subdirs;
+    // Subdirectories to walk (the guard may yet refuse them, under the lock).
+    std::vector<SubDir> subdirs;
+    const std::string parent = listing.path;
     std::vector<PendingLookup> lookups;
+    std::vector<WalkError> refused;
     std::optional<WalkError> error;
     std::optional<Listing> next;  // the rest of this directory
     bool finished = false;
@@ -212,29 +246,49 @@ class WalkState : public std::enable_shared_from_this<WalkState> {
       }
     } else {
       const ReaddirplusResult& r = page->result;
+      // A page that ends where it was asked to start would come back the
+      // same forever: its entries are not taken, and the directory ends.
+      const bool stuck = !r.eof && !r.entries.empty() && r.entries.back().cookie == listing.cookie;
       entries.reserve(r.entries.size());
-      for (const DirEntryPlus& d : r.entries) {
+      const absl::Span<const DirEntryPlus> taken =
+          stuck ? absl::Span<const DirEntryPlus>() : absl::MakeConstSpan(r.entries);
+      for (const DirEntryPlus& d : taken) {
         listing.cookie = d.cookie;
+        // Every server lists these two; they are the protocol's, not entries.
         if (d.name == "." || d.name == "..") continue;
         if (listing.skip > 0) {
           --listing.skip;
           continue;
         }
         ++listing.reported;
+        // Judged before the name is joined: "" would name the directory
+        // itself, "a/b" a place the server never listed.
+        if (absl::Status why = fs::CheckListedName(d.name); !why.ok()) {
+          refused.push_back(fs::RefusedEntry(listing.path, d.name, why));
+          continue;
+        }
         std::string child = ChildPath(listing.path, d.name);
         if (!d.attributes ||
             (d.attributes->type == FileType::kDirectory && !d.handle)) {
-          lookups.push_back(PendingLookup{listing.handle, std::string(d.name), std::move(child)});
+          lookups.push_back(PendingLookup{listing.handle, std::string(d.name), std::move(child),
+                                          listing.path, listing.depth});
           continue;
         }
         if (d.attributes->type == FileType::kDirectory) {
-          subdirs.push_back(Listing{FileHandle(*d.handle), child});
+          subdirs.push_back(SubDir{entries.size(), GuardEntry(d.name, *d.attributes),
+                                   Listing{FileHandle(*d.handle), child, listing.depth + 1}});
         }
         entries.push_back(MakeEntry(std::move(child), *d.attributes));
       }
       listing.cookieverf = r.cookieverf;
       if (r.eof) {
         finished = true;
+      } else if (stuck) {
+        error = WalkError{listing.path,
+                          absl::DataLossError(absl::StrCat(
+                              "NFS3 READDIRPLUS ", client_.DisplayPath(UrlRelative(listing.path)),
+                              ": the server's next cookie (", listing.cookie,
+                              ") is the one asked with: the listing does not advance"))};
       } else if (r.entries.empty()) {
         // Not at the end and no progress: the server will never get there.
         error = WalkError{listing.path,
@@ -252,13 +306,37 @@ class WalkState : public std::enable_shared_from_this<WalkState> {
       ++stats_.requests;
       stats_.retries += restarts;
       if (finished) ++stats_.directories;
+      // Each directory is walked once (a server may list a directory as its
+      // own child, or an ancestor), and no deeper than max_depth.
+      std::vector<Listing> to_walk;
+      to_walk.reserve(subdirs.size());
+      std::vector<bool> drop;
+      for (SubDir& sub : subdirs) {
+        if (absl::Status why = guard_.Admit(parent, sub.judged, sub.listing.depth - 1); !why.ok()) {
+          refused.push_back(fs::RefusedEntry(parent, sub.judged.path, why));
+          if (drop.empty()) drop.resize(entries.size(), false);
+          drop[sub.index] = true;
+          continue;
+        }
+        to_walk.push_back(std::move(sub.listing));
+      }
+      if (!drop.empty()) {
+        size_t kept = 0;
+        for (size_t i = 0; i < entries.size(); ++i) {
+          if (drop[i]) continue;
+          if (kept != i) entries[kept] = std::move(entries[i]);
+          ++kept;
+        }
+        entries.resize(kept);
+      }
       AddEntriesLocked(std::move(entries));
+      AddRefusedLocked(std::move(refused));
       if (error) {
         ++stats_.errors;
         current_.errors.push_back(std::move(*error));
       }
       if (!stopped_) {
-        for (Listing& s : subdirs) stack_.push_back(std::move(s));
+        for (Listing& s : to_walk) stack_.push_back(std::move(s));
         // On top: the unfinished directory goes next.
         if (next) stack_.push_back(std::move(*next));
       }
@@ -291,13 +369,25 @@ class WalkState : public std::enable_shared_from_this<WalkState> {
                                     "NFS3 LOOKUP ", client_.DisplayPath(UrlRelative(p.path)),
                                     ": the server sent no attributes"))};
     } else {
-      if (o->attributes->type == FileType::kDirectory) subdir = Listing{o->handle, p.path};
+      if (o->attributes->type == FileType::kDirectory) {
+        subdir = Listing{o->handle, p.path, p.depth + 1};
+      }
       entry = MakeEntry(p.path, *o->attributes);
     }
     {
       MutexLock l(&mu_);
       --in_flight_;
       ++stats_.requests;
+      if (subdir) {
+        if (absl::Status why = guard_.Admit(p.parent, GuardEntry(p.name, *o->attributes), p.depth);
+            !why.ok()) {
+          std::vector<WalkError> refused;
+          refused.push_back(fs::RefusedEntry(p.parent, p.name, why));
+          AddRefusedLocked(std::move(refused));
+          subdir.reset();
+          entry.reset();
+        }
+      }
       if (entry) {
         std::vector<WalkEntry> one;
         one.push_back(std::move(*entry));
@@ -311,6 +401,12 @@ class WalkState : public std::enable_shared_from_this<WalkState> {
       SignalIfUsefulLocked();
     }
     Pump();
+  }
+
+  void AddRefusedLocked(std::vector<WalkError> refused) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    stats_.errors += refused.size();
+    stats_.entries_refused += refused.size();
+    for (WalkError& e : refused) current_.errors.push_back(std::move(e));
   }
 
   void AddEntriesLocked(std::vector<WalkEntry> entries) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -340,6 +436,7 @@ class WalkState : public std::enable_shared_from_this<WalkState> {
   WalkBatch current_ ABSL_GUARDED_BY(mu_);
   std::deque<WalkBatch> ready_ ABSL_GUARDED_BY(mu_);
   WalkStats stats_ ABSL_GUARDED_BY(mu_);
+  fs::WalkGuard guard_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace
@@ -366,7 +463,7 @@ absl::StatusOr<WalkStats> WalkTree(NfsClient& client, std::string_view root,
   w.min_batch_entries = std::clamp<size_t>(w.min_batch_entries, 1, w.batch_entries);
 
   auto state = std::make_shared<WalkState>(client, std::string(root), o);
-  state->Start(Listing{root_object.handle, ""});
+  state->Start(Listing{root_object.handle, ""}, root_object.attributes);
   state->Run(on_batch);
   WalkStats stats = state->stats();
   stats.retries += client.metrics().retries - pool_retries_before;

@@ -50,6 +50,9 @@ Fattr3 Attrs(FileType type, uint64_t fileid) {
 struct FakeEntry {
   std::string name;
   FileType type;
+  // 0 / empty: 100 + its index in the listing, "d:" + its name.
+  uint64_t fileid = 0;
+  std::string handle;
 };
 
 struct FakeOptions {
@@ -59,6 +62,14 @@ struct FakeOptions {
   // If not 0: the first READDIRPLUS of "sub" that continues from this
   // cookie or a later one answers NFS3ERR_BAD_COOKIE.
   uint64_t refuse_sub_from_cookie = 0;
+  // Adds the directory "evil" (fileid 111) to the root, listing names no
+  // walk may take as they are (an empty one, one with '/', "..", "."
+  // entries of its own), a subdirectory "again" that is "evil" itself
+  // (same handle and fileid), and one good file "ok".
+  bool hostile_directory = false;
+  // Adds the directory "stuck", whose every READDIRPLUS answers its first
+  // page whatever the cookie, never at eof.
+  bool stuck_directory = false;
 };
 
 // The fake server's state and handler. Thread-safety: the state is fixed at
@@ -73,6 +84,20 @@ class FakeNfsServer {
     dirs_["d:root"].push_back({"sub", FileType::kDirectory});
     dirs_["d:sub"] = {{".", FileType::kDirectory}, {"..", FileType::kDirectory}};
     for (int i = 0; i < 7; ++i) dirs_["d:sub"].push_back({absl::StrCat("s", i), FileType::kRegular});
+    if (options.hostile_directory) {
+      dirs_["d:root"].push_back({"evil", FileType::kDirectory});  // index 11: fileid 111
+      dirs_["d:evil"] = {{".", FileType::kDirectory},
+                         {"..", FileType::kDirectory},
+                         {"", FileType::kDirectory},
+                         {"a/b", FileType::kRegular},
+                         {"again", FileType::kDirectory, 111, "d:evil"},
+                         {"ok", FileType::kRegular}};
+    }
+    if (options.stuck_directory) {
+      dirs_["d:root"].push_back({"stuck", FileType::kDirectory});
+      dirs_["d:stuck"] = {{"p", FileType::kRegular}, {"q", FileType::kRegular},
+                          {"r", FileType::kRegular}, {"s", FileType::kRegular}};
+    }
     if (options.truncating_directory) {
       dirs_["d:root"].push_back({"bad", FileType::kDirectory});
       dirs_["d:bad"] = {{".", FileType::kDirectory}, {"x", FileType::kRegular}};
@@ -152,18 +177,21 @@ class FakeNfsServer {
     const std::vector<FakeEntry>& entries = dirs_.at(dir);
     std::vector<std::string> handles;
     handles.reserve(entries.size());
-    for (const FakeEntry& f : entries) handles.push_back(absl::StrCat("d:", f.name));
+    for (const FakeEntry& f : entries) {
+      handles.push_back(f.handle.empty() ? absl::StrCat("d:", f.name) : f.handle);
+    }
     r.cookieverf = 42;
+    if (dir == "d:stuck") cookie = 0;  // the first page, again and again
     for (size_t i = cookie; i < entries.size() && r.entries.size() < kPageEntries; ++i) {
       DirEntryPlus d;
-      d.fileid = 100 + i;
+      d.fileid = entries[i].fileid != 0 ? entries[i].fileid : 100 + i;
       d.name = entries[i].name;
       d.cookie = i + 1;
       d.attributes = Attrs(entries[i].type, d.fileid);
       d.handle = handles[i];
       r.entries.push_back(d);
     }
-    r.eof = cookie + r.entries.size() >= entries.size();
+    r.eof = dir != "d:stuck" && cookie + r.entries.size() >= entries.size();
     if (dir != "d:bad") {
       EncodeReaddirplusResult(r, out);
       return;
@@ -254,6 +282,36 @@ TEST_F(WalkerFakeServerTest, TruncatedReaddirplusReplyIsDataLossNamingTheDirecto
               HasSubstr("READDIRPLUS nfs://127.0.0.1/export/bad"));
   EXPECT_EQ(w.stats.errors, 1u);
   EXPECT_EQ(w.stats.directories, 2u);  // root and sub; not bad
+}
+
+TEST_F(WalkerFakeServerTest, HostileNamesAreRefusedOnceAndNeverWalkedInto) {
+  FakeNfsServer fake({.hostile_directory = true});
+  Walked w = Walk(fake);
+  std::map<std::string, int> expected = EachOnce(false);
+  expected["evil"] = 1;
+  expected["evil/ok"] = 1;
+  EXPECT_EQ(w.times_reported, expected);
+  std::map<std::string, std::string> refused;  // name -> parent
+  for (const WalkError& e : w.errors) {
+    EXPECT_TRUE(e.refused) << e.status;
+    refused[e.name] = e.path;
+  }
+  EXPECT_EQ(refused, (std::map<std::string, std::string>{{"", "evil"}, {"a/b", "evil"},
+                                                          {"again", "evil"}}));
+  EXPECT_EQ(w.stats.entries_refused, 3u);
+  // root 4 pages, sub 3, evil 2: "evil" was listed once.
+  EXPECT_EQ(fake.readdirplus_calls(), 4 + 3 + 2);
+}
+
+TEST_F(WalkerFakeServerTest, AListingWhoseCookieDoesNotAdvanceEndsWithDataLoss) {
+  FakeNfsServer fake({.stuck_directory = true});
+  Walked w = Walk(fake);
+  ASSERT_EQ(w.errors.size(), 1u);
+  EXPECT_EQ(w.errors[0].path, "stuck");
+  EXPECT_FALSE(w.errors[0].refused);
+  EXPECT_EQ(w.errors[0].status.code(), absl::StatusCode::kDataLoss) << w.errors[0].status;
+  EXPECT_THAT(std::string(w.errors[0].status.message()), HasSubstr("does not advance"));
+  EXPECT_EQ(w.times_reported["stuck/p"], 1);  // the repeated page is not taken
 }
 
 }  // namespace

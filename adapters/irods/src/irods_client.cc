@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <limits>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -443,6 +444,11 @@ absl::Status IrodsClient::List(std::string_view collection,
                                absl::FunctionRef<bool(std::vector<IrodsEntry>&)> on_batch) {
   bool go_on = true;
   const std::string ctx = Cat("list ", collection);
+  // A child's name is its path below this collection's, as stored: a
+  // catalog row "t/../../x" or "t/" under "t" lists as "../../x" or "", for
+  // the walk to refuse, never as the last component alone ("x"), which
+  // names another place. A row outside the collection keeps its whole path.
+  const std::string prefix = collection == "/" ? std::string("/") : Cat(collection, "/");
   FERRY_RETURN_IF_ERROR(Query(
       {{kCollName, 1}, {kCollId, 1}, {kCollModifyTime, 1}},
       {{kCollParentName, Cat("= ", Quote(collection))}},
@@ -451,7 +457,7 @@ absl::Status IrodsClient::List(std::string_view collection,
         for (const auto& row : page) {
           if (row[0] == collection) continue;  // "/" is its own parent
           IrodsEntry e;
-          e.name = std::string(NameOf(row[0]));
+          e.name = absl::StartsWith(row[0], prefix) ? row[0].substr(prefix.size()) : row[0];
           e.type = IrodsObjectType::kCollection;
           e.id = ToInt(row[1]);
           e.modify_time = ToInt(row[2]);
@@ -462,14 +468,17 @@ absl::Status IrodsClient::List(std::string_view collection,
       },
       ctx));
   if (!go_on) return absl::OkStatus();
-  std::string last;  // one entry per name, whatever the replica count
+  // One entry per data object, whatever its replica count: replicas are
+  // rows with the same data id, next to each other. (Not by name: an empty
+  // name is a name, for the walk to refuse rather than to drop unseen.)
+  std::optional<std::string> last_id;
   return Query({{kDataName, 1}, {kDataId, 1}, {kDataSize, 1}, {kDataModifyTime, 1}},
                {{kCollName, Cat("= ", Quote(collection))}},
                [&](const std::vector<std::vector<std::string>>& page) {
                  std::vector<IrodsEntry> batch;
                  for (const auto& row : page) {
-                   if (row[0] == last) continue;
-                   last = row[0];
+                   if (row[1] == last_id) continue;
+                   last_id = row[1];
                    IrodsEntry e;
                    e.name = row[0];
                    e.type = IrodsObjectType::kDataObject;

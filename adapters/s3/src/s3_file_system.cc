@@ -10,11 +10,13 @@
 #include <set>
 #include <utility>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "ferry/base/atomic_max.h"
 #include "ferry/base/mutex.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
+#include "ferry/fs/walk_guard.h"
 #include "ferry/runtime/future.h"
 #include "ferry/transfer/object_file_table.h"
 
@@ -230,11 +232,24 @@ class ClientFileSystem final : public S3FileSystem {
       any = any || !batch.empty();
       if (!batch.empty() && !on_batch(batch)) return absl::OkStatus();
       if (page.next_continuation_token.empty()) break;
-      o.continuation_token = std::move(page.next_continuation_token);
+      FERRY_RETURN_IF_ERROR(NextToken("list", dir, o, std::move(page.next_continuation_token)));
     }
     if (!any && !at.key.empty()) {
       return absl::NotFoundError(absl::StrCat("list ", Url(dir), ": no such prefix"));
     }
+    return absl::OkStatus();
+  }
+
+  // Moves a listing on to `token`. A store that hands back the token it was
+  // asked with would list the same page forever: DataLoss.
+  absl::Status NextToken(std::string_view op, std::string_view path, ListObjectsOptions& o,
+                         std::string token) const {
+    if (token == o.continuation_token) {
+      return absl::DataLossError(absl::StrCat(
+          ToAbsl(op), " ", Url(path), ": the store's next continuation token is the one asked with (",
+          absl::CHexEscape(token.substr(0, 64)), "): the listing does not advance"));
+    }
+    o.continuation_token = std::move(token);
     return absl::OkStatus();
   }
 
@@ -263,6 +278,15 @@ class ClientFileSystem final : public S3FileSystem {
         any = true;
         if (obj.key.size() <= o.prefix.size() || obj.key.back() == '/') continue;
         std::string rel = obj.key.substr(o.prefix.size());
+        // Keys are free text: one whose path has an empty, "." or ".."
+        // component names no place in a tree (and "a//b" and "a/b" would
+        // be one file); refused, with the key as it is.
+        if (absl::Status why = fs::CheckListedPath(rel); !why.ok()) {
+          batch.errors.push_back(fs::RefusedEntry(fs::DirName(rel), rel, why));
+          ++stats.errors;
+          ++stats.entries_refused;
+          continue;
+        }
         // Each parent prefix once, as a directory (object stores have none).
         for (size_t slash = rel.find('/'); slash != std::string::npos;
              slash = rel.find('/', slash + 1)) {
@@ -283,13 +307,13 @@ class ClientFileSystem final : public S3FileSystem {
         batch.entries.push_back(std::move(e));
       }
       stats.entries += batch.entries.size();
-      if (!batch.entries.empty() && !on_batch(batch)) {
+      if ((!batch.entries.empty() || !batch.errors.empty()) && !on_batch(batch)) {
         stats.stopped_early = true;
         break;
       }
       // One listing stream: S3 pages are sequential by token.
       if (page.next_continuation_token.empty()) break;
-      o.continuation_token = std::move(page.next_continuation_token);
+      FERRY_RETURN_IF_ERROR(NextToken("walk", root, o, std::move(page.next_continuation_token)));
       o.max_keys = full_page;
     }
     if (!any && !at.key.empty()) {

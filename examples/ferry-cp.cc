@@ -32,8 +32,8 @@
 // S3 credentials, region and endpoint come from the AWS environment, as the
 // AWS CLI reads them. A destination ending in '/' (or an existing
 // directory) gets the source's file name. Exit status: 0 if every file was
-// copied, 1 if any failed or had an unsafe name (one line each on stderr), 2 for
-// a usage error. The library does the work (ferry::CopyFile / CopyTree over
+// copied, 1 if any failed or had a name refused as unsafe (one line each on
+// stderr, as it happens), 2 for a usage error. The library does the work (ferry::CopyFile / CopyTree over
 // the filesystems of a FileSystemRegistry): this program parses, presents
 // the progress and prints the figures.
 #include <fcntl.h>
@@ -270,6 +270,12 @@ void PrintText(const Summary& s) {
       static_cast<double>(t.peak_memory_bytes) / kMiB,
       static_cast<double>(s.memory_budget_bytes) / kMiB,
       static_cast<double>(s.peak_rss_bytes) / kMiB);
+  if (s.result.entries_refused > 0 || s.result.files_skipped > 0) {
+    std::printf("not copied: %lld name%s refused as unsafe, %lld skipped (symlinks, special files)\n",
+                static_cast<long long>(s.result.entries_refused),
+                s.result.entries_refused == 1 ? "" : "s",
+                static_cast<long long>(s.result.files_skipped));
+  }
 }
 
 void PrintJson(const Summary& s) {
@@ -281,19 +287,25 @@ void PrintJson(const Summary& s) {
                     ",\"code\":", JsonString(absl::StatusCodeToString(f.status.code())),
                     ",\"message\":", JsonString(ferry::ToStd(f.status.message())), "}");
   }
+  std::string warnings;
+  for (const std::string& w : s.result.warnings) {
+    absl::StrAppend(&warnings, warnings.empty() ? "" : ",", JsonString(w));
+  }
   std::printf(
       "{\"direction\":\"%s\",\"files\":%lld,\"files_failed\":%lld,\"files_skipped\":%lld,"
+      "\"entries_refused\":%lld,"
       "\"bytes\":%lld,\"seconds\":%.4f,\"mib_s\":%.1f,\"requests\":%lld,\"retries\":%lld,"
       "\"parts\":%d,\"bytes_fetched\":%lld,\"bytes_uploaded\":%lld,\"peak_memory_bytes\":%lld,"
-      "\"memory_budget_bytes\":%lld,\"peak_rss_bytes\":%lld,\"errors\":[%s]}\n",
+      "\"memory_budget_bytes\":%lld,\"peak_rss_bytes\":%lld,\"errors\":[%s],\"warnings\":[%s]}\n",
       s.direction.c_str(), static_cast<long long>(t.files + s.result.files_failed),
       static_cast<long long>(s.result.files_failed),
-      static_cast<long long>(s.result.files_skipped), static_cast<long long>(t.bytes), s.seconds,
+      static_cast<long long>(s.result.files_skipped),
+      static_cast<long long>(s.result.entries_refused), static_cast<long long>(t.bytes), s.seconds,
       static_cast<double>(t.bytes) / kMiB / s.seconds, static_cast<long long>(t.requests),
       static_cast<long long>(t.retries), t.parts, static_cast<long long>(t.bytes_fetched),
       static_cast<long long>(t.bytes_uploaded), static_cast<long long>(t.peak_memory_bytes),
       static_cast<long long>(s.memory_budget_bytes), static_cast<long long>(s.peak_rss_bytes),
-      errors.c_str());
+      errors.c_str(), warnings.c_str());
 }
 
 // ---------------------------------------------------------------------------
@@ -425,6 +437,12 @@ int main(int argc, char** argv) {
       return absl::OkStatus();
     };
   }
+  // Trouble is told as it happens (a long copy shows it while it runs),
+  // each once; the summary below only counts it.
+  copy.on_notice = [show](const ferry::CopyNotice& n) {
+    std::fprintf(stderr, "%sferry-cp: %s%s\n", show ? "\r\033[K" : "",
+                 n.kind == ferry::CopyNotice::Kind::kFailed ? "" : "warning: ", n.text.c_str());
+  };
   const absl::Time start = absl::Now();
   absl::StatusOr<ferry::TreeCopyResult> result =
       options->recursive
@@ -443,16 +461,15 @@ int main(int argc, char** argv) {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   s.peak_rss_bytes = int64_t{ru.ru_maxrss} * 1024;  // Linux reports KiB
-  for (const std::string& w : s.result.warnings) std::fprintf(stderr, "ferry-cp: %s\n", w.c_str());
-  for (const ferry::FileCopyFailure& f : s.result.failures) {
-    std::fprintf(stderr, "ferry-cp: %s -> %s: %s\n", f.source.c_str(),
-                 f.destination.empty() ? "(not copied)" : f.destination.c_str(),
-                 ErrorText(f.status).c_str());
+  if (!options->recursive) {  // a tree's were told as they happened
+    for (const ferry::FileCopyFailure& f : s.result.failures) {
+      std::fprintf(stderr, "ferry-cp: %s\n", ferry::DescribeFailure(f).c_str());
+    }
   }
   if (options->json) {
     PrintJson(s);
   } else if (options->progress != ProgressMode::kOff) {
     PrintText(s);
   }
-  return s.result.files_failed == 0 ? 0 : 1;
+  return s.result.files_failed == 0 && s.result.entries_refused == 0 ? 0 : 1;
 }

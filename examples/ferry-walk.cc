@@ -11,8 +11,10 @@
 //
 // Prints a summary (entries, directories, bytes, entries/s, listing calls)
 // on stdout and, when the walk runs longer than a second, a progress line on
-// stderr. Unreadable directories are reported on stderr and the walk carries
-// on; the exit status is then 1 (2 if the walk could not start).
+// stderr. Unreadable directories and refused names (a listed name that is
+// not one safe component, a directory listed twice: never walked into) are
+// reported on stderr and the walk carries on; the exit status is then 1 (2
+// if the walk could not start).
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -25,6 +27,7 @@
 #include "ferry/adapters/builtin.h"
 #include "ferry/base/clock.h"
 #include "ferry/base/strings.h"
+#include "ferry/fs/file_system.h"
 #include "ferry/fs/registry.h"
 #include "ferry/runtime/runtime.h"
 
@@ -138,8 +141,15 @@ int main(int argc, char** argv) {
         }
         for (const ferry::fs::WalkError& e : batch.errors) {
           ++errors;
-          std::fprintf(stderr, "%sferry-walk: %s\n", progress_shown ? "\n" : "",
-                       Describe(e.status).c_str());
+          if (e.refused) {
+            // Named where it was listed; the message quotes the raw name.
+            std::fprintf(stderr, "%sferry-walk: warning: %s: %s\n", progress_shown ? "\n" : "",
+                         root->fs->Url(ferry::fs::JoinPath(root->path, e.path)).c_str(),
+                         std::string(e.status.message()).c_str());
+          } else {
+            std::fprintf(stderr, "%sferry-walk: %s\n", progress_shown ? "\n" : "",
+                         Describe(e.status).c_str());
+          }
         }
         // A progress line once the walk has run for a second, then each second.
         const absl::Time now = ferry::MonotonicNow();
@@ -161,11 +171,13 @@ int main(int argc, char** argv) {
   if (json) {
     std::printf(
         "{\"url\":\"%s\",\"entries\":%llu,\"directories\":%llu,\"bytes\":%llu,\"errors\":%llu,"
+        "\"entries_refused\":%llu,"
         "\"requests\":%llu,\"retries\":%llu,\"seconds\":%.6f,\"entries_per_second\":%.0f}\n",
         JsonEscape(url).c_str(), static_cast<unsigned long long>(stats->entries),
         static_cast<unsigned long long>(stats->directories),
         static_cast<unsigned long long>(stats->bytes),
         static_cast<unsigned long long>(stats->errors),
+        static_cast<unsigned long long>(stats->entries_refused),
         static_cast<unsigned long long>(stats->requests),
         static_cast<unsigned long long>(stats->retries), secs, stats->entries / secs);
   } else if (!list) {
@@ -173,7 +185,9 @@ int main(int argc, char** argv) {
     std::printf("  entries      %llu\n", static_cast<unsigned long long>(stats->entries));
     std::printf("  directories  %llu\n", static_cast<unsigned long long>(stats->directories));
     std::printf("  bytes        %llu\n", static_cast<unsigned long long>(stats->bytes));
-    std::printf("  errors       %llu\n", static_cast<unsigned long long>(stats->errors));
+    std::printf("  errors       %llu (%llu names refused)\n",
+                static_cast<unsigned long long>(stats->errors),
+                static_cast<unsigned long long>(stats->entries_refused));
     std::printf("  requests     %llu (retries %llu)\n",
                 static_cast<unsigned long long>(stats->requests),
                 static_cast<unsigned long long>(stats->retries));

@@ -180,7 +180,7 @@ TEST_F(CopyEngineTest, TreeCopiesEveryFileAndEmptyDirectories) {
   EXPECT_EQ(dst_.Stat("copy/empty")->kind, fs::EntryKind::kDirectory);
 }
 
-TEST_F(CopyEngineTest, TreeSkipsNamesThatWouldLeaveTheDestinationAndCountsThemFailed) {
+TEST_F(CopyEngineTest, TreeRefusesNamesThatWouldLeaveTheDestinationAndCountsThem) {
   src_.PutFile("t/ok.bin", "fine");
   src_.PutRawFile("t/../../escape", "evil");  // a key a server may list
   absl::StatusOr<TreeCopyResult> r = CopyTree(runtime_, src_, "t", dst_, "copy/in", Small());
@@ -189,9 +189,48 @@ TEST_F(CopyEngineTest, TreeSkipsNamesThatWouldLeaveTheDestinationAndCountsThemFa
   for (const std::string& p : dst_.Paths()) {
     EXPECT_TRUE(p.empty() || p == "copy" || p.rfind("copy/in", 0) == 0) << p;
   }
-  EXPECT_EQ(r->files_failed, 1);
-  ASSERT_EQ(r->failures.size(), 1u);
-  EXPECT_THAT(r->failures[0].status.message(), HasSubstr("'..'"));
+  EXPECT_EQ(r->entries_refused, 1);
+  EXPECT_EQ(r->files_failed, 0);
+  EXPECT_THAT(r->warnings, ElementsAre(HasSubstr("refused \"../../escape\"")));
+}
+
+TEST_F(CopyEngineTest, TreeReportsEachRefusedNameOnceAsItIsFound) {
+  src_.PutFile("t/ok.bin", "fine");
+  fs::Entry empty;
+  empty.kind = fs::EntryKind::kDirectory;  // a directory with no name
+  src_.AddListedEntry("t", empty);
+  fs::Entry slash;
+  slash.path = "/tmp/x";
+  slash.kind = fs::EntryKind::kFile;
+  src_.AddListedEntry("t", slash);
+  CopyOptions o = Small();
+  std::vector<CopyNotice> notices;
+  o.on_notice = [&](const CopyNotice& n) { notices.push_back(n); };
+  absl::StatusOr<TreeCopyResult> r = CopyTree(runtime_, src_, "t", dst_, "c", std::move(o));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->entries_refused, 2);
+  EXPECT_EQ(r->totals.files, 1);
+  ASSERT_EQ(notices.size(), 2u);
+  EXPECT_EQ(notices[0].kind, CopyNotice::Kind::kRefused);
+  EXPECT_THAT(notices[0].text, HasSubstr("empty name"));
+  EXPECT_THAT(notices[1].text, HasSubstr("\"/tmp/x\""));
+  EXPECT_EQ(r->warnings.size(), 2u);
+  EXPECT_FALSE(dst_.Stat("c/tmp").ok());  // "/tmp/x" was not read as "tmp/x"
+}
+
+TEST_F(CopyEngineTest, TreeTellsAFailedFileThroughOnNotice) {
+  src_.PutFile("t/a", Pattern(3'000));
+  src_.PutFile("t/b", Pattern(3'000, 1));
+  src_.fail_read_at = 2'500;  // hits exactly one file's chunk
+  CopyOptions o = Small();
+  std::vector<CopyNotice> notices;
+  o.on_notice = [&](const CopyNotice& n) { notices.push_back(n); };
+  absl::StatusOr<TreeCopyResult> r = CopyTree(runtime_, src_, "t", dst_, "c", std::move(o));
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->files_failed, 1);
+  ASSERT_EQ(notices.size(), 1u);
+  EXPECT_EQ(notices[0].kind, CopyNotice::Kind::kFailed);
+  EXPECT_EQ(notices[0].text, DescribeFailure(r->failures[0]));
 }
 
 TEST_F(CopyEngineTest, TreeSkipsSymlinksWithAWarning) {

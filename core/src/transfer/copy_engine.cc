@@ -243,25 +243,46 @@ class CopyRun {
   // Waits for the workers to exit, reporting progress meanwhile.
   absl::Status WaitWorkers() {
     for (;;) {
+      std::optional<absl::Status> done;
       {
         MutexLock lock(&mu_);
         if (running_ > 0) {
-          if (options_.progress) {
+          if (options_.progress || options_.on_notice) {
             // CondVar waits take wall-clock deadlines.
             done_cv_.WaitWithDeadline(&mu_, absl::Now() + options_.progress_interval);
           } else {
             done_cv_.Wait(&mu_);
           }
         }
-        if (running_ == 0) return stop_;
+        if (running_ == 0) done = stop_;
+      }
+      if (done) {
+        NoticeFailures();  // the last files' failures too
+        return *done;
       }
       (void)ReportOrStop();
     }
   }
 
+  // Hands failures recorded since the last call to on_notice (on the
+  // caller's thread, outside the lock).
+  void NoticeFailures() {
+    if (!options_.on_notice) return;
+    std::vector<CopyNotice> notices;
+    {
+      MutexLock lock(&mu_);
+      for (; failures_noticed_ < failures_.size(); ++failures_noticed_) {
+        const FileCopyFailure& f = failures_[failures_noticed_];
+        notices.push_back({CopyNotice::Kind::kFailed, DescribeFailure(f)});
+      }
+    }
+    for (const CopyNotice& n : notices) options_.on_notice(n);
+  }
+
   // Reports progress if it is time; a non-OK report becomes the run's stop
   // status. Returns the stop status.
   absl::Status ReportOrStop() {
+    NoticeFailures();
     {
       MutexLock lock(&mu_);
       if (!stop_.ok()) return stop_;
@@ -607,10 +628,16 @@ class CopyRun {
   int64_t files_total_ ABSL_GUARDED_BY(mu_) = 0;
   TransferStats totals_ ABSL_GUARDED_BY(mu_);
   std::vector<FileCopyFailure> failures_ ABSL_GUARDED_BY(mu_);
+  size_t failures_noticed_ ABSL_GUARDED_BY(mu_) = 0;  // handed to on_notice
   int64_t unknown_sizes_ ABSL_GUARDED_BY(mu_) = 0;  // unopened files of unknown size
 };
 
 }  // namespace
+
+std::string DescribeFailure(const FileCopyFailure& f) {
+  return absl::StrCat(f.source, " -> ", f.destination.empty() ? "(not copied)" : f.destination,
+                      ": ", absl::StatusCodeToString(f.status.code()), ": ", f.status.message());
+}
 
 absl::StatusOr<TransferStats> CopyFile(Runtime& runtime, fs::FileSystem& src,
                                        std::string_view src_path, fs::FileSystem& dst,
@@ -638,15 +665,25 @@ absl::StatusOr<TreeCopyResult> CopyTree(Runtime& runtime, fs::FileSystem& src,
   const std::string dst_root = fs::NormalizePath(dst_dir);
   TreeCopyResult result;
   std::vector<FileCopyFailure> dir_failures;
-  auto skip = [&](const std::string& rel, std::string why, absl::Status status) {
+  // Each refused or skipped entry is one warning, told at once.
+  auto warn = [&](CopyNotice::Kind kind, std::string line) {
+    if (options.on_notice) options.on_notice({kind, line});
+    result.warnings.push_back(std::move(line));
+  };
+  auto skip = [&](const std::string& rel, std::string_view why) {
     ++result.files_skipped;
-    result.warnings.push_back(
-        absl::StrCat("skipped ", src.Url(fs::JoinPath(src_root, rel)), ": ", why));
-    if (!status.ok()) {
-      // An unsafe name is a failure: the caller must not think the tree whole.
-      ++result.files_failed;
-      result.failures.push_back({src.Url(fs::JoinPath(src_root, rel)), "", std::move(status)});
-    }
+    warn(CopyNotice::Kind::kSkipped,
+         absl::StrCat("skipped ", src.Url(fs::JoinPath(src_root, rel)), ": ", ToAbsl(why)));
+  };
+  // `parent`: the listing directory, relative to the source root.
+  auto refuse = [&](std::string_view parent, absl::string_view message) {
+    ++result.entries_refused;
+    warn(CopyNotice::Kind::kRefused,
+         absl::StrCat(src.Url(fs::JoinPath(src_root, parent)), ": ", message));
+  };
+  auto fail = [&](FileCopyFailure f, std::vector<FileCopyFailure>& into) {
+    if (options.on_notice) options.on_notice({CopyNotice::Kind::kFailed, DescribeFailure(f)});
+    into.push_back(std::move(f));
   };
   // Destination directories are made as the walk finds them, each once,
   // before any file in them is queued (object stores list no directories:
@@ -658,7 +695,7 @@ absl::StatusOr<TreeCopyResult> CopyTree(Runtime& runtime, fs::FileSystem& src,
     if (dirs_made.contains(ToAbsl(d))) return;  // most files' parent: no string made
     dirs_made.emplace(d);
     absl::Status s = dst.CreateDir(d, /*parents=*/true);
-    if (!s.ok()) dir_failures.push_back({src.Url(d), dst.Url(d), std::move(s)});
+    if (!s.ok()) fail({src.Url(d), dst.Url(d), std::move(s)}, dir_failures);
   };
   auto make_root = [&] {
     if (!dirs_made.insert(dst_root).second) return true;
@@ -674,9 +711,10 @@ absl::StatusOr<TreeCopyResult> CopyTree(Runtime& runtime, fs::FileSystem& src,
     if (!make_root()) return false;
     std::vector<Task> tasks;
     for (fs::Entry& e : batch.entries) {
+      // The walk refused unsafe names already; this holds for any adapter's.
       absl::StatusOr<std::string> rel = fs::SafeRelativePath(e.path);
       if (!rel.ok()) {
-        skip(e.path, std::string(rel.status().message()), rel.status());
+        refuse(fs::DirName(e.path), rel.status().message());
         continue;
       }
       switch (e.kind) {
@@ -690,15 +728,17 @@ absl::StatusOr<TreeCopyResult> CopyTree(Runtime& runtime, fs::FileSystem& src,
           make_dir(fs::JoinPath(dst_root, *rel));
           break;
         default:
-          skip(*rel, absl::StrCat("a ", ToAbsl(fs::EntryKindName(e.kind)), ", not copied"),
-               absl::OkStatus());
+          skip(*rel, absl::StrCat("a ", ToAbsl(fs::EntryKindName(e.kind)), ", not copied"));
           break;
       }
     }
     for (fs::WalkError& err : batch.errors) {
-      result.failures.push_back(
-          {src.Url(fs::JoinPath(src_root, err.path)), "", std::move(err.status)});
+      if (err.refused) {
+        refuse(err.path, err.status.message());
+        continue;
+      }
       ++result.files_failed;
+      fail({src.Url(fs::JoinPath(src_root, err.path)), "", std::move(err.status)}, result.failures);
     }
     stop = run.Add(std::move(tasks));
     return stop.ok();

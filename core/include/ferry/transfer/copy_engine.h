@@ -24,10 +24,11 @@
 // destination are one filesystem that can copy server-side (S3), no byte
 // passes through the client.
 //
-// Every remote name of a tree goes through fs::SafeRelativePath: a listed
-// "../x", an absolute name or a NUL is skipped with a warning (never
-// written outside the destination), and the tree copy reports it as a
-// failure.
+// Every remote name of a tree is one safe component (the walk's
+// fs::WalkGuard, then fs::SafeRelativePath): a listed "../x", an absolute
+// name, an empty one, a NUL or a directory listed twice is refused with a
+// warning, once (never written outside the destination, never walked
+// twice), and counted in TreeCopyResult::entries_refused.
 //
 // Thread-safety: thread-safe; the functions block the caller.
 // REQUIRES: not called on an I/O or blocking-pool thread of `runtime`.
@@ -35,6 +36,7 @@
 #define FERRY_TRANSFER_COPY_ENGINE_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,6 +50,17 @@
 namespace ferry {
 
 class Runtime;
+
+// One piece of trouble a tree copy reports as it happens (on_notice).
+struct CopyNotice {
+  enum class Kind {
+    kRefused,  // a listed name the walk refused (not copied)
+    kSkipped,  // a symlink or special file (not copied)
+    kFailed,   // a file or directory that failed
+  };
+  Kind kind;
+  std::string text;  // one line: the URL and why, as TreeCopyResult says it
+};
 
 struct CopyOptions {
   // Bytes per chunk; 0: the larger of the two filesystems' preferences
@@ -73,6 +86,11 @@ struct CopyOptions {
   // Copy server-side when source and destination are one filesystem that
   // can (FileSystem::CopyWithin).
   bool server_side = true;
+  // Called on the calling thread as a tree copy finds trouble, so a long
+  // copy shows it while it runs: each entry refused or skipped at once,
+  // each failed file within a progress_interval of its failure. The result
+  // still holds every one of them.
+  std::function<void(const CopyNotice&)> on_notice;
 };
 
 // Copies file `src_path` of `src` to `dst_path` of `dst` (created or
@@ -91,12 +109,19 @@ struct FileCopyFailure {
   absl::Status status;
 };
 
+// "SRC -> DST: CODE: message" ("(not copied)" for an empty destination),
+// the line a tool prints for a failure.
+std::string DescribeFailure(const FileCopyFailure& f);
+
+// Every entry the source listed is in exactly one of: copied (totals),
+// failed (failures), refused or skipped (warnings).
 struct TreeCopyResult {
   TransferStats totals;  // files copied, their bytes and chunks
-  int64_t files_failed = 0;
-  int64_t files_skipped = 0;  // unsafe names, symlinks and other non-files
-  std::vector<FileCopyFailure> failures;  // failed files and unsafe names
-  std::vector<std::string> warnings;      // one line per skipped entry
+  int64_t files_failed = 0;     // files (and unreadable directories) that failed
+  int64_t files_skipped = 0;    // symlinks and other non-files
+  int64_t entries_refused = 0;  // names refused (walk_guard.h), never copied
+  std::vector<FileCopyFailure> failures;  // failed files and directories
+  std::vector<std::string> warnings;      // one line per refused or skipped entry
 };
 
 // Copies every file below directory `src_dir` to the same relative path

@@ -49,6 +49,10 @@ void ToWalkBatchProto(const fs::WalkBatch& batch, const WalkBatchContext& contex
     r->set_path(e.path);
     r->set_code(static_cast<int32_t>(e.status.code()));
     r->set_message(std::string(e.status.message()));
+    if (e.refused) {
+      r->set_refused(true);
+      r->set_name(e.name);
+    }
   }
   out->set_walk_id(context.walk_id);
   out->set_sequence(context.sequence);
@@ -78,6 +82,9 @@ void ToTransferStatsProto(const TransferRecordContext& context, const ferry::Tra
   out->set_peak_memory_bytes(stats.peak_memory_bytes);
   out->set_code(static_cast<int32_t>(context.status.code()));
   if (!context.status.ok()) out->set_message(std::string(context.status.message()));
+  out->set_entries_refused(Unsigned(context.entries_refused));
+  out->set_files_skipped(Unsigned(context.files_skipped));
+  for (const std::string& w : context.warnings) out->add_warnings(w);
 }
 
 std::string SerializeTransferStats(const TransferRecordContext& context,

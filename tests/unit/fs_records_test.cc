@@ -46,6 +46,36 @@ TEST(FsRecordsTest, WalkBatchCarriesEveryEntryFieldAndError) {
   EXPECT_TRUE(r.last());
 }
 
+TEST(FsRecordsTest, ARefusedEntryCarriesItsRawNameAndParent) {
+  fs::WalkBatch batch;
+  fs::WalkError refused;
+  refused.path = "t2";
+  refused.name = std::string("a\0/b", 4);
+  refused.refused = true;
+  refused.status = absl::InvalidArgumentError("a name with '/' in it");
+  batch.errors.push_back(refused);
+  WalkBatch r;
+  ASSERT_TRUE(r.ParseFromString(SerializeWalkBatch(batch, {})));
+  ASSERT_EQ(r.errors_size(), 1);
+  EXPECT_TRUE(r.errors(0).refused());
+  EXPECT_EQ(r.errors(0).name(), std::string("a\0/b", 4));
+  EXPECT_EQ(r.errors(0).path(), "t2");
+}
+
+TEST(FsRecordsTest, TransferStatsCarryATreesRefusedAndSkippedEntries) {
+  TransferStats r;
+  ASSERT_TRUE(r.ParseFromString(SerializeTransferStats(
+      {.operation = TransferOperation::kCopy,
+       .entries_refused = 2,
+       .files_skipped = 1,
+       .warnings = {"refused one", "refused two", "skipped a symlink"}},
+      {})));
+  EXPECT_EQ(r.entries_refused(), 2u);
+  EXPECT_EQ(r.files_skipped(), 1u);
+  ASSERT_EQ(r.warnings_size(), 3);
+  EXPECT_EQ(r.warnings(2), "skipped a symlink");
+}
+
 TEST(FsRecordsTest, TransferStatsCarryCountersAndAFailedStatus) {
   const ferry::TransferStats s{
       .bytes = 1000, .requests = 3, .retries = 1, .files = 2, .elapsed = absl::Milliseconds(5)};

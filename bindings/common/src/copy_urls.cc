@@ -33,6 +33,11 @@ absl::StatusOr<std::string> CopyUrls(Runtime& runtime, fs::FileSystemRegistry& r
     return absl::Status(f.status.code(), Cat("copy ", src_url, " to ", dst_url, ": ", tree.files_failed,
                                              " file(s) failed; first: ", f.source, ": ", f.status.message()));
   }
+  // Refused and skipped entries are not failures: the stats count them and
+  // carry one line for each (a binding shows them as warnings).
+  context.entries_refused = tree.entries_refused;
+  context.files_skipped = tree.files_skipped;
+  context.warnings = std::move(tree.warnings);
   return records::SerializeTransferStats(context, tree.totals);
 }
 

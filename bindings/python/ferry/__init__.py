@@ -46,7 +46,8 @@ from ferry._core import (
 
 from ferry._files import ObjectFile  # noqa: E402  (after _core: these import from it)
 from ferry import nfs, s3  # noqa: E402
-from ferry._fs import FileSystems, Walk, copy, open, stat, walk, walk_entries  # noqa: E402
+from ferry._fs import (FileSystems, RefusedEntryWarning, Walk, copy, open, stat, walk,  # noqa: E402
+                       walk_entries)
 
 __version__ = "0.1.0"
 
@@ -62,6 +63,7 @@ __all__ = [
     "ObjectFile",
     "PermissionDeniedError",
     "ProtocolError",
+    "RefusedEntryWarning",
     "Runtime",
     "TtlCache",
     "TtlCacheStats",

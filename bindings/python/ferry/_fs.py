@@ -20,17 +20,26 @@ S3 credentials, region and endpoint come from the AWS environment (as the
 AWS CLI reads them); NFS options from the URL. Copies return
 ``ferry.records_pb2.TransferStats``; a tree copy with failed files raises
 the first failure (saying how many failed). Names a server lists that
-would leave the destination (``../x``, absolute, NUL) are never written.
+are not one safe component (``..``, empty, ``/`` inside, NUL) are refused:
+never walked into nor written, counted and warned about.
 """
 
 import contextlib
+import warnings
 from typing import Any, Callable, Dict, Iterator, List, Optional
 
 from ferry import _core
 from ferry._files import Closing, ObjectFile, Progress, _core_mode
 from ferry.records_pb2 import TransferStats, WalkBatch, WalkEntry, WalkError
 
-__all__ = ["FileSystems", "Walk", "copy", "open", "stat", "walk", "walk_entries"]
+__all__ = ["FileSystems", "RefusedEntryWarning", "Walk", "copy", "open", "stat", "walk",
+           "walk_entries"]
+
+
+class RefusedEntryWarning(UserWarning):
+    """An entry a tree copy did not copy: a listed name refused as unsafe
+    (empty, ``..``, ``/`` inside, a directory listed twice) or a symlink or
+    special file. The stats count them; the copy of the rest went on."""
 
 DEFAULT_BATCH_ENTRIES = 4096
 DEFAULT_MAX_IN_FLIGHT = 256
@@ -142,10 +151,16 @@ class FileSystems(Closing):
         ``progress(bytes_done, bytes_total)`` runs on this thread; an
         exception raised there stops the copy and is re-raised. A tree is
         copied while it is listed: ``bytes_total`` is None until the
-        listing ends."""
-        return TransferStats.FromString(self._raw.copy(
+        listing ends. Entries the source lists but that are never copied
+        (names refused as unsafe, symlinks) are counted in the stats'
+        ``entries_refused`` and ``files_skipped`` and each is warned
+        about (:class:`RefusedEntryWarning`)."""
+        stats = TransferStats.FromString(self._raw.copy(
             src, dst, recursive=recursive, progress=progress, jobs=jobs,
             chunk_bytes=chunk_bytes, parallelism=parallelism))
+        for line in stats.warnings:
+            warnings.warn(line, RefusedEntryWarning, stacklevel=2)
+        return stats
 
     def mkdir(self, url: str, *, parents: bool = False) -> None:
         """Creates the directory (collection, prefix) ``url`` names; with

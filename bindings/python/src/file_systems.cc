@@ -200,6 +200,9 @@ class PyFileSystems {
     {
       py::gil_scoped_release nogil;
       s = where.fs->List(where.path, [&](std::vector<fs::Entry>& page) {
+        // A name that is not one safe component is refused here as a walk
+        // refuses it: a caller recursing on these names must not loop.
+        fs::SplitRefusedNames("", page, batch.errors);
         for (fs::Entry& e : page) batch.entries.push_back(std::move(e));
         return true;
       });

@@ -153,15 +153,18 @@ def list_task(root: _urls.Url, rel: bytes, options: WorkerOptions,
         if whole is not None:
             return Listing(rel, [], [], [], whole)
     try:
-        listed = filesystems(options).list(url)
+        listed = WalkBatch.FromString(filesystems(options).list_serialized(url))
     except (ferry.Error, OSError) as e:
         if not rel:
             _urls.add_context(e, f"ferry.dist: listing the root {_urls.show(url)}")
             raise
         return Listing(rel, [], [], [error_record(rel, e)])
-    entries = [entry_record(e, rel) for e in listed]
+    entries = [entry_record(e, rel) for e in listed.entries]
     subdirs = [r["path"] for r in entries if r["type"] == "directory"]
-    return Listing(rel, entries, subdirs, [])
+    # Names the listing refused (never walked into) are reported, not lost.
+    refused = [{"path": _urls.join_rel(rel, err.path), "code": err.code, "message": err.message}
+               for err in listed.errors]
+    return Listing(rel, entries, subdirs, refused)
 
 
 def subdirs_of(listing: Listing) -> List[bytes]:
@@ -219,9 +222,14 @@ def _list_one(fs: ferry.FileSystems, root: _urls.Url, rel: bytes) -> Tuple[Parti
     except (ferry.Error, OSError) as e:
         out.errors.append(error_record(rel, e))
         return out, []
-    entries = WalkBatch.FromString(raw).entries
+    batch = WalkBatch.FromString(raw)
+    entries = batch.entries
     out.batches.append((rel, raw))
     out.entries = len(entries)
+    # Names the listing refused (empty, "..", '/' inside: never walked
+    # into), reported as the single-process walk reports them.
+    out.errors.extend({"path": _urls.join_rel(rel, err.path), "code": err.code,
+                       "message": err.message} for err in batch.errors)
     return out, [_urls.join_rel(rel, e.path) for e in entries
                  if e.type == records_pb2.FILE_TYPE_DIRECTORY]
 

@@ -10,7 +10,9 @@
 //       ferry::bindings::CopyUrls(runtime, registry, src, dst, /*recursive=*/true, std::move(options));
 //
 // A tree with failed files is an error: the first failure's code, naming
-// how many failed and the first one.
+// how many failed and the first one. Refused names and skipped entries are
+// not: the stats count them (entries_refused, files_skipped) and hold one
+// warning line for each.
 //
 // Thread-safety: as the registry and the engine (thread-safe); blocking.
 #ifndef FERRY_BINDINGS_COPY_URLS_H_

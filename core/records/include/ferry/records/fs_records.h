@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "ferry/fs/entry.h"
@@ -52,6 +53,10 @@ struct TransferRecordContext {
   std::string source;       // URL or local path
   std::string destination;  // URL or local path
   absl::Status status;      // a failed transfer's status (code and message)
+  // A tree copy's refused and skipped entries, and one line for each.
+  int64_t entries_refused = 0;
+  int64_t files_skipped = 0;
+  std::vector<std::string> warnings;
 };
 
 void ToTransferStatsProto(const TransferRecordContext& context, const ferry::TransferStats& stats,

@@ -14,6 +14,9 @@ import com.google.protobuf.InvalidProtocolBufferException;
  * @param requests ranged GETs, NFS READs/WRITEs, iRODS reads/writes that succeeded
  * @param seconds wall time from start to the last byte
  * @param peakMemoryBytes the Runtime's memory budget peak during it
+ * @param entriesRefused a tree's listed names refused as unsafe (never copied)
+ * @param filesSkipped a tree's symlinks and special files (never copied)
+ * @param warnings one line for each refused or skipped entry
  */
 public record TransferStats(
     String operation,
@@ -27,7 +30,10 @@ public record TransferStats(
     long parts,
     long retries,
     double seconds,
-    long peakMemoryBytes) {
+    long peakMemoryBytes,
+    long entriesRefused,
+    long filesSkipped,
+    java.util.List<String> warnings) {
 
   static TransferStats fromRecord(byte[] bytes) throws ProtocolException {
     io.ferry.records.TransferStats r;
@@ -43,6 +49,7 @@ public record TransferStats(
     };
     return new TransferStats(op, r.getSource(), r.getDestination(), r.getBytes(), r.getFiles(),
         r.getBytesFetched(), r.getBytesUploaded(), r.getRequests(), r.getParts(), r.getRetries(),
-        r.getElapsedNs() / 1e9, r.getPeakMemoryBytes());
+        r.getElapsedNs() / 1e9, r.getPeakMemoryBytes(), r.getEntriesRefused(),
+        r.getFilesSkipped(), java.util.List.copyOf(r.getWarningsList()));
   }
 }

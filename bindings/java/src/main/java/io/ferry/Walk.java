@@ -84,7 +84,8 @@ final class Walk implements Spliterator<Entry> {
     for (WalkEntry e : batch.getEntriesList()) entries.add(toEntry(e));
     if (onError != null) {
       for (io.ferry.records.WalkError e : batch.getErrorsList()) {
-        onError.accept(new WalkError(e.getPath().toStringUtf8(), e.getCode(), e.getMessage()));
+        onError.accept(new WalkError(e.getPath().toStringUtf8(), e.getCode(), e.getMessage(),
+            e.getRefused(), e.getName().toStringUtf8()));
       }
     }
   }

@@ -35,12 +35,14 @@ import sqlite3, sys
 db, t2 = sys.argv[1], sys.argv[2]
 c = sqlite3.connect(db, timeout=30)
 coll_id, = c.execute("SELECT coll_id FROM r_coll_main WHERE coll_name = ?", (t2,)).fetchone()
-next_id = max(c.execute("SELECT max(object_id) FROM r_objectid").fetchone()[0] or 0,
-              c.execute("SELECT max(coll_id) FROM r_coll_main").fetchone()[0],
-              c.execute("SELECT max(data_id) FROM r_data_main").fetchone()[0]) + 1000
+
+def new_id(kind):
+    # From the peer's own allocator, so its later ids never collide.
+    return c.execute("INSERT INTO r_objectid (kind) VALUES (?)", (kind,)).lastrowid
+
 cols = [r[1] for r in c.execute("PRAGMA table_info(r_coll_main)")]
 for stored in (t2 + "/", t2 + "/../../escape3", t2 + "/.", t2 + "/.."):
-    next_id += 1
+    next_id = new_id("coll")
     sel = ", ".join({"coll_id": ":id", "coll_name": ":name", "parent_coll_name": ":parent"}.get(k, k)
                     for k in cols)
     c.execute(f"INSERT INTO r_coll_main ({', '.join(cols)}) SELECT {sel} FROM r_coll_main WHERE coll_id = :of",
@@ -51,7 +53,7 @@ good_id, = c.execute("SELECT data_id FROM r_data_main WHERE coll_id = ? AND data
                      (coll_id,)).fetchone()
 cols = [r[1] for r in c.execute("PRAGMA table_info(r_data_main)")]
 for name in ("", "..", "a/b", "/tmp/x"):
-    next_id += 1
+    next_id = new_id("data")
     sel = ", ".join({"data_id": "?", "data_name": "?"}.get(k, k) for k in cols)
     c.execute(f"INSERT INTO r_data_main ({', '.join(cols)}) SELECT {sel} FROM r_data_main WHERE data_id = ?",
               (next_id, name, good_id))

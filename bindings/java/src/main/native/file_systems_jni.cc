@@ -164,6 +164,15 @@ JNIEXPORT void JNICALL Java_io_ferry_FileSystems_setIrodsAccess(JNIEnv* env, jcl
   if (!s.ok()) ThrowStatus(env, s);
 }
 
+JNIEXPORT jstring JNICALL Java_io_ferry_FileSystems_irodsPathOfId(JNIEnv* env, jclass, jlong handle,
+                                                                  jstring url, jlong id,
+                                                                  jboolean collection) {
+  auto path = ferry::bindings::IrodsPathOfId(*Get(handle)->registry, ToStd(env, url), id,
+                                             collection == JNI_TRUE);
+  if (!OkOrThrow(env, path)) return nullptr;
+  return ToJava(env, *path);
+}
+
 }  // extern "C"
 
 }  // namespace ferry::java

@@ -187,6 +187,19 @@ public final class FileSystems extends NativeObject {
     handle.run(h -> setIrodsAccess(h, url, user, level, recursive));
   }
 
+  /**
+   * The logical path ({@code /zone/home/...}) of the data object (or, {@code collection}, the
+   * collection) whose catalog id is {@code id}, on the zone {@code url} names (any irods:// URL
+   * of it): one GenQuery. {@link java.io.FileNotFoundException} when no such object exists (it
+   * was removed), which is how a server handing out ids as file handles tells a stale handle.
+   */
+  public String irodsPathOfId(String url, long id, boolean collection) throws IOException {
+    return handle.call(h -> irodsPathOfId(h, url, id, collection));
+  }
+
+  private static native String irodsPathOfId(long handle, String url, long id, boolean collection)
+      throws IOException;
+
   private static native long newFileSystems(long runtime, int irodsConnections, int irodsParallelism);
 
   private static native IrodsAvu[] irodsMetadata(long handle, String url) throws IOException;

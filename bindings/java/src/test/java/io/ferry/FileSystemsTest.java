@@ -123,6 +123,35 @@ class FileSystemsTest extends IrodsTestBase {
   }
 
   @Test
+  void irodsPathOfIdNamesTheObjectAndTheCollectionWhoseIdsStatReports() throws Exception {
+    String d = unique("/java-");
+    try (FileSystems fs = new FileSystems(runtime)) {
+      fs.mkdir(irods.url("rods", d), true);
+      try (OutputStream out = fs.newOutputStream(irods.url("rods", d + "/a b é"))) {
+        out.write('x');
+      }
+      long file = fs.stat(irods.url("rods", d + "/a b é")).id();
+      long dir = fs.stat(irods.url("rods", d)).id();
+      assertEquals("/tempZone/home/rods" + d + "/a b é",
+          fs.irodsPathOfId(irods.url("rods", ""), file, false));
+      assertEquals("/tempZone/home/rods" + d, fs.irodsPathOfId(irods.url("rods", ""), dir, true));
+    }
+  }
+
+  @Test
+  void irodsPathOfIdOfARemovedObjectIsFileNotFound() throws Exception {
+    String d = unique("/java-");
+    try (FileSystems fs = new FileSystems(runtime)) {
+      try (OutputStream out = fs.newOutputStream(irods.url("rods", d))) {
+        out.write('x');
+      }
+      long id = fs.stat(irods.url("rods", d)).id();
+      fs.remove(irods.url("rods", d));
+      assertThrows(FileNotFoundException.class, () -> fs.irodsPathOfId(irods.url("rods", ""), id, false));
+    }
+  }
+
+  @Test
   void renameAcrossFilesystemsIsAnIllegalArgument() throws Exception {
     Files.writeString(tmp.resolve("x"), "x");
     try (FileSystems fs = new FileSystems(runtime)) {

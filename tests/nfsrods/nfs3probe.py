@@ -11,6 +11,8 @@ restart, read a removed object's handle, or page READDIR by hand.
     nfs3probe.py PORT commit HANDLE
     nfs3probe.py PORT mkdir HANDLE NAME             -> handle (hex)
     nfs3probe.py PORT listplus HANDLE REPEATS       -> per listing: "ENTRIES WALL_MS" (READDIRPLUS, 1 MiB pages)
+    nfs3probe.py PORT listplus1 HANDLE REPEATS      -> per listing: "BYTES WALL_MS", one READDIRPLUS of up
+                                                       to 64 MiB, not decoded (the server's time)
     nfs3probe.py PORT garbage                       -> sends a malformed call; "closed" or "answered"
 
 An NFS error prints "NFS3ERR N" to stderr and exits 3. Talks to 127.0.0.1.
@@ -74,12 +76,13 @@ def call(sock, prog, vers, proc, args):
     msg = struct.pack(">IIIIII", xid, 0, 2, prog, vers, proc) + struct.pack(">I", 1) + pack_opaque(cred)
     msg += struct.pack(">II", 0, 0) + args
     sock.sendall(struct.pack(">I", 0x80000000 | len(msg)) + msg)
-    reply = b""
+    parts = []
     while True:
         (mark,) = struct.unpack(">I", recv(sock, 4))
-        reply += recv(sock, mark & 0x7FFFFFFF)
+        parts.append(recv(sock, mark & 0x7FFFFFFF))
         if mark & 0x80000000:
             break
+    reply = b"".join(parts)
     x = Xdr(reply)
     assert x.u32() == xid and x.u32() == 1
     if x.u32() != 0:
@@ -91,13 +94,14 @@ def call(sock, prog, vers, proc, args):
 
 
 def recv(sock, n):
-    out = b""
-    while len(out) < n:
-        b = sock.recv(n - len(out))
-        if not b:
+    out = bytearray(n)
+    view, got = memoryview(out), 0
+    while got < n:
+        k = sock.recv_into(view[got:])
+        if not k:
             raise ConnectionError("closed")
-        out += b
-    return out
+        got += k
+    return bytes(out)
 
 
 def nfs_status(x):
@@ -184,6 +188,16 @@ def main(argv):
                     if x.u32():
                         break
                 print(n, f"{(time.perf_counter() - t0) * 1000:.2f}")
+        elif cmd == "listplus1":
+            import time
+            fh = pack_opaque(bytes.fromhex(args[0]))
+            for _ in range(int(args[1])):
+                t0 = time.perf_counter()
+                x = call(sock, NFS, 3, 17, fh + struct.pack(">Q", 0) + b"\0" * 8 + struct.pack(">II", 64 << 20, 64 << 20))
+                nfs_status(x)
+                if struct.unpack_from(">II", x.data, len(x.data) - 8) != (0, 1):
+                    raise SystemExit("the listing did not fit one reply")
+                print(len(x.data), f"{(time.perf_counter() - t0) * 1000:.2f}")
         elif cmd == "garbage":
             # A call whose credential claims 4 GiB, then a record mark claiming 2 GiB.
             sock.sendall(struct.pack(">I", 0x80000000 | 32) + struct.pack(">IIIIIIII", 7, 0, 2, NFS, 3, 1, 1, 0xFFFFFFF0))

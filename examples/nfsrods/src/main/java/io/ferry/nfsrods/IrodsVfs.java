@@ -91,7 +91,40 @@ final class IrodsVfs implements AutoCloseable {
   /** A resolved handle. */
   record Node(Handle handle, String path, IrodsStat stat) {}
 
-  record DirEntry(String name, Handle handle, Attr attr, long cookie) {}
+  /**
+   * One entry of a listing snapshot. {@code encoded} memoizes the protocol layer's bytes for it
+   * (a snapshot is immutable, so a warm listing is copies of them).
+   */
+  static final class DirEntry {
+    final String name;
+    final Handle handle;
+    final Attr attr;
+    final long cookie;
+    volatile byte[] encoded;
+
+    DirEntry(String name, Handle handle, Attr attr, long cookie) {
+      this.name = name;
+      this.handle = handle;
+      this.attr = attr;
+      this.cookie = cookie;
+    }
+
+    String name() {
+      return name;
+    }
+
+    Handle handle() {
+      return handle;
+    }
+
+    Attr attr() {
+      return attr;
+    }
+
+    long cookie() {
+      return cookie;
+    }
+  }
 
   /** A page source: the snapshot's entries after the cookie asked for. */
   record Listing(byte[] verifier, List<DirEntry> entries) {}
@@ -113,6 +146,13 @@ final class IrodsVfs implements AutoCloseable {
   private final Map<String, Snapshot> snapshots = new LinkedHashMap<>(32, 0.75f, true) {
     @Override
     protected boolean removeEldestEntry(Map.Entry<String, Snapshot> e) {
+      return size() > MAX_SNAPSHOTS;
+    }
+  };
+  // The newest snapshot of each collection (valid while it is also in `snapshots`).
+  private final Map<Long, Snapshot> newest = new LinkedHashMap<>(32, 0.75f, true) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<Long, Snapshot> e) {
       return size() > MAX_SNAPSHOTS;
     }
   };
@@ -513,6 +553,9 @@ final class IrodsVfs implements AutoCloseable {
       caches.changed(w.path);
       closeReader(id);
     }
+    // Its entry in listings has a new id and size: the same names, so the same verifier.
+    IrodsStat parent = statOrNull(parentPath(w.path));
+    if (parent != null) dropSnapshots(parent.id());
     IrodsStat st = statOrNull(w.path);
     if (st != null && st.id() != id) {
       aliases.put(id, st.id());
@@ -640,9 +683,13 @@ final class IrodsVfs implements AutoCloseable {
   private void changed(Node dir, String path) {
     caches.changed(path);
     caches.changed(dir.path());
-    long dirId = dir.stat().id();
+    dropSnapshots(dir.stat().id());
+  }
+
+  private void dropSnapshots(long dirId) {
     synchronized (snapshots) {
       snapshots.values().removeIf(s -> s.dirId() == dirId);
+      newest.remove(dirId);
     }
   }
 
@@ -653,14 +700,19 @@ final class IrodsVfs implements AutoCloseable {
     Node dir = directory(h);
     long dirId = dir.stat().id();
     boolean fresh = cookie == 0 || Arrays.equals(verifier, new byte[8]);
+    long maxAge = TimeUnit.MILLISECONDS.toNanos(config.listRefreshMillis);
     Snapshot snap = null;
-    if (!fresh) {
-      synchronized (snapshots) {
+    synchronized (snapshots) {
+      if (fresh) {
+        // A new listing starts from the newest snapshot while it is younger than the listing
+        // refresh time (the listing cache would answer the same): no copy of the entries.
+        snap = newest.get(dirId);
+        if (snap != null && snapshots.get(key(dirId, snap.verifier())) != snap) snap = null;
+      } else {
         snap = snapshots.get(key(dirId, verifier));
       }
-      long maxAge = TimeUnit.MILLISECONDS.toNanos(config.listRefreshMillis);
-      if (snap != null && System.nanoTime() - snap.madeNanos() > maxAge) snap = null;
     }
+    if (snap != null && System.nanoTime() - snap.madeNanos() > maxAge) snap = null;
     if (snap == null) {
       snap = snapshot(dir);
       if (!fresh && !Arrays.equals(snap.verifier(), verifier)) {
@@ -713,6 +765,7 @@ final class IrodsVfs implements AutoCloseable {
     Snapshot s = new Snapshot(dir.stat().id(), verifier, List.copyOf(entries), System.nanoTime());
     synchronized (snapshots) {
       snapshots.put(key(s.dirId(), verifier), s);
+      newest.put(s.dirId(), s);
     }
     synchronized (paths) {
       for (DirEntry e : entries) paths.put(e.handle(), child(dir.path(), e.name()));

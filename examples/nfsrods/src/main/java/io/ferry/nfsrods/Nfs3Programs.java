@@ -367,26 +367,32 @@ final class Nfs3Programs {
     long dirUsed = 0;
     int sent = 0;
     for (DirEntry e : l.entries()) {
-      byte[] name = e.name().getBytes(StandardCharsets.UTF_8);
-      int nameXdr = 4 + ((name.length + 3) & ~3);
-      int entrySize = 4 + 8 + nameXdr + 8;
+      byte[] enc = e.encoded;
+      if (enc == null) e.encoded = enc = encodePlus(e);  // READDIR sends a prefix of it
+      int nameXdr = ((enc[12] & 0xff) << 24 | (enc[13] & 0xff) << 16 | (enc[14] & 0xff) << 8 | (enc[15] & 0xff));
+      nameXdr = 4 + ((nameXdr + 3) & ~3);
+      int entrySize = plus ? enc.length : 4 + 8 + nameXdr + 8;
       int dirSize = 8 + nameXdr + 8;
-      if (plus) entrySize += 4 + 84 + 4 + 4 + 12;  // post_op_attr + post_op_fh3 (11-byte handle)
       if (used + entrySize > maxcount || (plus && dirUsed + dirSize > dircount)) {
         if (sent == 0) throw new NfsException(NfsException.TOOSMALL, "count " + maxcount + " holds no entry");
         out.bool(false).bool(false);  // no more entries here; not at the end
         return;
       }
-      out.bool(true).hyper(e.attr().fileid()).opaque(name).hyper(e.cookie());
-      if (plus) {
-        postOp(out, e.attr());
-        out.bool(true).opaque(e.handle().bytes());
-      }
+      out.fixed(enc, 0, entrySize);  // entry sizes are multiples of 4: no padding added
       used += entrySize;
       dirUsed += dirSize;
       sent++;
     }
     out.bool(false).bool(true);  // eof
+  }
+
+  /** An entryplus3 (value_follows, fileid, name, cookie, attributes, handle); entry3 is its prefix. */
+  private static byte[] encodePlus(DirEntry e) {
+    Xdr.Writer w = new Xdr.Writer(160);
+    w.bool(true).hyper(e.attr().fileid()).opaque(e.name().getBytes(StandardCharsets.UTF_8)).hyper(e.cookie());
+    postOp(w, e.attr());
+    w.bool(true).opaque(e.handle().bytes());
+    return java.util.Arrays.copyOf(w.array(), w.size());
   }
 
   private void fsstat(Xdr.Reader in, Xdr.Writer out) throws Xdr.Garbage, NfsException {

@@ -192,6 +192,17 @@ check_a_listing_changed_between_pages_is_bad_cookie() {
   [ "$out" = "NFS3ERR 10003" ] || { echo "got: $out"; return 1; }
 }
 
+check_a_change_by_another_irods_client_shows_within_the_refresh_time() {
+  irods mkcoll "$HOME_COLL/fresh" || return 1
+  nfs_names /fresh >"$work/fresh0.txt" || return 1
+  [ ! -s "$work/fresh0.txt" ] || { cat "$work/fresh0.txt"; return 1; }
+  echo new >"$work/new.txt"
+  irods put "$work/new.txt" "$HOME_COLL/fresh/from prc" || return 1
+  sleep 1.2  # the listing and stat refresh times of server.json above: 1 s
+  nfs_names /fresh >"$work/fresh1.txt" || return 1
+  [ "$(cat "$work/fresh1.txt")" = "from prc" ] || { cat "$work/fresh1.txt"; return 1; }
+}
+
 check_a_malformed_call_is_refused_and_the_server_keeps_serving() {
   probe garbage >/dev/null || return 1
   nfs-ls "$(nfs_url /)" >/dev/null

@@ -177,19 +177,46 @@ check_a_removed_objects_handle_is_stale() {
   [ "$out" = "NFS3ERR 70" ] || { echo "got: $out"; return 1; }
 }
 
-check_a_listing_changed_between_pages_is_bad_cookie() {
-  irods populate "$HOME_COLL/paged" 200 >/dev/null || return 1
-  local dh page verf last
-  dh=$(probe resolve "$EXPORT" paged) || return 1
-  page=$(probe readdir "$dh" 0 0000000000000000 1024) || return 1
-  verf=$(echo "$page" | awk '/^verf/ {print $2}')
-  last=$(echo "$page" | grep -E '^[0-9]+ ' | tail -1 | cut -d' ' -f1)
+# paged DIR COUNT: READDIR page 1 of DIR (COUNT bytes): sets DH, VERF, LAST (its last cookie).
+paged() {
+  DH=$(probe resolve "$EXPORT" "$1") || return 1
+  local page
+  page=$(probe readdir "$DH" 0 0000000000000000 "$2") || return 1
   [ "$(echo "$page" | tail -1)" = more ] || { echo "one page held it all"; return 1; }
-  probe readdir "$dh" "$last" "$verf" 1024 >/dev/null || { echo "page 2 of an unchanged listing failed"; return 1; }
-  probe mkdir "$dh" "new one" >/dev/null || return 1
+  VERF=$(echo "$page" | awk '/^verf/ {print $2}')
+  LAST=$(echo "$page" | grep -E '^[0-9]+ ' | tail -1 | cut -d' ' -f1)
+  echo "$page" | grep -E '^[0-9]+ ' | cut -d' ' -f2- >"$work/page1.txt"
+}
+
+check_a_listing_under_way_goes_on_from_its_snapshot_after_a_change() {
+  irods populate "$HOME_COLL/busy" 200 >/dev/null || return 1
+  local dh
+  dh=$(probe resolve "$EXPORT" busy) || return 1
+  # Pages of 1 KiB; "aaa new one" made after the first: the listing is the collection before it.
+  probe names "$dh" 1024 "aaa new one" | LC_ALL=C sort >"$work/all.txt" || return 1
+  irods list "$HOME_COLL/busy" >"$work/busy.txt" || return 1
+  grep -qx 'aaa new one/' "$work/busy.txt" || { echo "the MKDIR did not happen"; return 1; }
+  grep -v '^aaa new one/$' "$work/busy.txt" | sed 's|/$||' | LC_ALL=C sort >"$work/want.txt"
+  [ "$(wc -l <"$work/want.txt")" -eq 203 ] || { echo "python-irodsclient lists $(wc -l <"$work/want.txt")"; return 1; }
+  diff "$work/want.txt" "$work/all.txt" >/dev/null || { diff "$work/want.txt" "$work/all.txt" | head; return 1; }
+}
+
+check_a_listing_that_changed_is_bad_cookie_once_its_snapshot_is_older_than_the_refresh_time() {
+  irods populate "$HOME_COLL/paged" 200 >/dev/null || return 1
+  paged paged 1024 || return 1
+  probe readdir "$DH" "$LAST" "$VERF" 1024 >/dev/null || { echo "page 2 of an unchanged listing failed"; return 1; }
+  probe mkdir "$DH" "new one" >/dev/null || return 1
+  sleep 1.2  # the listing refresh time (1 s)
   local out
-  out=$(probe readdir "$dh" "$last" "$verf" 1024 2>&1) && { echo "page 2 after a change answered"; return 1; }
+  out=$(probe readdir "$DH" "$LAST" "$VERF" 1024 2>&1) && { echo "page 2 after a change answered"; return 1; }
   [ "$out" = "NFS3ERR 10003" ] || { echo "got: $out"; return 1; }
+}
+
+check_an_unchanged_listing_goes_on_after_its_snapshot_expires() {
+  irods populate "$HOME_COLL/still" 200 >/dev/null || return 1
+  paged still 1024 || return 1
+  sleep 1.2
+  probe readdir "$DH" "$LAST" "$VERF" 100000 >/dev/null
 }
 
 check_a_change_by_another_irods_client_shows_within_the_refresh_time() {

@@ -11,6 +11,8 @@ restart, read a removed object's handle, or page READDIR by hand.
     nfs3probe.py PORT commit HANDLE
     nfs3probe.py PORT mkdir HANDLE NAME             -> handle (hex)
     nfs3probe.py PORT listplus HANDLE REPEATS       -> per listing: "ENTRIES WALL_MS" (READDIRPLUS, 1 MiB pages)
+    nfs3probe.py PORT names HANDLE COUNT [MKDIR]    -> every name, READDIR pages of COUNT bytes
+                                                       (MKDIR: made in the directory after page 1)
     nfs3probe.py PORT listplus1 HANDLE REPEATS      -> per listing: "BYTES WALL_MS", one READDIRPLUS of up
                                                        to 64 MiB, not decoded (the server's time)
     nfs3probe.py PORT garbage                       -> sends a malformed call; "closed" or "answered"
@@ -188,6 +190,26 @@ def main(argv):
                     if x.u32():
                         break
                 print(n, f"{(time.perf_counter() - t0) * 1000:.2f}")
+        elif cmd == "names":
+            fh, count = pack_opaque(bytes.fromhex(args[0])), int(args[1])
+            mkdir = args[2] if len(args) > 2 else None
+            cookie, verf = 0, b"\0" * 8
+            while True:
+                if mkdir and cookie:
+                    sattr = struct.pack(">IIIIII", 0, 0, 0, 0, 0, 0)
+                    nfs_status(call(sock, NFS, 3, 9, fh + pack_opaque(mkdir.encode()) + sattr))
+                    mkdir = None
+                x = call(sock, NFS, 3, 16, fh + struct.pack(">Q", cookie) + verf + struct.pack(">I", count))
+                nfs_status(x)
+                x.post_op()
+                verf = x.fixed(8)
+                while x.u32():
+                    x.at += 8
+                    name = x.opaque().decode()
+                    cookie = x.u64()
+                    print(name)
+                if x.u32():
+                    break
         elif cmd == "listplus1":
             import time
             fh = pack_opaque(bytes.fromhex(args[0]))

@@ -52,10 +52,13 @@ import java.util.regex.Pattern;
  * writer's size.
  *
  * <p><b>Listings</b> are snapshots keyed by a verifier, a digest of the collection's names and
- * types: a page after the first is served from the snapshot its verifier names while it is
- * younger than the listing refresh time and nothing changed the collection through this server;
- * after that the current listing is fetched, and a different digest is BAD_COOKIE. Entry i has
- * cookie i + 3 (0-2 are reserved, as NFSRODS does since its issue #77).
+ * types. A new listing starts from the collection's newest snapshot while it is younger than the
+ * listing refresh time and nothing changed the collection through this server, else from a new
+ * one. A page after the first is served from the snapshot its verifier names while that is
+ * younger than the refresh time (a consistent view: a busy collection still lists, each entry
+ * once); after that, or once the snapshot was evicted, the current listing is fetched, and a
+ * different digest is BAD_COOKIE. Entry i has cookie i + 3 (0-2 are reserved, as NFSRODS does
+ * since its issue #77).
  *
  * <p>Thread-safe: calls come from the RPC worker pool in parallel.
  */
@@ -686,9 +689,13 @@ final class IrodsVfs implements AutoCloseable {
     dropSnapshots(dir.stat().id());
   }
 
+  /**
+   * After a change through this server: a new listing of the collection starts from a new
+   * snapshot. Listings already under way go on from theirs (a consistent view as of their
+   * start: no entry twice, none skipped) while it is younger than the listing refresh time.
+   */
   private void dropSnapshots(long dirId) {
     synchronized (snapshots) {
-      snapshots.values().removeIf(s -> s.dirId() == dirId);
       newest.remove(dirId);
     }
   }

@@ -211,8 +211,14 @@ final class RpcServer implements AutoCloseable {
       }
       int statusAt = w.size();
       w.int32(0);  // SUCCESS
-      if (!p.call(new Call(xid, prog, vers, proc, uid, gid, client), r, w)) {
-        return finish(w.truncate(statusAt).int32(3));  // PROC_UNAVAIL
+      try {
+        if (!p.call(new Call(xid, prog, vers, proc, uid, gid, client), r, w)) {
+          return finish(w.truncate(statusAt).int32(3));  // PROC_UNAVAIL
+        }
+      } catch (RuntimeException e) {
+        // A bug must still answer: a client waiting for a reply that never comes hangs.
+        LOG.log(Level.SEVERE, name + ": program " + prog + " procedure " + proc + " failed", e);
+        return finish(w.truncate(statusAt).int32(5));  // SYSTEM_ERR
       }
       return finish(w);
     } catch (Xdr.Garbage g) {

@@ -123,6 +123,34 @@ class FileSystemsTest extends IrodsTestBase {
   }
 
   @Test
+  void aFileSystemsActingForAUserIsDeniedWhatThatUserMayNotRead() throws Exception {
+    String d = unique("/java-");
+    try (FileSystems rods = new FileSystems(runtime)) {
+      try (OutputStream out = rods.newOutputStream(irods.url("rods", d))) {
+        out.write('x');  // rods's own: alice has no access
+      }
+    }
+    try (FileSystems asAlice = new FileSystems(runtime, 0, 0, "alice")) {
+      assertThrows(java.nio.file.AccessDeniedException.class, () -> asAlice.open(irods.url("rods", d), "r"));
+    }
+  }
+
+  @Test
+  void aFileSystemsActingForAUserWritesAsThatUser() throws Exception {
+    String path = "irods://rods@127.0.0.1:" + irods.port + "/tempZone/home/alice" + unique("/java-");
+    try (FileSystems asAlice = new FileSystems(runtime, 0, 0, "alice")) {
+      try (OutputStream out = asAlice.newOutputStream(path)) {
+        out.write('a');
+      }
+      assertEquals(1, asAlice.stat(path).size());
+    }
+    try (FileSystems rods = new FileSystems(runtime)) {
+      List<IrodsAccess> acl = rods.irodsAccess(path);
+      assertTrue(acl.stream().anyMatch(a -> a.user().equals("alice") && a.access().equals("own")), acl.toString());
+    }
+  }
+
+  @Test
   void irodsPathOfIdNamesTheObjectAndTheCollectionWhoseIdsStatReports() throws Exception {
     String d = unique("/java-");
     try (FileSystems fs = new FileSystems(runtime)) {

@@ -19,7 +19,7 @@ cleanup() {
 trap cleanup EXIT
 
 HOME_COLL=/tempZone/home/rods
-EXPORT=$HOME_COLL
+EXPORT=$HOME_COLL  # what the checks mount: a collection below the server's irods_mount_point
 
 IRODS_PEER_PORT=0 "$FERRY_ROOT/tests/peers/irods" start "$work/irods" >/dev/null || exit 1
 IPORT=$(cat "$work/irods/port")
@@ -27,7 +27,7 @@ cat >"$work/server.json" <<JSON
 {
   "nfs_server": {
     "port": 0,
-    "irods_mount_point": "$EXPORT",
+    "irods_mount_point": "/tempZone/home",
     "file_information_refresh_time_in_milliseconds": 1000,
     "list_operation_query_results_refresh_time_in_milliseconds": 1000,
     "allow_overwrite_of_existing_files": true
@@ -36,7 +36,8 @@ cat >"$work/server.json" <<JSON
     "host": "127.0.0.1", "port": $IPORT, "zone": "tempZone",
     "proxy_admin_account": { "username": "rods", "password": "rods" }
   },
-  "ferry": { "bind_address": "127.0.0.1", "read_idle_ms": 2000, "write_idle_ms": 2000 }
+  "ferry": { "bind_address": "127.0.0.1", "read_idle_ms": 2000, "write_idle_ms": 2000,
+             "users": { "0": "rods", "1001": "alice" } }
 }
 JSON
 start_server() { "$FERRY_ROOT/tests/peers/nfsrods" start "$work/nfsrods" "$work/server.json" >/dev/null; }
@@ -228,6 +229,43 @@ check_a_change_by_another_irods_client_shows_within_the_refresh_time() {
   sleep 1.2  # the listing and stat refresh times of server.json above: 1 s
   nfs_names /fresh >"$work/fresh1.txt" || return 1
   [ "$(cat "$work/fresh1.txt")" = "from prc" ] || { cat "$work/fresh1.txt"; return 1; }
+}
+
+# as_uid UID PATH: libnfs's URL for PATH (below /tempZone/home) with AUTH_UNIX uid and gid UID.
+as_uid() { printf 'nfs://127.0.0.1/tempZone/home%s?nfsport=%s&mountport=%s&version=3&uid=%s&gid=%s' "$2" "$NPORT" "$NPORT" "$1" "$1"; }
+
+check_a_mapped_user_is_denied_what_that_irods_user_may_not_read() {
+  echo private >"$work/private"
+  irods put "$work/private" "$HOME_COLL/private" || return 1
+  nfs-cat "$(as_uid 0 /rods/private)" | grep -q private || { echo "rods cannot read its own"; return 1; }
+  local out fh
+  out=$(nfs-cat "$(as_uid 1001 /rods/private)" 2>&1) && { echo "alice read it with nfs-cat: $out"; return 1; }
+  fh=$(probe resolve "$EXPORT" private) || return 1
+  out=$(PROBE_UID=1001 probe read "$fh" 0 100 2>&1) && { echo "alice read it: $out"; return 1; }
+  [ "$out" = "NFS3ERR 13" ] || { echo "got: $out"; return 1; }
+}
+
+check_a_mapped_user_writes_as_that_irods_user() {
+  echo "alice's" >"$work/alices"
+  nfs-cp "$work/alices" "$(as_uid 1001 /alice/by-nfs)" >/dev/null || return 1
+  "$PY" - "$IPORT" <<'PY' || return 1
+import sys
+from irods.session import iRODSSession
+with iRODSSession(host="127.0.0.1", port=int(sys.argv[1]), user="alice", password="apass", zone="tempZone") as s:
+    obj = s.data_objects.get("/tempZone/home/alice/by-nfs")
+    acl = s.acls.get(obj)
+    assert any(a.user_name == "alice" and a.access_name == "own" for a in acl), acl
+    assert obj.open("r").read() == b"alice's\n"
+PY
+  local out
+  out=$(nfs-cp "$work/alices" "$(as_uid 1001 /rods/by-alice)" 2>&1) && { echo "alice wrote into rods's home: $out"; return 1; }
+  return 0
+}
+
+check_an_unmapped_uid_is_refused() {
+  local out
+  out=$(nfs-ls "$(as_uid 4242 /rods)" 2>&1) && { echo "uid 4242 listed: $out"; return 1; }
+  grep -q "ACCES\|Permission\|denied" <<<"$out" || { echo "$out"; return 1; }
 }
 
 check_a_malformed_call_is_refused_and_the_server_keeps_serving() {

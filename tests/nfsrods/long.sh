@@ -15,6 +15,7 @@ CLIENTS=${LONG_CLIENTS:-16}; SECONDS_=${LONG_SECONDS:-60}; MIB=${LONG_MIB:-1024}
 work=$(mktemp -d "${LONG_WORK_BASE:-/tmp}/ferry-nfsrods-long.XXXXXX")
 cleanup() {
   "$FERRY_ROOT/tests/peers/nfsrods" stop "$work/nfsrods" >/dev/null 2>&1
+  cp "$work/nfsrods/nfsrods.log" "${LONG_SERVER_LOG:-/tmp/ferry-nfsrods-long.log}" 2>/dev/null
   "$FERRY_ROOT/tests/peers/irods" stop "$work/irods" >/dev/null 2>&1
   rm -rf "$work"
 }
@@ -58,9 +59,9 @@ client() {  # client N: write a new file, read the shared one back, list, until 
   local n=$1 end=$(($(date +%s) + SECONDS_)) i=0 ok=0 bad=0
   while [ "$(date +%s)" -lt "$end" ]; do
     i=$((i + 1))
-    if nfs-cp "$work/blob" "$(url "/load/c$n-$i")" >/dev/null 2>&1; then ok=$((ok + 1)); else bad=$((bad + 1)); fi
-    if nfs-cat "$(url /shared.bin)" 2>/dev/null | cmp -s - "$work/blob"; then ok=$((ok + 1)); else bad=$((bad + 1)); fi
-    if nfs-ls "$(url /load)" >/dev/null 2>&1; then ok=$((ok + 1)); else bad=$((bad + 1)); fi
+    if nfs-cp "$work/blob" "$(url "/load/c$n-$i")" >/dev/null 2>>"$work/errors.$n"; then ok=$((ok + 1)); else bad=$((bad + 1)); echo "cp failed" >>"$work/errors.$n"; fi
+    if nfs-cat "$(url /shared.bin)" 2>>"$work/errors.$n" | cmp -s - "$work/blob"; then ok=$((ok + 1)); else bad=$((bad + 1)); echo "cat failed" >>"$work/errors.$n"; fi
+    if nfs-ls "$(url /load)" >/dev/null 2>>"$work/errors.$n"; then ok=$((ok + 1)); else bad=$((bad + 1)); echo "ls failed" >>"$work/errors.$n"; fi
   done
   echo "$ok $bad" >"$work/client.$n"
 }
@@ -71,6 +72,7 @@ load_s=$(( ($(date +%s%N) - t0) / 1000000 ))
 ops=$(cat "$work"/client.* | awk '{s += $1} END {print s}')
 bad=$(cat "$work"/client.* | awk '{s += $2} END {print s}')
 files=$(nfs-ls "$(url /load)" | grep -vc ' \.\.\?$')
+cat "$work"/errors.* 2>/dev/null | sort | uniq -c | sort -rn | head -5 >&2
 rss=$(awk '/VmHWM/ {print $2}' "/proc/$(cat "$work/nfsrods/nfsrods.pid")/status")
 echo "load: $ops operations ok, $bad failed, in $load_s ms ($(python3 -c "print(round($ops * 1000 / $load_s, 1))") ops/s); $files files written; server peak RSS $((rss / 1024)) MiB" >&2
 

@@ -17,7 +17,8 @@ restart, read a removed object's handle, or page READDIR by hand.
                                                        to 64 MiB, not decoded (the server's time)
     nfs3probe.py PORT garbage                       -> sends a malformed call; "closed" or "answered"
 
-An NFS error prints "NFS3ERR N" to stderr and exits 3. Talks to 127.0.0.1.
+An NFS error prints "NFS3ERR N" to stderr and exits 3. Talks to 127.0.0.1, as
+AUTH_UNIX uid and gid $PROBE_UID (0 by default).
 """
 import os
 import socket
@@ -74,7 +75,8 @@ def pack_opaque(b):
 
 def call(sock, prog, vers, proc, args):
     xid = int.from_bytes(os.urandom(4), "big")
-    cred = struct.pack(">I", 0) + pack_opaque(b"probe") + struct.pack(">III", 0, 0, 0)
+    uid = int(os.environ.get("PROBE_UID", "0"))
+    cred = struct.pack(">I", 0) + pack_opaque(b"probe") + struct.pack(">III", uid, uid, 0)
     msg = struct.pack(">IIIIII", xid, 0, 2, prog, vers, proc) + struct.pack(">I", 1) + pack_opaque(cred)
     msg += struct.pack(">II", 0, 0) + args
     sock.sendall(struct.pack(">I", 0x80000000 | len(msg)) + msg)

@@ -70,6 +70,8 @@ final class IrodsVfs implements AutoCloseable {
   private static final int MAX_PATHS = 200_000;
   private static final int MAX_SNAPSHOTS = 16;
   private static final int COPY_CHUNK = 8 << 20;
+  private static final int MAX_USERS = 64;
+  private static final int CONNECTIONS_PER_USER = 8;
 
   /** A file handle: a collection or data object by its catalog id. */
   record Handle(boolean collection, long id) {
@@ -135,6 +137,19 @@ final class IrodsVfs implements AutoCloseable {
   record WriteResult(int count, boolean stable) {}
 
   private final NfsrodsConfig config;
+  private final io.ferry.Runtime runtime;
+  // The iRODS user the calling thread's NFS call acts for (null: the proxy admin itself).
+  private final ThreadLocal<String> caller = new ThreadLocal<>();
+  // A FileSystems per user the server acts for (proxy logins), the least recently used closed
+  // past MAX_USERS (its open files keep what they need).
+  private final Map<String, FileSystems> userFiles = new LinkedHashMap<>(16, 0.75f, true) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<String, FileSystems> e) {
+      if (size() <= MAX_USERS) return false;
+      e.getValue().close();
+      return true;
+    }
+  };
   private final String zoneUrl;  // irods://user@host:port
   private final FileSystems files;
   private final IrodsCaches caches;
@@ -159,7 +174,8 @@ final class IrodsVfs implements AutoCloseable {
       return size() > MAX_SNAPSHOTS;
     }
   };
-  private final ConcurrentHashMap<Long, OpenFile> readers = new ConcurrentHashMap<>();
+  // Readers by iRODS user and data id: one user's open file never serves another's READ.
+  private final ConcurrentHashMap<String, OpenFile> readers = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<Long, OpenFile> writers = new ConcurrentHashMap<>();
   private final ScheduledExecutorService reaper;
 
@@ -168,14 +184,16 @@ final class IrodsVfs implements AutoCloseable {
   /** An open reader or writer of one data object. */
   private static final class OpenFile {
     final FerryFile file;
+    final String user;  // the iRODS user it was opened as
     final String path;
     final long id;
     final long size;  // a reader's, as opened
     final long mtime;
     volatile long lastUseNanos = System.nanoTime();
 
-    OpenFile(FerryFile file, String path, long id, long size, long mtime) {
+    OpenFile(FerryFile file, String user, String path, long id, long size, long mtime) {
       this.file = file;
+      this.user = user;
       this.path = path;
       this.id = id;
       this.size = size;
@@ -183,9 +201,10 @@ final class IrodsVfs implements AutoCloseable {
     }
   }
 
-  IrodsVfs(NfsrodsConfig config, FileSystems files, IrodsCaches caches, IdAliases aliases)
-      throws IOException {
+  IrodsVfs(NfsrodsConfig config, io.ferry.Runtime runtime, FileSystems files, IrodsCaches caches,
+      IdAliases aliases) throws IOException {
     this.config = config;
+    this.runtime = runtime;
     this.files = files;
     this.caches = caches;
     this.aliases = aliases;
@@ -207,6 +226,37 @@ final class IrodsVfs implements AutoCloseable {
 
   Handle root() {
     return root;
+  }
+
+  /**
+   * The iRODS user this thread's next calls act for (the NFS caller's mapped user); null: the
+   * proxy admin.
+   */
+  void actAs(String user) {
+    caller.set(user == null || user.equals(config.proxyUser) ? null : user);
+  }
+
+  private String user() {
+    String u = caller.get();
+    return u == null ? config.proxyUser : u;
+  }
+
+  /** The caller's files: the proxy admin's, or a proxy login acting for the caller's user. */
+  private FileSystems files() {
+    String u = caller.get();
+    if (u == null) return files;
+    synchronized (userFiles) {
+      FileSystems f = userFiles.get(u);
+      if (f == null) {
+        f = new FileSystems(runtime, CONNECTIONS_PER_USER, 1, u);
+        userFiles.put(u, f);
+      }
+      return f;
+    }
+  }
+
+  private static String readerKey(String user, long id) {
+    return user + "#" + id;
   }
 
   // ---- resolving handles and names ----
@@ -400,7 +450,8 @@ final class IrodsVfs implements AutoCloseable {
 
   private OpenFile reader(Node n) throws NfsException {
     long id = n.stat().id();
-    OpenFile r = readers.get(id);
+    String key = readerKey(user(), id);
+    OpenFile r = readers.get(key);
     if (r != null && (r.size != n.stat().size() || r.mtime != n.stat().modifyTime())) {
       closeReader(id);  // the object changed since it was opened
       r = null;
@@ -408,9 +459,9 @@ final class IrodsVfs implements AutoCloseable {
     if (r != null) return r;
     closeLeastRecentlyUsed();
     try {
-      OpenFile opened = new OpenFile(files.open(zoneUrl + n.path(), "r"), n.path(), id,
+      OpenFile opened = new OpenFile(files().open(zoneUrl + n.path(), "r"), user(), n.path(), id,
           n.stat().size(), n.stat().modifyTime());
-      OpenFile raced = readers.putIfAbsent(id, opened);
+      OpenFile raced = readers.putIfAbsent(key, opened);
       if (raced != null) {
         opened.file.close();
         return raced;
@@ -430,7 +481,7 @@ final class IrodsVfs implements AutoCloseable {
     while (readers.size() + writers.size() >= max) {
       OpenFile oldest = oldest(readers);
       if (oldest != null) {
-        closeReader(oldest.id);
+        closeReader(readerKey(oldest.user, oldest.id));
       } else if ((oldest = oldest(writers)) != null) {
         publish(oldest.id);  // as if it went idle
       } else {
@@ -439,7 +490,7 @@ final class IrodsVfs implements AutoCloseable {
     }
   }
 
-  private static OpenFile oldest(Map<Long, OpenFile> open) {
+  private static OpenFile oldest(Map<?, OpenFile> open) {
     OpenFile oldest = null;
     for (OpenFile f : open.values()) {
       if (oldest == null || f.lastUseNanos < oldest.lastUseNanos) oldest = f;
@@ -447,8 +498,15 @@ final class IrodsVfs implements AutoCloseable {
     return oldest;
   }
 
+  /** Closes every user's reader of data object {@code id}. */
   private void closeReader(long id) {
-    OpenFile r = readers.remove(id);
+    for (Map.Entry<String, OpenFile> e : readers.entrySet()) {
+      if (e.getValue().id == id) closeReader(e.getKey());
+    }
+  }
+
+  private void closeReader(String key) {
+    OpenFile r = readers.remove(key);
     if (r == null) return;
     synchronized (r) {
       try {
@@ -469,6 +527,11 @@ final class IrodsVfs implements AutoCloseable {
     OpenFile w;
     for (int attempt = 0;; attempt++) {
       w = writers.get(n.stat().id());
+      if (w != null && !w.user.equals(user())) {
+        publish(w.id);  // another user's writes go first; this one's start from them
+        n = resolve(h);
+        w = null;
+      }
       if (w == null) w = openWriter(n, n.stat().size());
       try {
         synchronized (w) {
@@ -504,9 +567,9 @@ final class IrodsVfs implements AutoCloseable {
       closeLeastRecentlyUsed();
       FerryFile f = null;
       try {
-        f = files.open(zoneUrl + n.path(), "w");
+        f = files().open(zoneUrl + n.path(), "w");
         if (keep > 0) {
-          try (FerryFile old = files.open(zoneUrl + n.path(), "r")) {
+          try (FerryFile old = files().open(zoneUrl + n.path(), "r")) {
             ByteBuffer buf = ByteBuffer.allocateDirect((int) Math.min(COPY_CHUNK, keep));
             long left = keep;
             while (left > 0) {
@@ -519,7 +582,7 @@ final class IrodsVfs implements AutoCloseable {
             }
           }
         }
-        w = new OpenFile(f, n.path(), id, -1, -1);
+        w = new OpenFile(f, user(), n.path(), id, -1, -1);
         writers.put(id, w);
         return w;
       } catch (IOException e) {
@@ -588,7 +651,7 @@ final class IrodsVfs implements AutoCloseable {
       return h;
     }
     try {
-      files.open(zoneUrl + path, "w").close();
+      files().open(zoneUrl + path, "w").close();
     } catch (IOException e) {
       throw NfsException.of(e);
     }
@@ -602,7 +665,7 @@ final class IrodsVfs implements AutoCloseable {
     String path = child(dir.path(), name);
     if (statOrNull(path) != null) throw new NfsException(NfsException.EXIST, path + " exists");
     try {
-      files.mkdir(zoneUrl + path, false);
+      files().mkdir(zoneUrl + path, false);
     } catch (IOException e) {
       throw NfsException.of(e);
     } finally {
@@ -623,10 +686,10 @@ final class IrodsVfs implements AutoCloseable {
     if (!directory && isCollection) throw new NfsException(NfsException.ISDIR, path + " is a collection");
     try {
       if (isCollection) {
-        files.rmdir(zoneUrl + path);
+        files().rmdir(zoneUrl + path);
       } else {
         publish(st.id());  // so no writer publishes it again after the remove
-        files.remove(zoneUrl + path);
+        files().remove(zoneUrl + path);
         closeReader(st.id());
       }
     } catch (IOException e) {
@@ -662,16 +725,16 @@ final class IrodsVfs implements AutoCloseable {
         if (srcColl && !dstColl) throw new NfsException(NfsException.NOTDIR, dst + " is a data object");
         if (!srcColl && dstColl) throw new NfsException(NfsException.ISDIR, dst + " is a collection");
         if (dstColl) {
-          files.rmdir(zoneUrl + dst);  // NOTEMPTY unless empty, as rename(2) says
+          files().rmdir(zoneUrl + dst);  // NOTEMPTY unless empty, as rename(2) says
         } else {
           publish(d.id());
-          files.remove(zoneUrl + dst);
+          files().remove(zoneUrl + dst);
           closeReader(d.id());
         }
         caches.changed(dst);
       }
       if (!srcColl) publish(s.id());
-      files.rename(zoneUrl + src, zoneUrl + dst);
+      files().rename(zoneUrl + src, zoneUrl + dst);
     } catch (IOException e) {
       throw NfsException.of(e);
     } finally {
@@ -790,8 +853,8 @@ final class IrodsVfs implements AutoCloseable {
     long now = System.nanoTime();
     long readIdle = TimeUnit.MILLISECONDS.toNanos(config.readIdleMillis);
     long writeIdle = TimeUnit.MILLISECONDS.toNanos(config.writeIdleMillis);
-    for (OpenFile r : readers.values()) {
-      if (now - r.lastUseNanos > readIdle) closeReader(r.id);
+    for (Map.Entry<String, OpenFile> e : readers.entrySet()) {
+      if (now - e.getValue().lastUseNanos > readIdle) closeReader(e.getKey());
     }
     for (OpenFile w : writers.values()) {
       if (now - w.lastUseNanos > writeIdle) {
@@ -823,6 +886,10 @@ final class IrodsVfs implements AutoCloseable {
         LOG.log(Level.WARNING, "publishing at shutdown failed: " + e.getMessage());
       }
     }
-    for (Long id : List.copyOf(readers.keySet())) closeReader(id);
+    for (String key : List.copyOf(readers.keySet())) closeReader(key);
+    synchronized (userFiles) {
+      for (FileSystems f : userFiles.values()) f.close();
+      userFiles.clear();
+    }
   }
 }

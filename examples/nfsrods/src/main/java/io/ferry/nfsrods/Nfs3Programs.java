@@ -28,13 +28,15 @@ final class Nfs3Programs {
 
   private final IrodsVfs vfs;
   private final String exportPath;
+  private final java.util.Map<Integer, String> users;  // null: every caller is the proxy admin
   // Changes when the server restarts: a client resends the unstable WRITEs a restart lost.
   private final byte[] writeVerifier = ByteBuffer.allocate(8).putLong(System.nanoTime() ^ System.currentTimeMillis()).array();
   final AtomicLongArray calls = new AtomicLongArray(PROC_NAMES.length);
 
-  Nfs3Programs(IrodsVfs vfs, String exportPath) {
+  Nfs3Programs(IrodsVfs vfs, String exportPath, java.util.Map<Integer, String> users) {
     this.vfs = vfs;
     this.exportPath = exportPath;
+    this.users = users;
   }
 
   RpcServer.Program nfs() {
@@ -51,7 +53,7 @@ final class Nfs3Programs {
 
       @Override
       public boolean call(RpcServer.Call call, Xdr.Reader in, Xdr.Writer out) throws Xdr.Garbage {
-        return nfsCall(call.proc(), in, out);
+        return nfsCall(call, in, out);
       }
     };
   }
@@ -126,12 +128,20 @@ final class Nfs3Programs {
 
   // ---- NFSv3 ----
 
-  private boolean nfsCall(int proc, Xdr.Reader in, Xdr.Writer out) throws Xdr.Garbage {
+  private boolean nfsCall(RpcServer.Call call, Xdr.Reader in, Xdr.Writer out) throws Xdr.Garbage {
+    int proc = call.proc();
     if (proc < 0 || proc >= PROC_NAMES.length) return false;
     calls.incrementAndGet(proc);
     if (proc == 0) return true;
     int statusAt = out.size();
     try {
+      // The caller's uid picks the iRODS user the call acts for, as NFSRODS maps them.
+      String user = null;
+      if (users != null) {
+        user = users.get(call.uid());
+        if (user == null) throw new NfsException(NfsException.ACCES, "uid " + call.uid() + " maps to no iRODS user");
+      }
+      vfs.actAs(user);
       switch (proc) {
         case 1 -> getattr(in, out);
         case 2 -> setattr(in, out);

@@ -19,7 +19,7 @@ import java.nio.file.Path;
  *                     "proxy_admin_account": { "username": "rods", "password": "rods" } },
  *   "ferry": { "bind_address": "127.0.0.1", "state_dir": "/var/lib/ferry-nfsrods",
  *              "read_idle_ms": 10000, "write_idle_ms": 10000, "workers": 16,
- *              "irods_connections": 64 } }
+ *              "irods_connections": 64, "users": { "1001": "alice" } } }
  * }</pre>
  *
  * Immutable.
@@ -41,6 +41,8 @@ final class NfsrodsConfig {
   final long writeIdleMillis;
   final int workers;
   final int irodsConnections;
+  /** Unix uid -> the iRODS user its calls act for; null: every caller acts as the proxy admin. */
+  final java.util.Map<Integer, String> users;
 
   private NfsrodsConfig(String json) throws IOException {
     this.json = json;
@@ -66,6 +68,26 @@ final class NfsrodsConfig {
     writeIdleMillis = longIn(ferry, "write_idle_ms", 10000);
     workers = intIn(ferry, "workers", 16, 1, 1024);
     irodsConnections = intIn(ferry, "irods_connections", 64, 4, 4096);
+    JsonNode u = ferry.path("users");
+    if (u.isMissingNode() || u.isNull()) {
+      users = null;
+    } else {
+      if (!u.isObject()) throw new IllegalArgumentException("server.json: ferry.users must map uids to iRODS users");
+      java.util.Map<Integer, String> m = new java.util.HashMap<>();
+      for (var e : u.properties()) {
+        int uid;
+        try {
+          uid = Integer.parseInt(e.getKey());
+        } catch (NumberFormatException x) {
+          throw new IllegalArgumentException("server.json: ferry.users: \"" + e.getKey() + "\" is not a uid");
+        }
+        if (!e.getValue().isTextual() || e.getValue().asText().isEmpty()) {
+          throw new IllegalArgumentException("server.json: ferry.users: uid " + uid + " must map to a user name");
+        }
+        m.put(uid, e.getValue().asText());
+      }
+      users = java.util.Map.copyOf(m);
+    }
     if (!mountPoint.startsWith("/" + zone)) {
       throw new IllegalArgumentException(
           "server.json: irods_mount_point " + mountPoint + " is not in zone " + zone);

@@ -53,7 +53,7 @@ public final class NfsrodsServer implements AutoCloseable {
       if (config.stateDir != null) Files.createDirectories(config.stateDir);
       aliases = new IdAliases(config.stateDir == null ? null : config.stateDir.resolve("data-id-aliases"),
           1_000_000);
-      vfs = new IrodsVfs(config, files, caches, aliases);
+      vfs = new IrodsVfs(config, runtime, files, caches, aliases);
       AtomicInteger n = new AtomicInteger();
       workers = new ThreadPoolExecutor(config.workers, config.workers, 60, TimeUnit.SECONDS,
           new LinkedBlockingQueue<>(), r -> {
@@ -61,7 +61,7 @@ public final class NfsrodsServer implements AutoCloseable {
             t.setDaemon(true);
             return t;
           });
-      programs = new Nfs3Programs(vfs, config.mountPoint);
+      programs = new Nfs3Programs(vfs, config.mountPoint, config.users);
       rpc = new RpcServer("nfsrods", InetAddress.getByName(config.bindAddress), config.port,
           Map.of(Nfs3Programs.NFS, programs.nfs(), Nfs3Programs.MOUNT, programs.mount()), workers);
     } catch (IOException | RuntimeException e) {

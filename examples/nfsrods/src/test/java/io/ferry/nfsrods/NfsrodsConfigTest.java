@@ -37,6 +37,21 @@ class NfsrodsConfigTest {
   }
 
   @Test
+  void usersMapUidsToIrodsUsersAndTheirAbsenceMeansTheProxyForAll() throws Exception {
+    assertEquals(null, NfsrodsConfig.parse("{}").users);
+    NfsrodsConfig c = NfsrodsConfig.parse("{\"ferry\": {\"users\": {\"0\": \"rods\", \"1001\": \"alice\"}}}");
+    assertEquals("alice", c.users.get(1001));
+    assertEquals("rods", c.users.get(0));
+  }
+
+  @Test
+  void aUserMapKeyThatIsNotAUidIsAClearError() {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> NfsrodsConfig.parse("{\"ferry\": {\"users\": {\"alice\": \"alice\"}}}"));
+    assertTrue(e.getMessage().contains("not a uid"), e.getMessage());
+  }
+
+  @Test
   void aPortOutOfRangeIsAClearError() {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
         () -> NfsrodsConfig.parse("{\"nfs_server\": {\"port\": 70000}}"));

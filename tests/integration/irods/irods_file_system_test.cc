@@ -336,6 +336,16 @@ TEST_F(IrodsTest, RenameMovesADataObjectAndACollection) {
   EXPECT_EQ(fs_->Stat(absl::StrCat(coll_, "/d2"))->kind, fs::EntryKind::kDirectory);
 }
 
+TEST_F(IrodsTest, AProxyLoginActsForItsClientUser) {
+  ASSERT_TRUE(CopyFile(runtime_, local_, WriteLocal("m", "mine"), *fs_, absl::StrCat(coll_, "/m")).ok());
+  IrodsAccount as_alice = Account();
+  as_alice.client_user = "alice";  // rods (a rodsadmin) logs in for alice
+  auto alice = IrodsFileSystem::Connect(as_alice);
+  ASSERT_TRUE(alice.ok()) << alice.status();
+  EXPECT_TRUE(absl::IsPermissionDenied((*alice)->OpenRead(absl::StrCat(coll_, "/m")).status()));
+  ASSERT_TRUE(CopyFile(runtime_, local_, WriteLocal("a", "hers"), **alice, "tempZone/home/alice/" + Unique("p")).ok());
+}
+
 TEST_F(IrodsTest, PathOfIdNamesTheDataObjectAndTheCollectionWithThatId) {
   ASSERT_TRUE(CopyFile(runtime_, local_, WriteLocal("p", "p"), *fs_, absl::StrCat(coll_, "/a b")).ok());
   auto file = fs_->Stat(absl::StrCat(coll_, "/a b"));

@@ -3,6 +3,7 @@
 (a client ferry did not write), as rods on 127.0.0.1:PORT, zone tempZone.
 
     irods_side.py PORT populate COLL N     N data objects with awkward names + 3 subcollections
+    irods_side.py PORT awkward DIR N       the same names as empty local files in DIR (for ferry-cp)
     irods_side.py PORT list COLL           its names, sorted, one a line (collections end in /)
     irods_side.py PORT put LOCAL PATH      a local file to a data object
     irods_side.py PORT get PATH LOCAL      a data object to a local file
@@ -21,9 +22,19 @@ from irods.session import iRODSSession
 AWKWARD = ["plain {i}", "say \"quoted\" {i}", "ünïcødé-日本語-{i}", "a&b<c>d {i}",
            "50% #{i}?", "-dash {i}", "tab\there {i}", "emoji 🙂 {i}"]
 
+SUBCOLLECTIONS = ("sub dir", "ünï sub", "say \"sub\"")
+
 
 def main(argv):
     port, cmd, args = int(argv[1]), argv[2], argv[3:]
+    if cmd == "awkward":
+        import os
+        for i in range(int(args[1])):
+            open(os.path.join(args[0], AWKWARD[i % len(AWKWARD)].format(i=i)), "w").close()
+        for name in SUBCOLLECTIONS:  # ferry-cp copies files: one in each, removed after
+            os.makedirs(os.path.join(args[0], name))
+            open(os.path.join(args[0], name, "x"), "w").close()
+        return
     with iRODSSession(host="127.0.0.1", port=port, user="rods", password="rods", zone="tempZone") as s:
         if cmd == "populate":
             coll, n = args[0], int(args[1])
@@ -37,7 +48,7 @@ def main(argv):
 
             with ThreadPoolExecutor(4) as pool:
                 list(pool.map(create, [names[k::4] for k in range(4)]))
-            for name in ("sub dir", "ünï sub", "say \"sub\""):
+            for name in SUBCOLLECTIONS:
                 s.collections.create(f"{coll}/{name}")
         elif cmd == "list":
             c = s.collections.get(args[0])

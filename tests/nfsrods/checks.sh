@@ -259,6 +259,19 @@ check_a_mapped_user_is_denied_what_that_irods_user_may_not_read() {
   [ "$out" = "NFS3ERR 13" ] || { echo "got: $out"; return 1; }
 }
 
+check_access_answers_what_the_mapped_users_irods_permissions_allow() {
+  echo shared >"$work/shared.txt"
+  irods put "$work/shared.txt" "$HOME_COLL/readable" || return 1
+  irods chmod read alice "$HOME_COLL/readable" || return 1
+  irods put "$work/shared.txt" "$HOME_COLL/closed" || return 1
+  local r c
+  r=$(probe resolve "$EXPORT" readable) && c=$(probe resolve "$EXPORT" closed) || return 1
+  # 63: READ LOOKUP MODIFY EXTEND DELETE EXECUTE asked; read-only grants READ LOOKUP EXECUTE (35).
+  [ "$(PROBE_UID=1001 probe access "$r" 63)" = 35 ] || { echo "alice on readable: $(PROBE_UID=1001 probe access "$r" 63)"; return 1; }
+  [ "$(PROBE_UID=1001 probe access "$c" 63)" = 0 ] || { echo "alice on closed: $(PROBE_UID=1001 probe access "$c" 63)"; return 1; }
+  [ "$(probe access "$c" 63)" = 63 ] || { echo "rods on closed: $(probe access "$c" 63)"; return 1; }
+}
+
 check_a_mapped_user_writes_as_that_irods_user() {
   echo "alice's" >"$work/alices"
   nfs-cp "$work/alices" "$(as_uid 1001 /alice/by-nfs)" >/dev/null || return 1

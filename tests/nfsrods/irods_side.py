@@ -9,6 +9,7 @@
     irods_side.py PORT get PATH LOCAL      a data object to a local file
     irods_side.py PORT rm PATH             removes a data object
     irods_side.py PORT mkcoll PATH         makes a collection (and its parents)
+    irods_side.py PORT chmod LEVEL USER PATH  grants USER LEVEL (read, write, own, null)
 """
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -61,6 +62,9 @@ def main(argv):
             s.data_objects.get(args[0], args[1], force=True)
         elif cmd == "rm":
             s.data_objects.unlink(args[0], force=True)
+        elif cmd == "chmod":
+            from irods.access import iRODSAccess
+            s.acls.set(iRODSAccess(args[0], args[2], args[1], "tempZone"))
         elif cmd == "mkcoll":
             s.collections.create(args[0])
         else:

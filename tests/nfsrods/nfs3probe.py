@@ -6,6 +6,7 @@ restart, read a removed object's handle, or page READDIR by hand.
     nfs3probe.py PORT resolve EXPORT [NAME...]      -> handle (hex)
     nfs3probe.py PORT getattr HANDLE                -> "file|dir SIZE FILEID"
     nfs3probe.py PORT read HANDLE OFFSET COUNT      -> the bytes, to stdout
+    nfs3probe.py PORT access HANDLE MASK            -> the bits granted (decimal)
     nfs3probe.py PORT readdir HANDLE COOKIE VERF COUNT -> "verf HEX" then "COOKIE NAME" lines
     nfs3probe.py PORT write HANDLE OFFSET           <- stdin, one UNSTABLE WRITE per MiB
     nfs3probe.py PORT commit HANDLE
@@ -136,6 +137,11 @@ def main(argv):
             x = call(sock, NFS, 3, 1, pack_opaque(bytes.fromhex(args[0])))
             nfs_status(x)
             print(*x.fattr())
+        elif cmd == "access":
+            x = call(sock, NFS, 3, 4, pack_opaque(bytes.fromhex(args[0])) + struct.pack(">I", int(args[1])))
+            nfs_status(x)
+            x.post_op()
+            print(x.u32())
         elif cmd == "read":
             x = call(sock, NFS, 3, 6, pack_opaque(bytes.fromhex(args[0])) + struct.pack(">QI", int(args[1]), int(args[2])))
             nfs_status(x)

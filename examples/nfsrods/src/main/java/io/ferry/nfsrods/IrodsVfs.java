@@ -407,10 +407,33 @@ final class IrodsVfs implements AutoCloseable {
     publish(n.stat().id());
   }
 
-  /** ACCESS: every bit asked for (the server acts as the iRODS proxy admin). */
+  /**
+   * ACCESS: the bits of {@code mask} the caller's iRODS user has, from the object's access list
+   * (the permissions cache): own grants all, modify read and write, read reading. The proxy
+   * admin has all. Groups other than public are not expanded (iRODS still decides each call).
+   */
   int access(Handle h, int mask) throws NfsException {
-    resolve(h);
-    return mask;
+    Node n = resolve(h);
+    String u = caller.get();
+    if (u == null) return mask;
+    List<io.ferry.IrodsAccess> acl;
+    try {
+      acl = caches.permissions(n.path(), h.collection());
+    } catch (IOException | RuntimeException e) {
+      throw NfsException.of(e);
+    }
+    int level = 0;  // 1 read, 2 modify, 3 own
+    for (io.ferry.IrodsAccess a : acl) {
+      if (!a.user().equals(u) && !a.user().equals("public")) continue;
+      String name = a.access().replace(' ', '_');
+      if (name.equals("own")) level = Math.max(level, 3);
+      else if (name.startsWith("modify")) level = Math.max(level, 2);
+      else if (name.startsWith("read")) level = Math.max(level, 1);
+    }
+    int read = 0x01 | 0x02 | 0x20;           // READ, LOOKUP, EXECUTE
+    int write = 0x04 | 0x08 | 0x10;          // MODIFY, EXTEND, DELETE
+    int granted = level >= 2 ? read | write : level == 1 ? read : 0;
+    return mask & granted;
   }
 
   // ---- reads and writes ----

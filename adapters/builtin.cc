@@ -21,6 +21,7 @@ absl::Status RegisterBuiltinFileSystems(fs::FileSystemRegistry& registry,
   irods::IrodsFileSystemOptions irods_options{
       .chunks = {.parallelism = options.irods_parallelism}};
   if (options.irods_connections > 0) irods_options.client.connections = options.irods_connections;
+  irods_options.client_user = options.irods_client_user;
   if (options.io_timeout > absl::ZeroDuration()) irods_options.client.timeouts.call = options.io_timeout;
   FERRY_RETURN_IF_ERROR(registry.Register("irods", irods::NewIrodsProvider(irods_options)));
   return absl::OkStatus();

@@ -594,6 +594,28 @@ absl::StatusOr<std::string> IrodsClient::UserType(std::string_view user) {
   return type;
 }
 
+absl::StatusOr<std::string> IrodsClient::PathOfId(int64_t id, bool is_collection) {
+  if (id <= 0) return absl::InvalidArgumentError(Cat("path of iRODS id ", id, ": ids are > 0"));
+  std::string path;
+  bool found = false;
+  std::vector<std::pair<int, int>> select = {{kCollName, 1}};
+  if (!is_collection) select.push_back({kDataName, 1});
+  FERRY_RETURN_IF_ERROR(Query(select, {{is_collection ? kCollId : kDataId, Cat("= ", Quote(Cat(id)))}},
+                              [&](const std::vector<std::vector<std::string>>& page) {
+                                if (page.empty()) return false;
+                                found = true;
+                                path = is_collection ? page[0][0]
+                                                     : Cat(page[0][0] == "/" ? "" : page[0][0], "/", page[0][1]);
+                                return false;
+                              },
+                              Cat("path of ", is_collection ? "collection" : "data object", " id ", id)));
+  if (!found) {
+    return absl::NotFoundError(
+        Cat("no iRODS ", is_collection ? "collection" : "data object", " has id ", id));
+  }
+  return path;
+}
+
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> IrodsClient::GetAccess(
     std::string_view path, bool is_collection) {
   std::vector<std::pair<std::string, std::string>> out;

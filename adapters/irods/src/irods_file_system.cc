@@ -473,6 +473,7 @@ class IrodsProvider final : public fs::FileSystemProvider {
   absl::StatusOr<fs::Location> Resolve(Runtime&, std::string_view url) override {
     FERRY_ASSIGN_OR_RETURN(IrodsUrl parsed, ParseIrodsUrl(url));
     IrodsAccount& account = parsed.account;
+    if (!options_.client_user.empty()) account.client_user = options_.client_user;
     const std::string key = Cat(account.host, "|", account.port, "|", account.user);
     std::shared_ptr<IrodsFileSystem> fs = Find(key);
     if (fs == nullptr) {

@@ -57,4 +57,10 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> GetIrodsAccess(
   return at.fs->GetAccess(at.path());
 }
 
+absl::StatusOr<std::string> IrodsPathOfId(fs::FileSystemRegistry& registry, std::string_view url,
+                                          int64_t id, bool is_collection) {
+  FERRY_ASSIGN_OR_RETURN(IrodsLocation at, ResolveIrods(registry, url, "path of id"));
+  return at.fs->client().PathOfId(id, is_collection);
+}
+
 }  // namespace ferry::bindings

@@ -336,6 +336,39 @@ TEST_F(IrodsTest, RenameMovesADataObjectAndACollection) {
   EXPECT_EQ(fs_->Stat(absl::StrCat(coll_, "/d2"))->kind, fs::EntryKind::kDirectory);
 }
 
+TEST_F(IrodsTest, AProxyLoginActsForItsClientUser) {
+  ASSERT_TRUE(CopyFile(runtime_, local_, WriteLocal("m", "mine"), *fs_, absl::StrCat(coll_, "/m")).ok());
+  IrodsAccount as_alice = Account();
+  as_alice.client_user = "alice";  // rods (a rodsadmin) logs in for alice
+  auto alice = IrodsFileSystem::Connect(as_alice);
+  ASSERT_TRUE(alice.ok()) << alice.status();
+  EXPECT_TRUE(absl::IsPermissionDenied((*alice)->OpenRead(absl::StrCat(coll_, "/m")).status()));
+  ASSERT_TRUE(CopyFile(runtime_, local_, WriteLocal("a", "hers"), **alice, "tempZone/home/alice/" + Unique("p")).ok());
+}
+
+TEST_F(IrodsTest, PathOfIdNamesTheDataObjectAndTheCollectionWithThatId) {
+  ASSERT_TRUE(CopyFile(runtime_, local_, WriteLocal("p", "p"), *fs_, absl::StrCat(coll_, "/a b")).ok());
+  auto file = fs_->Stat(absl::StrCat(coll_, "/a b"));
+  auto dir = fs_->Stat(coll_);
+  ASSERT_TRUE(file.ok() && dir.ok());
+  auto file_path = fs_->client().PathOfId(file->id, false);
+  ASSERT_TRUE(file_path.ok()) << file_path.status();
+  EXPECT_EQ(*file_path, LogicalPath(absl::StrCat(coll_, "/a b")));
+  auto dir_path = fs_->client().PathOfId(dir->id, true);
+  ASSERT_TRUE(dir_path.ok()) << dir_path.status();
+  EXPECT_EQ(*dir_path, LogicalPath(coll_));
+}
+
+TEST_F(IrodsTest, PathOfIdIsNotFoundOnceTheObjectIsRemovedOrForTheOtherKind) {
+  ASSERT_TRUE(CopyFile(runtime_, local_, WriteLocal("q", "q"), *fs_, absl::StrCat(coll_, "/q")).ok());
+  auto file = fs_->Stat(absl::StrCat(coll_, "/q"));
+  ASSERT_TRUE(file.ok());
+  EXPECT_TRUE(absl::IsNotFound(fs_->client().PathOfId(file->id, true).status()));
+  ASSERT_TRUE(fs_->Remove(absl::StrCat(coll_, "/q")).ok());
+  EXPECT_TRUE(absl::IsNotFound(fs_->client().PathOfId(file->id, false).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(fs_->client().PathOfId(0, false).status()));
+}
+
 }  // namespace
 }  // namespace ferry::irods
 

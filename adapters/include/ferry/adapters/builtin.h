@@ -13,6 +13,8 @@
 
 #include <cstdint>
 
+#include <string>
+
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "ferry/fs/file_system.h"
@@ -34,6 +36,8 @@ struct BuiltinFileSystemOptions {
   // iRODS: streams per file; connections (logins) per zone endpoint.
   int irods_parallelism = 0;
   int irods_connections = 0;
+  // iRODS: act for this user (IrodsFileSystemOptions::client_user).
+  std::string irods_client_user;
   // Every adapter: a request that makes no progress for this long fails
   // (and is retried where that is safe); zero keeps each adapter's default
   // (60 s). Tools lower it so a peer that stops answering is an error

@@ -175,6 +175,11 @@ class IrodsClient {
   // A user's type ("rodsadmin", "rodsuser", "groupadmin", "rodsgroup");
   // NotFound for an unknown user.
   absl::StatusOr<std::string> UserType(std::string_view user);
+  // The logical path of the data object (or, is_collection, the
+  // collection) whose catalog id is `id`: one GenQuery. NotFound when no
+  // such object exists (removed), so a front end handing out ids as file
+  // handles can tell a stale handle from another object.
+  absl::StatusOr<std::string> PathOfId(int64_t id, bool is_collection);
   // (user, access name) pairs on a data object or collection.
   absl::StatusOr<std::vector<std::pair<std::string, std::string>>> GetAccess(std::string_view path,
                                                                             bool is_collection);

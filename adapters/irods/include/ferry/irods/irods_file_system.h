@@ -52,6 +52,11 @@ struct IrodsFileSystemOptions {
   // gains nothing). Changes made through this filesystem invalidate them;
   // changes by other clients show after the refresh times.
   std::optional<IrodsCacheOptions> cache;
+  // Act for this user on every URL (a proxy login, as NFSRODS acts for the
+  // NFS caller: the URL's user logs in and must be a rodsadmin; the
+  // server then checks each call's permissions as this user's). Empty:
+  // act as the URL's user.
+  std::string client_user;
 };
 
 // The fs::FileSystem operations are those of the interface (see the top of

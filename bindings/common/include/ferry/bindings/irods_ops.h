@@ -13,6 +13,7 @@
 #ifndef FERRY_BINDINGS_IRODS_OPS_H_
 #define FERRY_BINDINGS_IRODS_OPS_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -37,6 +38,11 @@ absl::Status SetIrodsAccess(fs::FileSystemRegistry& registry, std::string_view u
 // (user, access name) pairs.
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> GetIrodsAccess(
     fs::FileSystemRegistry& registry, std::string_view url);
+// The logical path ("/zone/home/...") of the data object or collection
+// whose catalog id is `id`, on the zone `url` names (any path of it);
+// NotFound when no such object exists.
+absl::StatusOr<std::string> IrodsPathOfId(fs::FileSystemRegistry& registry, std::string_view url,
+                                          int64_t id, bool is_collection);
 
 }  // namespace ferry::bindings
 

@@ -40,12 +40,15 @@ extern "C" {
 
 JNIEXPORT jlong JNICALL Java_io_ferry_FileSystems_newFileSystems(JNIEnv* env, jclass, jlong runtime,
                                                                  jint irods_connections,
-                                                                 jint irods_parallelism) {
+                                                                 jint irods_parallelism,
+                                                                 jstring irods_client_user) {
   auto fs = std::make_shared<NativeFileSystems>();
   fs->runtime = *FromHandle<std::shared_ptr<ferry::Runtime>>(runtime);
   fs->registry = std::make_unique<ferry::fs::FileSystemRegistry>(*fs->runtime);
   absl::Status s = ferry::RegisterBuiltinFileSystems(
-      *fs->registry, {.irods_parallelism = irods_parallelism, .irods_connections = irods_connections});
+      *fs->registry, {.irods_parallelism = irods_parallelism,
+                      .irods_connections = irods_connections,
+                      .irods_client_user = irods_client_user == nullptr ? "" : ToStd(env, irods_client_user)});
   if (!s.ok()) {
     ThrowStatus(env, s);
     return 0;
@@ -162,6 +165,15 @@ JNIEXPORT void JNICALL Java_io_ferry_FileSystems_setIrodsAccess(JNIEnv* env, jcl
       ferry::bindings::SetIrodsAccess(*Get(handle)->registry, ToStd(env, url), ToStd(env, user),
                                       ToStd(env, level), recursive == JNI_TRUE);
   if (!s.ok()) ThrowStatus(env, s);
+}
+
+JNIEXPORT jstring JNICALL Java_io_ferry_FileSystems_irodsPathOfId(JNIEnv* env, jclass, jlong handle,
+                                                                  jstring url, jlong id,
+                                                                  jboolean collection) {
+  auto path = ferry::bindings::IrodsPathOfId(*Get(handle)->registry, ToStd(env, url), id,
+                                             collection == JNI_TRUE);
+  if (!OkOrThrow(env, path)) return nullptr;
+  return ToJava(env, *path);
 }
 
 }  // extern "C"

@@ -42,15 +42,27 @@ public final class FileSystems extends NativeObject {
    * @param irodsParallelism streams per iRODS file (0: ferry's default)
    */
   public FileSystems(Runtime runtime, int irodsConnections, int irodsParallelism) {
-    super(open(runtime, irodsConnections, irodsParallelism));
+    this(runtime, irodsConnections, irodsParallelism, null);
   }
 
-  private static NativeHandle open(Runtime runtime, int irodsConnections, int irodsParallelism) {
+  /**
+   * As {@link #FileSystems(Runtime, int, int)}, every {@code irods://} call made for
+   * {@code irodsClientUser} (null: the URL's user): a proxy login, the URL's user a rodsadmin
+   * logging in for that user, whose permissions the server then checks (what NFSRODS does for
+   * each NFS caller).
+   */
+  public FileSystems(Runtime runtime, int irodsConnections, int irodsParallelism,
+      String irodsClientUser) {
+    super(open(runtime, irodsConnections, irodsParallelism, irodsClientUser));
+  }
+
+  private static NativeHandle open(Runtime runtime, int irodsConnections, int irodsParallelism,
+      String irodsClientUser) {
     if (irodsConnections < 0 || irodsParallelism < 0) {
       throw new IllegalArgumentException("connections and parallelism must be >= 0");
     }
     return new NativeHandle("FileSystems",
-        newFileSystems(runtime.handle(), irodsConnections, irodsParallelism),
+        newFileSystems(runtime.handle(), irodsConnections, irodsParallelism, irodsClientUser),
         FileSystems::disposeFileSystems);
   }
 
@@ -187,7 +199,21 @@ public final class FileSystems extends NativeObject {
     handle.run(h -> setIrodsAccess(h, url, user, level, recursive));
   }
 
-  private static native long newFileSystems(long runtime, int irodsConnections, int irodsParallelism);
+  /**
+   * The logical path ({@code /zone/home/...}) of the data object (or, {@code collection}, the
+   * collection) whose catalog id is {@code id}, on the zone {@code url} names (any irods:// URL
+   * of it): one GenQuery. {@link java.io.FileNotFoundException} when no such object exists (it
+   * was removed), which is how a server handing out ids as file handles tells a stale handle.
+   */
+  public String irodsPathOfId(String url, long id, boolean collection) throws IOException {
+    return handle.call(h -> irodsPathOfId(h, url, id, collection));
+  }
+
+  private static native String irodsPathOfId(long handle, String url, long id, boolean collection)
+      throws IOException;
+
+  private static native long newFileSystems(long runtime, int irodsConnections, int irodsParallelism,
+      String irodsClientUser);
 
   private static native IrodsAvu[] irodsMetadata(long handle, String url) throws IOException;
 

@@ -123,6 +123,63 @@ class FileSystemsTest extends IrodsTestBase {
   }
 
   @Test
+  void aFileSystemsActingForAUserIsDeniedWhatThatUserMayNotRead() throws Exception {
+    String d = unique("/java-");
+    try (FileSystems rods = new FileSystems(runtime)) {
+      try (OutputStream out = rods.newOutputStream(irods.url("rods", d))) {
+        out.write('x');  // rods's own: alice has no access
+      }
+    }
+    try (FileSystems asAlice = new FileSystems(runtime, 0, 0, "alice")) {
+      assertThrows(java.nio.file.AccessDeniedException.class, () -> asAlice.open(irods.url("rods", d), "r"));
+    }
+  }
+
+  @Test
+  void aFileSystemsActingForAUserWritesAsThatUser() throws Exception {
+    String path = "irods://rods@127.0.0.1:" + irods.port + "/tempZone/home/alice" + unique("/java-");
+    try (FileSystems asAlice = new FileSystems(runtime, 0, 0, "alice")) {
+      try (OutputStream out = asAlice.newOutputStream(path)) {
+        out.write('a');
+      }
+      assertEquals(1, asAlice.stat(path).size());
+    }
+    try (FileSystems rods = new FileSystems(runtime)) {
+      List<IrodsAccess> acl = rods.irodsAccess(path);
+      assertTrue(acl.stream().anyMatch(a -> a.user().equals("alice") && a.access().equals("own")), acl.toString());
+    }
+  }
+
+  @Test
+  void irodsPathOfIdNamesTheObjectAndTheCollectionWhoseIdsStatReports() throws Exception {
+    String d = unique("/java-");
+    try (FileSystems fs = new FileSystems(runtime)) {
+      fs.mkdir(irods.url("rods", d), true);
+      try (OutputStream out = fs.newOutputStream(irods.url("rods", d + "/a b é"))) {
+        out.write('x');
+      }
+      long file = fs.stat(irods.url("rods", d + "/a b é")).id();
+      long dir = fs.stat(irods.url("rods", d)).id();
+      assertEquals("/tempZone/home/rods" + d + "/a b é",
+          fs.irodsPathOfId(irods.url("rods", ""), file, false));
+      assertEquals("/tempZone/home/rods" + d, fs.irodsPathOfId(irods.url("rods", ""), dir, true));
+    }
+  }
+
+  @Test
+  void irodsPathOfIdOfARemovedObjectIsFileNotFound() throws Exception {
+    String d = unique("/java-");
+    try (FileSystems fs = new FileSystems(runtime)) {
+      try (OutputStream out = fs.newOutputStream(irods.url("rods", d))) {
+        out.write('x');
+      }
+      long id = fs.stat(irods.url("rods", d)).id();
+      fs.remove(irods.url("rods", d));
+      assertThrows(FileNotFoundException.class, () -> fs.irodsPathOfId(irods.url("rods", ""), id, false));
+    }
+  }
+
+  @Test
   void renameAcrossFilesystemsIsAnIllegalArgument() throws Exception {
     Files.writeString(tmp.resolve("x"), "x");
     try (FileSystems fs = new FileSystems(runtime)) {

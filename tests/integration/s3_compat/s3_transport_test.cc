@@ -144,7 +144,7 @@ TEST_F(S3TransportTest, VirtualHostedStyleRoundTrips) {
   ASSERT_TRUE(peers::CreateBucketIfMissing(*path_store, "tls-vhost").ok());
 
   S3Config vhost = TlsConfig("s3.localhost");
-  vhost.path_style = false;
+  vhost.addressing_style = ferry::s3::AddressingStyle::kVirtual;
   auto store = Store(vhost);
   ASSERT_NE(store, nullptr);
   const std::string data = "virtual hosted bytes";

@@ -1,5 +1,7 @@
 // S3Config: where an S3 store is and how to talk to it, parsed from an
-// iRODS-style resource context string or from the AWS environment.
+// iRODS-style resource context string or from the AWS environment, as the
+// AWS SDKs resolve it (docs/s3-on-aws.md): no endpoint means AWS's own for
+// the region, and credentials come from botocore's chain.
 //
 //   std::map<std::string, std::string> env = {{"AWS_ACCESS_KEY_ID", "AK"}, ...};
 //   FERRY_ASSIGN_OR_RETURN(ferry::s3::S3Config config,
@@ -13,7 +15,8 @@
 // S3_RETRY_COUNT, S3_WAIT_TIME_SEC, S3_MPU_CHUNK (MiB), S3_MPU_THREADS,
 // S3_ENABLE_MPU, HOST_MODE (archive_attached|cacheless_attached|
 // cacheless_detached; archive_detached is rejected), S3_URI_REQUEST_STYLE
-// (path|virtual_hosted). Keys the adapter does not know are ignored (iRODS
+// (path|virtual_hosted). Without S3_DEFAULT_HOSTNAME (or an endpoint
+// variable) the endpoint is AWS's. Keys the adapter does not know are ignored (iRODS
 // contexts carry many). The environment fills what the context leaves out,
 // then the AWS CLI's profile files (see FromEnvironment), so a tool works
 // wherever `aws s3` does:

@@ -16,6 +16,18 @@
 // UploadPart for the server to verify (Content-MD5 or
 // x-amz-checksum-crc32c). Errors: see ferry/s3/s3_error.h.
 //
+// AWS: with no endpoint configured, requests go to AWS's endpoint for the
+// region (ResolveS3Target); a bucket S3 says lives elsewhere (301/400 with
+// x-amz-bucket-region, else HeadBucket) is remembered by this store and
+// the request re-signed for its region and sent again, once. Credentials
+// come from S3Config::credential_source, fetched at the first request and
+// refreshed ahead of expiry (CredentialsProvider); an error S3 gives for
+// refused keys names where they came from.
+//
+// A connection that cannot be made (refused, unresolvable, timed out)
+// fails at once, with no retry: retries are for resets and 5xx of a
+// server that answers.
+//
 // Endpoints: requests rotate over S3Config::endpoints. With more than one,
 // an endpoint that refuses a connection is skipped for kEndpointDownTime
 // and the request goes at once to the next endpoint (a refused connection

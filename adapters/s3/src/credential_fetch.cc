@@ -332,7 +332,13 @@ absl::StatusOr<AwsCredentials> FetchCredentials(const AwsCredentialSource& sourc
                         {"RoleArn", source.role_arn},
                         {"RoleSessionName", source.role_session_name}};
       if (!source.external_id.empty()) params.emplace_back("ExternalId", source.external_id);
-      return StsCall(source, std::move(params), &*signer, options, what);
+      absl::StatusOr<AwsCredentials> assumed = StsCall(source, std::move(params), &*signer, options, what);
+      if (!assumed.ok()) {
+        return absl::Status(assumed.status().code(),
+                            absl::StrCat(assumed.status().message(), " (signed with credentials from ",
+                                         source.source->description, ")"));
+      }
+      return assumed;
     }
   }
   return absl::InternalError("unknown credential source");

@@ -480,11 +480,51 @@ void S3ObjectStore::Put(std::string_view key, std::span<const char> bytes,
   Call call{.operation = "PutObject", .method = "PUT", .bucket = bk->first, .key = bk->second};
   AddChecksumHeader(checksum, call.headers);
   call.body = bytes;
+  if (bytes.size() < kExpectContinueBytes || BucketChecked(bk->first)) {
+    return SendPut(std::move(call), std::move(done));
+  }
+  // A server that refuses before reading the body (NoSuchBucket) and
+  // closes may reset the connection under the body, and the refusal is
+  // lost in the reset (versitygw; Expect: 100-continue does not help when
+  // the server says Continue before it looks). One HeadBucket per bucket
+  // and store turns that into NoSuchBucket at once.
+  auto probe = std::make_shared<Call>(
+      Call{.operation = "HeadBucket", .method = "HEAD", .bucket = bk->first});
+  probe->raw_reply = true;
+  IssueTo(probe, PickEndpoint(), 0,
+          [this, call = std::move(call), done = std::move(done)](
+              absl::StatusOr<HttpResponse> r) mutable {
+            if (r.ok() && r->status == 404) {
+              absl::Status missing = absl::NotFoundError(absl::StrCat(
+                  "S3 PutObject ", ResourceName(call.bucket, call.key),
+                  ": NoSuchBucket: the bucket does not exist (HeadBucket answered 404)"));
+              missing.SetPayload(kS3ErrorCodePayload, absl::Cord("NoSuchBucket"));
+              return done(std::move(missing));
+            }
+            if (const std::string* region = r.ok() ? r->Header("x-amz-bucket-region") : nullptr) {
+              if (*region != BucketRegion(call.bucket)) RememberRegion(call.bucket, *region);
+            }
+            MarkBucketChecked(call.bucket);
+            SendPut(std::move(call), std::move(done));
+          });
+}
+
+void S3ObjectStore::SendPut(Call call, Callback<std::string> done) {
   Issue(std::move(call), [done = std::move(done)](absl::StatusOr<HttpResponse> r) mutable {
     if (!r.ok()) return done(std::move(r).status());
     const std::string* etag = r->Header("etag");
     done(etag != nullptr ? *etag : std::string());
   });
+}
+
+bool S3ObjectStore::BucketChecked(const std::string& bucket) {
+  MutexLock l(&regions_mu_);
+  return checked_buckets_.count(bucket) > 0;
+}
+
+void S3ObjectStore::MarkBucketChecked(const std::string& bucket) {
+  MutexLock l(&regions_mu_);
+  checked_buckets_.insert(bucket);
 }
 
 void S3ObjectStore::CreateMultipart(std::string_view key, Callback<std::string> done) {

@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -134,7 +135,8 @@ TEST_F(AwsCredentialsTest, InstanceRoleKeysFromImdsV2SignRequests) {
   auto store = Store(Env({{"AWS_EC2_METADATA_SERVICE_ENDPOINT", aws.url()}}));
   ASSERT_NE(store, nullptr);
   EXPECT_THAT(store->credential_description(), HasSubstr("IMDSv2"));
-  EXPECT_TRUE(RoundTrip(*store, "imds").ok());
+  const absl::Status round_trip = RoundTrip(*store, "imds");
+  EXPECT_TRUE(round_trip.ok()) << round_trip;
   EXPECT_EQ(store->credential_fetches(), 1);
 }
 

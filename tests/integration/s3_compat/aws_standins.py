@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Local stand-ins for the AWS credential endpoints ferry asks (AWS itself is
 unreachable from the tests): IMDSv2, the ECS/EKS container endpoint and STS.
-They hand out the S3 peers' static key (versitygw accepts only that) with a
-session token and an expiry `--expires-in` seconds ahead, so the keys work
-against versitygw and expire on a schedule the test chooses.
+They hand out the S3 peers' static key (versitygw accepts only that) with an
+expiry `--expires-in` seconds ahead, so the keys work against versitygw and
+expire on a schedule the test chooses. No session token unless
+`--with-session-token`: versitygw refuses any (InvalidToken).
 
   aws_standins.py [--expires-in S] [--ecs-token T] [--web-token W] [--source-key K]
+                  [--with-session-token]
   -> prints "PORT" on its first line, serves on 127.0.0.1:PORT until stdin closes.
 
   PUT /latest/api/token                       IMDSv2 token (needs the TTL header)
@@ -35,7 +37,7 @@ def main():
     p.add_argument("--ecs-token", default="ecs-secret-token")
     p.add_argument("--web-token", default="web-identity-jwt")
     p.add_argument("--source-key", default="SOURCEKEY")
-    p.add_argument("--no-session-token", action="store_true")
+    p.add_argument("--with-session-token", action="store_true")
     args = p.parse_args()
     stats = {"imds": 0, "ecs": 0, "assume_role": 0, "web_identity": 0}
     lock = threading.Lock()
@@ -47,7 +49,7 @@ def main():
         expiry = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(
             seconds=args.expires_in)
         return {"AccessKeyId": KEY_ID, "SecretAccessKey": SECRET,
-                "Token": "" if args.no_session_token else f"{kind}-session-{n}",
+                "Token": f"{kind}-session-{n}" if args.with_session_token else "",
                 "Expiration": expiry.strftime("%Y-%m-%dT%H:%M:%SZ")}
 
     class Handler(http.server.BaseHTTPRequestHandler):

@@ -39,6 +39,7 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -186,7 +187,8 @@ class S3ObjectStore : public ObjectStore {
   std::string BucketRegion(const std::string& bucket);
 
   // Request bodies at least this large are sent with Expect: 100-continue,
-  // so a refusal (NoSuchBucket, a redirect) arrives before the body.
+  // so a refusal (NoSuchBucket, a redirect) arrives before the body; a
+  // PutObject this large first checks its bucket exists (once per bucket).
   static constexpr size_t kExpectContinueBytes = size_t{1} << 20;
 
  private:
@@ -209,6 +211,11 @@ class S3ObjectStore : public ObjectStore {
                             const std::string& region, const HttpResponse& reply,
                             Callback<HttpResponse>& done);
   void RememberRegion(const std::string& bucket, const std::string& region);
+  // PutObject of `call`, its reply's ETag to `done`.
+  void SendPut(Call call, Callback<std::string> done);
+  // Whether a large Put already found `bucket` (see Put).
+  bool BucketChecked(const std::string& bucket);
+  void MarkBucketChecked(const std::string& bucket);
   // The next endpoint in rotation that is not marked down (any if all are).
   size_t PickEndpoint();
   // The next endpoint after `endpoint` not marked down, or `endpoint`
@@ -237,6 +244,8 @@ class S3ObjectStore : public ObjectStore {
   // process-wide state).
   Mutex regions_mu_;
   std::map<std::string, std::string> bucket_regions_ ABSL_GUARDED_BY(regions_mu_);
+  // Buckets a HeadBucket found before a large PutObject.
+  std::set<std::string> checked_buckets_ ABSL_GUARDED_BY(regions_mu_);
   std::unique_ptr<HttpClient> http_;
   std::atomic<uint64_t> next_endpoint_{0};
   // Per endpoint: until when (absl::ToUnixNanos) it is skipped.

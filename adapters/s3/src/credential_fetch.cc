@@ -247,6 +247,61 @@ absl::StatusOr<AwsCredentials> FromInstanceMetadata(const AwsCredentialSource& s
   return ParseCredentialsJson(keys.body, absl::StrCat(what, " role ", name));
 }
 
+absl::StatusOr<AwsCredentials> FromSso(const AwsCredentialSource& source,
+                                       const CredentialFetchOptions& options) {
+  const std::string what = absl::StrCat("SSO GetRoleCredentials at ", source.endpoint);
+  const std::string login = "; run `aws sso login` for this profile";
+  absl::StatusOr<std::string> cached = ReadSmallFile(source.sso_token_file);
+  if (!cached.ok()) {
+    return absl::UnauthenticatedError(absl::StrCat(what, ": no cached SSO token (",
+                                                   source.sso_token_file, ")", login));
+  }
+  nlohmann::json doc = nlohmann::json::parse(*cached, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object() || !doc.contains("accessToken") || !doc["accessToken"].is_string()) {
+    return absl::UnauthenticatedError(
+        absl::StrCat(what, ": ", source.sso_token_file, " holds no accessToken", login));
+  }
+  if (doc.contains("expiresAt") && doc["expiresAt"].is_string()) {
+    std::string at = doc["expiresAt"].get<std::string>();
+    if (absl::EndsWith(at, "UTC")) at = absl::StrCat(at.substr(0, at.size() - 3), "Z");
+    absl::StatusOr<absl::Time> expires = ParseExpiration(at, what);
+    if (expires.ok() && *expires <= absl::Now()) {
+      return absl::UnauthenticatedError(
+          absl::StrCat(what, ": the cached SSO token expired at ", at, login));
+    }
+  }
+  const std::string url = absl::StrCat(
+      source.endpoint, absl::EndsWith(source.endpoint, "/") ? "" : "/",
+      "federation/credentials?account_id=", UriEncode(source.sso_account_id, false),
+      "&role_name=", UriEncode(source.sso_role_name, false));
+  FERRY_ASSIGN_OR_RETURN(
+      Reply r, Exchange(what, "GET", url,
+                        {{"x-amz-sso_bearer_token", doc["accessToken"].get<std::string>()}}, "",
+                        options.sts_timeout, options.ca_bundle_path));
+  if (r.status != 200) {
+    return absl::UnauthenticatedError(absl::StrCat(what, ": HTTP ", r.status, ": ", r.body, login));
+  }
+  nlohmann::json reply = nlohmann::json::parse(r.body, nullptr, /*allow_exceptions=*/false);
+  const nlohmann::json* role =
+      reply.is_object() && reply.contains("roleCredentials") ? &reply["roleCredentials"] : nullptr;
+  auto field = [&](const char* name) -> std::string {
+    return role != nullptr && role->is_object() && role->contains(name) &&
+                   (*role)[name].is_string()
+               ? (*role)[name].get<std::string>()
+               : "";
+  };
+  AwsCredentials c{.access_key_id = field("accessKeyId"),
+                   .secret_access_key = field("secretAccessKey"),
+                   .session_token = field("sessionToken")};
+  if (c.access_key_id.empty() || c.secret_access_key.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": answer without roleCredentials"));
+  }
+  if (role->contains("expiration") && (*role)["expiration"].is_number_integer()) {
+    c.expiration = absl::FromUnixMillis((*role)["expiration"].get<int64_t>());
+  }
+  return c;
+}
+
 }  // namespace
 
 absl::StatusOr<AwsCredentials> ParseCredentialsJson(std::string_view json, std::string_view what) {
@@ -300,6 +355,8 @@ absl::StatusOr<AwsCredentials> FetchCredentials(const AwsCredentialSource& sourc
       return FromContainer(source, options);
     case Kind::kInstanceMetadata:
       return FromInstanceMetadata(source, options);
+    case Kind::kSso:
+      return FromSso(source, options);
     case Kind::kWebIdentity: {
       const std::string what = absl::StrCat("STS AssumeRoleWithWebIdentity of ", source.role_arn,
                                             " at ", source.endpoint);

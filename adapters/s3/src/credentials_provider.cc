@@ -4,6 +4,7 @@
 // the store is whole.
 #include "ferry/s3/credentials_provider.h"
 
+#include <algorithm>
 #include <atomic>
 #include <optional>
 #include <utility>
@@ -27,6 +28,7 @@ struct CredentialsProvider::State {
   Mutex mu;
   CondVar fetch_done;
   std::optional<AwsCredentials> kept ABSL_GUARDED_BY(mu);
+  absl::Time kept_since ABSL_GUARDED_BY(mu) = absl::InfinitePast();  // when fetched
   bool fetching ABSL_GUARDED_BY(mu) = false;
   int delivering ABSL_GUARDED_BY(mu) = 0;  // fetch results being handed to waiters
   bool shut_down ABSL_GUARDED_BY(mu) = false;
@@ -51,7 +53,10 @@ void StartFetch(const std::shared_ptr<CredentialsProvider::State>& state) {
     std::vector<Callback<AwsCredentials>> waiters;
     {
       MutexLock l(&state->mu);
-      if (got.ok()) state->kept = *got;
+      if (got.ok()) {
+        state->kept = *got;
+        state->kept_since = absl::Now();
+      }
       waiters.swap(state->waiters);
       state->fetching = false;
       ++state->delivering;
@@ -107,12 +112,18 @@ void CredentialsProvider::Get(Callback<AwsCredentials> done) {
   bool cancelled = false;
   {
     MutexLock l(&s.mu);
-    const absl::Duration must_wait = s.refresh_ahead * 2 / 3;
+    // Keys that live less than twice the window are refreshed at half their
+    // life: otherwise 15-minute STS keys would be fetched on every request.
+    absl::Duration ahead = s.refresh_ahead;
+    if (s.kept.has_value() && s.kept->expiration != absl::InfiniteFuture()) {
+      ahead = std::min(ahead, (s.kept->expiration - s.kept_since) / 2);
+    }
+    const absl::Duration must_wait = ahead * 2 / 3;
     if (s.shut_down) {
       cancelled = true;
     } else if (s.kept.has_value() && now < s.kept->expiration - must_wait) {
       usable = *s.kept;
-      if (now >= s.kept->expiration - s.refresh_ahead && !s.fetching) {
+      if (now >= s.kept->expiration - ahead && !s.fetching) {
         s.fetching = true;
         start = true;
       }

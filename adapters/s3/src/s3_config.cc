@@ -19,6 +19,7 @@
 #include "absl/time/clock.h"
 #include "ferry/base/small_file.h"
 #include "ferry/base/status_macros.h"
+#include "ferry/s3/sigv4.h"
 
 extern char** environ;
 
@@ -283,6 +284,50 @@ absl::StatusOr<std::optional<AwsCredentialSource>> ProfileSource(const ChainInpu
                                                                  const std::string& name,
                                                                  S3Config* keys, int depth);
 
+// botocore's SSOProvider: the profile's sso_account_id and sso_role_name,
+// with sso_session (a "[sso-session NAME]" section holding sso_start_url
+// and sso_region) or the legacy sso_start_url + sso_region in the profile.
+// The token is the one `aws sso login` cached under
+// ~/.aws/sso/cache/<sha1 of the session name, or of the start URL>.json.
+absl::StatusOr<std::optional<AwsCredentialSource>> SsoSource(const ChainInputs& in,
+                                                             const std::string& name,
+                                                             const Section* conf,
+                                                             const std::string& account) {
+  const std::string where = absl::StrCat("profile ", name, " ");
+  const std::string* role = FindKey(conf, "sso_role_name");
+  if (role == nullptr) return Bad(where + "sso_account_id", account, "no sso_role_name beside it");
+  std::string cache_key;
+  const std::string* sso_region = nullptr;
+  if (const std::string* session = FindKey(conf, "sso_session")) {
+    const Section* s = FindSection(in.files.config_file, absl::StrCat("sso-session ", *session));
+    if (s == nullptr) {
+      return Bad(where + "sso_session", *session,
+                 absl::StrCat("no [sso-session ", *session, "] in ", in.files.config_path));
+    }
+    sso_region = FindKey(s, "sso_region");
+    cache_key = *session;
+  } else if (const std::string* start = FindKey(conf, "sso_start_url")) {
+    sso_region = FindKey(conf, "sso_region");
+    cache_key = *start;
+  } else {
+    return Bad(where + "sso_account_id", account, "no sso_session or sso_start_url beside it");
+  }
+  if (sso_region == nullptr) return Bad(where + "sso_region", "", "missing");
+  AwsCredentialSource src{.kind = AwsCredentialSource::Kind::kSso,
+                          .description = absl::StrCat("SSO role ", *role, " of account ", account,
+                                                      " (profile ", name, ")")};
+  src.sso_account_id = account;
+  src.sso_role_name = *role;
+  src.sso_token_file = ExpandHome(absl::StrCat("~/.aws/sso/cache/", Sha1Hex(cache_key), ".json"),
+                                  in.env);
+  if (const std::string* u = Find(in.env, "AWS_ENDPOINT_URL_SSO")) {
+    src.endpoint = *u;
+  } else {
+    src.endpoint = absl::StrCat("https://portal.sso.", *sso_region, ".amazonaws.com");
+  }
+  return src;
+}
+
 // botocore's AssumeRoleProvider for profile `name`: role_arn with
 // source_profile or credential_source.
 absl::StatusOr<std::optional<AwsCredentialSource>> AssumeRoleSource(const ChainInputs& in,
@@ -400,6 +445,11 @@ absl::StatusOr<std::optional<AwsCredentialSource>> ProfileSource(const ChainInpu
                                  .endpoint = StsEndpoint(in, conf),
                                  .sts_region = in.config.region};
     }
+  }
+  if (const std::string* account = FindKey(conf, "sso_account_id")) {
+    FERRY_ASSIGN_OR_RETURN(std::optional<AwsCredentialSource> sso,
+                           SsoSource(in, name, conf, *account));
+    if (sso.has_value()) return sso;
   }
   auto static_keys = [&](const Section* s, const std::string& path) -> std::optional<AwsCredentialSource> {
     const std::string* id = FindKey(s, "aws_access_key_id");

@@ -1,5 +1,7 @@
 #include "ferry/s3/s3_config.h"
 
+#include "ferry/s3/sigv4.h"
+
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -544,6 +546,36 @@ TEST(S3ConfigChainTest, WebIdentityFromTheProfile) {
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->credential_source.kind, Kind::kWebIdentity);
   EXPECT_EQ(c->credential_source.role_arn, "arn:aws:iam::123:role/web");
+}
+
+TEST(S3ConfigChainTest, SsoSessionProfileReadsTheLoginCache) {
+  const std::string home = MakeHome(
+      "ch6",
+      "[profile sso]\nsso_session = corp\nsso_account_id = 111\nsso_role_name = Admin\n"
+      "[sso-session corp]\nsso_start_url = https://corp.awsapps.com/start\nsso_region = eu-west-1\n",
+      "");
+  auto c = S3Config::FromEnvironment({{"HOME", home}, {"AWS_PROFILE", "sso"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  const AwsCredentialSource& s = c->credential_source;
+  EXPECT_EQ(s.kind, Kind::kSso);
+  EXPECT_EQ(s.sso_account_id, "111");
+  EXPECT_EQ(s.sso_role_name, "Admin");
+  EXPECT_EQ(s.endpoint, "https://portal.sso.eu-west-1.amazonaws.com");
+  // botocore's cache file: the SHA-1 of the session name.
+  EXPECT_EQ(s.sso_token_file,
+            home + "/.aws/sso/cache/" + Sha1Hex("corp") + ".json");
+}
+
+TEST(S3ConfigChainTest, LegacySsoProfileKeysTheCacheByStartUrl) {
+  const std::string home = MakeHome(
+      "ch7",
+      "[profile sso]\nsso_start_url = https://x.awsapps.com/start\nsso_region = us-east-2\n"
+      "sso_account_id = 111\nsso_role_name = Admin\n",
+      "");
+  auto c = S3Config::FromEnvironment({{"HOME", home}, {"AWS_PROFILE", "sso"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->credential_source.sso_token_file,
+            home + "/.aws/sso/cache/" + Sha1Hex("https://x.awsapps.com/start") + ".json");
 }
 
 TEST(S3ConfigChainTest, ContainerFullUriWithItsToken) {

@@ -109,6 +109,10 @@ TEST(SigV4Test, AmzDateIsUtcBasicFormat) {
   EXPECT_EQ(AmzDate(absl::FromUnixSeconds(1369353600)), "20130524T000000Z");
 }
 
+TEST(SigV4Test, Sha1OfAbcIsTheKnownDigest) {
+  EXPECT_EQ(Sha1Hex("abc"), "a9993e364706816aba3e25717850c26c9cd0d89d");
+}
+
 // AWS's generic SigV4 test suite (aws-sig-v4-test-suite: service
 // "service", us-east-1, AKIDEXAMPLE, 20150830T123600Z): the signer is not
 // S3-only (STS AssumeRole goes through it too).

@@ -22,6 +22,7 @@
 #include "ferry/runtime/runtime.h"
 #include "ferry/s3/s3_config.h"
 #include "ferry/s3/s3_object_store.h"
+#include "ferry/s3/sigv4.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/s3_peer.h"
@@ -227,10 +228,52 @@ TEST_F(AwsCredentialsTest, CredentialProcessOutputSignsRequests) {
   EXPECT_TRUE(RoundTrip(*store, "process").ok());
 }
 
+// `aws sso login`'s cache for session "corp": the token file and a config
+// whose profile "dev" uses it (in a fresh HOME).
+std::string SsoHome(const std::string& name, const std::string& token_json) {
+  const std::string home = ::testing::TempDir() + "/" + name;
+  std::filesystem::remove_all(home);
+  std::filesystem::create_directories(home + "/.aws/sso/cache");
+  std::ofstream(home + "/.aws/config")
+      << "[profile dev]\nsso_session = corp\nsso_account_id = 123456789012\n"
+         "sso_role_name = ReadOnly\n[sso-session corp]\nsso_start_url = https://corp.awsapps.com/start\n"
+         "sso_region = eu-west-1\n";
+  std::ofstream(absl::StrCat(home, "/.aws/sso/cache/", Sha1Hex("corp"), ".json")) << token_json;
+  return home;
+}
+
+TEST_F(AwsCredentialsTest, SsoProfileUsesTheCachedLoginToken) {
+  StandIns aws("--sso-token tok-1");
+  const std::string home = SsoHome(
+      "sso1", R"({"accessToken": "tok-1", "expiresAt": "2099-01-01T00:00:00Z"})");
+  auto store = Store({{"HOME", home},
+                      {"AWS_ENDPOINT_URL_S3", absl::StrCat("http://127.0.0.1:", peers::kVersitygwPort)},
+                      {"AWS_ENDPOINT_URL_SSO", aws.url()}},
+                     {.profile = "dev"});
+  ASSERT_NE(store, nullptr);
+  EXPECT_THAT(store->credential_description(), HasSubstr("SSO role ReadOnly"));
+  const absl::Status round_trip = RoundTrip(*store, "sso");
+  EXPECT_TRUE(round_trip.ok()) << round_trip;
+}
+
+TEST_F(AwsCredentialsTest, ExpiredSsoTokenSaysToLogInAgain) {
+  const std::string home = SsoHome(
+      "sso2", R"({"accessToken": "tok-1", "expiresAt": "2020-01-01T00:00:00Z"})");
+  auto store = Store({{"HOME", home},
+                      {"AWS_ENDPOINT_URL_S3", absl::StrCat("http://127.0.0.1:", peers::kVersitygwPort)},
+                      {"AWS_ENDPOINT_URL_SSO", "http://127.0.0.1:1"}},
+                     {.profile = "dev"});
+  ASSERT_NE(store, nullptr);
+  auto info = Head(*store, "creds/x");
+  EXPECT_EQ(info.status().code(), absl::StatusCode::kUnauthenticated) << info.status();
+  EXPECT_THAT(info.status().message(), HasSubstr("aws sso login"));
+}
+
 TEST_F(AwsCredentialsTest, KeysExpiringDuringACopyAreRefreshedWithoutAFailedRequest) {
-  // Keys live 4 s; the store fetches again 3 s ahead (in the background)
-  // and waits only in the last 2 s: over 7 s of back-to-back requests the
-  // keys are replaced at least twice and no request fails.
+  // Keys live 4 s, less than twice the 3 s window: the store fetches again
+  // at half their life (2 s ahead, in the background) and would wait only
+  // in their last 1.3 s; over 7 s of back-to-back requests the keys are
+  // replaced at least twice and no request fails.
   StandIns aws("--expires-in 4");
   auto c = S3Config::FromEnvironment(Env({{"AWS_EC2_METADATA_SERVICE_ENDPOINT", aws.url()}}));
   ASSERT_TRUE(c.ok()) << c.status();

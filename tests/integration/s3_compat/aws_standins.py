@@ -7,12 +7,13 @@ expire on a schedule the test chooses. No session token unless
 `--with-session-token`: versitygw refuses any (InvalidToken).
 
   aws_standins.py [--expires-in S] [--ecs-token T] [--web-token W] [--source-key K]
-                  [--with-session-token]
+                  [--sso-token O] [--with-session-token]
   -> prints "PORT" on its first line, serves on 127.0.0.1:PORT until stdin closes.
 
   PUT /latest/api/token                       IMDSv2 token (needs the TTL header)
   GET /latest/meta-data/iam/security-credentials/[ROLE]   (needs the token)
   GET /ecs/creds                              container endpoint (Authorization: T)
+  GET /federation/credentials                 SSO GetRoleCredentials (bearer token O)
   POST /                                      STS AssumeRole (signed by key K) and
                                               AssumeRoleWithWebIdentity (token W)
   GET /stats                                  how many credentials each handed out
@@ -37,9 +38,10 @@ def main():
     p.add_argument("--ecs-token", default="ecs-secret-token")
     p.add_argument("--web-token", default="web-identity-jwt")
     p.add_argument("--source-key", default="SOURCEKEY")
+    p.add_argument("--sso-token", default="sso-access-token")
     p.add_argument("--with-session-token", action="store_true")
     args = p.parse_args()
-    stats = {"imds": 0, "ecs": 0, "assume_role": 0, "web_identity": 0}
+    stats = {"imds": 0, "ecs": 0, "assume_role": 0, "web_identity": 0, "sso": 0}
     lock = threading.Lock()
 
     def creds(kind):
@@ -95,6 +97,18 @@ def main():
                 c = creds("ecs")
                 c["RoleArn"] = "arn:aws:iam::000000000000:role/" + ROLE
                 return self.reply(200, json.dumps(c), "application/json")
+            if self.path.startswith("/federation/credentials?"):
+                q = urllib.parse.parse_qs(self.path.split("?", 1)[1])
+                if self.headers.get("x-amz-sso_bearer_token") != args.sso_token:
+                    return self.reply(401, json.dumps({"message": "Session token not found or invalid"}))
+                if not q.get("account_id") or not q.get("role_name"):
+                    return self.reply(400, json.dumps({"message": "account_id and role_name"}))
+                c = creds("sso")
+                expiry = datetime.datetime.strptime(c["Expiration"], "%Y-%m-%dT%H:%M:%SZ")
+                millis = int(expiry.replace(tzinfo=datetime.timezone.utc).timestamp() * 1000)
+                return self.reply(200, json.dumps({"roleCredentials": {
+                    "accessKeyId": c["AccessKeyId"], "secretAccessKey": c["SecretAccessKey"],
+                    "sessionToken": c["Token"], "expiration": millis}}), "application/json")
             if self.path == "/stats":
                 with lock:
                     return self.reply(200, json.dumps(stats), "application/json")

@@ -48,6 +48,10 @@ struct AwsCredentialSource {
     kContainer,
     // IMDSv2 at `endpoint`: a token PUT, then the instance role's keys.
     kInstanceMetadata,
+    // IAM Identity Center (SSO): the role `sso_role_name` of account
+    // `sso_account_id`, asked of the SSO portal `endpoint` with the access
+    // token `aws sso login` cached in `sso_token_file`.
+    kSso,
   };
   Kind kind = Kind::kStatic;
   // Where the keys came from, for error messages: "environment variables
@@ -67,9 +71,13 @@ struct AwsCredentialSource {
   // (source_profile or credential_source).
   std::shared_ptr<const AwsCredentialSource> source;
   // kAssumeRole, kWebIdentity: the STS endpoint URL and its signing region;
-  // kContainer: the full credentials URL; kInstanceMetadata: the IMDS base URL.
+  // kContainer: the full credentials URL; kInstanceMetadata: the IMDS base
+  // URL; kSso: the SSO portal's base URL.
   std::string endpoint;
   std::string sts_region;
+  std::string sso_token_file;            // kSso
+  std::string sso_account_id;            // kSso
+  std::string sso_role_name;             // kSso
   std::string authorization_token;       // kContainer
   std::string authorization_token_file;  // kContainer
 };

@@ -130,7 +130,10 @@ struct S3Config {
   //   AWS_SECRET_ACCESS_KEY (+ AWS_SESSION_TOKEN); the profile's role_arn
   //   with source_profile or credential_source (STS AssumeRole); web
   //   identity (AWS_WEB_IDENTITY_TOKEN_FILE + AWS_ROLE_ARN, or the
-  //   profile's web_identity_token_file + role_arn); the profile's keys in
+  //   profile's web_identity_token_file + role_arn); SSO (the profile's
+  //   sso_account_id + sso_role_name with sso_session or sso_start_url, the
+  //   token `aws sso login` cached; the portal at AWS_ENDPOINT_URL_SSO or
+  //   https://portal.sso.REGION.amazonaws.com); the profile's keys in
   //   the credentials file (AWS_SHARED_CREDENTIALS_FILE, default
   //   $HOME/.aws/credentials, section "[NAME]"); its credential_process;
   //   its keys in the config file; the container endpoint

@@ -8,8 +8,10 @@
 // Refresh: keys with less than `refresh_ahead` left are fetched again in
 // the background while requests keep signing with them; only with less
 // than two thirds of it left (botocore's 15/10 minutes) do requests wait
-// for the fetch. One fetch at a time; every waiter gets its result. A
-// failed background refresh keeps the old keys until they are due.
+// for the fetch; keys that live less than twice `refresh_ahead` are
+// refreshed at half their life instead. One fetch at a time; every waiter
+// gets its result. A failed background refresh keeps the old keys until
+// they are due.
 //
 // Thread-safety: thread-safe. REQUIRES: Shutdown() (or destruction) before
 // the Runtime goes; the callbacks of Get may run inline or on a blocking

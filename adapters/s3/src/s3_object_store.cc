@@ -29,6 +29,7 @@
 #include "ferry/base/clock.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
+#include "ferry/runtime/retry_policy.h"
 #include "ferry/runtime/runtime.h"
 #include "ferry/s3/s3_error.h"
 #include "ferry/s3/s3_replies.h"
@@ -231,15 +232,6 @@ void S3ObjectStore::Issue(Call call, Callback<HttpResponse> done) {
 
 namespace {
 
-// `status` with `more` appended to its message, payloads kept.
-absl::Status WithHint(const absl::Status& status, std::string_view more) {
-  absl::Status out(status.code(), absl::StrCat(status.message(), ToAbsl(more)));
-  status.ForEachPayload([&](absl::string_view url, const absl::Cord& payload) {
-    out.SetPayload(url, payload);
-  });
-  return out;
-}
-
 // What to check when S3 refused the keys (or said 403 without a body, as
 // to a HEAD): where they came from.
 std::string CredentialHint(const absl::Status& status, long http_status, bool anonymous,
@@ -357,7 +349,11 @@ void S3ObjectStore::SendSigned(std::shared_ptr<Call> call, size_t endpoint_index
     }
     const std::string resource = ResourceName(call->bucket, call->key);
     if (!r.ok()) {
-      done(Annotate(r.status(), absl::StrCat("S3 ", call->operation, " ", resource)));
+      absl::Status failed = Annotate(r.status(), absl::StrCat("S3 ", call->operation, " ", resource));
+      // A server that is not there stays so for a while: no layer above
+      // (the file table's, the engine's retries) tries again.
+      if (IsConnectFailure(r.status())) MarkRetriesExhausted(failed);
+      done(std::move(failed));
       return;
     }
     if (call->raw_reply) return done(std::move(r));
@@ -370,7 +366,7 @@ void S3ObjectStore::SendSigned(std::shared_ptr<Call> call, size_t endpoint_index
                                          rid != nullptr ? *rid : "");
       const std::string hint = CredentialHint(error, r->status, credentials_->anonymous(),
                                               credentials_->description());
-      done(hint.empty() ? std::move(error) : WithHint(error, hint));
+      done(hint.empty() ? std::move(error) : AppendToMessage(error, hint));
       return;
     }
     done(std::move(r));

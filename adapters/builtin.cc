@@ -17,7 +17,12 @@ absl::Status RegisterBuiltinFileSystems(fs::FileSystemRegistry& registry,
   FERRY_RETURN_IF_ERROR(registry.Register(
       "s3", s3::NewS3Provider({.chunks = options.s3_chunks,
                                .make_bucket = options.s3_make_bucket,
-                               .stall_timeout = options.io_timeout})));
+                               .stall_timeout = options.io_timeout,
+                               .config_overrides = {.endpoint_url = options.s3_endpoint_url,
+                                                    .profile = options.s3_profile,
+                                                    .region = options.s3_region,
+                                                    .no_sign_request =
+                                                        options.s3_no_sign_request}})));
   irods::IrodsFileSystemOptions irods_options{
       .chunks = {.parallelism = options.irods_parallelism}};
   if (options.irods_connections > 0) irods_options.client.connections = options.irods_connections;

@@ -4,8 +4,10 @@
 //
 // The input gives the profile name, then the config file, then the
 // credentials file (FuzzedDataProvider). Whatever the bytes: a config or
-// InvalidArgument; an accepted one has an endpoint, and credentials only
-// in pairs.
+// InvalidArgument; an accepted one has no empty endpoint (none means
+// AWS's), a region, credentials only in pairs, and names where its
+// credentials come from. Nothing is run or fetched: that is the store's
+// first request.
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -38,8 +40,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Check(c.status().code() == absl::StatusCode::kInvalidArgument);
     return 0;
   }
-  Check(!c->endpoints.empty());
   for (const std::string& e : c->endpoints) Check(!e.empty());
+  Check(!c->region.empty());
   Check(c->access_key_id.empty() == c->secret_access_key.empty());
+  Check(!c->credential_source.description.empty());
   return 0;
 }

@@ -512,7 +512,8 @@ class S3Provider final : public fs::FileSystemProvider {
       MutexLock lock(&mu_);
       if (fs_ == nullptr) {
         FERRY_ASSIGN_OR_RETURN(S3Config config,
-                               S3Config::FromEnvironment(S3Config::ProcessEnvironment()));
+                               S3Config::FromEnvironment(S3Config::ProcessEnvironment(),
+                                                         options_.config_overrides));
         if (options_.stall_timeout > absl::ZeroDuration()) {
           config.stall_timeout = options_.stall_timeout;
         }

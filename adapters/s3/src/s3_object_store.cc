@@ -29,11 +29,15 @@
 #include "ferry/base/clock.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
+#include "ferry/runtime/retry_policy.h"
 #include "ferry/runtime/runtime.h"
 #include "ferry/s3/s3_error.h"
 #include "ferry/s3/s3_replies.h"
 #include "ferry/s3/http_client.h"
 #include "ferry/s3/s3_xml.h"
+#include "ferry/s3/s3_endpoint.h"
+#include "ferry/s3/credentials_provider.h"
+#include "absl/strings/cord.h"
 #include "ferry/s3/sigv4.h"
 
 namespace ferry::s3 {
@@ -49,6 +53,11 @@ struct S3ObjectStore::Call {
   std::string payload_hash = kUnsignedPayload;
   int64_t expected_body_bytes = -1;
   std::span<char> response_buffer;  // see HttpRequest::response_buffer
+  // Sent again once already for the bucket's own region (a redirect is
+  // followed once).
+  bool redirected = false;
+  // Any HTTP status is handed back as a reply (HeadBucket's region probe).
+  bool raw_reply = false;
 
   // The GetObject of bytes [offset, offset + length) of "bucket/key" `key`
   // (GetRange, GetRangeInto), If-Match `if_match` unless empty.
@@ -84,18 +93,6 @@ void AddChecksumHeader(const Checksum& checksum,
       headers.emplace_back("x-amz-checksum-crc32c", absl::Base64Escape(checksum.value));
       break;
   }
-}
-
-// True if `bucket` can be the first label of a host name: 3-63 of
-// [a-z0-9-], not starting or ending with '-'. Dots are excluded too: a
-// bucket "a.b" under a "*.s3.host" TLS certificate would not match it.
-bool DnsCompatibleBucket(const std::string& bucket) {
-  if (bucket.size() < 3 || bucket.size() > 63) return false;
-  if (bucket.front() == '-' || bucket.back() == '-') return false;
-  for (char c : bucket) {
-    if (!absl::ascii_islower(c) && !absl::ascii_isdigit(c) && c != '-') return false;
-  }
-  return true;
 }
 
 std::string ResourceName(const std::string& bucket, const std::string& key) {
@@ -149,29 +146,27 @@ absl::StatusOr<S3ObjectStore::Call> S3ObjectStore::Call::RangedGet(std::string_v
 
 absl::StatusOr<std::unique_ptr<S3ObjectStore>> S3ObjectStore::Create(Runtime& runtime,
                                                                      const S3Config& config) {
-  if (config.endpoints.empty()) {
-    return absl::InvalidArgumentError("S3ObjectStore: the config has no endpoint");
-  }
-  if (config.access_key_id.empty() || config.secret_access_key.empty()) {
-    return absl::InvalidArgumentError(
-        "S3ObjectStore: no credentials (S3_AUTH_FILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)");
-  }
-  return std::unique_ptr<S3ObjectStore>(new S3ObjectStore(runtime, config));
+  FERRY_ASSIGN_OR_RETURN(std::unique_ptr<CredentialsProvider> credentials,
+                         CredentialsProvider::Create(runtime, config));
+  return std::unique_ptr<S3ObjectStore>(
+      new S3ObjectStore(runtime, config, std::move(credentials)));
 }
 
-S3ObjectStore::S3ObjectStore(Runtime& runtime, const S3Config& config)
+S3ObjectStore::S3ObjectStore(Runtime& runtime, const S3Config& config,
+                             std::unique_ptr<CredentialsProvider> credentials)
     : runtime_(runtime),
       config_(config),
-      credentials_(std::make_unique<const SigV4Credentials>(
-          SigV4Credentials{config.access_key_id, config.secret_access_key})),
+      credentials_(std::move(credentials)),
       http_(std::make_unique<HttpClient>(
           runtime, HttpClientOptions{.connect_timeout = config.connect_timeout,
                                      .stall_timeout = config.stall_timeout,
                                      .retry_count = config.retry_count,
                                      .retry_wait = config.retry_wait,
                                      .ca_bundle_path = config.ca_bundle_path})),
-      endpoint_down_until_(new std::atomic<int64_t>[config.endpoints.size()]) {
-  for (size_t i = 0; i < config_.endpoints.size(); ++i) endpoint_down_until_[i].store(0);
+      endpoint_down_until_(new std::atomic<int64_t>[std::max<size_t>(1, config.endpoints.size())]) {
+  for (size_t i = 0; i < std::max<size_t>(1, config_.endpoints.size()); ++i) {
+    endpoint_down_until_[i].store(0);
+  }
 }
 
 // The HTTP client shuts down first, in the destructor's body: it completes
@@ -181,7 +176,24 @@ S3ObjectStore::S3ObjectStore(Runtime& runtime, const S3Config& config)
 // while it is still whole.
 int64_t S3ObjectStore::body_bytes_received() const { return http_->body_bytes_received(); }
 
-S3ObjectStore::~S3ObjectStore() { http_->Shutdown(); }
+S3ObjectStore::~S3ObjectStore() {
+  // A credential fetch in flight calls back into IssueTo: let it, then
+  // cancel what it sent.
+  credentials_->Shutdown();
+  http_->Shutdown();
+}
+
+const std::string& S3ObjectStore::credential_description() const {
+  return credentials_->description();
+}
+
+int64_t S3ObjectStore::credential_fetches() const { return credentials_->fetches(); }
+
+std::string S3ObjectStore::BucketRegion(const std::string& bucket) {
+  MutexLock l(&regions_mu_);
+  auto it = bucket_regions_.find(bucket);
+  return it == bucket_regions_.end() ? config_.region : it->second;
+}
 
 template <typename T>
 void S3ObjectStore::FailLater(Callback<T> done, absl::Status status) {
@@ -195,7 +207,7 @@ bool S3ObjectStore::EndpointDown(size_t endpoint, absl::Time now) const {
 }
 
 size_t S3ObjectStore::PickEndpoint() {
-  const size_t n = config_.endpoints.size();
+  const size_t n = std::max<size_t>(1, config_.endpoints.size());
   const size_t first = next_endpoint_.fetch_add(1, std::memory_order_relaxed) % n;
   if (n == 1) return 0;
   const absl::Time now = NowFrom(nullptr);
@@ -206,7 +218,7 @@ size_t S3ObjectStore::PickEndpoint() {
 }
 
 size_t S3ObjectStore::NextHealthyEndpoint(size_t endpoint) const {
-  const size_t n = config_.endpoints.size();
+  const size_t n = std::max<size_t>(1, config_.endpoints.size());
   const absl::Time now = NowFrom(nullptr);
   for (size_t i = 1; i < n; ++i) {
     if (!EndpointDown((endpoint + i) % n, now)) return (endpoint + i) % n;
@@ -218,62 +230,113 @@ void S3ObjectStore::Issue(Call call, Callback<HttpResponse> done) {
   IssueTo(std::make_shared<Call>(std::move(call)), PickEndpoint(), 0, std::move(done));
 }
 
+namespace {
+
+// What to check when S3 refused the keys (or said 403 without a body, as
+// to a HEAD): where they came from.
+std::string CredentialHint(const absl::Status& status, long http_status, bool anonymous,
+                           const std::string& source) {
+  if (anonymous) {
+    return http_status == 401 || http_status == 403 ||
+                   status.code() == absl::StatusCode::kPermissionDenied ||
+                   status.code() == absl::StatusCode::kUnauthenticated
+               ? "; the request was unsigned (--no-sign-request / no_sign_request): only a "
+                 "public bucket answers it"
+               : "";
+  }
+  if (status.code() == absl::StatusCode::kUnauthenticated) {
+    return absl::StrCat("; signed with credentials from ", source,
+                        ": check that access key and secret belong together, are active, and that "
+                        "a session token has not expired (and the clock is right)");
+  }
+  if (http_status == 403) {
+    return absl::StrCat("; signed with credentials from ", source,
+                        ": they lack permission for this, or (a HEAD carries no error detail) "
+                        "the secret is wrong");
+  }
+  return "";
+}
+
+}  // namespace
+
 void S3ObjectStore::IssueTo(std::shared_ptr<Call> call, size_t endpoint_index, size_t tried,
                             Callback<HttpResponse> done) {
-  const std::string& endpoint = config_.endpoints[endpoint_index];
-  const bool bucket_in_path =
-      config_.path_style || call->bucket.empty() || !DnsCompatibleBucket(call->bucket);
-  const std::string host = bucket_in_path ? endpoint : absl::StrCat(call->bucket, ".", endpoint);
-  const std::string path =
-      !bucket_in_path || call->bucket.empty()
-          ? absl::StrCat("/", UriEncode(call->key, true))
-      : call->key.empty()  // bucket-level call: "/bucket", no trailing slash
-          ? absl::StrCat("/", UriEncode(call->bucket, false))
-          : absl::StrCat("/", UriEncode(call->bucket, false), "/", UriEncode(call->key, true));
-  const std::string amz_date = AmzDate(absl::Now());
+  credentials_->Get([this, call = std::move(call), endpoint_index, tried, done = std::move(done)](
+                        absl::StatusOr<AwsCredentials> keys) mutable {
+    if (!keys.ok()) {
+      return done(Annotate(keys.status(), absl::StrCat("S3 ", call->operation, " ",
+                                                       ResourceName(call->bucket, call->key))));
+    }
+    SendSigned(std::move(call), endpoint_index, tried, *keys, std::move(done));
+  });
+}
+
+void S3ObjectStore::SendSigned(std::shared_ptr<Call> call, size_t endpoint_index, size_t tried,
+                               const AwsCredentials& keys, Callback<HttpResponse> done) {
+  const std::string region = call->bucket.empty() ? config_.region : BucketRegion(call->bucket);
+  const S3Target target = ResolveS3Target(
+      config_, config_.endpoints.empty() ? std::string_view() : config_.endpoints[endpoint_index],
+      region, call->bucket, call->key);
+  const std::string amz_date =
+      AmzDate(config_.signing_clock != nullptr ? config_.signing_clock->Now() : absl::Now());
 
   SigV4Request sig;
   sig.method = call->method;
-  sig.path = path;
+  sig.path = target.path;
   sig.query = call->query;
   sig.payload_hash = call->payload_hash;
   sig.headers = call->headers;
-  sig.headers.emplace_back("host", host);
+  sig.headers.emplace_back("host", target.host);
   sig.headers.emplace_back("x-amz-date", amz_date);
   sig.headers.emplace_back("x-amz-content-sha256", call->payload_hash);
-  if (!config_.session_token.empty()) {
-    sig.headers.emplace_back("x-amz-security-token", config_.session_token);
+  if (!keys.session_token.empty()) {
+    sig.headers.emplace_back("x-amz-security-token", keys.session_token);
   }
-  std::string signing_key;
-  {
-    const std::string_view date = std::string_view(amz_date).substr(0, 8);
-    MutexLock l(&signing_key_mu_);
-    if (signing_key_date_ != date) {
-      signing_key_ = SigningKey(credentials_->secret_access_key, date, config_.region);
-      signing_key_date_ = std::string(date);
+  std::string authorization;
+  if (!credentials_->anonymous()) {
+    std::string signing_key;
+    {
+      const std::string_view date = std::string_view(amz_date).substr(0, 8);
+      MutexLock l(&signing_key_mu_);
+      if (signing_key_date_ != date || signing_key_region_ != region ||
+          signing_key_secret_ != keys.secret_access_key) {
+        signing_key_ = SigningKey(keys.secret_access_key, date, region);
+        signing_key_date_ = std::string(date);
+        signing_key_region_ = region;
+        signing_key_secret_ = keys.secret_access_key;
+      }
+      signing_key = signing_key_;
     }
-    signing_key = signing_key_;
+    authorization = SignV4WithKey(sig, keys.access_key_id, signing_key, region, amz_date);
   }
-  std::string authorization =
-      SignV4WithKey(sig, credentials_->access_key_id, signing_key, config_.region, amz_date);
 
   HttpRequest req;
   req.method = call->method;
-  req.url = absl::StrCat(config_.use_https ? "https://" : "http://", host, path);
+  req.url = absl::StrCat(target.url_prefix, target.path);
   if (!call->query.empty()) absl::StrAppend(&req.url, "?", CanonicalQueryString(call->query));
   req.headers = std::move(sig.headers);
-  req.headers.emplace_back("authorization", std::move(authorization));
+  if (!authorization.empty()) req.headers.emplace_back("authorization", std::move(authorization));
   if (call->method == "POST") {
     // curl's default form-urlencoded type makes some servers (s3proxy)
     // swallow the body.
     req.headers.emplace_back("content-type", "application/xml");
   }
+  if (call->body.size() >= kExpectContinueBytes) {
+    // The server may refuse before the body (NoSuchBucket, AccessDenied,
+    // a redirect) and close: without this the refusal is lost in a reset
+    // while the body is still going out, and the upload is retried blind.
+    // curl honours the first Expect header it is given (not signed, as
+    // botocore does not sign it).
+    req.headers.emplace_back("expect", "100-continue");
+  }
   req.body = call->body;
   req.expected_body_bytes = call->expected_body_bytes;
   req.response_buffer = call->response_buffer;
-  req.fail_fast_on_connect = config_.endpoints.size() > 1;
+  // A server that is not there fails at once: retries are for resets and
+  // 5xx of a server that answers.
+  req.fail_fast_on_connect = true;
 
-  http_->Send(std::move(req), [this, call, endpoint_index, tried, done = std::move(done)](
+  http_->Send(std::move(req), [this, call, endpoint_index, tried, region, done = std::move(done)](
                                   absl::StatusOr<HttpResponse> r) mutable {
     if (!r.ok() && config_.endpoints.size() > 1 && IsConnectFailure(r.status())) {
       endpoint_down_until_[endpoint_index].store(
@@ -286,17 +349,71 @@ void S3ObjectStore::IssueTo(std::shared_ptr<Call> call, size_t endpoint_index, s
     }
     const std::string resource = ResourceName(call->bucket, call->key);
     if (!r.ok()) {
-      done(Annotate(r.status(), absl::StrCat("S3 ", call->operation, " ", resource)));
+      absl::Status failed = Annotate(r.status(), absl::StrCat("S3 ", call->operation, " ", resource));
+      // A server that is not there stays so for a while: no layer above
+      // (the file table's, the engine's retries) tries again.
+      if (IsConnectFailure(r.status())) MarkRetriesExhausted(failed);
+      done(std::move(failed));
       return;
+    }
+    if (call->raw_reply) return done(std::move(r));
+    if (r->status == 301 || r->status == 307 || r->status == 400) {
+      if (FollowRegionRedirect(call, endpoint_index, tried, region, *r, done)) return;
     }
     if (r->status < 200 || r->status > 299) {
       const std::string* rid = r->Header("x-amz-request-id");
-      done(S3ErrorStatus(call->operation, resource, r->status, r->body,
-                         rid != nullptr ? *rid : ""));
+      absl::Status error = S3ErrorStatus(call->operation, resource, r->status, r->body,
+                                         rid != nullptr ? *rid : "");
+      const std::string hint = CredentialHint(error, r->status, credentials_->anonymous(),
+                                              credentials_->description());
+      done(hint.empty() ? std::move(error) : AppendToMessage(error, hint));
       return;
     }
     done(std::move(r));
   });
+}
+
+bool S3ObjectStore::FollowRegionRedirect(const std::shared_ptr<Call>& call, size_t endpoint_index,
+                                         size_t tried, const std::string& region,
+                                         const HttpResponse& reply,
+                                         Callback<HttpResponse>& done) {
+  if (call->bucket.empty() || call->redirected) return false;
+  std::string bucket_region;
+  if (const std::string* h = reply.Header("x-amz-bucket-region")) bucket_region = *h;
+  if (bucket_region.empty()) bucket_region = XmlText(reply.body, "Region");
+  if (bucket_region.empty() && reply.status == 301) {
+    // A 301 that names no region (some HEADs): ask HeadBucket, whose
+    // answer carries x-amz-bucket-region whatever its status.
+    auto probe = std::make_shared<Call>(
+        Call{.operation = "HeadBucket", .method = "HEAD", .bucket = call->bucket});
+    probe->raw_reply = true;
+    probe->redirected = true;
+    IssueTo(probe, endpoint_index, tried,
+            [this, call, endpoint_index, tried, region, done = std::move(done)](
+                absl::StatusOr<HttpResponse> r) mutable {
+              const std::string* h = r.ok() ? r->Header("x-amz-bucket-region") : nullptr;
+              if (h == nullptr || *h == region) {
+                return done(absl::FailedPreconditionError(absl::StrCat(
+                    "S3 ", call->operation, " ", ResourceName(call->bucket, call->key),
+                    ": HTTP 301, the bucket is in another region and HeadBucket did not say "
+                    "which (set the region)")));
+              }
+              RememberRegion(call->bucket, *h);
+              call->redirected = true;
+              IssueTo(std::move(call), endpoint_index, tried, std::move(done));
+            });
+    return true;
+  }
+  if (bucket_region.empty() || bucket_region == region) return false;
+  RememberRegion(call->bucket, bucket_region);
+  call->redirected = true;
+  IssueTo(call, endpoint_index, tried, std::move(done));
+  return true;
+}
+
+void S3ObjectStore::RememberRegion(const std::string& bucket, const std::string& region) {
+  MutexLock l(&regions_mu_);
+  bucket_regions_[bucket] = region;
 }
 
 void S3ObjectStore::Head(std::string_view key, Callback<ObjectInfo> done) {
@@ -359,11 +476,51 @@ void S3ObjectStore::Put(std::string_view key, std::span<const char> bytes,
   Call call{.operation = "PutObject", .method = "PUT", .bucket = bk->first, .key = bk->second};
   AddChecksumHeader(checksum, call.headers);
   call.body = bytes;
+  if (bytes.size() < kExpectContinueBytes || BucketChecked(bk->first)) {
+    return SendPut(std::move(call), std::move(done));
+  }
+  // A server that refuses before reading the body (NoSuchBucket) and
+  // closes may reset the connection under the body, and the refusal is
+  // lost in the reset (versitygw; Expect: 100-continue does not help when
+  // the server says Continue before it looks). One HeadBucket per bucket
+  // and store turns that into NoSuchBucket at once.
+  auto probe = std::make_shared<Call>(
+      Call{.operation = "HeadBucket", .method = "HEAD", .bucket = bk->first});
+  probe->raw_reply = true;
+  IssueTo(probe, PickEndpoint(), 0,
+          [this, call = std::move(call), done = std::move(done)](
+              absl::StatusOr<HttpResponse> r) mutable {
+            if (r.ok() && r->status == 404) {
+              absl::Status missing = absl::NotFoundError(absl::StrCat(
+                  "S3 PutObject ", ResourceName(call.bucket, call.key),
+                  ": NoSuchBucket: the bucket does not exist (HeadBucket answered 404)"));
+              missing.SetPayload(kS3ErrorCodePayload, absl::Cord("NoSuchBucket"));
+              return done(std::move(missing));
+            }
+            if (const std::string* region = r.ok() ? r->Header("x-amz-bucket-region") : nullptr) {
+              if (*region != BucketRegion(call.bucket)) RememberRegion(call.bucket, *region);
+            }
+            MarkBucketChecked(call.bucket);
+            SendPut(std::move(call), std::move(done));
+          });
+}
+
+void S3ObjectStore::SendPut(Call call, Callback<std::string> done) {
   Issue(std::move(call), [done = std::move(done)](absl::StatusOr<HttpResponse> r) mutable {
     if (!r.ok()) return done(std::move(r).status());
     const std::string* etag = r->Header("etag");
     done(etag != nullptr ? *etag : std::string());
   });
+}
+
+bool S3ObjectStore::BucketChecked(const std::string& bucket) {
+  MutexLock l(&regions_mu_);
+  return checked_buckets_.count(bucket) > 0;
+}
+
+void S3ObjectStore::MarkBucketChecked(const std::string& bucket) {
+  MutexLock l(&regions_mu_);
+  checked_buckets_.insert(bucket);
 }
 
 void S3ObjectStore::CreateMultipart(std::string_view key, Callback<std::string> done) {

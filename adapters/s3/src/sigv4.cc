@@ -71,6 +71,13 @@ std::string Sha256Hex(std::span<const char> bytes) {
   return Hex(out, len);
 }
 
+std::string Sha1Hex(std::string_view bytes) {
+  unsigned char out[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(bytes.data(), bytes.size(), out, &len, EVP_sha1(), nullptr);
+  return Hex(out, len);
+}
+
 std::string AmzDate(absl::Time t) {
   return absl::FormatTime("%Y%m%dT%H%M%SZ", t, absl::UTCTimeZone());
 }

@@ -42,7 +42,8 @@ __all__ = ["S3Client", "download", "open", "upload", "TransferStats"]
 class S3Client(ClientWrapper):
     """One S3 endpoint; a context manager. Closing it while files are open
     is safe: they keep what they need until they are closed. ``ValueError``
-    for an unusable configuration (no endpoint, a bad context value)."""
+    for an unusable configuration (a bad endpoint URL or context value). No
+    endpoint means AWS's for the region, as with the AWS CLI."""
 
     def __init__(self, *, runtime: _core.Runtime, endpoint: Optional[str] = None,
                  access_key_id: Optional[str] = None, secret_access_key: Optional[str] = None,

@@ -160,8 +160,11 @@ class PyS3Client {
     absl::StatusOr<std::shared_ptr<s3::S3FileSystem>> fs =
         s3::S3FileSystem::Create(pin->runtime(), *config, fs_options);
     if (!fs.ok()) return fs.status();
-    endpoint_ = absl::StrCat(config->use_https ? "https://" : "http://",
-                             config->endpoints.empty() ? "" : config->endpoints.front());
+    // No endpoint: AWS's for the region (shown as its regional form).
+    endpoint_ = config->endpoints.empty()
+                    ? absl::StrCat("https://s3.", config->region, ".amazonaws.com")
+                    : absl::StrCat(config->use_https ? "https://" : "http://",
+                                   config->endpoints.front());
     state_ = S3State::Make(std::move(*pin), std::move(*fs));
     return absl::OkStatus();
   }

@@ -219,12 +219,19 @@ def test_failed_upload_raises_at_close(versitygw, rt, boto):
         assert f.closed
 
 
-def test_no_endpoint_is_a_value_error(rt, monkeypatch, tmp_path):
+def test_no_endpoint_is_aws_for_the_region(rt, monkeypatch, tmp_path):
     for var in ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_PROFILE"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.aws profile files
+    with ferry.s3.S3Client(runtime=rt, access_key_id="a", secret_access_key="b",
+                           region="eu-west-1") as c:
+        assert c.endpoint == "https://s3.eu-west-1.amazonaws.com"
+
+
+def test_bad_endpoint_url_is_a_value_error(rt):
     with pytest.raises(ValueError):
-        ferry.s3.S3Client(runtime=rt, access_key_id="a", secret_access_key="b")
+        ferry.s3.S3Client(runtime=rt, endpoint="ftp://host", access_key_id="a",
+                          secret_access_key="b")
 
 
 def test_environment_configures_the_client(versitygw, rt, stored, monkeypatch):

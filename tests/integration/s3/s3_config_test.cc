@@ -1,5 +1,7 @@
 #include "ferry/s3/s3_config.h"
 
+#include "ferry/s3/sigv4.h"
+
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -20,7 +22,7 @@ namespace ferry::s3 {
 void PrintTo(const S3Config& c, std::ostream* os) {
   *os << "{endpoints=" << absl::StrJoin(c.endpoints, ",") << " region=" << c.region
       << " access_key_id=" << c.access_key_id << " session_token=" << c.session_token
-      << " use_https=" << c.use_https << " path_style=" << c.path_style
+      << " use_https=" << c.use_https << " addressing_style=" << static_cast<int>(c.addressing_style)
       << " ca_bundle_path=" << c.ca_bundle_path << "}";
 }
 
@@ -38,7 +40,7 @@ struct Resolved {
   std::optional<std::string> secret_access_key;
   std::optional<std::string> session_token;
   std::optional<bool> use_https;
-  std::optional<bool> path_style;
+  std::optional<AddressingStyle> addressing_style;
   std::optional<std::string> ca_bundle_path;
 };
 
@@ -58,7 +60,7 @@ MATCHER_P(ResolvesMatcher, want, "resolves to the expected endpoints, region, ke
   check("secret_access_key", want.secret_access_key, arg.secret_access_key);
   check("session_token", want.session_token, arg.session_token);
   check("use_https", want.use_https, arg.use_https);
-  check("path_style", want.path_style, arg.path_style);
+  check("addressing_style", want.addressing_style, arg.addressing_style);
   check("ca_bundle_path", want.ca_bundle_path, arg.ca_bundle_path);
   return matches;
 }
@@ -123,7 +125,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadContext{"BadProto", "S3_DEFAULT_HOSTNAME=h;S3_PROTO=ftp", "S3_PROTO"},
         BadContext{"MissingAuthFile", "S3_DEFAULT_HOSTNAME=h;S3_AUTH_FILE=/nonexistent/keys",
                    "S3_AUTH_FILE"},
-        BadContext{"NoEndpoint", "S3_REGIONNAME=x", "S3_DEFAULT_HOSTNAME"}),
+        // (No S3_DEFAULT_HOSTNAME at all is AWS: S3ConfigAwsTest.)
+        BadContext{"EmptyHostname", "S3_DEFAULT_HOSTNAME= ;S3_REGIONNAME=x",
+                   "S3_DEFAULT_HOSTNAME"}),
     [](const ::testing::TestParamInfo<BadContext>& p) { return p.param.name; });
 
 TEST(S3ConfigTest, AuthFileWithOneLineIsRejected) {
@@ -230,7 +234,7 @@ TEST(S3ConfigProfileTest, DefaultProfileGivesKeysRegionAndEndpoint) {
                             .secret_access_key = "DEFSECRET",
                             .session_token = "",
                             .use_https = false,
-                            .path_style = true}));
+                            .addressing_style = AddressingStyle::kAuto}));
 }
 
 TEST(S3ConfigProfileTest, NamedProfileReadsTheNestedS3Block) {
@@ -243,7 +247,7 @@ TEST(S3ConfigProfileTest, NamedProfileReadsTheNestedS3Block) {
                             .access_key_id = "NESTKEY",
                             .session_token = "NESTTOKEN",
                             .use_https = true,
-                            .path_style = false,
+                            .addressing_style = AddressingStyle::kVirtual,
                             .ca_bundle_path = home + "/ca.pem"}));
 }
 
@@ -339,7 +343,7 @@ TEST(S3ConfigProfileTest, ContextStillWinsOverTheProfile) {
   EXPECT_THAT(*c, Resolves({.endpoints = "ctx:1",
                             .region = "ctx-region",
                             .access_key_id = "NESTKEY",  // the context had no keys
-                            .path_style = true}));
+                            .addressing_style = AddressingStyle::kPath}));
 }
 
 TEST(S3ConfigProfileTest, BadAddressingStyleNamesTheProfile) {
@@ -370,6 +374,249 @@ TEST(S3ConfigTest, AuthFileThatIsADeviceIsRejectedAtOnce) {
   auto c = S3Config::FromContextString("S3_DEFAULT_HOSTNAME=h:1;S3_AUTH_FILE=/dev/zero", {});
   EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(c.status().message(), HasSubstr("S3_AUTH_FILE"));
+}
+
+
+// ---- AWS as the SDKs resolve it: no endpoint, region, variants ----
+
+using Kind = AwsCredentialSource::Kind;
+
+TEST(S3ConfigAwsTest, NoEndpointMeansAwsInUsEast1) {
+  auto c = S3Config::FromEnvironment(
+      {{"AWS_ACCESS_KEY_ID", "AK"}, {"AWS_SECRET_ACCESS_KEY", "SK"}, {"HOME", "/nonexistent"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->endpoints.empty());
+  EXPECT_EQ(c->region, "us-east-1");
+  EXPECT_TRUE(c->use_https);
+  EXPECT_EQ(c->addressing_style, AddressingStyle::kAuto);
+}
+
+TEST(S3ConfigAwsTest, FipsDualstackAndRegionalVariablesAreRead) {
+  auto c = S3Config::FromEnvironment({{"AWS_USE_FIPS_ENDPOINT", "true"},
+                                      {"AWS_USE_DUALSTACK_ENDPOINT", "TRUE"},
+                                      {"AWS_S3_US_EAST_1_REGIONAL_ENDPOINT", "regional"},
+                                      {"HOME", "/nonexistent"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->use_fips_endpoint);
+  EXPECT_TRUE(c->use_dualstack_endpoint);
+  EXPECT_TRUE(c->us_east_1_regional_endpoint);
+}
+
+TEST(S3ConfigAwsTest, ProfileKeysShapeTheAwsEndpoint) {
+  const std::string home = MakeHome(
+      "aws1", "[default]\nuse_fips_endpoint = true\ns3 =\n  us_east_1_regional_endpoint = regional\n",
+      "");
+  auto c = S3Config::FromEnvironment({{"HOME", home}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->use_fips_endpoint);
+  EXPECT_FALSE(c->use_dualstack_endpoint);
+  EXPECT_TRUE(c->us_east_1_regional_endpoint);
+}
+
+TEST(S3ConfigAwsTest, LegacyUsEast1IsTheDefault) {
+  auto c = S3Config::FromEnvironment({{"AWS_S3_US_EAST_1_REGIONAL_ENDPOINT", "legacy"},
+                                      {"HOME", "/nonexistent"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_FALSE(c->us_east_1_regional_endpoint);
+}
+
+// ---- What a tool passes (--endpoint-url, --region, --profile, --no-sign-request) ----
+
+TEST(S3ConfigOverridesTest, EndpointAndRegionWinOverEverything) {
+  auto c = S3Config::FromContextString("S3_DEFAULT_HOSTNAME=ctx:1;S3_REGIONNAME=ctx-region",
+                                       AwsVariables(),
+                                       {.endpoint_url = "http://cli:9", .region = "cli-region"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_THAT(*c, Resolves({.endpoints = "cli:9", .region = "cli-region", .use_https = false}));
+}
+
+TEST(S3ConfigOverridesTest, ExplicitProfileIgnoresTheKeyVariables) {
+  const std::string home = MakeHome("ov1", kProfileConfig, kProfileCredentials);
+  std::map<std::string, std::string> env = AwsVariables();
+  env["HOME"] = home;
+  auto c = S3Config::FromEnvironment(env, {.profile = "nested"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->access_key_id, "NESTKEY");
+  EXPECT_THAT(c->credential_source.description, HasSubstr("profile nested"));
+}
+
+TEST(S3ConfigOverridesTest, UnknownExplicitProfileIsRejectedByName) {
+  auto c = S3Config::FromEnvironment({{"HOME", "/nonexistent"}}, {.profile = "nope"});
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(c.status().message(), HasSubstr("nope"));
+}
+
+TEST(S3ConfigOverridesTest, NoSignRequestIsAnonymousEvenWithKeys) {
+  auto c = S3Config::FromEnvironment(AwsVariables(), {.no_sign_request = true});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->credential_source.kind, Kind::kAnonymous);
+}
+
+// ---- The credential chain, botocore's order ----
+
+TEST(S3ConfigChainTest, KeyVariablesComeFirst) {
+  auto c = S3Config::FromEnvironment(AwsVariables());
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->credential_source.kind, Kind::kStatic);
+  EXPECT_THAT(c->credential_source.description, HasSubstr("environment"));
+}
+
+constexpr char kRoleConfig[] =
+    "[profile dev]\n"
+    "role_arn = arn:aws:iam::123:role/dev\n"
+    "source_profile = base\n"
+    "role_session_name = me\n"
+    "external_id = ext\n"
+    "[profile ci]\n"
+    "role_arn = arn:aws:iam::123:role/ci\n"
+    "credential_source = Environment\n"
+    "[profile proc]\n"
+    "credential_process = /bin/get-creds --x\n"
+    "[profile web]\n"
+    "role_arn = arn:aws:iam::123:role/web\n"
+    "web_identity_token_file = /var/token\n";
+constexpr char kRoleCredentials[] = "[base]\naws_access_key_id = BASEKEY\naws_secret_access_key = BASESECRET\n";
+
+TEST(S3ConfigChainTest, RoleWithSourceProfileIsAssumeRoleSignedByItsKeys) {
+  const std::string home = MakeHome("ch1", kRoleConfig, kRoleCredentials);
+  auto c = S3Config::FromEnvironment(
+      {{"HOME", home}, {"AWS_PROFILE", "dev"}, {"AWS_ENDPOINT_URL_STS", "http://127.0.0.1:1"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  const AwsCredentialSource& s = c->credential_source;
+  EXPECT_EQ(s.kind, Kind::kAssumeRole);
+  EXPECT_EQ(s.role_arn, "arn:aws:iam::123:role/dev");
+  EXPECT_EQ(s.role_session_name, "me");
+  EXPECT_EQ(s.external_id, "ext");
+  EXPECT_EQ(s.endpoint, "http://127.0.0.1:1");
+  ASSERT_NE(s.source, nullptr);
+  EXPECT_EQ(s.source->kind, Kind::kStatic);
+  EXPECT_EQ(s.source->keys.access_key_id, "BASEKEY");
+}
+
+TEST(S3ConfigChainTest, StsIsRegionalByDefault) {
+  const std::string home = MakeHome("ch2", kRoleConfig, kRoleCredentials);
+  auto c = S3Config::FromEnvironment(
+      {{"HOME", home}, {"AWS_PROFILE", "dev"}, {"AWS_REGION", "eu-west-1"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->credential_source.endpoint, "https://sts.eu-west-1.amazonaws.com");
+  EXPECT_EQ(c->credential_source.sts_region, "eu-west-1");
+}
+
+TEST(S3ConfigChainTest, CredentialSourceEnvironmentSignsWithTheVariables) {
+  const std::string home = MakeHome("ch3", kRoleConfig, "");
+  auto c = S3Config::FromEnvironment({{"HOME", home},
+                                      {"AWS_PROFILE", "ci"},
+                                      {"AWS_ACCESS_KEY_ID", "EK"},
+                                      {"AWS_SECRET_ACCESS_KEY", "ES"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  // The key variables come first in the chain: with them set, botocore
+  // uses them as they are (the role is for an explicit --profile).
+  EXPECT_EQ(c->credential_source.kind, Kind::kStatic);
+  auto explicit_profile = S3Config::FromEnvironment(
+      {{"HOME", home}, {"AWS_ACCESS_KEY_ID", "EK"}, {"AWS_SECRET_ACCESS_KEY", "ES"}},
+      {.profile = "ci"});
+  ASSERT_TRUE(explicit_profile.ok()) << explicit_profile.status();
+  EXPECT_EQ(explicit_profile->credential_source.kind, Kind::kAssumeRole);
+  ASSERT_NE(explicit_profile->credential_source.source, nullptr);
+  EXPECT_EQ(explicit_profile->credential_source.source->keys.access_key_id, "EK");
+}
+
+TEST(S3ConfigChainTest, CredentialProcessOfTheProfile) {
+  const std::string home = MakeHome("ch4", kRoleConfig, "");
+  auto c = S3Config::FromEnvironment({{"HOME", home}, {"AWS_PROFILE", "proc"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->credential_source.kind, Kind::kProcess);
+  EXPECT_EQ(c->credential_source.command, "/bin/get-creds --x");
+}
+
+TEST(S3ConfigChainTest, WebIdentityFromTheVariables) {
+  auto c = S3Config::FromEnvironment({{"HOME", "/nonexistent"},
+                                      {"AWS_WEB_IDENTITY_TOKEN_FILE", "/t"},
+                                      {"AWS_ROLE_ARN", "arn:aws:iam::1:role/r"},
+                                      {"AWS_ROLE_SESSION_NAME", "s"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->credential_source.kind, Kind::kWebIdentity);
+  EXPECT_EQ(c->credential_source.web_identity_token_file, "/t");
+  EXPECT_EQ(c->credential_source.role_session_name, "s");
+}
+
+TEST(S3ConfigChainTest, WebIdentityFromTheProfile) {
+  const std::string home = MakeHome("ch5", kRoleConfig, "");
+  auto c = S3Config::FromEnvironment({{"HOME", home}, {"AWS_PROFILE", "web"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->credential_source.kind, Kind::kWebIdentity);
+  EXPECT_EQ(c->credential_source.role_arn, "arn:aws:iam::123:role/web");
+}
+
+TEST(S3ConfigChainTest, SsoSessionProfileReadsTheLoginCache) {
+  const std::string home = MakeHome(
+      "ch6",
+      "[profile sso]\nsso_session = corp\nsso_account_id = 111\nsso_role_name = Admin\n"
+      "[sso-session corp]\nsso_start_url = https://corp.awsapps.com/start\nsso_region = eu-west-1\n",
+      "");
+  auto c = S3Config::FromEnvironment({{"HOME", home}, {"AWS_PROFILE", "sso"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  const AwsCredentialSource& s = c->credential_source;
+  EXPECT_EQ(s.kind, Kind::kSso);
+  EXPECT_EQ(s.sso_account_id, "111");
+  EXPECT_EQ(s.sso_role_name, "Admin");
+  EXPECT_EQ(s.endpoint, "https://portal.sso.eu-west-1.amazonaws.com");
+  // botocore's cache file: the SHA-1 of the session name.
+  EXPECT_EQ(s.sso_token_file,
+            home + "/.aws/sso/cache/" + Sha1Hex("corp") + ".json");
+}
+
+TEST(S3ConfigChainTest, LegacySsoProfileKeysTheCacheByStartUrl) {
+  const std::string home = MakeHome(
+      "ch7",
+      "[profile sso]\nsso_start_url = https://x.awsapps.com/start\nsso_region = us-east-2\n"
+      "sso_account_id = 111\nsso_role_name = Admin\n",
+      "");
+  auto c = S3Config::FromEnvironment({{"HOME", home}, {"AWS_PROFILE", "sso"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->credential_source.sso_token_file,
+            home + "/.aws/sso/cache/" + Sha1Hex("https://x.awsapps.com/start") + ".json");
+}
+
+TEST(S3ConfigChainTest, ContainerFullUriWithItsToken) {
+  auto c = S3Config::FromEnvironment(
+      {{"HOME", "/nonexistent"},
+       {"AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://127.0.0.1:9/creds"},
+       {"AWS_CONTAINER_AUTHORIZATION_TOKEN", "tok"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->credential_source.kind, Kind::kContainer);
+  EXPECT_EQ(c->credential_source.endpoint, "http://127.0.0.1:9/creds");
+  EXPECT_EQ(c->credential_source.authorization_token, "tok");
+}
+
+TEST(S3ConfigChainTest, ContainerRelativeUriIsUnderTheEcsAddress) {
+  auto c = S3Config::FromEnvironment(
+      {{"HOME", "/nonexistent"}, {"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "/v2/creds/x"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->credential_source.endpoint, "http://169.254.170.2/v2/creds/x");
+}
+
+TEST(S3ConfigChainTest, ContainerPlainHttpToAnotherHostIsRefused) {
+  auto c = S3Config::FromEnvironment(
+      {{"HOME", "/nonexistent"}, {"AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://evil.example/c"}});
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(c.status().message(), HasSubstr("AWS_CONTAINER_CREDENTIALS_FULL_URI"));
+}
+
+TEST(S3ConfigChainTest, InstanceRoleIsTheLastResort) {
+  auto c = S3Config::FromEnvironment(
+      {{"HOME", "/nonexistent"}, {"AWS_EC2_METADATA_SERVICE_ENDPOINT", "http://127.0.0.1:9/"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->credential_source.kind, Kind::kInstanceMetadata);
+  EXPECT_EQ(c->credential_source.endpoint, "http://127.0.0.1:9");
+}
+
+TEST(S3ConfigChainTest, DisabledInstanceMetadataLeavesNoCredentials) {
+  auto c = S3Config::FromEnvironment(
+      {{"HOME", "/nonexistent"}, {"AWS_EC2_METADATA_DISABLED", "true"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->credential_source.kind, Kind::kStatic);
+  EXPECT_TRUE(c->access_key_id.empty());
 }
 
 }  // namespace

@@ -144,7 +144,7 @@ TEST_F(S3TransportTest, VirtualHostedStyleRoundTrips) {
   ASSERT_TRUE(peers::CreateBucketIfMissing(*path_store, "tls-vhost").ok());
 
   S3Config vhost = TlsConfig("s3.localhost");
-  vhost.path_style = false;
+  vhost.addressing_style = ferry::s3::AddressingStyle::kVirtual;
   auto store = Store(vhost);
   ASSERT_NE(store, nullptr);
   const std::string data = "virtual hosted bytes";
@@ -287,7 +287,11 @@ class CraftedHttpServer {
   explicit CraftedHttpServer(std::vector<std::string> replies)
       : replies_(std::move(replies)),
         server_(std::make_shared<RequestHeadFraming>(),
-                [this](const ferry::testing::TestTcpServer::ConnPtr& conn, std::string) {
+                [this](const ferry::testing::TestTcpServer::ConnPtr& conn, std::string head) {
+                  {
+                    MutexLock l(&mu_);
+                    heads_.push_back(std::move(head));
+                  }
                   const size_t n = std::min(static_cast<size_t>(conn->index()), replies_.size() - 1);
                   conn->SendRaw(replies_[n]);
                   conn->Close();
@@ -298,9 +302,16 @@ class CraftedHttpServer {
   std::string endpoint() const { return absl::StrCat("127.0.0.1:", server_.port()); }
   // Requests answered (one per connection).
   int requests() const { return server_.accepted(); }
+  // The request line and headers of each request, in arrival order.
+  std::vector<std::string> heads() const {
+    MutexLock l(&mu_);
+    return heads_;
+  }
 
  private:
   const std::vector<std::string> replies_;
+  mutable Mutex mu_;
+  std::vector<std::string> heads_ ABSL_GUARDED_BY(mu_);
   ferry::testing::TestTcpServer server_;
 };
 
@@ -518,6 +529,113 @@ TEST_F(CraftedReplyTest, CopyInPartsWhoseAbortFailsNamesTheUploadLeftBehind) {
   EXPECT_EQ(copied.code(), absl::StatusCode::kPermissionDenied) << copied;
   EXPECT_THAT(copied.message(), HasSubstr("server-side copy of s3://b/src to s3://b/dst"));
   EXPECT_THAT(copied.message(), HasSubstr("aborting its multipart upload upload-7 failed too"));
+}
+
+// ---- A bucket in another region ----
+
+std::string RedirectReply(std::string_view status, std::string_view region, std::string_view body) {
+  return absl::StrCat("HTTP/1.1 ", ToAbsl(status), "\r\nx-amz-bucket-region: ", ToAbsl(region),
+                      "\r\nContent-Length: ", body.size(), "\r\nConnection: close\r\n\r\n",
+                      ToAbsl(body));
+}
+
+constexpr char kHeadOk[] =
+    "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nETag: \"e\"\r\n"
+    "Last-Modified: Mon, 01 Jan 2024 00:00:00 GMT\r\nConnection: close\r\n\r\n";
+
+TEST_F(CraftedReplyTest, BucketInAnotherRegionIsResignedForItAndRemembered) {
+  CraftedHttpServer server(
+      {RedirectReply("301 Moved Permanently", "eu-west-1",
+                     "<Error><Code>PermanentRedirect</Code><Message>use the bucket's "
+                     "endpoint</Message></Error>"),
+       kHeadOk});
+  S3Config config = BaseConfig();
+  config.endpoints = {server.endpoint()};
+  config.region = "us-east-1";
+  std::unique_ptr<S3ObjectStore> store = S3TransportTest::Store(config);
+  ASSERT_NE(store, nullptr);
+  auto info = Head(*store, "bkt/k");
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_EQ(store->BucketRegion("bkt"), "eu-west-1");
+  ASSERT_TRUE(Head(*store, "bkt/k").ok());
+  // The first request went for us-east-1, then every one for eu-west-1:
+  // the redirect costs one request once per bucket.
+  const std::vector<std::string> heads = server.heads();
+  ASSERT_EQ(heads.size(), 3u);
+  EXPECT_THAT(heads[0], HasSubstr("/us-east-1/s3/aws4_request"));
+  EXPECT_THAT(heads[1], HasSubstr("/eu-west-1/s3/aws4_request"));
+  EXPECT_THAT(heads[2], HasSubstr("/eu-west-1/s3/aws4_request"));
+}
+
+TEST_F(CraftedReplyTest, AuthorizationHeaderMalformedNamingTheRegionIsFollowed) {
+  CraftedHttpServer server(
+      {RedirectReply("400 Bad Request", "ap-south-1",
+                     "<Error><Code>AuthorizationHeaderMalformed</Code><Region>ap-south-1</Region>"
+                     "</Error>"),
+       kHeadOk});
+  S3Config config = BaseConfig();
+  config.endpoints = {server.endpoint()};
+  std::unique_ptr<S3ObjectStore> store = S3TransportTest::Store(config);
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(Head(*store, "bkt/k").ok());
+  EXPECT_EQ(store->BucketRegion("bkt"), "ap-south-1");
+}
+
+TEST_F(CraftedReplyTest, RegionIsRememberedPerStoreNotPerProcess) {
+  CraftedHttpServer server(
+      {RedirectReply("301 Moved Permanently", "eu-west-1", ""), kHeadOk});
+  S3Config config = BaseConfig();
+  config.endpoints = {server.endpoint()};
+  std::unique_ptr<S3ObjectStore> first = S3TransportTest::Store(config);
+  std::unique_ptr<S3ObjectStore> second = S3TransportTest::Store(config);
+  ASSERT_TRUE(Head(*first, "bkt/k").ok());
+  EXPECT_EQ(first->BucketRegion("bkt"), "eu-west-1");
+  EXPECT_EQ(second->BucketRegion("bkt"), config.region);
+}
+
+TEST_F(CraftedReplyTest, RedirectToTheSameRegionAgainIsAnErrorNotALoop) {
+  CraftedHttpServer server({RedirectReply("301 Moved Permanently", "eu-west-1",
+                                          "<Error><Code>PermanentRedirect</Code></Error>")});
+  S3Config config = BaseConfig();
+  config.endpoints = {server.endpoint()};
+  std::unique_ptr<S3ObjectStore> store = S3TransportTest::Store(config);
+  auto info = Head(*store, "bkt/k");
+  EXPECT_FALSE(info.ok());
+  EXPECT_EQ(server.requests(), 2);
+}
+
+// ---- HTTPS configured as the AWS CLI is (AWS_CA_BUNDLE) ----
+
+TEST_F(S3TransportTest, CaBundleVariableIsTrustedForHttps) {
+  auto c = S3Config::FromEnvironment(
+      {{"HOME", "/nonexistent"},
+       {"AWS_ACCESS_KEY_ID", peers::kS3AccessKeyId},
+       {"AWS_SECRET_ACCESS_KEY", peers::kS3SecretAccessKey},
+       {"AWS_ENDPOINT_URL", absl::StrCat("https://s3.localhost:", kTlsPort)},
+       {"AWS_CA_BUNDLE", FERRY_VERSITYGW_TLS_CA}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  c->addressing_style = AddressingStyle::kVirtual;  // the certificate names *.s3.localhost
+  auto store = Store(*c);
+  ASSERT_NE(store, nullptr);
+  // The server answered (no such key): the TLS handshake verified.
+  auto info = Head(*store, "tls-no-such-bucket/k");
+  EXPECT_EQ(info.status().code(), absl::StatusCode::kNotFound) << info.status();
+}
+
+TEST_F(S3TransportTest, WrongCertificateIsRefusedSayingSo) {
+  // No AWS_CA_BUNDLE: the system store does not know the test CA.
+  auto c = S3Config::FromEnvironment(
+      {{"HOME", "/nonexistent"},
+       {"AWS_ACCESS_KEY_ID", peers::kS3AccessKeyId},
+       {"AWS_SECRET_ACCESS_KEY", peers::kS3SecretAccessKey},
+       {"AWS_ENDPOINT_URL", absl::StrCat("https://s3.localhost:", kTlsPort)}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  c->addressing_style = AddressingStyle::kVirtual;
+  auto store = Store(*c);
+  ASSERT_NE(store, nullptr);
+  auto info = Head(*store, "tls-no-such-bucket/k");
+  EXPECT_EQ(info.status().code(), absl::StatusCode::kUnauthenticated) << info.status();
+  EXPECT_THAT(info.status().message(), HasSubstr("certificate"));
 }
 
 }  // namespace

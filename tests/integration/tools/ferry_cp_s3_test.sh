@@ -85,6 +85,25 @@ err=$(AWS_ENDPOINT_URL=http://127.0.0.1:1 timeout 60 "$CP" --quiet "$WORK/empty"
 if [ $rc -eq 1 ] && [ -n "$err" ]; then pass UnreachableEndpointFailsWithAMessage
 else fail UnreachableEndpointFailsWithAMessage "rc=$rc err=$err"; fi
 
+# ... and at once: a server that is not there is not retried (issue #29;
+# it took 14 s), whether it refuses or its name does not resolve.
+for url in http://127.0.0.1:1 http://no-such-host.invalid:9000; do
+  start=$(date +%s%N)
+  AWS_ENDPOINT_URL=$url "$CP" --quiet "$WORK/multi.bin" "$BUCKET/a/x" >/dev/null 2>&1; rc=$?
+  ms=$((($(date +%s%N) - start) / 1000000))
+  if [ $rc -eq 1 ] && [ $ms -lt 1000 ]; then pass "AbsentServerFailsInUnderASecond($url)"
+  else fail "AbsentServerFailsInUnderASecond($url)" "rc=$rc after ${ms} ms"; fi
+done
+
+# A 21 MiB upload to a bucket that does not exist says NoSuchBucket at once
+# (issue #29: a reset retried for 14 s while 3 bytes said NoSuchBucket).
+start=$(date +%s%N)
+err=$("$CP" --quiet "$WORK/multi.bin" "s3://no-such-bucket-$$/x" 2>&1); rc=$?
+ms=$((($(date +%s%N) - start) / 1000000))
+if [ $rc -eq 1 ] && grep -q NoSuchBucket <<<"$err" && [ $ms -lt 1000 ]; then
+  pass UploadToAMissingBucketIsNoSuchBucketAtOnce
+else fail UploadToAMissingBucketIsNoSuchBucketAtOnce "rc=$rc after ${ms} ms: $err"; fi
+
 # Credentials never reach the output: not in --json, progress lines, or
 # the messages of a refused request (wrong secret, a session token).
 out=$("$CP" --progress --json "$WORK/multi.bin" "$BUCKET/a/secret-check" 2>&1)

@@ -12,6 +12,7 @@
 #define FERRY_ADAPTERS_BUILTIN_H_
 
 #include <cstdint>
+#include <string>
 
 #include <string>
 
@@ -29,6 +30,13 @@ struct BuiltinFileSystemOptions {
   fs::ChunkPreferences s3_chunks;
   // S3: CreateDir of a bucket that does not exist creates it.
   bool s3_make_bucket = false;
+  // S3, as the AWS CLI's flags (empty / false: the AWS environment and
+  // ~/.aws decide): --endpoint-url (scheme://host[:port]), --profile,
+  // --region, --no-sign-request (unsigned requests, public buckets).
+  std::string s3_endpoint_url;
+  std::string s3_profile;
+  std::string s3_region;
+  bool s3_no_sign_request = false;
   // NFS: chunks in flight per file (NFS's chunk is the server's size); TCP
   // connections per mount.
   int nfs_parallelism = 0;

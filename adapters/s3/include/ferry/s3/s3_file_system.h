@@ -48,6 +48,9 @@ struct S3FileSystemOptions {
   // The provider's S3Config::stall_timeout (a transfer that moves no byte
   // for this long fails); zero keeps the config's.
   absl::Duration stall_timeout = absl::ZeroDuration();
+  // The provider's command-line settings (--endpoint-url, --profile,
+  // --region, --no-sign-request), over the AWS environment and files.
+  S3ConfigOverrides config_overrides;
 };
 
 // The fs::FileSystem operations are those of the interface (see the top of
@@ -62,8 +65,8 @@ class S3FileSystem : public fs::FileSystem {
 };
 
 // s3:// URLs -> one S3FileSystem per registry, configured from the process
-// environment (the AWS variables and ~/.aws, as the AWS CLI reads them) at
-// the first URL resolved.
+// environment (the AWS variables and ~/.aws, as the AWS CLI reads them)
+// and options.config_overrides at the first URL resolved.
 std::unique_ptr<fs::FileSystemProvider> NewS3Provider(const S3FileSystemOptions& options = {});
 
 }  // namespace ferry::s3

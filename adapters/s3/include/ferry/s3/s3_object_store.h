@@ -16,6 +16,18 @@
 // UploadPart for the server to verify (Content-MD5 or
 // x-amz-checksum-crc32c). Errors: see ferry/s3/s3_error.h.
 //
+// AWS: with no endpoint configured, requests go to AWS's endpoint for the
+// region (ResolveS3Target); a bucket S3 says lives elsewhere (301/400 with
+// x-amz-bucket-region, else HeadBucket) is remembered by this store and
+// the request re-signed for its region and sent again, once. Credentials
+// come from S3Config::credential_source, fetched at the first request and
+// refreshed ahead of expiry (CredentialsProvider); an error S3 gives for
+// refused keys names where they came from.
+//
+// A connection that cannot be made (refused, unresolvable, timed out)
+// fails at once, with no retry: retries are for resets and 5xx of a
+// server that answers.
+//
 // Endpoints: requests rotate over S3Config::endpoints. With more than one,
 // an endpoint that refuses a connection is skipped for kEndpointDownTime
 // and the request goes at once to the next endpoint (a refused connection
@@ -26,6 +38,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -41,10 +55,10 @@
 
 namespace ferry::s3 {
 
-// The wire pieces (src/internal): the HTTP engine and the signer.
+// The wire pieces (src/internal): the HTTP engine and the credentials.
 class HttpClient;
 struct HttpResponse;
-struct SigV4Credentials;
+class CredentialsProvider;
 
 // One object of a listing.
 struct ListedObject {
@@ -87,7 +101,9 @@ struct MultipartUploadInfo {
 // destruction fails calls still in flight with Cancelled.
 class S3ObjectStore : public ObjectStore {
  public:
-  // InvalidArgument if `config` has no endpoint or no credentials.
+  // InvalidArgument if `config` has no credentials (its credential_source
+  // is kStatic without keys). Temporary credentials are fetched at the
+  // first request.
   static absl::StatusOr<std::unique_ptr<S3ObjectStore>> Create(Runtime& runtime,
                                                                const S3Config& config);
   ~S3ObjectStore() override;
@@ -161,16 +177,45 @@ class S3ObjectStore : public ObjectStore {
   // Response body bytes received over the store's life (see HttpClient).
   int64_t body_bytes_received() const;
   const S3Config& config() const { return config_; }
+  // Where the signing keys come from (S3Config::credential_source).
+  const std::string& credential_description() const;
+  // Credential fetches so far (1 for temporary keys used within their
+  // lifetime; more once they were refreshed).
+  int64_t credential_fetches() const;
+  // The region requests for `bucket` are signed for: config().region until
+  // S3 redirected one (x-amz-bucket-region), then the bucket's own.
+  std::string BucketRegion(const std::string& bucket);
+
+  // Request bodies at least this large are sent with Expect: 100-continue,
+  // so a refusal (NoSuchBucket, a redirect) arrives before the body; a
+  // PutObject this large first checks its bucket exists (once per bucket).
+  static constexpr size_t kExpectContinueBytes = size_t{1} << 20;
 
  private:
   struct Call;
-  S3ObjectStore(Runtime& runtime, const S3Config& config);
+  S3ObjectStore(Runtime& runtime, const S3Config& config,
+                std::unique_ptr<CredentialsProvider> credentials);
   static std::shared_ptr<const std::string> AttachBody(Call& call, std::string xml);
   // Signs and sends `call`; a non-2xx reply becomes an S3 error Status.
   void Issue(Call call, Callback<HttpResponse> done);
   // Issue() to endpoint `endpoint`, `tried` endpoints already refused.
   void IssueTo(std::shared_ptr<Call> call, size_t endpoint, size_t tried,
                Callback<HttpResponse> done);
+  // IssueTo() once the keys are known.
+  void SendSigned(std::shared_ptr<Call> call, size_t endpoint, size_t tried,
+                  const AwsCredentials& keys, Callback<HttpResponse> done);
+  // For a 301/307/400 that names the bucket's region (or a 301 whose
+  // HeadBucket does): remembers it and sends `call` again, re-signed; true
+  // if it took `done`.
+  bool FollowRegionRedirect(const std::shared_ptr<Call>& call, size_t endpoint, size_t tried,
+                            const std::string& region, const HttpResponse& reply,
+                            Callback<HttpResponse>& done);
+  void RememberRegion(const std::string& bucket, const std::string& region);
+  // PutObject of `call`, its reply's ETag to `done`.
+  void SendPut(Call call, Callback<std::string> done);
+  // Whether a large Put already found `bucket` (see Put).
+  bool BucketChecked(const std::string& bucket);
+  void MarkBucketChecked(const std::string& bucket);
   // The next endpoint in rotation that is not marked down (any if all are).
   size_t PickEndpoint();
   // The next endpoint after `endpoint` not marked down, or `endpoint`
@@ -187,12 +232,20 @@ class S3ObjectStore : public ObjectStore {
 
   Runtime& runtime_;
   const S3Config config_;
-  const std::unique_ptr<const SigV4Credentials> credentials_;
+  const std::unique_ptr<CredentialsProvider> credentials_;
   // The day's SigV4 signing key, kept (see SigningKey): every request of a
-  // day signs with the same one.
+  // day, region and secret signs with the same one.
   Mutex signing_key_mu_;
   std::string signing_key_date_ ABSL_GUARDED_BY(signing_key_mu_);
+  std::string signing_key_region_ ABSL_GUARDED_BY(signing_key_mu_);
+  std::string signing_key_secret_ ABSL_GUARDED_BY(signing_key_mu_);
   std::string signing_key_ ABSL_GUARDED_BY(signing_key_mu_);
+  // Buckets S3 said live outside config_.region, and where (per store: no
+  // process-wide state).
+  Mutex regions_mu_;
+  std::map<std::string, std::string> bucket_regions_ ABSL_GUARDED_BY(regions_mu_);
+  // Buckets a HeadBucket found before a large PutObject.
+  std::set<std::string> checked_buckets_ ABSL_GUARDED_BY(regions_mu_);
   std::unique_ptr<HttpClient> http_;
   std::atomic<uint64_t> next_endpoint_{0};
   // Per endpoint: until when (absl::ToUnixNanos) it is skipped.

@@ -41,6 +41,9 @@ std::string CanonicalQueryString(const std::vector<std::pair<std::string, std::s
 // Lower-case hex SHA-256 of `bytes`.
 std::string Sha256Hex(std::span<const char> bytes);
 
+// Lower-case hex SHA-1 of `bytes` (the SSO token cache names its files so).
+std::string Sha1Hex(std::string_view bytes);
+
 // "20130524T000000Z" for `t` (UTC).
 std::string AmzDate(absl::Time t);
 

@@ -129,27 +129,27 @@ std::optional<int> ParseArgs(int argc, char** argv, CpOptions& o) {
                "`aws s3 cp --recursive`");
   app.add_option("--jobs", o.jobs, "files copied at once (default 16)")
       ->type_name("N")
-      ->check(CLI::Range(1, std::numeric_limits<int>::max()));
+      ->check(CLI::Range(1, std::numeric_limits<int>::max()).description(""));
   constexpr int64_t kMaxMiB = std::numeric_limits<int64_t>::max() / kMiB;
   int64_t chunk_mib = 0, memory_mib = 0, idle_mib = -1;
   app.add_option("--chunk-mib", chunk_mib,
                  "bytes per chunk / S3 part (default: the sides' preference, 8 for S3, 1 for NFS)")
       ->type_name("N")
-      ->check(CLI::Range(int64_t{1}, kMaxMiB));
+      ->check(CLI::Range(int64_t{1}, kMaxMiB).description(""));
   app.add_option("--concurrency", o.concurrency, "S3 requests in flight per file (default 10)")
       ->type_name("N")
-      ->check(CLI::Range(1, std::numeric_limits<int>::max()));
+      ->check(CLI::Range(1, std::numeric_limits<int>::max()).description(""));
   app.add_option("--parallelism", o.parallelism,
                  "chunks in flight (default: the sides' preference)")
       ->type_name("N")
-      ->check(CLI::Range(1, std::numeric_limits<int>::max()));
+      ->check(CLI::Range(1, std::numeric_limits<int>::max()).description(""));
   app.add_option("--memory-mib", memory_mib, "the Runtime's memory budget (default 512)")
       ->type_name("N")
-      ->check(CLI::Range(int64_t{1}, kMaxMiB));
+      ->check(CLI::Range(int64_t{1}, kMaxMiB).description(""));
   app.add_option("--idle-buffer-mib", idle_mib,
                  "transfer buffers kept for reuse (default: a quarter of the budget; 0: none)")
       ->type_name("N")
-      ->check(CLI::Range(int64_t{0}, kMaxMiB));
+      ->check(CLI::Range(int64_t{0}, kMaxMiB).description(""));
   std::string range;
   app.add_option("--range", range, "read LEN bytes at OFF of one file (DST may be -)")
       ->type_name("OFF:LEN")
@@ -163,7 +163,7 @@ std::optional<int> ParseArgs(int argc, char** argv, CpOptions& o) {
                  "a request that makes no progress for S seconds fails (retried where safe; "
                  "default 60)")
       ->type_name("S")
-      ->check(CLI::Range(1, std::numeric_limits<int>::max()));
+      ->check(CLI::Range(1, std::numeric_limits<int>::max()).description(""));
   bool progress = false, quiet = false;
   CLI::Option* progress_flag =
       app.add_flag("--progress", progress, "a progress bar on stderr even when it is no tty");

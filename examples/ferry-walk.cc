@@ -98,12 +98,12 @@ int main(int argc, char** argv) {
   app.add_flag("--json", json, "the summary as one JSON object (and --list as JSON lines)");
   app.add_option("--in-flight", walk_options.max_in_flight, "listing calls in flight (default 256)")
       ->type_name("N")
-      ->check(CLI::Range(1, std::numeric_limits<int>::max()));
+      ->check(CLI::Range(1, std::numeric_limits<int>::max()).description(""));
   int timeout_seconds = 0;
   app.add_option("--timeout", timeout_seconds,
                  "a call without an answer for S seconds fails (default 60)")
       ->type_name("S")
-      ->check(CLI::Range(1, std::numeric_limits<int>::max()));
+      ->check(CLI::Range(1, std::numeric_limits<int>::max()).description(""));
   ferry_tools::AwsFlags aws;
   ferry_tools::AddAwsFlags(app, aws);
   app.add_option("URL", url, "where to walk")->required();

@@ -10,38 +10,35 @@
 //   ferry-cp -r s3://bucket/tree/ 'nfs://h/export/copy?nfsport=2049&mountport=20048'
 //   ferry-cp --range=1048576:1024 s3://bucket/big.bin -  1 KiB from the middle
 //
-// Options:
-//   -r, --recursive     copy a directory (or S3 prefix): its contents go
-//                       under DST, as with `aws s3 cp --recursive`
-//   --jobs=N            files copied at once (default 16)
-//   --chunk-mib=N       bytes per chunk / S3 part (default: the sides'
-//                       preference, 8 for S3, 1 for NFS)
-//   --concurrency=N     S3 requests in flight per file (default 10)
-//   --parallelism=N     chunks in flight (default: the sides' preference)
-//   --memory-mib=N      the Runtime's memory budget (default 512)
-//   --idle-buffer-mib=N transfer buffers kept for reuse (default: a
-//                       quarter of the budget; 0: none)
-//   --range=OFF:LEN     read LEN bytes at OFF of one file (DST may be -)
-//   --make-bucket       create the destination bucket if it is missing
-//   --timeout=S         a request that makes no progress for S seconds
-//                       fails (retried where safe; default 60)
-//   --progress          a progress bar on stderr even when it is no tty
-//   --quiet             no progress bar, no summary (errors only)
-//   --json              one JSON summary line on stdout instead of the text
+//   ferry-cp s3://bucket/log.txt - | less               to stdout
+//   producer | ferry-cp - s3://bucket/stream.bin        from stdin (multipart)
 //
-// S3 credentials, region and endpoint come from the AWS environment, as the
-// AWS CLI reads them. A destination ending in '/' (or an existing
-// directory) gets the source's file name. Exit status: 0 if every file was
-// copied, 1 if any failed or had a name refused as unsafe (one line each on
-// stderr, as it happens), 2 for a usage error. The library does the work (ferry::CopyFile / CopyTree over
-// the filesystems of a FileSystemRegistry): this program parses, presents
-// the progress and prints the figures.
+// `ferry-cp --help` lists the options (each takes `--opt N` or `--opt=N`);
+// --endpoint-url, --profile and --region mean what they mean to the AWS CLI
+// (they set AWS_ENDPOINT_URL / AWS_PROFILE / AWS_REGION for this run), and
+// otherwise S3 credentials, region and endpoint come from the AWS
+// environment. A destination ending in '/' (or an existing directory) gets
+// the source's file name. `-` is stdin as SRC, stdout as DST (one file;
+// a summary then goes to stderr). Exit status: 0 if every file was copied,
+// 1 if any failed or had a name refused as unsafe (one line each on
+// stderr, as it happens), 2 for a usage error, 130 when interrupted
+// (SIGINT/SIGTERM: files in flight are discarded, so no temporary or
+// unfinished multipart upload stays and an existing target is unchanged; a
+// second signal exits at once). With --json, a copy that fails as a whole
+// also prints {"error":{"code":...,"message":...}} on stdout. The library
+// does the work (ferry::CopyFile / CopyTree over the filesystems of a
+// FileSystemRegistry): this program parses, presents the progress and
+// prints the figures.
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <poll.h>
+
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
+#include <limits>
 #include <cstdint>
 #include <cstdio>
 #include <optional>
@@ -49,6 +46,7 @@
 #include <string_view>
 #include <vector>
 
+#include "CLI/CLI.hpp"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
@@ -63,6 +61,7 @@
 #include "ferry/runtime/memory_budget.h"
 #include "ferry/runtime/runtime.h"
 #include "ferry/transfer/copy_engine.h"
+#include "tool_flags.h"
 
 namespace {
 
@@ -93,39 +92,12 @@ struct CpOptions {
   int timeout_seconds = 0;  // 0: the adapters' default
   ProgressMode progress = ProgressMode::kAuto;
   bool json = false;
+  ferry_tools::AwsFlags aws;
   std::vector<std::string> operands;
 };
 
-constexpr char kUsage[] =
-    "usage: ferry-cp [-r] [--jobs=N] [--chunk-mib=N] [--concurrency=N] [--parallelism=N]\n"
-    "                [--memory-mib=N] [--idle-buffer-mib=N] [--range=OFF:LEN] [--make-bucket]\n"
-    "                [--timeout=SECONDS] [--progress|--quiet] [--json] SRC DST\n"
-    "  SRC/DST: a local path or a URL (s3://bucket/key, nfs://host/export/path?...,\n"
-    "           irods://[user@]host[:port]/zone/path; password from IRODS_PASSWORD)\n";
-
-// "--name=VALUE" -> VALUE if `arg` starts with "--name=".
-std::optional<std::string_view> FlagValue(std::string_view arg, std::string_view name) {
-  if (arg.size() <= name.size() + 3 || arg.substr(0, 2) != "--" ||
-      arg.substr(2, name.size()) != name || arg[2 + name.size()] != '=') {
-    return std::nullopt;
-  }
-  return arg.substr(name.size() + 3);
-}
-
-// A whole number of at least `min`, times `scale`.
-template <typename Int>
-absl::Status ParseAtLeast(std::string_view flag, std::string_view text, int64_t min, Int* out,
-                          int64_t scale = 1) {
-  int64_t v = 0;
-  if (!absl::SimpleAtoi(ferry::ToAbsl(text), &v) || v < min) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--", ferry::ToAbsl(flag), " wants ",
-                     min > 0 ? "a positive number" : "a number >= 0", ", got '",
-                     ferry::ToAbsl(text), "'"));
-  }
-  *out = static_cast<Int>(v * scale);
-  return absl::OkStatus();
-}
+// A whole number of MiB, as bytes.
+int64_t MiB(int64_t mib) { return mib * kMiB; }
 
 absl::StatusOr<ByteRange> ParseRange(std::string_view text) {
   const size_t colon = text.find(':');
@@ -135,53 +107,93 @@ absl::StatusOr<ByteRange> ParseRange(std::string_view text) {
       !absl::SimpleAtoi(ferry::ToAbsl(text.substr(colon + 1)), &r.length) || r.offset < 0 ||
       r.length <= 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--range wants OFFSET:LENGTH (LENGTH > 0), got '", ferry::ToAbsl(text), "'"));
+        absl::StrCat("wants OFFSET:LENGTH (LENGTH > 0), got '", ferry::ToAbsl(text), "'"));
   }
   return r;
 }
 
-absl::StatusOr<CpOptions> ParseArgs(int argc, char** argv) {
-  CpOptions o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view a = argv[i];
-    std::optional<std::string_view> v;
-    if (a == "-r" || a == "-R" || a == "--recursive") {
-      o.recursive = true;
-    } else if (a == "--progress") {
-      o.progress = ProgressMode::kOn;
-    } else if (a == "--quiet" || a == "-q") {
-      o.progress = ProgressMode::kOff;
-    } else if (a == "--json") {
-      o.json = true;
-    } else if (a == "--make-bucket") {
-      o.make_bucket = true;
-    } else if ((v = FlagValue(a, "jobs"))) {
-      FERRY_RETURN_IF_ERROR(ParseAtLeast("jobs", *v, 1, &o.jobs));
-    } else if ((v = FlagValue(a, "chunk-mib"))) {
-      FERRY_RETURN_IF_ERROR(ParseAtLeast("chunk-mib", *v, 1, &o.chunk_bytes, kMiB));
-    } else if ((v = FlagValue(a, "concurrency"))) {
-      FERRY_RETURN_IF_ERROR(ParseAtLeast("concurrency", *v, 1, &o.concurrency));
-    } else if ((v = FlagValue(a, "parallelism"))) {
-      FERRY_RETURN_IF_ERROR(ParseAtLeast("parallelism", *v, 1, &o.parallelism));
-    } else if ((v = FlagValue(a, "memory-mib"))) {
-      FERRY_RETURN_IF_ERROR(ParseAtLeast("memory-mib", *v, 1, &o.memory_budget_bytes, kMiB));
-    } else if ((v = FlagValue(a, "idle-buffer-mib"))) {
-      FERRY_RETURN_IF_ERROR(ParseAtLeast("idle-buffer-mib", *v, 0, &o.idle_buffer_bytes, kMiB));
-    } else if ((v = FlagValue(a, "timeout"))) {
-      FERRY_RETURN_IF_ERROR(ParseAtLeast("timeout", *v, 1, &o.timeout_seconds));
-    } else if ((v = FlagValue(a, "range"))) {
-      FERRY_ASSIGN_OR_RETURN(o.range, ParseRange(*v));
-    } else if (a.size() > 1 && a[0] == '-' && a != "-") {
-      return absl::InvalidArgumentError(absl::StrCat("unknown option ", ferry::ToAbsl(a)));
-    } else {
-      o.operands.emplace_back(a);
-    }
+// Fills `o` from the command line; nullopt to go on, else the exit status
+// (0 after --help / --version, 2 after a usage error).
+std::optional<int> ParseArgs(int argc, char** argv, CpOptions& o) {
+  CLI::App app(
+      "Copies files and trees between any two of a local path, s3://bucket/key,\n"
+      "nfs://host/export/path?nfsport=&mountport=, irods://[user@]host[:port]/zone/path\n"
+      "(password from IRODS_PASSWORD). A DST ending in '/' (or an existing directory)\n"
+      "gets SRC's name; '-' is stdin as SRC, stdout as DST. S3 credentials, region and\n"
+      "endpoint come from the AWS environment unless the flags below say otherwise.\n"
+      "Exit status: 0 all copied, 1 a file failed, 2 usage error, 130 interrupted.",
+      "ferry-cp");
+  app.set_version_flag("--version", "ferry-cp " FERRY_VERSION);
+  app.add_flag("-r,-R,--recursive", o.recursive,
+               "copy a directory (or S3 prefix): its contents go under DST, as with "
+               "`aws s3 cp --recursive`");
+  app.add_option("--jobs", o.jobs, "files copied at once (default 16)")
+      ->type_name("N")
+      ->check(CLI::Range(1, std::numeric_limits<int>::max()).description(""));
+  constexpr int64_t kMaxMiB = std::numeric_limits<int64_t>::max() / kMiB;
+  int64_t chunk_mib = 0, memory_mib = 0, idle_mib = -1;
+  app.add_option("--chunk-mib", chunk_mib,
+                 "bytes per chunk / S3 part (default: the sides' preference, 8 for S3, 1 for NFS)")
+      ->type_name("N")
+      ->check(CLI::Range(int64_t{1}, kMaxMiB).description(""));
+  app.add_option("--concurrency", o.concurrency, "S3 requests in flight per file (default 10)")
+      ->type_name("N")
+      ->check(CLI::Range(1, std::numeric_limits<int>::max()).description(""));
+  app.add_option("--parallelism", o.parallelism,
+                 "chunks in flight (default: the sides' preference)")
+      ->type_name("N")
+      ->check(CLI::Range(1, std::numeric_limits<int>::max()).description(""));
+  app.add_option("--memory-mib", memory_mib, "the Runtime's memory budget (default 512)")
+      ->type_name("N")
+      ->check(CLI::Range(int64_t{1}, kMaxMiB).description(""));
+  app.add_option("--idle-buffer-mib", idle_mib,
+                 "transfer buffers kept for reuse (default: a quarter of the budget; 0: none)")
+      ->type_name("N")
+      ->check(CLI::Range(int64_t{0}, kMaxMiB).description(""));
+  std::string range;
+  app.add_option("--range", range, "read LEN bytes at OFF of one file (DST may be -)")
+      ->type_name("OFF:LEN")
+      ->check([](const std::string& text) {
+        const absl::StatusOr<ByteRange> r = ParseRange(text);
+        return r.ok() ? std::string() : std::string(r.status().message());
+      });
+  app.add_flag("--make-bucket", o.make_bucket,
+               "create the destination bucket if it is missing");
+  app.add_option("--timeout", o.timeout_seconds,
+                 "a request that makes no progress for S seconds fails (retried where safe; "
+                 "default 60)")
+      ->type_name("S")
+      ->check(CLI::Range(1, std::numeric_limits<int>::max()).description(""));
+  bool progress = false, quiet = false;
+  CLI::Option* progress_flag =
+      app.add_flag("--progress", progress, "a progress bar on stderr even when it is no tty");
+  app.add_flag("-q,--quiet", quiet, "no progress bar, no summary (errors only)")
+      ->excludes(progress_flag);
+  app.add_flag("--json", o.json,
+               "one JSON summary line on stdout instead of the text (on stderr when DST is -); "
+               "a copy that fails as a whole prints {\"error\":{\"code\",\"message\"}}");
+  ferry_tools::AddAwsFlags(app, o.aws);
+  std::string src, dst;
+  app.add_option("SRC", src, "a local path, a URL, or - for stdin")->required();
+  app.add_option("DST", dst, "a local path, a URL, or - for stdout")->required();
+  if (std::optional<int> exit = ferry_tools::ParseOrExit(app, argc, argv)) return exit;
+
+  if (chunk_mib > 0) o.chunk_bytes = MiB(chunk_mib);
+  if (memory_mib > 0) o.memory_budget_bytes = MiB(memory_mib);
+  if (idle_mib >= 0) o.idle_buffer_bytes = MiB(idle_mib);
+  if (!range.empty()) o.range = *ParseRange(range);
+  o.progress = progress ? ProgressMode::kOn : quiet ? ProgressMode::kOff : ProgressMode::kAuto;
+  o.operands = {src, dst};
+  if (o.range && o.recursive) return ferry_tools::UsageError(app, "--range reads one file, not -r");
+  if (src == "-" && dst == "-") return ferry_tools::UsageError(app, "SRC and DST cannot both be -");
+  if ((src == "-" || dst == "-") && o.recursive) {
+    return ferry_tools::UsageError(app, "- (stdin/stdout) is one file, not a tree for -r");
   }
-  if (o.operands.size() != 2) {
-    return absl::InvalidArgumentError("expected exactly two operands, SRC and DST");
+  if (src == "-" && o.range) return ferry_tools::UsageError(app, "--range reads a file, not stdin");
+  if (std::optional<std::string> bad = ferry_tools::ApplyAwsFlags(o.aws)) {
+    return ferry_tools::UsageError(app, *bad);
   }
-  if (o.range && o.recursive) return absl::InvalidArgumentError("--range reads one file, not -r");
-  return o;
+  return std::nullopt;
 }
 
 // ---------------------------------------------------------------------------
@@ -255,12 +267,12 @@ struct Summary {
   int64_t peak_rss_bytes = 0;
 };
 
-void PrintText(const Summary& s) {
+void PrintText(std::FILE* out, const Summary& s) {
   const ferry::TransferStats& t = s.result.totals;
   const int64_t files = t.files + s.result.files_failed;
   // Parts are a multipart upload's; a download or a single PUT has none to tell.
   const std::string parts = t.parts > 0 ? absl::StrCat(t.parts, " parts, ") : "";
-  std::printf(
+  std::fprintf(out,
       "copied %lld of %lld file%s, %lld bytes in %.3f s (%.1f MiB/s); %lld requests, %s"
       "%lld retries, peak memory %.1f of %.0f MiB, peak RSS %.1f MiB\n",
       static_cast<long long>(t.files), static_cast<long long>(files), files == 1 ? "" : "s",
@@ -271,14 +283,14 @@ void PrintText(const Summary& s) {
       static_cast<double>(s.memory_budget_bytes) / kMiB,
       static_cast<double>(s.peak_rss_bytes) / kMiB);
   if (s.result.entries_refused > 0 || s.result.files_skipped > 0) {
-    std::printf("not copied: %lld name%s refused as unsafe, %lld skipped (symlinks, special files)\n",
+    std::fprintf(out, "not copied: %lld name%s refused as unsafe, %lld skipped (symlinks, special files)\n",
                 static_cast<long long>(s.result.entries_refused),
                 s.result.entries_refused == 1 ? "" : "s",
                 static_cast<long long>(s.result.files_skipped));
   }
 }
 
-void PrintJson(const Summary& s) {
+void PrintJson(std::FILE* out, const Summary& s) {
   const ferry::TransferStats& t = s.result.totals;
   std::string errors;
   for (const ferry::FileCopyFailure& f : s.result.failures) {
@@ -291,7 +303,7 @@ void PrintJson(const Summary& s) {
   for (const std::string& w : s.result.warnings) {
     absl::StrAppend(&warnings, warnings.empty() ? "" : ",", JsonString(w));
   }
-  std::printf(
+  std::fprintf(out,
       "{\"direction\":\"%s\",\"files\":%lld,\"files_failed\":%lld,\"files_skipped\":%lld,"
       "\"entries_refused\":%lld,"
       "\"bytes\":%lld,\"seconds\":%.4f,\"mib_s\":%.1f,\"requests\":%lld,\"retries\":%lld,"
@@ -385,6 +397,119 @@ absl::Status RunRangeRead(const ferry::fs::Location& src, const std::string& dst
   return absl::OkStatus();
 }
 
+// Set by the first SIGINT/SIGTERM; the progress callback then stops the
+// copy, which discards the files in flight (the engine's contract).
+volatile std::sig_atomic_t g_interrupted = 0;
+
+void OnInterrupt(int) {
+  if (g_interrupted) ::_exit(130);  // a second Ctrl-C: the user wants out now
+  g_interrupted = 1;
+}
+
+void InstallInterruptHandlers() {
+  struct sigaction sa = {};
+  sa.sa_handler = OnInterrupt;
+  sigemptyset(&sa.sa_mask);
+  // Restarted calls keep the library's threads free of EINTR; the flag is
+  // polled by the progress callback and the stdin loop instead.
+  sa.sa_flags = SA_RESTART;
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
+}
+
+absl::Status CheckInterrupted() {
+  return g_interrupted ? absl::CancelledError("interrupted") : absl::OkStatus();
+}
+
+constexpr int64_t kStdioChunk = 8 * kMiB;
+
+// DST "-": SRC's bytes in order to stdout, one chunk in memory at a time.
+absl::StatusOr<ferry::TreeCopyResult> CopyToStdout(const ferry::fs::Location& src,
+                                                   int64_t chunk_bytes) {
+  FERRY_ASSIGN_OR_RETURN(ferry::fs::Entry e, src.fs->Stat(src.path));
+  if (e.kind == ferry::fs::EntryKind::kDirectory) {
+    return absl::InvalidArgumentError(absl::StrCat(src.url, " is a directory (not for -)"));
+  }
+  FERRY_ASSIGN_OR_RETURN(std::unique_ptr<ferry::fs::File> file, src.fs->OpenRead(src.path));
+  FERRY_ASSIGN_OR_RETURN(const int64_t size, file->Size());
+  std::string buf(static_cast<size_t>(chunk_bytes > 0 ? chunk_bytes : kStdioChunk), '\0');
+  ferry::TreeCopyResult result;
+  int64_t offset = 0;
+  while (offset < size) {
+    FERRY_RETURN_IF_ERROR(CheckInterrupted());
+    const size_t want = static_cast<size_t>(std::min<int64_t>(buf.size(), size - offset));
+    FERRY_ASSIGN_OR_RETURN(const size_t n, file->ReadAt(offset, absl::MakeSpan(buf.data(), want)));
+    if (n == 0) break;
+    FERRY_RETURN_IF_ERROR(WriteAll(STDOUT_FILENO, std::string_view(buf.data(), n)));
+    offset += static_cast<int64_t>(n);
+    ++result.totals.requests;
+  }
+  FERRY_RETURN_IF_ERROR(file->Close());
+  result.totals.files = 1;
+  result.totals.bytes = result.totals.bytes_fetched = offset;
+  return result;
+}
+
+// Up to buf.size() bytes of stdin (fewer only at its end), waking every
+// 100 ms to see whether a signal asked to stop.
+absl::StatusOr<size_t> ReadStdin(absl::Span<char> buf) {
+  size_t filled = 0;
+  while (filled < buf.size()) {
+    FERRY_RETURN_IF_ERROR(CheckInterrupted());
+    pollfd p = {.fd = STDIN_FILENO, .events = POLLIN, .revents = 0};
+    if (::poll(&p, 1, 100) == 0) continue;
+    const ssize_t n = ::read(STDIN_FILENO, buf.data() + filled, buf.size() - filled);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n < 0) return absl::ErrnoToStatus(errno, "read stdin");
+    if (n == 0) break;
+    filled += static_cast<size_t>(n);
+  }
+  return filled;
+}
+
+// SRC "-": stdin, of a size known only at its end, to DST: written with
+// WriteOptions.size = -1 (S3 streams it as multipart parts), one chunk in
+// memory at a time; discarded (the target unchanged) if anything fails.
+absl::StatusOr<ferry::TreeCopyResult> CopyFromStdin(const ferry::fs::Location& dst,
+                                                    int64_t chunk_bytes) {
+  absl::StatusOr<ferry::fs::Entry> existing = dst.fs->Stat(dst.path);
+  if (dst.names_directory ||
+      (existing.ok() && existing->kind == ferry::fs::EntryKind::kDirectory)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(dst.url, " is a directory and stdin has no file name to give it"));
+  }
+  FERRY_RETURN_IF_ERROR(dst.fs->CreateDir(ferry::fs::DirName(dst.path), /*parents=*/true));
+  FERRY_ASSIGN_OR_RETURN(std::unique_ptr<ferry::fs::File> file,
+                         dst.fs->OpenWrite(dst.path, {.size = -1}));
+  std::string buf(static_cast<size_t>(chunk_bytes > 0 ? chunk_bytes : kStdioChunk), '\0');
+  ferry::TreeCopyResult result;
+  int64_t offset = 0;
+  absl::Status status;
+  while (status.ok()) {
+    absl::StatusOr<size_t> n = ReadStdin(absl::MakeSpan(buf));
+    if (!n.ok()) {
+      status = n.status();
+    } else if (*n > 0) {
+      absl::StatusOr<size_t> written = file->WriteAt(offset, absl::MakeConstSpan(buf.data(), *n));
+      status = written.status();
+      offset += static_cast<int64_t>(*n);
+      ++result.totals.requests;
+    }
+    if (!status.ok() || !n.ok() || *n < buf.size()) break;
+  }
+  if (status.ok()) status = CheckInterrupted();
+  if (status.ok()) status = file->Close();
+  if (!status.ok()) {
+    (void)file->Discard();  // the status to tell is the one that stopped it
+    return status;
+  }
+  result.totals.files = 1;
+  result.totals.bytes = result.totals.bytes_uploaded = offset;
+  result.totals.parts = static_cast<int>(file->counters().parts);
+  result.totals.retries = file->counters().retries;
+  return result;
+}
+
 int Fail(int exit_code, const absl::Status& status) {
   std::fprintf(stderr, "ferry-cp: %s\n", ErrorText(status).c_str());
   return exit_code;
@@ -395,15 +520,33 @@ int ExitCodeFor(const absl::Status& status) {
   return absl::IsInvalidArgument(status) ? 2 : 1;
 }
 
+// A run that failed as a whole: the stderr line, and with --json one
+// object a script can parse where the summary would have been.
+int FailWhole(const CpOptions& options, std::FILE* report, int exit_code,
+              const absl::Status& status) {
+  if (options.json) {
+    std::fprintf(report, "{\"error\":{\"code\":%s,\"message\":%s}}\n",
+                 JsonString(absl::StatusCodeToString(status.code())).c_str(),
+                 JsonString(ferry::ToStd(status.message())).c_str());
+    std::fflush(report);
+  }
+  return Fail(exit_code, status);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  absl::StatusOr<CpOptions> options = ParseArgs(argc, argv);
-  if (!options.ok()) {
-    std::fprintf(stderr, "ferry-cp: %s\n%s", std::string(options.status().message()).c_str(),
-                 kUsage);
-    return 2;
-  }
+  CpOptions o;
+  if (std::optional<int> exit = ParseArgs(argc, argv, o)) return *exit;
+  const CpOptions* options = &o;
+  InstallInterruptHandlers();
+  const bool from_stdin = options->operands[0] == "-";
+  const bool to_stdout = options->operands[1] == "-";
+  // Stdout carries the file's bytes when DST is -; reports go to stderr.
+  std::FILE* report = to_stdout ? stderr : stdout;
+  const auto fail = [&](int exit_code, const absl::Status& status) {
+    return FailWhole(*options, report, exit_code, status);
+  };
   // Each chunk in flight is a blocking-pool worker of the engine.
   ferry::Runtime runtime({.blocking_threads = std::max({16, options->jobs, options->parallelism}),
                           .memory_budget_bytes = options->memory_budget_bytes,
@@ -415,28 +558,35 @@ int main(int argc, char** argv) {
                  .s3_make_bucket = options->make_bucket,
                  .nfs_parallelism = options->parallelism,
                  .io_timeout = absl::Seconds(options->timeout_seconds)});
-  if (!registered.ok()) return Fail(1, registered);
+  if (!registered.ok()) return fail(1, registered);
 
-  absl::StatusOr<ferry::fs::Location> src = registry.Resolve(options->operands[0]);
-  if (!src.ok()) return Fail(ExitCodeFor(src.status()), src.status());
+  std::optional<ferry::fs::Location> src, dst;
+  if (!from_stdin) {
+    absl::StatusOr<ferry::fs::Location> s = registry.Resolve(options->operands[0]);
+    if (!s.ok()) return fail(ExitCodeFor(s.status()), s.status());
+    src = *std::move(s);
+  }
   if (options->range) {
     const absl::Status read = RunRangeRead(*src, options->operands[1], *options);
-    return read.ok() ? 0 : Fail(1, read);
+    return read.ok() ? 0 : fail(1, read);
   }
-  absl::StatusOr<ferry::fs::Location> dst = registry.Resolve(options->operands[1]);
-  if (!dst.ok()) return Fail(ExitCodeFor(dst.status()), dst.status());
+  if (!to_stdout) {
+    absl::StatusOr<ferry::fs::Location> d = registry.Resolve(options->operands[1]);
+    if (!d.ok()) return fail(ExitCodeFor(d.status()), d.status());
+    dst = *std::move(d);
+  }
 
   const bool show = ShowProgress(*options);
   ferry::CopyOptions copy;
   copy.chunk_bytes = options->chunk_bytes;
   copy.parallelism = options->parallelism;
   copy.jobs = options->jobs;
-  if (show) {
-    copy.progress = [](const ferry::TransferProgress& p) {
-      DrawBar(p);
-      return absl::OkStatus();
-    };
-  }
+  // Always installed, bar or not: it is how a signal stops the engine.
+  copy.progress = [show](const ferry::TransferProgress& p) {
+    FERRY_RETURN_IF_ERROR(CheckInterrupted());
+    if (show) DrawBar(p);
+    return absl::OkStatus();
+  };
   // Trouble is told as it happens (a long copy shows it while it runs),
   // each once; the summary below only counts it.
   copy.on_notice = [show](const ferry::CopyNotice& n) {
@@ -445,15 +595,20 @@ int main(int argc, char** argv) {
   };
   const absl::Time start = absl::Now();
   absl::StatusOr<ferry::TreeCopyResult> result =
-      options->recursive
+      from_stdin  ? CopyFromStdin(*dst, options->chunk_bytes)
+      : to_stdout ? CopyToStdout(*src, options->chunk_bytes)
+      : options->recursive
           ? ferry::CopyTree(runtime, *src->fs, src->path, *dst->fs, dst->path, std::move(copy))
           : CopyOneFile(runtime, *src, *dst, std::move(copy));
   if (show) std::fputc('\n', stderr);
-  if (!result.ok()) return Fail(ExitCodeFor(result.status()), result.status());
+  // Whatever the copy made of it (a failed file, a stopped tree), a signal
+  // ends the run as interrupted: 130, as a shell reports SIGINT.
+  if (g_interrupted) return fail(130, absl::CancelledError("interrupted"));
+  if (!result.ok()) return fail(ExitCodeFor(result.status()), result.status());
 
   Summary s;
-  const bool src_local = src->fs->scheme() == "file";
-  const bool dst_local = dst->fs->scheme() == "file";
+  const bool src_local = from_stdin || src->fs->scheme() == "file";
+  const bool dst_local = to_stdout || dst->fs->scheme() == "file";
   s.direction = src_local && !dst_local ? "upload" : !src_local && dst_local ? "download" : "copy";
   s.result = *std::move(result);
   s.seconds = std::max(absl::ToDoubleSeconds(absl::Now() - start), 1e-9);
@@ -467,9 +622,9 @@ int main(int argc, char** argv) {
     }
   }
   if (options->json) {
-    PrintJson(s);
+    PrintJson(report, s);
   } else if (options->progress != ProgressMode::kOff) {
-    PrintText(s);
+    PrintText(report, s);
   }
   return s.result.files_failed == 0 && s.result.entries_refused == 0 ? 0 : 1;
 }

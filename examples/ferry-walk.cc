@@ -6,21 +6,29 @@
 //   ferry-walk URL --list            every entry: kind, size, path (TSV)
 //   ferry-walk URL --list --json     every entry as a JSON line
 //   ferry-walk URL --json            the summary as one JSON object
-//   options: --in-flight=N (listing calls in flight), --timeout=S (a call
-//   without an answer for S seconds fails; default 60)
+//   ferry-walk s3://bucket/ --endpoint-url http://127.0.0.1:7070
+//
+// `ferry-walk --help` lists the options (--in-flight N: listing calls in
+// flight; --timeout S: a call without an answer for S seconds fails,
+// default 60; --endpoint-url, --profile, --region: as the AWS CLI's, they
+// set AWS_ENDPOINT_URL / AWS_PROFILE / AWS_REGION for this run).
 //
 // Prints a summary (entries, directories, bytes, entries/s, listing calls)
 // on stdout and, when the walk runs longer than a second, a progress line on
 // stderr. Unreadable directories and refused names (a listed name that is
 // not one safe component, a directory listed twice: never walked into) are
 // reported on stderr and the walk carries on; the exit status is then 1 (2
-// if the walk could not start).
+// if the walk could not start, or for a usage error; with --json the walk
+// that could not start also prints {"error":{"code":...,"message":...}}
+// on stdout).
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 
-#include "absl/strings/numbers.h"
+#include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
@@ -30,15 +38,9 @@
 #include "ferry/fs/file_system.h"
 #include "ferry/fs/registry.h"
 #include "ferry/runtime/runtime.h"
+#include "tool_flags.h"
 
 namespace {
-
-void Usage() {
-  std::fprintf(stderr,
-               "usage: ferry-walk URL [--list] [--json] [--in-flight=N] [--timeout=SECONDS]\n"
-               "  URL: nfs://HOST/EXPORT[/PATH][?nfsport=&mountport=&uid=&gid=], "
-               "s3://BUCKET[/PREFIX], irods://[USER@]HOST[:PORT]/ZONE/PATH, a local path\n");
-}
 
 // JSON string body: escapes quotes, backslashes and control bytes; other
 // bytes (UTF-8 or not) pass through as the server sent them.
@@ -64,10 +66,17 @@ std::string Describe(const absl::Status& s) {
   return absl::StrCat(absl::StatusCodeToString(s.code()), ": ", s.message());
 }
 
-bool FlagValue(std::string_view arg, std::string_view name, int* out) {
-  if (arg.substr(0, name.size()) != name) return false;
-  return absl::SimpleAtoi(absl::string_view(arg.data() + name.size(), arg.size() - name.size()),
-                          out);
+// The walk could not start: the stderr line, and with --json one object
+// on stdout where the summary would have been.
+int FailWhole(bool json, const absl::Status& status) {
+  if (json) {
+    std::printf("{\"error\":{\"code\":\"%s\",\"message\":\"%s\"}}\n",
+                JsonEscape(absl::StatusCodeToString(status.code())).c_str(),
+                JsonEscape(ferry::ToStd(status.message())).c_str());
+    std::fflush(stdout);
+  }
+  std::fprintf(stderr, "ferry-walk: %s\n", Describe(status).c_str());
+  return 2;
 }
 
 }  // namespace
@@ -78,30 +87,30 @@ int main(int argc, char** argv) {
   bool json = false;
   ferry::fs::WalkOptions walk_options;
   ferry::BuiltinFileSystemOptions fs_options;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view a = argv[i];
-    int v = 0;
-    if (a == "--list") {
-      list = true;
-    } else if (a == "--json") {
-      json = true;
-    } else if (FlagValue(a, "--in-flight=", &v) && v > 0) {
-      walk_options.max_in_flight = v;
-    } else if (FlagValue(a, "--timeout=", &v) && v > 0) {
-      fs_options.io_timeout = absl::Seconds(v);
-    } else if (a == "-h" || a == "--help") {
-      Usage();
-      return 0;
-    } else if (url.empty() && a.substr(0, 2) != "--") {
-      url = std::string(a);
-    } else {
-      Usage();
-      return 2;
-    }
-  }
-  if (url.empty()) {
-    Usage();
-    return 2;
+  CLI::App app(
+      "Walks a tree with the filesystem's own parallel walk and prints a summary.\n"
+      "URL: nfs://HOST/EXPORT[/PATH][?nfsport=&mountport=&uid=&gid=], s3://BUCKET[/PREFIX],\n"
+      "irods://[USER@]HOST[:PORT]/ZONE/PATH, or a local path.\n"
+      "Exit status: 0 walked, 1 some entries unreadable or refused, 2 could not start.",
+      "ferry-walk");
+  app.set_version_flag("--version", "ferry-walk " FERRY_VERSION);
+  app.add_flag("--list", list, "every entry: kind, size, path (TSV; a JSON line each with --json)");
+  app.add_flag("--json", json, "the summary as one JSON object (and --list as JSON lines)");
+  app.add_option("--in-flight", walk_options.max_in_flight, "listing calls in flight (default 256)")
+      ->type_name("N")
+      ->check(CLI::Range(1, std::numeric_limits<int>::max()).description(""));
+  int timeout_seconds = 0;
+  app.add_option("--timeout", timeout_seconds,
+                 "a call without an answer for S seconds fails (default 60)")
+      ->type_name("S")
+      ->check(CLI::Range(1, std::numeric_limits<int>::max()).description(""));
+  ferry_tools::AwsFlags aws;
+  ferry_tools::AddAwsFlags(app, aws);
+  app.add_option("URL", url, "where to walk")->required();
+  if (std::optional<int> exit = ferry_tools::ParseOrExit(app, argc, argv)) return *exit;
+  if (timeout_seconds > 0) fs_options.io_timeout = absl::Seconds(timeout_seconds);
+  if (std::optional<std::string> bad = ferry_tools::ApplyAwsFlags(aws)) {
+    return ferry_tools::UsageError(app, *bad);
   }
 
   ferry::Runtime runtime;
@@ -109,10 +118,7 @@ int main(int argc, char** argv) {
   absl::Status registered = ferry::RegisterBuiltinFileSystems(registry, fs_options);
   absl::StatusOr<ferry::fs::Location> root =
       registered.ok() ? registry.Resolve(url) : absl::StatusOr<ferry::fs::Location>(registered);
-  if (!root.ok()) {
-    std::fprintf(stderr, "ferry-walk: %s\n", Describe(root.status()).c_str());
-    return 2;
-  }
+  if (!root.ok()) return FailWhole(json, root.status());
 
   const absl::Time start = ferry::MonotonicNow();
   absl::Time last_progress = start;
@@ -163,10 +169,7 @@ int main(int argc, char** argv) {
         return true;
       });
   if (progress_shown) std::fprintf(stderr, "\n");
-  if (!stats.ok()) {
-    std::fprintf(stderr, "ferry-walk: %s\n", Describe(stats.status()).c_str());
-    return 2;
-  }
+  if (!stats.ok()) return FailWhole(json, stats.status());
   const double secs = std::max(absl::ToDoubleSeconds(stats->elapsed), 1e-9);
   if (json) {
     std::printf(

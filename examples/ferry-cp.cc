@@ -190,9 +190,6 @@ std::optional<int> ParseArgs(int argc, char** argv, CpOptions& o) {
     return ferry_tools::UsageError(app, "- (stdin/stdout) is one file, not a tree for -r");
   }
   if (src == "-" && o.range) return ferry_tools::UsageError(app, "--range reads a file, not stdin");
-  if (std::optional<std::string> bad = ferry_tools::ApplyAwsFlags(o.aws)) {
-    return ferry_tools::UsageError(app, *bad);
-  }
   return std::nullopt;
 }
 
@@ -552,12 +549,13 @@ int main(int argc, char** argv) {
                           .memory_budget_bytes = options->memory_budget_bytes,
                           .idle_buffer_bytes = options->idle_buffer_bytes});
   ferry::fs::FileSystemRegistry registry(runtime);
-  absl::Status registered = ferry::RegisterBuiltinFileSystems(
-      registry, {.s3_chunks = {.chunk_bytes = options->chunk_bytes,
-                               .parallelism = options->concurrency},
-                 .s3_make_bucket = options->make_bucket,
-                 .nfs_parallelism = options->parallelism,
-                 .io_timeout = absl::Seconds(options->timeout_seconds)});
+  ferry::BuiltinFileSystemOptions fs_options{
+      .s3_chunks = {.chunk_bytes = options->chunk_bytes, .parallelism = options->concurrency},
+      .s3_make_bucket = options->make_bucket,
+      .nfs_parallelism = options->parallelism,
+      .io_timeout = absl::Seconds(options->timeout_seconds)};
+  ferry_tools::ApplyAwsFlags(options->aws, fs_options);
+  absl::Status registered = ferry::RegisterBuiltinFileSystems(registry, fs_options);
   if (!registered.ok()) return fail(1, registered);
 
   std::optional<ferry::fs::Location> src, dst;

@@ -109,9 +109,7 @@ int main(int argc, char** argv) {
   app.add_option("URL", url, "where to walk")->required();
   if (std::optional<int> exit = ferry_tools::ParseOrExit(app, argc, argv)) return *exit;
   if (timeout_seconds > 0) fs_options.io_timeout = absl::Seconds(timeout_seconds);
-  if (std::optional<std::string> bad = ferry_tools::ApplyAwsFlags(aws)) {
-    return ferry_tools::UsageError(app, *bad);
-  }
+  ferry_tools::ApplyAwsFlags(aws, fs_options);
 
   ferry::Runtime runtime;
   ferry::fs::FileSystemRegistry registry(runtime);

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "ferry/adapters/builtin.h"
 
 namespace ferry_tools {
 
@@ -22,32 +23,26 @@ struct AwsFlags {
 
 inline void AddAwsFlags(CLI::App& app, AwsFlags& flags) {
   app.add_option("--endpoint-url", flags.endpoint_url,
-                 "S3 endpoint URL, as the AWS CLI's (sets AWS_ENDPOINT_URL for this run)")
+                 "S3 endpoint URL (scheme://host[:port]), as the AWS CLI's: beats every "
+                 "configured endpoint")
       ->type_name("URL");
   app.add_option("--profile", flags.profile,
-                 "AWS profile of ~/.aws/config and credentials (sets AWS_PROFILE)")
+                 "AWS profile of ~/.aws/config and credentials: its keys beat AWS_ACCESS_KEY_ID")
       ->type_name("NAME");
-  app.add_option("--region", flags.region, "AWS region (sets AWS_REGION)")->type_name("NAME");
+  app.add_option("--region", flags.region, "AWS region (default: the AWS environment's, else "
+                                           "us-east-1)")
+      ->type_name("NAME");
   app.add_flag("--no-sign-request", flags.no_sign_request,
-               "anonymous S3 requests (not supported yet: a usage error)");
+               "anonymous S3 requests, for public buckets");
 }
 
-// The flags become the environment the S3 configuration reads, before any
-// filesystem is made: the one interface the tools and the S3 adapter share.
-// Returns a usage error's text, or nullopt.
-inline std::optional<std::string> ApplyAwsFlags(const AwsFlags& flags) {
-  if (flags.no_sign_request) {
-    return "--no-sign-request: unsigned S3 requests are not supported yet";
-  }
-  if (!flags.endpoint_url.empty()) {
-    ::setenv("AWS_ENDPOINT_URL", flags.endpoint_url.c_str(), 1);
-    // The AWS CLI's --endpoint-url beats every configured endpoint; the
-    // S3-specific variable would otherwise win over AWS_ENDPOINT_URL.
-    ::unsetenv("AWS_ENDPOINT_URL_S3");
-  }
-  if (!flags.profile.empty()) ::setenv("AWS_PROFILE", flags.profile.c_str(), 1);
-  if (!flags.region.empty()) ::setenv("AWS_REGION", flags.region.c_str(), 1);
-  return std::nullopt;
+// The flags as the S3 adapter's overrides (docs/s3-on-aws.md): each wins
+// over the context string, the environment and the shared files.
+inline void ApplyAwsFlags(const AwsFlags& flags, ferry::BuiltinFileSystemOptions& options) {
+  options.s3_endpoint_url = flags.endpoint_url;
+  options.s3_profile = flags.profile;
+  options.s3_region = flags.region;
+  options.s3_no_sign_request = flags.no_sign_request;
 }
 
 // Parses; nullopt to go on, else the exit status (help and version are

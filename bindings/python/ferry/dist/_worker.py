@@ -29,6 +29,11 @@ class WorkerOptions:
     # The copy engine's chunk workers and the walks' batch threads run on
     # the Runtime's blocking pool (16: the NFS default of chunks in flight).
     blocking_threads: int = 16
+    # Seconds a request may go unanswered after it is sent, on every
+    # protocol (ferry.FileSystems' timeout; None: 60): a server that stops
+    # answering fails the task's call with TimeoutError instead of holding
+    # a worker thread.
+    timeout: Optional[float] = None
 
 
 @dataclasses.dataclass
@@ -51,7 +56,8 @@ def filesystems(options: WorkerOptions = WorkerOptions()) -> ferry.FileSystems:
         if _state is None or _state.pid != os.getpid():
             runtime = ferry.Runtime(blocking_threads=options.blocking_threads,
                                     memory_budget_bytes=options.memory_budget_bytes)
-            _state = _State(os.getpid(), runtime, ferry.FileSystems(runtime=runtime))
+            _state = _State(os.getpid(), runtime,
+                            ferry.FileSystems(runtime=runtime, timeout=options.timeout))
         return _state.filesystems
 
 

@@ -286,22 +286,83 @@ TEST_F(RpcPoolTest, DeadlineFiresForACallStillQueued) {
   EXPECT_THAT(results_.Get(1).status().message(), HasSubstr("queued"));
 }
 
-TEST_F(RpcPoolTest, ConnectionLeftWithTooManyUnansweredCallsIsRecycled) {
-  RpcPoolOptions o = Options(server_.port());
-  o.max_in_flight_per_connection = 2;
-  auto pool = MakePool(rt_, o);
-  // Three calls abandoned in flight: more than the connection's cap.
-  for (int i = 0; i < 3; ++i) {
-    EXPECT_EQ(pool->CallBlocking(Req("lost"), {.timeout = absl::Milliseconds(10)}).status().code(),
-              absl::StatusCode::kDeadlineExceeded);
-  }
+TEST_F(RpcPoolTest, ConnectionSilentSinceAnUnansweredCallWasSentIsReplaced) {
+  auto pool = MakePool(rt_, Options(server_.port()));
+  EXPECT_EQ(pool->CallBlocking(Req("lost"), {.timeout = absl::Milliseconds(50)}).status().code(),
+            absl::StatusCode::kDeadlineExceeded);
   Future<std::string> next = pool->Call(Req("next"));
-  ASSERT_TRUE(log_.WaitForTotal(4));
+  ASSERT_TRUE(log_.WaitForTotal(2));
   std::vector<RecordLog::Entry> held = log_.Take();
-  EXPECT_EQ(held[2].conn->index(), 0);
-  EXPECT_EQ(held[3].conn->index(), 1);  // a fresh connection
-  held[3].conn->Send(held[3].record);
+  EXPECT_EQ(held[0].conn->index(), 0);
+  EXPECT_EQ(held[1].conn->index(), 1);  // a fresh connection
+  held[1].conn->Send(held[1].record);
   EXPECT_TRUE(std::move(next).Get().ok());
+  EXPECT_EQ(pool->metrics().reconnects, 1u);
+}
+
+TEST_F(RpcPoolTest, ConnectionThatAnswersOtherCallsIsKeptWhenOneCallIsLost) {
+  auto pool = MakePool(rt_, Options(server_.port()));
+  Future<std::string> lost = pool->Call(Req("lost"), {.timeout = absl::Milliseconds(300)});
+  Future<std::string> answered = pool->Call(Req("answered"));
+  ASSERT_TRUE(log_.WaitForTotal(2));
+  std::vector<RecordLog::Entry> held = log_.Take();
+  held[1].conn->Send(held[1].record);
+  EXPECT_TRUE(std::move(answered).Get().ok());
+  EXPECT_EQ(std::move(lost).Get().status().code(), absl::StatusCode::kDeadlineExceeded);
+  Future<std::string> next = pool->Call(Req("next"));
+  ASSERT_TRUE(log_.WaitForTotal(3));
+  held = log_.Take();
+  EXPECT_EQ(held[0].conn->index(), 0);  // the same connection
+  held[0].conn->Send(held[0].record);
+  EXPECT_TRUE(std::move(next).Get().ok());
+  EXPECT_EQ(pool->metrics().reconnects, 0u);
+}
+
+TEST_F(RpcPoolTest, DeadlineRunsFromTheWriteNotFromTheQueue) {
+  // One call at a time; the server answers each 2 s after it arrives. The
+  // second call waits 2 s in the queue and is answered 4 s after it was
+  // made, within 3 s of being written.
+  TestTcpServer slow(Framing4(), [](const TestTcpServer::ConnPtr& conn, std::string record) {
+    std::thread([conn, record = std::move(record)]() mutable {
+      absl::SleepFor(absl::Seconds(2));
+      conn->Send(std::move(record));
+    }).detach();
+  });
+  RpcPoolOptions o = Options(slow.port());
+  o.max_in_flight_per_connection = 1;
+  auto pool = MakePool(rt_, o);
+  Future<std::string> first = pool->Call(Req("first"), {.timeout = absl::Seconds(3)});
+  Future<std::string> second = pool->Call(Req("second"), {.timeout = absl::Seconds(3)});
+  absl::StatusOr<std::string> a = std::move(first).Get();
+  absl::StatusOr<std::string> b = std::move(second).Get();
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(Payload(*b), "second");
+}
+
+TEST_F(RpcPoolTest, IdempotentCallUnansweredPastItsDeadlineIsSentOnceMoreWithANewId) {
+  auto pool = MakePool(rt_, Options(server_.port()));
+  Future<std::string> call = pool->Call(Req("x"), {.timeout = absl::Milliseconds(200), .idempotent = true});
+  ASSERT_TRUE(log_.WaitForTotal(2));  // the first send is never answered
+  std::vector<RecordLog::Entry> held = log_.Take();
+  EXPECT_NE(held[0].record.substr(0, 4), held[1].record.substr(0, 4));
+  held[1].conn->Send(held[1].record);
+  absl::StatusOr<std::string> r = std::move(call).Get();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(pool->metrics().resent_after_timeout, 1u);
+}
+
+TEST_F(RpcPoolTest, IdempotentCallUnansweredTwiceEndsDeadlineExceeded) {
+  constexpr absl::Duration kTimeout = absl::Milliseconds(300);
+  auto pool = MakePool(rt_, Options(server_.port()));
+  const absl::Time start = absl::Now();
+  absl::StatusOr<std::string> r = pool->CallBlocking(Req("x"), {.timeout = kTimeout, .idempotent = true});
+  const absl::Duration took = absl::Now() - start;
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded) << r.status();
+  EXPECT_THAT(r.status().message(), HasSubstr("first send had gone unanswered too"));
+  EXPECT_EQ(log_.total(), 2u);
+  // Two timeouts, and slack for a loaded machine: never a hang.
+  EXPECT_LT(took, 2 * kTimeout + absl::Seconds(10));
 }
 
 TEST_F(RpcPoolTest, ConnectsToAHostName) {

@@ -89,6 +89,20 @@ TEST(SessionPool, ABrokenSessionIsClosedNotReused) {
   EXPECT_EQ(*(*again)->Exchange("y"), "y");
 }
 
+TEST(SessionPool, AcquireWithoutADeadlineEndsWhenNoLeaseEndsForTheIoTimeout) {
+  EchoServer echo;
+  SessionPoolOptions o = Options(echo.server.port(), 1);
+  o.io_timeout = absl::Milliseconds(200);
+  auto pool = SessionPool::Create(o);
+  auto held = (*pool)->Acquire();  // held for good, as an open file's stream
+  ASSERT_TRUE(held.ok());
+  const absl::Time start = absl::Now();
+  auto none = (*pool)->Acquire();
+  EXPECT_TRUE(absl::IsDeadlineExceeded(none.status())) << none.status();
+  EXPECT_NE(none.status().message().find("leased"), std::string_view::npos) << none.status();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+}
+
 TEST(SessionPool, AcquireWaitsForALeaseWhenAllAreOut) {
   EchoServer echo;
   auto pool = SessionPool::Create(Options(echo.server.port(), 1));

@@ -171,6 +171,11 @@ struct Transfer {
   HttpResponse response;
   ReplyState reply;
   int attempts = 0;
+  // Attempts that stalled past stall_timeout after connecting: a request
+  // is sent again once after one (curl closed that connection, so on a
+  // fresh one), not retry_count times, so a server that stops answering
+  // fails in about two stall timeouts.
+  int stalls = 0;
   char errbuf[CURL_ERROR_SIZE] = {};
   std::atomic<int64_t>* bytes_received = nullptr;
 };
@@ -466,10 +471,12 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
       }
       // A body longer than the caller's buffer comes out the same way again.
       const bool overflowed = code == CURLE_WRITE_ERROR && t->reply.buffer_overflowed;
+      if (code == CURLE_OPERATION_TIMEDOUT && !never_connected) ++t->stalls;
       const bool retryable =
           code != CURLE_OK
               ? code != CURLE_ABORTED_BY_CALLBACK && !TlsConfigFailure(code) && !overflowed &&
-                    !(t->request.fail_fast_on_connect && ConnectFailure(code, never_connected))
+                    !(t->request.fail_fast_on_connect && ConnectFailure(code, never_connected)) &&
+                    t->stalls <= 1
               : RetryableHttpStatus(t->response.status);
       if (retryable && t->attempts <= options.retry_count) {
         ScheduleRetry(std::move(t));

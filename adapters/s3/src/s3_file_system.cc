@@ -516,6 +516,8 @@ class S3Provider final : public fs::FileSystemProvider {
                                                          options_.config_overrides));
         if (options_.stall_timeout > absl::ZeroDuration()) {
           config.stall_timeout = options_.stall_timeout;
+          // One timeout bounds connecting too.
+          config.connect_timeout = std::min(config.connect_timeout, options_.stall_timeout);
         }
         FERRY_ASSIGN_OR_RETURN(fs_, S3FileSystem::Create(runtime, std::move(config), options_));
       }

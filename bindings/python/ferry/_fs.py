@@ -93,19 +93,28 @@ class FileSystems(Closing):
     """Every filesystem ferry reaches, by URL, on one Runtime; a context
     manager. Filesystems are made at first use and shared (one S3 client
     per endpoint, one NFS mount per export, one iRODS login pool per host,
-    port and user)."""
+    port and user).
+
+    ``timeout`` (seconds; None: 60) bounds every request on every protocol:
+    a request unanswered that long after it was sent fails with
+    TimeoutError (a ferry.Error with code "DeadlineExceeded"); one that is
+    safe to repeat is first sent once more, on a fresh connection when its
+    own went silent. A call on a server that stops answering ends within
+    about twice the timeout; it never hangs."""
 
     def __init__(self, *, runtime: _core.Runtime, s3_chunk_bytes: int = 0,
                  s3_concurrency: int = 0, s3_make_bucket: bool = False,
                  nfs_parallelism: int = 0, nfs_connections: int = 0,
-                 irods_parallelism: int = 0, irods_connections: int = 0) -> None:
+                 irods_parallelism: int = 0, irods_connections: int = 0,
+                 timeout: Optional[float] = None) -> None:
         self._raw = _core._FileSystems(runtime=runtime, s3_chunk_bytes=s3_chunk_bytes,
                                        s3_concurrency=s3_concurrency,
                                        s3_make_bucket=s3_make_bucket,
                                        nfs_parallelism=nfs_parallelism,
                                        nfs_connections=nfs_connections,
                                        irods_parallelism=irods_parallelism,
-                                       irods_connections=irods_connections)
+                                       irods_connections=irods_connections,
+                                       timeout=timeout)
 
     def stat(self, url: str) -> Dict[str, Any]:
         """{'url', 'kind' ('file', 'directory', ...), 'size', 'mtime_ns',

@@ -37,6 +37,7 @@
 #include "ferry/transfer/copy_engine.h"
 #include "open_file.h"
 #include "progress.h"
+#include "python_object.h"
 #include "runtime_handle.h"
 #include "status_exceptions.h"
 
@@ -314,12 +315,23 @@ Every filesystem ferry reaches, by URL (file paths, s3://, nfs://, ...).
 Use ferry.FileSystems, the Python wrapper.)doc")
       .def(py::init([](const py::object& runtime, int64_t s3_chunk_bytes, int s3_concurrency,
                        bool s3_make_bucket, int nfs_parallelism, int nfs_connections,
-                       int irods_parallelism, int irods_connections) {
+                       int irods_parallelism, int irods_connections, const py::object& timeout) {
              if (nfs_connections < 0 || nfs_parallelism < 0 || irods_connections < 0 ||
                  irods_parallelism < 0) {
                ThrowStatus(absl::InvalidArgumentError(absl::StrCat(
                    "FileSystems: connections and parallelism must be >= 0 (nfs ", nfs_connections,
                    "/", nfs_parallelism, ", irods ", irods_connections, "/", irods_parallelism, ")")));
+             }
+             // None keeps every adapter's default (60 s); zero would mean
+             // the same in C++, so it is refused rather than read as "none".
+             absl::Duration io_timeout = absl::ZeroDuration();
+             if (!timeout.is_none()) {
+               io_timeout = DurationFromPython(timeout, "FileSystems timeout");
+               if (io_timeout <= absl::ZeroDuration() || io_timeout == absl::InfiniteDuration()) {
+                 ThrowStatus(absl::InvalidArgumentError(absl::StrCat(
+                     "FileSystems: timeout must be a positive, finite number of seconds or None, got ",
+                     py::str(timeout).cast<std::string>())));
+               }
              }
              return std::make_unique<PyFileSystems>(
                  runtime, BuiltinFileSystemOptions{.s3_chunks = {.chunk_bytes = s3_chunk_bytes,
@@ -328,12 +340,14 @@ Use ferry.FileSystems, the Python wrapper.)doc")
                                                    .nfs_parallelism = nfs_parallelism,
                                                    .nfs_connections = nfs_connections,
                                                    .irods_parallelism = irods_parallelism,
-                                                   .irods_connections = irods_connections});
+                                                   .irods_connections = irods_connections,
+                                                   .io_timeout = io_timeout});
            }),
            py::kw_only(), py::arg("runtime"), py::arg("s3_chunk_bytes") = 0,
            py::arg("s3_concurrency") = 0, py::arg("s3_make_bucket") = false,
            py::arg("nfs_parallelism") = 0, py::arg("nfs_connections") = 0,
-           py::arg("irods_parallelism") = 0, py::arg("irods_connections") = 0)
+           py::arg("irods_parallelism") = 0, py::arg("irods_connections") = 0,
+           py::arg("timeout") = py::none())
       .def("stat", &PyFileSystems::Stat, py::arg("url"))
       .def("open", &PyFileSystems::Open, py::arg("url"), py::arg("mode") = "r",
            py::kw_only(), py::arg("size") = -1)

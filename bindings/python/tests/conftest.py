@@ -358,3 +358,73 @@ def irods_env(monkeypatch, tmp_path, irods_peer):
     monkeypatch.setenv("IRODS_PASSWORD", "rods")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     return f"irods://rods@127.0.0.1:{irods_peer}/tempZone/home/rods"
+
+
+# ---------------------------------------------------------------- toxiproxy
+
+TOXIPROXY = REPO_ROOT / "tests" / "peers" / "toxiproxy"
+TOXIPROXY_API = "http://127.0.0.1:18474"  # tests/peers/toxiproxy's default
+
+
+def _toxiproxy_call(method, path, body=None):
+    import json
+    import urllib.request
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(TOXIPROXY_API + path, data=data, method=method,
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        text = r.read()
+    return json.loads(text) if text else None
+
+
+class Proxy:
+    """A toxiproxy proxy on a free port of 127.0.0.1 in front of
+    127.0.0.1:`upstream`, deleted by close()."""
+
+    def __init__(self, name, upstream):
+        self.name = name
+        made = _toxiproxy_call("POST", "/proxies", {"name": name, "listen": "127.0.0.1:0",
+                                                    "upstream": f"127.0.0.1:{upstream}",
+                                                    "enabled": True})
+        self.port = int(made["listen"].rsplit(":", 1)[1])
+
+    def stall(self):
+        """From now on the server's bytes never reach the client and no
+        connection is closed: every request is accepted and never answered
+        (toxiproxy's `timeout` toxic with timeout 0)."""
+        _toxiproxy_call("POST", f"/proxies/{self.name}/toxics",
+                        {"name": "stall", "type": "timeout", "stream": "downstream",
+                         "toxicity": 1.0, "attributes": {"timeout": 0}})
+
+    def close(self):
+        _toxiproxy_call("DELETE", f"/proxies/{self.name}")
+
+
+@pytest.fixture(scope="session")
+def toxiproxy(tmp_path_factory):
+    """toxiproxy-server (API on 127.0.0.1:18474), started and stopped by
+    tests/peers/toxiproxy. Yields a factory: proxy(name, upstream_port)."""
+    if not (REPO_ROOT / ".peers" / "bin" / "toxiproxy-server").exists():
+        pytest.skip("toxiproxy is not installed (tests/peers/install-peers installs it)")
+    state = tmp_path_factory.mktemp("toxiproxy")
+    started = subprocess.run([str(TOXIPROXY), "start", str(state)],
+                             capture_output=True, text=True, timeout=PEER_TIMEOUT_S)
+    if started.returncode != 0:
+        pytest.fail(f"tests/peers/toxiproxy start failed:\n{started.stdout}{started.stderr}")
+    proxies = []
+
+    def proxy(name, upstream):
+        p = Proxy(f"{name}-{os.getpid()}-{len(proxies)}", upstream)
+        proxies.append(p)
+        return p
+
+    try:
+        yield proxy
+    finally:
+        for p in proxies:
+            try:
+                p.close()
+            except OSError:
+                pass
+        subprocess.run([str(TOXIPROXY), "stop", str(state)], capture_output=True,
+                       timeout=PEER_TIMEOUT_S)

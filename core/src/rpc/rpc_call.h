@@ -25,6 +25,14 @@ using SteadyClock = std::chrono::steady_clock;
 using SteadyTime = SteadyClock::time_point;
 constexpr SteadyTime kNoDeadline = SteadyTime::max();
 
+inline SteadyTime DeadlineAfter(SteadyTime now, absl::Duration timeout) {
+  // Anything over ~10 years (or infinite) means no deadline, and keeps the
+  // addition below from overflowing.
+  if (timeout >= absl::Hours(24 * 365 * 10)) return kNoDeadline;
+  if (timeout < absl::ZeroDuration()) timeout = absl::ZeroDuration();
+  return now + std::chrono::duration_cast<SteadyClock::duration>(absl::ToChronoNanoseconds(timeout));
+}
+
 enum class CallState : uint8_t { kFree, kQueued, kPending, kInFlight };
 
 // Connections to start writing, collected under the lock and kicked after.
@@ -47,8 +55,15 @@ struct Call {
   int heap_index = -1;   // in the deadline heap, or -1
   int conn = -1;         // connection index while pending or in flight
   size_t bytes = 0;      // request size, for the queue's byte bound
+  // While queued: accepted (or re-queued) + timeout; once written: sent +
+  // timeout, so time spent queued behind a busy connection is not taken
+  // from the server's time to answer.
   SteadyTime deadline = kNoDeadline;
   absl::Duration timeout;
+  SteadyTime sent_steady{};  // the last write of the call
+  // Went unanswered past a deadline once and was sent again; the next
+  // deadline ends it.
+  bool resent_after_timeout = false;
   absl::Time accepted_at;
   absl::Time sent_at;
   std::string request;
@@ -127,6 +142,10 @@ class DeadlineHeap {
     SiftDown(i);
     SiftUp(last->heap_index);
   }
+  // After `c`'s deadline moved later (it was sent): restores the order.
+  void Postponed(Call* c) {
+    if (c->heap_index >= 0) SiftDown(c->heap_index);
+  }
 
  private:
   void Place(int i, Call* c) {
@@ -180,6 +199,7 @@ class CallSlab {
     c->conn = -1;
     c->has_xid = false;
     c->attempts = 0;
+    c->resent_after_timeout = false;
     c->prev = nullptr;
     c->next = free_;
     free_ = c;

@@ -184,6 +184,7 @@ void PoolCore::BecomeReady(const std::shared_ptr<Session>& s) {
     if (shutting_down_) return;
     ConnShared& sh = shared(c->index);
     sh.state = ConnState::kReady;
+    sh.last_heard = SteadyClock::now();
     if (sh.ever_ready) {
       ++sh.metrics.reconnects;
       ++m_.reconnects;

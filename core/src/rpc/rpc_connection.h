@@ -56,6 +56,10 @@ struct ConnShared {
   bool write_kicked = false;  // a DoWrite is posted or a write is running
   bool ever_ready = false;
   int consecutive_failures = 0;
+  // When the current session last received a byte (or became ready): a
+  // call unanswered past its deadline on a connection silent since it was
+  // sent means the connection is dead, not the call slow.
+  SteadyTime last_heard{};
   RpcConnectionMetrics metrics;
 };
 

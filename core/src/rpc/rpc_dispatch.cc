@@ -13,18 +13,6 @@
 #include "rpc/rpc_pool_core.h"
 
 namespace ferry::rpc_pool_internal {
-namespace {
-
-SteadyTime DeadlineAfter(SteadyTime now, absl::Duration timeout) {
-  // Anything over ~10 years (or infinite) means no deadline, and keeps the
-  // addition below from overflowing.
-  if (timeout >= absl::Hours(24 * 365 * 10)) return kNoDeadline;
-  if (timeout < absl::ZeroDuration()) timeout = absl::ZeroDuration();
-  return now + std::chrono::duration_cast<SteadyClock::duration>(absl::ToChronoNanoseconds(timeout));
-}
-
-}  // namespace
-
 // ---------------------------------------------------------------------------
 // Dispatch.
 
@@ -288,6 +276,38 @@ void PoolCore::ArmTimer() {
   }));
 }
 
+void PoolCore::ResendAfterTimeoutLocked(Call* call, SteadyTime now,
+                                        std::vector<std::pair<int, uint64_t>>* resets) {
+  ConnShared& sh = shared(call->conn);
+  --sh.load;
+  if (by_id_) {
+    sh.by_xid[call->xid] = nullptr;  // the first send's late reply is dropped
+    if (++sh.abandoned > cap_ && sh.state == ConnState::kReady) {
+      sh.state = ConnState::kBackoff;
+      resets->emplace_back(call->conn, sh.session_gen);
+    }
+  } else {
+    sh.in_order.Remove(call);
+    // Its reply would be taken for the next call's: recycle.
+    if (sh.state == ConnState::kReady) {
+      sh.state = ConnState::kBackoff;
+      resets->emplace_back(call->conn, sh.session_gen);
+    }
+  }
+  // A new id: a server whose duplicate request cache still holds the first
+  // as in progress would drop a resend under the same one.
+  call->has_xid = false;
+  call->resent_after_timeout = true;
+  call->state = CallState::kQueued;
+  call->conn = -1;
+  deadlines_.Remove(call);
+  call->deadline = DeadlineAfter(now, call->timeout);
+  deadlines_.Push(call);
+  queue_.PushFront(call);
+  queued_bytes_ += call->bytes;
+  ++m_.resent_after_timeout;
+}
+
 void PoolCore::OnDeadlines() {
   std::vector<Completion> completions;
   std::vector<std::pair<int, uint64_t>> resets;
@@ -298,9 +318,37 @@ void PoolCore::OnDeadlines() {
     const SteadyTime now = SteadyClock::now();
     while (!deadlines_.empty() && deadlines_.top()->deadline <= now) {
       Call* call = deadlines_.top();
-      const char* where = call->state == CallState::kInFlight ? "in flight"
-                          : call->state == CallState::kPending ? "waiting to be written"
-                                                               : "queued (every connection busy or down)";
+      bool silent = false;
+      if (call->state == CallState::kInFlight) {
+        ConnShared& sh = shared(call->conn);
+        // Nothing heard on the connection since the call went out: the
+        // connection is dead or wedged (a lost peer, a stalled middlebox),
+        // not the call slow. Close and replace it; its other calls are
+        // retried on the new one as after any lost connection.
+        silent = sh.last_heard < call->sent_steady;
+        if (silent && sh.state == ConnState::kReady) {
+          sh.state = ConnState::kBackoff;
+          resets.emplace_back(call->conn, sh.session_gen);
+        }
+        // An idempotent call gets one more try, on a fresh connection when
+        // its own went silent, and its timeout again from that send.
+        if (call->idempotent && !call->resent_after_timeout) {
+          ResendAfterTimeoutLocked(call, now, &resets);
+          continue;
+        }
+      }
+      std::string where;
+      if (call->state == CallState::kInFlight) {
+        where = absl::StrCat(
+            "in flight (sent ", absl::FormatDuration(absl::Trunc(absl::FromChrono(now - call->sent_steady),
+                                                                 absl::Milliseconds(1))),
+            " ago",
+            call->resent_after_timeout ? "; its first send had gone unanswered too" : "",
+            silent ? "; its connection was silent since and is replaced" : "", ")");
+      } else {
+        where = call->state == CallState::kPending ? "waiting to be written"
+                                                   : "queued (every connection busy or down)";
+      }
       ++m_.calls_failed;
       ++m_.calls_timed_out;
       // Queued while reconnecting: the connect error is the cause to show.

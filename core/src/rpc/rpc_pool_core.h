@@ -19,6 +19,14 @@
 // than every call before it, rare with one timeout per pool); the in-flight
 // map per connection is an open-addressing hash map that keeps its capacity.
 //
+// Deadlines: a queued call's runs from its acceptance, a written call's from
+// its write (DoWrite moves it later), so every request on the wire has the
+// whole timeout for its reply. A call still unanswered at its deadline
+// ends DeadlineExceeded, except that an idempotent one is first taken off
+// its connection and queued again, once, with a new id and a fresh
+// deadline. A connection on which nothing arrived since such a call was
+// written is silent: it is closed and replaced (ConnShared::last_heard).
+//
 // A TCP connection's lifetime is a Session, shared by the handlers of its
 // pending operations; a Connection slot outlives its sessions and reconnects
 // with capped exponential back-off. A call abandoned (deadline, Cancel) while
@@ -127,6 +135,12 @@ class PoolCore {
   // wherever it is. Connections that must be recycled go to `resets`.
   void AbandonLocked(Call* call, absl::Status status, std::vector<Completion>* completions,
                      std::vector<std::pair<int, uint64_t>>* resets) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Takes an idempotent call that went unanswered past its deadline off
+  // its connection (tombstoned) and queues it first with a new id and a
+  // fresh deadline; its connection goes to `resets` when it must be
+  // recycled.
+  void ResendAfterTimeoutLocked(Call* call, SteadyTime now, std::vector<std::pair<int, uint64_t>>* resets)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void FinishLocked(Call* call, absl::StatusOr<std::string> result, std::vector<Completion>* completions)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void CheckAllDownLocked(std::vector<Completion>* completions) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

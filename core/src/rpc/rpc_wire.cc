@@ -67,9 +67,22 @@ void PoolCore::DoWrite(Connection* c, size_t bytes_written) {
       return;
     }
     const absl::Time now = NowFrom(options_.clock);
+    const SteadyTime steady_now = SteadyClock::now();
     while (Call* call = sh.pending.PopFront()) {
       call->state = CallState::kInFlight;
       call->sent_at = now;
+      call->sent_steady = steady_now;
+      // The deadline runs from now: a call that waited behind a busy
+      // connection still gets its whole timeout from the server. Never
+      // earlier than before, so the armed timer at worst fires early and
+      // re-arms.
+      if (call->heap_index >= 0) {
+        const SteadyTime from_send = DeadlineAfter(steady_now, call->timeout);
+        if (from_send > call->deadline) {
+          call->deadline = from_send;
+          deadlines_.Postponed(call);
+        }
+      }
       if (++call->attempts == 1) m_.queue_time.Record(now - call->accepted_at);
       if (by_id_) {
         // A retry keeps its xid (a server's duplicate request cache knows it)
@@ -102,8 +115,9 @@ void PoolCore::DoWrite(Connection* c, size_t bytes_written) {
 }
 
 OutRecord PoolCore::TakeRequest(Call& call) {
-  // Only a call that may be sent again keeps its bytes.
-  const bool keep = call.idempotent && call.attempts < call.max_attempts;
+  // Only a call that may be sent again keeps its bytes: after a lost
+  // connection (attempts left) or once after its deadline.
+  const bool keep = call.idempotent && (call.attempts < call.max_attempts || !call.resent_after_timeout);
   if (call.shared_request == nullptr && keep && call.request.size() >= kSendInPlaceFrom) {
     call.shared_request = std::make_shared<std::string>(std::move(call.request));
     call.request = std::string();
@@ -242,6 +256,7 @@ absl::Status PoolCore::ProcessReplies(const std::shared_ptr<Session>& s, size_t 
     sh.metrics.bytes_received += nbytes;
     m_.bytes_received += nbytes;
     if (sh.session_gen != s->gen) return absl::OkStatus();  // shutting down
+    if (nbytes > 0) sh.last_heard = SteadyClock::now();
     const absl::Time now = s->records.empty() ? absl::Time() : NowFrom(options_.clock);
     for (std::string& rec : s->records) {
       Call* call;

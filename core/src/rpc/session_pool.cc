@@ -229,7 +229,15 @@ absl::StatusOr<std::unique_ptr<Session>> SessionPool::Connect() {
   return session;
 }
 
+absl::StatusOr<SessionLease> SessionPool::Acquire() {
+  return AcquireUntil(absl::Now() + options_.io_timeout, /*extend_on_return=*/true);
+}
+
 absl::StatusOr<SessionLease> SessionPool::Acquire(absl::Time deadline) {
+  return AcquireUntil(deadline, /*extend_on_return=*/false);
+}
+
+absl::StatusOr<SessionLease> SessionPool::AcquireUntil(absl::Time deadline, bool extend_on_return) {
   {
     MutexLock lock(&mu_);
     for (;;) {
@@ -242,9 +250,14 @@ absl::StatusOr<SessionLease> SessionPool::Acquire(absl::Time deadline) {
         ++open_;  // reserved while connecting, outside the lock
         break;
       }
-      if (!returned_.WaitWithDeadline(&mu_, deadline) && absl::Now() >= deadline) {
+      if (returned_.WaitWithDeadline(&mu_, deadline)) {
+        if (extend_on_return) deadline = absl::Now() + options_.io_timeout;
+      } else if (absl::Now() >= deadline) {
         return absl::DeadlineExceededError(
-            Cat("no session to ", target_, " free before the deadline"));
+            extend_on_return
+                ? Cat("no session to ", target_, " was returned in ", absl::FormatDuration(options_.io_timeout),
+                      " (all ", options_.max_sessions, " leased: open files and listings hold theirs)")
+                : Cat("no session to ", target_, " free before the deadline"));
       }
     }
   }

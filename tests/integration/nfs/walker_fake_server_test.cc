@@ -70,6 +70,10 @@ struct FakeOptions {
   // Adds the directory "stuck", whose every READDIRPLUS answers its first
   // page whatever the cookie, never at eof.
   bool stuck_directory = false;
+  // The first this many READDIRPLUS calls of "sub" are never answered (a
+  // reply lost on the way, a server that drops a request); every other
+  // call is.
+  int unanswered_sub_listings = 0;
 };
 
 // The fake server's state and handler. Thread-safety: the state is fixed at
@@ -78,7 +82,8 @@ struct FakeOptions {
 class FakeNfsServer {
  public:
   explicit FakeNfsServer(const FakeOptions& options)
-      : refuse_sub_from_cookie_(options.refuse_sub_from_cookie) {
+      : refuse_sub_from_cookie_(options.refuse_sub_from_cookie),
+        unanswered_sub_listings_(options.unanswered_sub_listings) {
     dirs_["d:root"] = {{".", FileType::kDirectory}, {"..", FileType::kDirectory}};
     for (int i = 0; i < 8; ++i) dirs_["d:root"].push_back({absl::StrCat("f", i), FileType::kRegular});
     dirs_["d:root"].push_back({"sub", FileType::kDirectory});
@@ -105,7 +110,8 @@ class FakeNfsServer {
     server_ = std::make_unique<TestTcpServer>(
         NewRecordMarkingFraming({}),
         [this](const TestTcpServer::ConnPtr& conn, std::string record) {
-          conn->Send(Answer(record));
+          std::string answer = Answer(record);
+          if (!answer.empty()) conn->Send(std::move(answer));  // empty: left unanswered
         });
   }
 
@@ -167,6 +173,11 @@ class FakeNfsServer {
 
   void AnswerReaddirplus(const std::string& dir, uint64_t cookie, std::string* out) {
     ReaddirplusResult r;
+    if (dir == "d:sub" && unanswered_sub_listings_ > 0) {
+      --unanswered_sub_listings_;
+      out->clear();
+      return;
+    }
     if (dir == "d:sub" && refuse_sub_from_cookie_ != 0 && cookie >= refuse_sub_from_cookie_) {
       refuse_sub_from_cookie_ = 0;
       ++bad_cookies_sent_;
@@ -204,6 +215,7 @@ class FakeNfsServer {
 
   std::map<std::string, std::vector<FakeEntry>> dirs_;
   uint64_t refuse_sub_from_cookie_;  // 0: never
+  int unanswered_sub_listings_;
   std::atomic<int> bad_cookies_sent_{0};
   std::atomic<int> readdirplus_calls_{0};
   // Last: stopped (joined) first, before the state its handler uses goes.
@@ -218,9 +230,9 @@ struct Walked {
 
 class WalkerFakeServerTest : public ::testing::Test {
  protected:
-  Walked Walk(const FakeNfsServer& fake) {
+  Walked Walk(const FakeNfsServer& fake, const NfsClientOptions& options = {}) {
     Walked w;
-    absl::StatusOr<std::unique_ptr<NfsClient>> client = NfsClient::Connect(runtime_, fake.Url());
+    absl::StatusOr<std::unique_ptr<NfsClient>> client = NfsClient::Connect(runtime_, fake.Url(), options);
     EXPECT_TRUE(client.ok()) << client.status();
     if (!client.ok()) return w;
     absl::StatusOr<WalkStats> stats = WalkTree(**client, "", {}, [&](WalkBatch& batch) {
@@ -312,6 +324,34 @@ TEST_F(WalkerFakeServerTest, AListingWhoseCookieDoesNotAdvanceEndsWithDataLoss) 
   EXPECT_EQ(w.errors[0].status.code(), absl::StatusCode::kDataLoss) << w.errors[0].status;
   EXPECT_THAT(std::string(w.errors[0].status.message()), HasSubstr("does not advance"));
   EXPECT_EQ(w.times_reported["stuck/p"], 1);  // the repeated page is not taken
+}
+
+TEST_F(WalkerFakeServerTest, ListingWhoseReplyIsLostIsSentAgainAndTheWalkCompletes) {
+  FakeNfsServer fake({.unanswered_sub_listings = 1});
+  NfsClientOptions options;
+  options.timeouts.call = absl::Milliseconds(500);
+  Walked w = Walk(fake, options);
+  EXPECT_EQ(w.times_reported, EachOnce(false));
+  EXPECT_TRUE(w.errors.empty()) << w.errors[0].status;
+  EXPECT_EQ(fake.readdirplus_calls(), 4 + 3 + 1);
+}
+
+TEST_F(WalkerFakeServerTest, ListingNeverAnsweredIsDeadlineExceededAndTheRestIsWalked) {
+  FakeNfsServer fake({.unanswered_sub_listings = 1000});
+  NfsClientOptions options;
+  options.timeouts.call = absl::Milliseconds(500);
+  const absl::Time start = absl::Now();
+  Walked w = Walk(fake, options);
+  // Two timeouts (the listing is sent once more) and slack for a loaded
+  // machine: the walk ends.
+  EXPECT_LT(absl::Now() - start, absl::Seconds(1) + absl::Seconds(20));
+  std::map<std::string, int> root_only = EachOnce(false);
+  for (int i = 0; i < 7; ++i) root_only.erase(absl::StrCat("sub/s", i));
+  EXPECT_EQ(w.times_reported, root_only);
+  ASSERT_EQ(w.errors.size(), 1u);
+  EXPECT_EQ(w.errors[0].path, "sub");
+  EXPECT_EQ(w.errors[0].status.code(), absl::StatusCode::kDeadlineExceeded) << w.errors[0].status;
+  EXPECT_THAT(std::string(w.errors[0].status.message()), HasSubstr("READDIRPLUS nfs://127.0.0.1/export/sub"));
 }
 
 }  // namespace

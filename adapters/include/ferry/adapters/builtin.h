@@ -46,10 +46,15 @@ struct BuiltinFileSystemOptions {
   int irods_connections = 0;
   // iRODS: act for this user (IrodsFileSystemOptions::client_user).
   std::string irods_client_user;
-  // Every adapter: a request that makes no progress for this long fails
-  // (and is retried where that is safe); zero keeps each adapter's default
-  // (60 s). Tools lower it so a peer that stops answering is an error
-  // within a bound the user chose.
+  // Every adapter, the one timeout setting: a request unanswered this long
+  // after it was sent fails DeadlineExceeded (NFS: a call unanswered this
+  // long after it was written, one that is safe to repeat first sent once
+  // more; S3: a transfer that moves no byte this long, sent once more;
+  // iRODS: each send and each reply wait on its session), connects (and
+  // logins) get at most this long, and a wait for a free iRODS session
+  // ends after this long without one coming back. So a call on a server
+  // that stops answering ends within about twice this. Zero keeps each
+  // adapter's default (60 s). Tools set it from a --timeout flag.
   absl::Duration io_timeout = absl::ZeroDuration();
 };
 

@@ -32,7 +32,6 @@ reads only where the sizes already match; since ferry publishes files
 atomically, a target of the right size is almost always a finished copy.
 """
 
-import concurrent.futures
 import dataclasses
 import hashlib
 import os
@@ -45,7 +44,7 @@ from google.protobuf.message import DecodeError
 import ferry
 from ferry.dist import _urls
 from ferry.dist._walk import Listing, SplitOptions
-from ferry.dist._worker import WorkerOptions, filesystems
+from ferry.dist._worker import WorkerOptions, filesystems, thread_map
 
 _READ_BYTES = 8 << 20  # one read when hashing or copying a range
 # A temporary of ferry's file writers (core/src/io/temp_file.cc TempNameFor):
@@ -200,9 +199,9 @@ class _Sync:
         `base` are the keys of `existing`."""
         cut = len(base) + 1 if base else 0
         self.remove_leftovers({f[0][cut:] for f in files}, existing, base)
-        with concurrent.futures.ThreadPoolExecutor(max(1, self.options.jobs)) as pool:
-            for r in pool.map(lambda f: self.one(f[0], f[1], existing.get(f[0][cut:])), files):
-                self.result.report.add(r)
+        for r in thread_map(lambda f: self.one(f[0], f[1], existing.get(f[0][cut:])), files,
+                            max(1, self.options.jobs), self.options.worker):
+            self.result.report.add(r)
 
     def remove_leftovers(self, names: Set[bytes], existing: Dict[bytes, int], base: bytes) -> None:
         """Removes the temporaries of a killed earlier writer of `names`

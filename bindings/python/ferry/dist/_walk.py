@@ -33,13 +33,12 @@ on one worker (the split goes ``max_split_depth`` levels deep at most, and
 stops early once there is enough work out).
 """
 
-import concurrent.futures
 import dataclasses
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import ferry
 from ferry.dist import _urls
-from ferry.dist._worker import WorkerOptions, filesystems
+from ferry.dist._worker import WorkerOptions, filesystems, thread_map
 from ferry import records_pb2
 from ferry.records_pb2 import WalkBatch, WalkEntry
 
@@ -250,13 +249,13 @@ def walk_subtrees_task(root: _urls.Url, rels: Sequence[bytes],
         out.entries += part.entries
         out.errors.extend(part.errors)
 
-    with concurrent.futures.ThreadPoolExecutor(_CALLS_PER_TASK) as pool:
-        below: List[bytes] = []
-        for part, subdirs in pool.map(lambda rel: _list_one(fs, root, rel), rels):
-            add(part)
-            below.extend(subdirs)
-        for part in pool.map(lambda rel: _walk_one(fs, root, rel), below):
-            add(part)
+    below: List[bytes] = []
+    for part, subdirs in thread_map(lambda rel: _list_one(fs, root, rel), rels,
+                                    _CALLS_PER_TASK, options):
+        add(part)
+        below.extend(subdirs)
+    for part in thread_map(lambda rel: _walk_one(fs, root, rel), below, _CALLS_PER_TASK, options):
+        add(part)
     return out
 
 

@@ -12,10 +12,11 @@ this cache also serves a task run in the client's own process.
 """
 
 import atexit
+import concurrent.futures
 import dataclasses
 import os
 import threading
-from typing import Optional
+from typing import Callable, Iterable, List, Optional, TypeVar
 
 import ferry
 
@@ -29,6 +30,11 @@ class WorkerOptions:
     # The copy engine's chunk workers and the walks' batch threads run on
     # the Runtime's blocking pool (16: the NFS default of chunks in flight).
     blocking_threads: int = 16
+    # Seconds a request may go unanswered after it is sent, on every
+    # protocol (ferry.FileSystems' timeout; None: 60): a server that stops
+    # answering fails the task's call with TimeoutError instead of holding
+    # a worker thread.
+    timeout: Optional[float] = None
 
 
 @dataclasses.dataclass
@@ -36,6 +42,15 @@ class _State:
     pid: int
     runtime: ferry.Runtime
     filesystems: ferry.FileSystems
+    # The threads tasks run their concurrent ferry calls on, kept for the
+    # life of the process: a thread pool per task started threads all the
+    # time, and a CPython without the fix of gh-106883 (3.11.7 here) can
+    # deadlock a thread that starts a thread (it waits for the interpreter's
+    # thread-list lock holding the GIL) against Dask's profiler, whose
+    # sys._current_frames() holds that lock and, when a GC callback runs
+    # inside it, waits for the GIL. The whole worker froze: no heartbeat,
+    # every ferry call done but its thread waiting for the GIL (issue #28).
+    threads: concurrent.futures.ThreadPoolExecutor
 
 
 _lock = threading.Lock()
@@ -51,8 +66,61 @@ def filesystems(options: WorkerOptions = WorkerOptions()) -> ferry.FileSystems:
         if _state is None or _state.pid != os.getpid():
             runtime = ferry.Runtime(blocking_threads=options.blocking_threads,
                                     memory_budget_bytes=options.memory_budget_bytes)
-            _state = _State(os.getpid(), runtime, ferry.FileSystems(runtime=runtime))
+            _state = _State(os.getpid(), runtime,
+                            ferry.FileSystems(runtime=runtime, timeout=options.timeout),
+                            concurrent.futures.ThreadPoolExecutor(_THREADS,
+                                                                  thread_name_prefix="ferry-dist"))
         return _state.filesystems
+
+
+# Threads of a process's pool: at least any task's concurrency (a walk's 16
+# calls, a copy's `jobs`), so one task never waits for threads it has not
+# asked for; tasks running at once on one worker share them.
+_THREADS = 32
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def thread_map(fn: Callable[[T], R], items: Iterable[T], limit: int,
+               options: WorkerOptions = WorkerOptions()) -> List[R]:
+    """``[fn(x) for x in items]``, at most `limit` at once on this process's
+    long-lived threads (see _State.threads), in order; raises the first
+    error in order, as ``ThreadPoolExecutor.map`` does. `fn` must not call
+    thread_map itself (its caller would hold threads the call waits for)."""
+    filesystems(options)
+    assert _state is not None
+    pool = _state.threads
+    todo = list(items)
+    results: List[R] = [None] * len(todo)  # type: ignore[list-item]
+    futures = {}
+    pending = set()
+    next_index = 0
+
+    def submit_next() -> None:
+        nonlocal next_index
+        if next_index < len(todo):
+            f = pool.submit(fn, todo[next_index])
+            futures[f] = next_index
+            pending.add(f)
+            next_index += 1
+
+    for _ in range(max(1, limit)):
+        submit_next()
+    errors = {}
+    while pending:
+        done, _ = concurrent.futures.wait(pending, return_when=concurrent.futures.FIRST_COMPLETED)
+        for f in done:
+            pending.discard(f)
+            i = futures.pop(f)
+            if f.exception() is not None:
+                errors[i] = f.exception()
+            else:
+                results[i] = f.result()
+            submit_next()
+    if errors:
+        raise errors[min(errors)]
+    return results
 
 
 def _close() -> None:
@@ -61,6 +129,7 @@ def _close() -> None:
     with _lock:
         state, _state = _state, None
     if state is not None and state.pid == os.getpid():
+        state.threads.shutdown(wait=True)
         state.filesystems.close()
         try:
             state.runtime.close()

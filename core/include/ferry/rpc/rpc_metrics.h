@@ -71,6 +71,7 @@ struct RpcPoolMetrics {
   uint64_t calls_timed_out = 0;      // DeadlineExceeded
   uint64_t calls_rejected = 0;       // ResourceExhausted by back-pressure
   uint64_t retries = 0;              // idempotent calls re-sent after a lost connection
+  uint64_t resent_after_timeout = 0; // idempotent calls re-sent once when unanswered past their deadline
   uint64_t reconnects = 0;
   uint64_t connection_failures = 0;
   uint64_t in_flight = 0;            // written or assigned to a connection

@@ -32,7 +32,11 @@
 // connection at its in-flight cap wait in a bounded queue (by count and by
 // bytes) or, if the caller says so, fail with ResourceExhausted. A call ends
 // exactly once: with its reply, or with an error:
-//   DeadlineExceeded  its timeout passed (queued or in flight);
+//   DeadlineExceeded  its timeout passed: queued that long, or written and
+//                     unanswered that long after the write (an idempotent
+//                     call is first sent once more, with a new id and its
+//                     timeout again; a connection that heard nothing since
+//                     such a call went out is closed and replaced);
 //   Cancelled         Cancel(), or the pool was destroyed;
 //   Unavailable       its connection was lost while it was in flight and it
 //                     was not idempotent (or ran out of attempts/retry
@@ -136,8 +140,11 @@ struct RpcPoolOptions {
   // Default for RpcCallOptions::when_busy.
   RpcWhenBusy when_busy = RpcWhenBusy::kQueue;
 
-  // Default per-call timeout, from CallAsync to the reply; InfiniteDuration
-  // for none. A stalled server must never hang a caller: keep one.
+  // Default per-call timeout: the longest a call waits in the queue, and
+  // the longest it waits for its reply after it is written (measured from
+  // each write, so a call queued behind a busy connection still gets the
+  // whole timeout from the server). InfiniteDuration for none. A stalled
+  // server must never hang a caller: keep one.
   absl::Duration default_timeout = absl::Seconds(60);
 
   // Each connect attempt (TCP connect + handshake) gets this long.
@@ -179,7 +186,8 @@ struct RpcPoolOptions {
 };
 
 struct RpcCallOptions {
-  // From the call to its reply. nullopt: RpcPoolOptions::default_timeout.
+  // Queue wait, and reply wait after each write (see
+  // RpcPoolOptions::default_timeout). nullopt: that default.
   std::optional<absl::Duration> timeout;
   // May the call be sent again after its connection was lost while it was
   // in flight? Only for calls that are safe to repeat (NFS GETATTR, READ...).

@@ -144,7 +144,13 @@ class SessionPool {
   // max_sessions are open, else waits for a lease to end. Unavailable (with
   // host:port) when the server cannot be reached; DeadlineExceeded when
   // `deadline` passes first.
-  absl::StatusOr<SessionLease> Acquire(absl::Time deadline = absl::InfiniteFuture());
+  absl::StatusOr<SessionLease> Acquire(absl::Time deadline);
+  // As above, without a fixed deadline but never stuck: DeadlineExceeded
+  // once no lease has ended for io_timeout while every session is leased
+  // (leases held as long as a caller likes, an open file's stream, must
+  // not stall every other call for good; a pool whose leases turn over
+  // keeps its waiters waiting).
+  absl::StatusOr<SessionLease> Acquire();
 
   int open_sessions() const;
   int idle_sessions() const;
@@ -153,6 +159,7 @@ class SessionPool {
  private:
   friend class SessionLease;
   explicit SessionPool(SessionPoolOptions options);
+  absl::StatusOr<SessionLease> AcquireUntil(absl::Time deadline, bool extend_on_return);
   absl::StatusOr<std::unique_ptr<Session>> Connect();
   void Return(std::unique_ptr<Session> session);
   void Close(std::unique_ptr<Session> session);

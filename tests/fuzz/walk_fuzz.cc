@@ -62,10 +62,13 @@ class GraphFileSystem final : public fs::FileSystem {
     Reader r(input);
     const int nodes = 1 + r.Byte() % 32;
     nodes_.resize(nodes);
+    // Ids 1..nodes first (an entry may point at any node), some shared: an
+    // alias lists as the same directory.
     for (int i = 0; i < nodes; ++i) {
-      // Ids 1..nodes, some shared (an alias lists as the same directory).
       const uint8_t alias = r.Byte();
       nodes_[i].id = alias % 4 == 0 ? 1 + alias / 4 % nodes : i + 1;
+    }
+    for (int i = 0; i < nodes; ++i) {
       const int count = r.Byte() % 16;
       for (int j = 0; j < count; ++j) {
         const uint8_t kind = r.Byte();

@@ -178,15 +178,24 @@ TEST_F(RpcPoolThroughToxiproxyTest, StalledServerFiresDeadlinesAndNothingHangs) 
   AddToxic({.name = "stall", .type = "timeout", .attributes = {{"timeout", 0}}});
   std::vector<Future<std::string>> calls;
   for (int i = 0; i < kCalls; ++i) calls.push_back(pool->Call(NullCall(), {.timeout = kDeadline}));
+  // The first call past its deadline finds the connection silent since it
+  // was sent: the pool replaces it, and calls still in flight on it that
+  // cannot be repeated end Unavailable (their connection was lost) rather
+  // than at their own deadlines a moment later. Either way each ends.
+  int timed_out = 0;
   for (int i = 0; i < kCalls; ++i) {
     absl::StatusOr<std::string> r = Await(calls[i]);
-    EXPECT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded) << r.status();
+    EXPECT_THAT(r.status().code(),
+                AnyOf(absl::StatusCode::kDeadlineExceeded, absl::StatusCode::kUnavailable))
+        << r.status();
+    timed_out += absl::IsDeadlineExceeded(r.status()) ? 1 : 0;
   }
+  EXPECT_GE(timed_out, 1);
   absl::StatusOr<std::string> blocking = pool->CallBlocking(NullCall(), {.timeout = kDeadline});
   EXPECT_EQ(blocking.status().code(), absl::StatusCode::kDeadlineExceeded) << blocking.status();
 
   const RpcPoolMetrics m = pool->metrics();
-  EXPECT_EQ(m.calls_timed_out, static_cast<uint64_t>(kCalls + 1));
+  EXPECT_EQ(m.calls_timed_out, static_cast<uint64_t>(timed_out + 1));
   EXPECT_EQ(m.in_flight, 0u);
   // The pool (and its stalled connection) is destroyed at the end of the
   // test without waiting for the server.

@@ -149,7 +149,8 @@ TEST_F(GenericWalkTest, DotDotAndNamesWithSlashesAreRefusedAndNotDescended) {
 }
 
 // Listings given whole by the test: directory path -> its entries; the
-// root's id from Stat.
+// root's id from Stat. `endless`: every directory lists one new
+// subdirectory "d" (a server-side loop without ids).
 class ScriptedFileSystem final : public FileSystem {
  public:
   std::string_view scheme() const override { return "scripted"; }
@@ -160,6 +161,11 @@ class ScriptedFileSystem final : public FileSystem {
   absl::Status List(std::string_view dir,
                     absl::FunctionRef<bool(std::vector<Entry>&)> on_batch) override {
     ++lists;
+    if (endless) {
+      std::vector<Entry> one = {Listed("d", EntryKind::kDirectory)};
+      on_batch(one);
+      return absl::OkStatus();
+    }
     auto it = listings.find(std::string(dir));
     if (it == listings.end()) return absl::NotFoundError(absl::StrCat("no ", ToAbsl(dir)));
     std::vector<Entry> copy = it->second;
@@ -174,6 +180,7 @@ class ScriptedFileSystem final : public FileSystem {
   }
   uint64_t root_id = 0;
   std::map<std::string, std::vector<Entry>> listings;
+  bool endless = false;
   int lists = 0;
 };
 
@@ -212,25 +219,8 @@ TEST_F(GenericWalkTest, ADirectoryListedTwiceInOneListingIsWalkedOnce) {
 TEST_F(GenericWalkTest, AnEndlessChainOfNewDirectoriesStopsAtMaxDepth) {
   // Every directory lists a subdirectory "d" (no ids): a server-side loop
   // that only depth can end.
-  class Endless final : public FileSystem {
-   public:
-    std::string_view scheme() const override { return "endless"; }
-    std::string Url(std::string_view p) const override { return absl::StrCat("endless:/", ToAbsl(p)); }
-    absl::StatusOr<Entry> Stat(std::string_view) override { return Listed("", EntryKind::kDirectory); }
-    absl::Status List(std::string_view, absl::FunctionRef<bool(std::vector<Entry>&)> on_batch) override {
-      ++lists;
-      std::vector<Entry> one = {Listed("d", EntryKind::kDirectory)};
-      on_batch(one);
-      return absl::OkStatus();
-    }
-    absl::StatusOr<std::unique_ptr<File>> OpenRead(std::string_view) override {
-      return absl::UnimplementedError("");
-    }
-    absl::StatusOr<std::unique_ptr<File>> OpenWrite(std::string_view, const WriteOptions&) override {
-      return absl::UnimplementedError("");
-    }
-    int lists = 0;
-  } endless;
+  ScriptedFileSystem endless;
+  endless.endless = true;
   WalkOptions o;
   o.max_depth = 50;
   Walked w = WalkAll(endless, "", o);

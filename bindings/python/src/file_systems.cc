@@ -33,6 +33,7 @@
 #include "ferry/bindings/walk_stream.h"
 #include "ferry/fs/file_table.h"
 #include "ferry/fs/registry.h"
+#include "ferry/fs/walk_guard.h"
 #include "ferry/records/fs_records.h"
 #include "ferry/transfer/copy_engine.h"
 #include "open_file.h"

@@ -77,8 +77,12 @@ absl::Status WalkGuard::Admit(std::string_view parent, const Entry& e, int depth
     return absl::ResourceExhaustedError(
         absl::StrCat("a directory deeper than ", max_depth_, " levels (WalkOptions::max_depth)"));
   }
-  const std::string path = parent.empty() ? std::string(e.path) : absl::StrCat(ToAbsl(parent), "/", ToAbsl(e.path));
-  if (!VisitDirectory(e.id, path)) {
+  // The path is the key only where the protocol gives no id: no string is
+  // built per directory of an NFS or iRODS walk.
+  const bool first = e.id != 0 ? VisitDirectory(e.id, {})
+                     : VisitDirectory(0, parent.empty() ? e.path
+                                                        : absl::StrCat(ToAbsl(parent), "/", e.path));
+  if (!first) {
     return absl::FailedPreconditionError(
         e.id != 0 ? absl::StrCat("a directory already walked (the same id ", e.id,
                                  "): a loop or an alias, not walked twice")

@@ -94,6 +94,10 @@ struct CpOptions {
   bool json = false;
   ferry_tools::AwsFlags aws;
   std::vector<std::string> operands;
+  // --clean-up URL: remove what interrupted copies left below URL instead
+  // of copying; only what changed no later than `older_than` ago.
+  std::string clean_up;
+  absl::Duration older_than = absl::ZeroDuration();
 };
 
 // A whole number of MiB, as bytes.
@@ -172,11 +176,34 @@ std::optional<int> ParseArgs(int argc, char** argv, CpOptions& o) {
   app.add_flag("--json", o.json,
                "one JSON summary line on stdout instead of the text (on stderr when DST is -); "
                "a copy that fails as a whole prints {\"error\":{\"code\",\"message\"}}");
+  std::string older_than;
+  CLI::Option* clean_up =
+      app.add_option("--clean-up", o.clean_up,
+                     "copy nothing: remove what interrupted copies left below URL (ferry's "
+                     "temporaries; on S3 every unfinished multipart upload under the prefix), "
+                     "each printed; a copy also removes its own files' leftovers as it goes")
+          ->type_name("URL");
+  app.add_option("--older-than", older_than,
+                 "with --clean-up, only leftovers unchanged for this long (e.g. 30m, 2h; "
+                 "default 0: anything from before the clean-up started)")
+      ->type_name("DURATION")
+      ->needs(clean_up);
   ferry_tools::AddAwsFlags(app, o.aws);
   std::string src, dst;
-  app.add_option("SRC", src, "a local path, a URL, or - for stdin")->required();
-  app.add_option("DST", dst, "a local path, a URL, or - for stdout")->required();
+  app.add_option("SRC", src, "a local path, a URL, or - for stdin");
+  app.add_option("DST", dst, "a local path, a URL, or - for stdout");
   if (std::optional<int> exit = ferry_tools::ParseOrExit(app, argc, argv)) return exit;
+  if (!older_than.empty() &&
+      (!absl::ParseDuration(older_than, &o.older_than) || o.older_than < absl::ZeroDuration())) {
+    return ferry_tools::UsageError(app, absl::StrCat("--older-than: not a duration: '", older_than,
+                                                     "' (e.g. 90s, 30m, 2h)"));
+  }
+  if (!o.clean_up.empty()) {
+    if (!src.empty()) return ferry_tools::UsageError(app, "--clean-up takes its URL, no SRC or DST");
+    o.operands = {"", ""};
+    return std::nullopt;
+  }
+  if (src.empty() || dst.empty()) return ferry_tools::UsageError(app, "SRC and DST are required");
 
   if (chunk_mib > 0) o.chunk_bytes = MiB(chunk_mib);
   if (memory_mib > 0) o.memory_budget_bytes = MiB(memory_mib);
@@ -530,6 +557,38 @@ int FailWhole(const CpOptions& options, std::FILE* report, int exit_code,
   return Fail(exit_code, status);
 }
 
+// --clean-up URL: what interrupted copies left below URL, removed; each
+// on stdout, then a count (or one JSON object).
+int CleanUp(ferry::fs::FileSystemRegistry& registry, const CpOptions& options) {
+  absl::StatusOr<ferry::fs::Location> at = registry.Resolve(options.clean_up);
+  if (!at.ok()) return FailWhole(options, stdout, ExitCodeFor(at.status()), at.status());
+  absl::StatusOr<ferry::fs::LeftoverStats> left =
+      at->fs->RemoveLeftovers(at->path, absl::Now() - options.older_than);
+  if (!left.ok()) return FailWhole(options, stdout, 1, left.status());
+  if (options.json) {
+    std::string urls;
+    for (const std::string& u : left->removed_urls) {
+      absl::StrAppend(&urls, urls.empty() ? "" : ",", JsonString(u));
+    }
+    std::printf("{\"removed\":%lld,\"bytes\":%lld,\"kept_recent\":%lld,\"removed_urls\":[%s]}\n",
+                static_cast<long long>(left->removed), static_cast<long long>(left->bytes),
+                static_cast<long long>(left->kept_recent), urls.c_str());
+    return 0;
+  }
+  for (const std::string& u : left->removed_urls) std::printf("removed %s\n", u.c_str());
+  std::printf("ferry-cp: removed %lld leftover%s (%lld bytes)", static_cast<long long>(left->removed),
+              left->removed == 1 ? "" : "s", static_cast<long long>(left->bytes));
+  if (left->kept_recent > 0) {
+    std::printf("; left %lld changed since %s (a copy may still be writing them)",
+                static_cast<long long>(left->kept_recent),
+                options.older_than > absl::ZeroDuration()
+                    ? absl::StrCat(absl::FormatDuration(options.older_than), " ago").c_str()
+                    : "the clean-up started");
+  }
+  std::printf("\n");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -557,6 +616,8 @@ int main(int argc, char** argv) {
   ferry_tools::ApplyAwsFlags(options->aws, fs_options);
   absl::Status registered = ferry::RegisterBuiltinFileSystems(registry, fs_options);
   if (!registered.ok()) return fail(1, registered);
+
+  if (!options->clean_up.empty()) return CleanUp(registry, *options);
 
   std::optional<ferry::fs::Location> src, dst;
   if (!from_stdin) {

@@ -121,8 +121,26 @@ bool Retryable(const absl::Status& s) {
 // bound.
 bool ConnectionFailed(const absl::Status& s) { return absl::IsUnavailable(s); }
 
-// Start-up and login on a new connection.
-absl::Status Login(Session& session, const IrodsAccount& a) {
+// A refused login's status, saying what password was tried and where it
+// came from (never the password): an unset one and a wrong one are
+// different mistakes with different fixes.
+absl::Status ExplainRefusedLogin(absl::Status s, const IrodsAccount& a) {
+  if (!absl::IsUnauthenticated(s)) return s;
+  std::string hint;
+  if (a.password.empty()) {
+    hint = "no password is set: ferry looked in $IRODS_PASSWORD and $IRODS_PASSWORD_FILE (both unset; "
+           "iinit's obfuscated ~/.irods/.irodsA is not read); set one of them";
+  } else if (!a.password_source.empty()) {
+    hint = Cat("the password from ", a.password_source, " was refused for ", a.user, "#", a.zone,
+               ": check it, and that the user exists in that zone");
+  } else {
+    hint = Cat("the password given for ", a.user, "#", a.zone, " was refused");
+  }
+  return absl::Status(s.code(), Cat(s.message(), " (", hint, ")"));
+}
+
+// Start-up and login on a new connection (Login: with a refusal explained).
+absl::Status LoginOnce(Session& session, const IrodsAccount& a) {
   const std::string& client_user = a.client_user.empty() ? a.user : a.client_user;
   const std::string startup = XmlWriter()
                                   .Open("StartupPack_PI")
@@ -182,6 +200,10 @@ absl::Status Login(Session& session, const IrodsAccount& a) {
   return IrodsClient::Call(session, kAuthResponse, resp, {}, who).status();
 }
 
+absl::Status Login(Session& session, const IrodsAccount& a) {
+  return ExplainRefusedLogin(LoginOnce(session, a), a);
+}
+
 }  // namespace
 
 absl::StatusOr<IrodsAccount> LoadIrodsAccount() {
@@ -239,6 +261,7 @@ absl::StatusOr<IrodsAccount> LoadIrodsAccount() {
     a.port = static_cast<uint16_t>(port);
   }
   env("IRODS_PASSWORD", &a.password);
+  if (!a.password.empty()) a.password_source = "$IRODS_PASSWORD";
   if (a.password.empty()) {
     if (const char* f = std::getenv("IRODS_PASSWORD_FILE")) {
       absl::StatusOr<std::string> text = ReadSmallFile(f);
@@ -247,6 +270,7 @@ absl::StatusOr<IrodsAccount> LoadIrodsAccount() {
                             Cat("IRODS_PASSWORD_FILE: ", text.status().message()));
       }
       a.password = std::string(absl::string_view(*text).substr(0, text->find('\n')));
+      a.password_source = Cat("$IRODS_PASSWORD_FILE (", f, ")");
     }
   }
   return a;

@@ -7,11 +7,10 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "ferry/base/mutex.h"
-#include "ferry/base/random.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
+#include "ferry/io/internal/temp_file.h"
 
 namespace ferry::irods {
 namespace {
@@ -322,14 +321,40 @@ class ClientFileSystem final : public IrodsFileSystem {
                                                    parallelism_, st.size, "", logical));
   }
 
+  // Creates the temporary a write of `logical` goes to, beside it, named
+  // as local and NFS temporaries are (io_internal). The target's slot (the
+  // same name in every run) first, exclusively: a slot a killed run left,
+  // unchanged since `reclaim_before`, is removed and taken; one in use
+  // sends us to a random name.
+  absl::StatusOr<std::unique_ptr<IrodsStream>> CreateTemporary(const std::string& logical,
+                                                               absl::Time reclaim_before,
+                                                               std::string* temp) {
+    const std::string_view parent = fs::DirName(logical);
+    const std::string dir = Cat(parent, parent == "/" ? "" : "/");
+    const std::string_view name = fs::BaseName(logical);
+    *temp = Cat(dir, io_internal::TempSlotFor(name));
+    absl::StatusOr<std::unique_ptr<IrodsStream>> slot =
+        client_->Open(*temp, O_WRONLY | O_CREAT | O_EXCL | O_TRUNC);
+    if (absl::IsAlreadyExists(slot.status()) && reclaim_before != absl::InfinitePast()) {
+      absl::StatusOr<IrodsStat> st = client_->Stat(*temp);
+      if (st.ok() && st->type == IrodsObjectType::kDataObject &&
+          absl::FromUnixSeconds(st->modify_time) < reclaim_before &&
+          client_->RemoveDataObject(*temp).ok()) {
+        slot = client_->Open(*temp, O_WRONLY | O_CREAT | O_EXCL | O_TRUNC);
+      }
+    }
+    if (!absl::IsAlreadyExists(slot.status())) return slot;
+    *temp = Cat(dir, io_internal::TempNameFor(name));
+    return client_->Open(*temp, O_WRONLY | O_CREAT | O_TRUNC);
+  }
+
   absl::StatusOr<std::unique_ptr<fs::File>> OpenWrite(std::string_view path,
                                                       const fs::WriteOptions& options) override {
     const std::string logical = LogicalPath(path);
-    const std::string_view parent = fs::DirName(logical);
-    const std::string temp = Cat(parent, parent == "/" ? "" : "/", ".ferry-", fs::BaseName(logical),
-                                          absl::StrFormat("-%016x", RandomUint64()));
+    std::string temp;
+    FERRY_ASSIGN_OR_RETURN(std::unique_ptr<IrodsStream> primary,
+                           CreateTemporary(logical, options.reclaim_before, &temp));
     const int flags = O_WRONLY | O_CREAT | O_TRUNC;
-    FERRY_ASSIGN_OR_RETURN(std::unique_ptr<IrodsStream> primary, client_->Open(temp, flags));
     std::string token;
     if (parallelism_ > 1 && (options.size < 0 || options.size > chunk_bytes_)) {
       absl::StatusOr<std::string> t = primary->ReplicaToken();

@@ -68,11 +68,11 @@ absl::Status WithCleanupNote(absl::Status failure, const absl::Status& cleanup) 
                             cleanup.message()));
 }
 
-// The temporary's name for target `name`: io_internal::TempNameFor (the
-// local temporaries' rules), with `name` cut (at a UTF-8 character
-// boundary) so that the whole fits in kMaxNameBytes; ".ferry-<hex>" alone
-// if `bare`.
-std::string UploadTempName(std::string_view name, bool bare) {
+// The temporary's name for target `name`: the local temporaries' rules
+// (io_internal::TempSlotFor if `slot`, the same name in every run, else
+// TempNameFor), with `name` cut (at a UTF-8 character boundary) so that
+// the whole fits in kMaxNameBytes; ".ferry-<hex>" alone if `bare`.
+std::string UploadTempName(std::string_view name, bool bare, bool slot) {
   if (bare) return io_internal::TempNameFor("");
   if (name.size() + io_internal::kTempNameExtraBytes > kMaxNameBytes) {
     size_t keep = kMaxNameBytes - io_internal::kTempNameExtraBytes;
@@ -80,7 +80,7 @@ std::string UploadTempName(std::string_view name, bool bare) {
     while (keep > 0 && (static_cast<unsigned char>(name[keep]) & 0xC0) == 0x80) --keep;
     name = name.substr(0, keep);
   }
-  return io_internal::TempNameFor(name);
+  return slot ? io_internal::TempSlotFor(name) : io_internal::TempNameFor(name);
 }
 
 // Where a written file goes: the directory (LOOKUPed once) and the name.
@@ -157,18 +157,37 @@ absl::Status RemoveUploadTemp(NfsClient& client, const UploadTarget& target,
   return s;
 }
 
+// Removes the slot temporary `temp` if a killed writer left it: a regular
+// file last changed before `reclaim_before` (a live writer keeps changing
+// its own). True if it is gone.
+bool ReclaimStaleSlot(NfsClient& client, const UploadTarget& target, const UploadTemp& temp,
+                      absl::Time reclaim_before) {
+  if (reclaim_before == absl::InfinitePast()) return false;
+  absl::StatusOr<NfsObject> found = client.Lookup(target.dir, temp.name, temp.path);
+  if (!found.ok() || !found->attributes || found->attributes->type != FileType::kRegular ||
+      TimeOf(found->attributes->mtime) >= reclaim_before) {
+    return false;
+  }
+  return RemoveUploadTemp(client, target, temp).ok();
+}
+
 // CREATE GUARDED of a fresh temporary with permission bits `mode`. GUARDED
 // rather than EXCLUSIVE: it sets the mode in the same call (EXCLUSIVE needs
 // a SETATTR after), and the pool never resends a CREATE, so an EXIST reply
-// always means another file of that name. A name too long for the server
-// falls back to the bare ".ferry-<hex>".
+// always means another file of that name. The first name tried is the
+// target's slot (the same in every run), so a rerun finds what a killed
+// run left and, if it is older than `reclaim_before`, replaces it; a slot
+// in use falls back to random names. A name too long for the server falls
+// back to the bare ".ferry-<hex>".
 absl::StatusOr<UploadTemp> CreateUploadTemp(NfsClient& client, const UploadTarget& target,
-                                            uint32_t mode) {
+                                            uint32_t mode, absl::Time reclaim_before) {
   bool bare = false;
+  bool slot = true;
+  bool reclaimed = false;
   absl::Status last;
   for (int attempt = 0; attempt < io_internal::kTempCreateAttempts; ++attempt) {
     UploadTemp temp;
-    temp.name = UploadTempName(target.name, bare);
+    temp.name = UploadTempName(target.name, bare, slot);
     temp.path = fs::JoinPath(target.dir_path, temp.name);
     absl::StatusOr<NfsObject> created =
         client.Create(target.dir, temp.name, mode, /*exclusive=*/true, /*truncate=*/false,
@@ -179,6 +198,12 @@ absl::StatusOr<UploadTemp> CreateUploadTemp(NfsClient& client, const UploadTarge
     }
     last = created.status();
     const std::optional<Nfs3Status> nfs = GetNfs3Status(last);
+    if (nfs == Nfs3Status::kExist && slot && !reclaimed &&
+        ReclaimStaleSlot(client, target, temp, reclaim_before)) {
+      reclaimed = true;  // the slot once more, now free
+      continue;
+    }
+    slot = false;
     if (nfs == Nfs3Status::kExist) continue;
     if (nfs == Nfs3Status::kNameTooLong && !bare) {
       bare = true;
@@ -411,7 +436,8 @@ class ClientFileSystem final : public NfsFileSystem {
                            ResolveUploadTarget(client_, fs::NormalizePath(path)));
     FERRY_ASSIGN_OR_RETURN(
         UploadTemp temp,
-        CreateUploadTemp(client_, target, target.existing_mode.value_or(options.mode)));
+        CreateUploadTemp(client_, target, target.existing_mode.value_or(options.mode),
+                         options.reclaim_before));
     return std::unique_ptr<fs::File>(
         new NfsWriteFile(client_, std::move(target), std::move(temp)));
   }

@@ -588,7 +588,8 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
     // slow link, whatever the object size.
     curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME,
-                     std::max(1L, static_cast<long>(absl::ToInt64Seconds(options.stall_timeout))));
+                     std::max(1L, static_cast<long>(absl::ToInt64Seconds(
+                                      std::max(options.stall_timeout, r.min_stall_timeout)))));
     curl_easy_setopt(easy, CURLOPT_TCP_NODELAY, 1L);
     // Verification is curl's default; said here so no reset can lose it.
     curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 1L);

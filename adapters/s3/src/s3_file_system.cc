@@ -72,6 +72,9 @@ absl::Status WaitStatus(absl::AnyInvocable<void(StatusCallback)> start) {
   return std::move(future).Get().status();
 }
 
+// S3's smallest part: an object below it is never a multipart upload.
+constexpr int64_t kMinPartBytes = int64_t{5} << 20;
+
 absl::Status NeedsBucket(std::string_view what, const BucketKey& at, std::string_view path) {
   if (!at.bucket.empty()) return absl::OkStatus();
   return absl::InvalidArgumentError(
@@ -356,10 +359,25 @@ class ClientFileSystem final : public S3FileSystem {
       return absl::FailedPreconditionError(
           absl::StrCat("open ", Url(path), " for writing: a bucket, not an object"));
     }
+    if (options.reclaim_before != absl::InfinitePast() &&
+        (options.size < 0 || options.size >= kMinPartBytes)) {
+      // Best effort: a write must not fail because the caller may not list
+      // uploads (s3:ListBucketMultipartUploads).
+      (void)AbortUploadsBefore(at.bucket, at.key, /*exact_key=*/true, options.reclaim_before);
+    }
     ObjectFileTable& files = client_->files();
     FERRY_ASSIGN_OR_RETURN(int fd, files.Open(fs::NormalizePath(path), OpenMode::kWrite,
                                               {.total_bytes = options.size}));
     return std::unique_ptr<fs::File>(new S3WriteFile(files, fd));
+  }
+
+  // S3 has no temporaries: what a killed write leaves is its unfinished
+  // multipart upload, whose parts are stored (and billed) until aborted.
+  absl::StatusOr<fs::LeftoverStats> RemoveLeftovers(std::string_view dir, absl::Time before) override {
+    const BucketKey at = Split(dir);
+    FERRY_RETURN_IF_ERROR(NeedsBucket("clean up", at, dir));
+    const std::string prefix = at.key.empty() ? "" : absl::StrCat(at.key, "/");
+    return AbortUploadsBefore(at.bucket, prefix, /*exact_key=*/false, before);
   }
 
   absl::Status CreateDir(std::string_view path, bool /*parents*/) override {
@@ -474,6 +492,37 @@ class ClientFileSystem final : public S3FileSystem {
       return absl::Status(failed.code(), message);
     }
     return absl::OkStatus();
+  }
+
+  // Aborts the unfinished multipart uploads of `bucket` under `prefix` (of
+  // key `prefix` alone if `exact_key`) started before `before`.
+  absl::StatusOr<fs::LeftoverStats> AbortUploadsBefore(const std::string& bucket,
+                                                       const std::string& prefix, bool exact_key,
+                                                       absl::Time before) {
+    S3ObjectStore& store = client_->store();
+    FERRY_ASSIGN_OR_RETURN(std::vector<MultipartUploadInfo> uploads,
+                           Wait<std::vector<MultipartUploadInfo>>([&](auto done) {
+                             store.ListMultipartUploads(bucket, prefix, std::move(done));
+                           }));
+    fs::LeftoverStats stats;
+    for (const MultipartUploadInfo& u : uploads) {
+      if (exact_key && u.key != prefix) continue;
+      if (u.initiated == absl::InfinitePast() || u.initiated >= before) {
+        ++stats.kept_recent;
+        continue;
+      }
+      const std::string key = absl::StrCat(bucket, "/", u.key);
+      absl::Status s =
+          WaitStatus([&](StatusCallback done) { store.AbortMultipart(key, u.upload_id, std::move(done)); });
+      if (absl::IsNotFound(s)) continue;  // finished or aborted meanwhile
+      if (!s.ok()) {
+        return absl::Status(s.code(), absl::StrCat("abort the unfinished upload ", u.upload_id, " of ",
+                                                   Url(key), ": ", s.message()));
+      }
+      ++stats.removed;
+      stats.removed_urls.push_back(absl::StrCat(Url(key), " (multipart upload ", u.upload_id, ")"));
+    }
+    return stats;
   }
 
   const std::unique_ptr<S3Client> client_;

@@ -58,6 +58,7 @@ struct S3ObjectStore::Call {
   bool redirected = false;
   // Any HTTP status is handed back as a reply (HeadBucket's region probe).
   bool raw_reply = false;
+  absl::Duration min_stall_timeout;  // see HttpRequest::min_stall_timeout
 
   // The GetObject of bytes [offset, offset + length) of "bucket/key" `key`
   // (GetRange, GetRangeInto), If-Match `if_match` unless empty.
@@ -68,6 +69,9 @@ struct S3ObjectStore::Call {
 };
 
 namespace {
+
+// botocore's read timeout, which it applies to every call.
+constexpr absl::Duration kCompleteMultipartStallTimeout = absl::Seconds(60);
 
 // "bucket/key" -> {bucket, key}. InvalidArgument naming the operation if
 // either part is empty.
@@ -335,6 +339,7 @@ void S3ObjectStore::SendSigned(std::shared_ptr<Call> call, size_t endpoint_index
   // A server that is not there fails at once: retries are for resets and
   // 5xx of a server that answers.
   req.fail_fast_on_connect = true;
+  req.min_stall_timeout = call->min_stall_timeout;
 
   http_->Send(std::move(req), [this, call, endpoint_index, tried, region, done = std::move(done)](
                                   absl::StatusOr<HttpResponse> r) mutable {
@@ -584,6 +589,10 @@ void S3ObjectStore::CompleteMultipart(std::string_view key, std::string_view upl
   Call call{.operation = "CompleteMultipartUpload", .method = "POST", .bucket = bk->first,
             .key = bk->second};
   call.query.emplace_back("uploadId", std::string(upload_id));
+  // S3 may take minutes to assemble the parts. AWS keeps the reply alive
+  // with whitespace, other servers are silent until done: a short stall
+  // timeout (set for GETs and PUTs) must not fail a completed upload.
+  call.min_stall_timeout = kCompleteMultipartStallTimeout;
   auto body = AttachBody(call, std::move(xml));
   Issue(std::move(call), [done = std::move(done), body](absl::StatusOr<HttpResponse> r) mutable {
     if (!r.ok()) return done(std::move(r).status());
@@ -671,12 +680,35 @@ void S3ObjectStore::DeleteBucket(std::string_view bucket, StatusCallback done) {
 
 void S3ObjectStore::ListMultipartUploads(std::string_view bucket, std::string_view prefix,
                                          Callback<std::vector<MultipartUploadInfo>> done) {
-  Call call{.operation = "ListMultipartUploads", .method = "GET", .bucket = std::string(bucket)};
+  ListUploadsFrom(std::string(bucket), std::string(prefix), "", "", {}, std::move(done));
+}
+
+void S3ObjectStore::ListUploadsFrom(std::string bucket, std::string prefix, std::string key_marker,
+                                    std::string upload_id_marker,
+                                    std::vector<MultipartUploadInfo> uploads,
+                                    Callback<std::vector<MultipartUploadInfo>> done) {
+  Call call{.operation = "ListMultipartUploads", .method = "GET", .bucket = bucket};
+  if (!key_marker.empty()) call.query.emplace_back("key-marker", key_marker);
+  if (!prefix.empty()) call.query.emplace_back("prefix", prefix);
+  if (!upload_id_marker.empty()) call.query.emplace_back("upload-id-marker", upload_id_marker);
   call.query.emplace_back("uploads", "");
-  if (!prefix.empty()) call.query.emplace_back("prefix", std::string(prefix));
-  Issue(std::move(call), [done = std::move(done)](absl::StatusOr<HttpResponse> r) mutable {
+  Issue(std::move(call), [this, bucket = std::move(bucket), prefix = std::move(prefix),
+                          key_marker = std::move(key_marker),
+                          upload_id_marker = std::move(upload_id_marker), uploads = std::move(uploads),
+                          done = std::move(done)](absl::StatusOr<HttpResponse> r) mutable {
     if (!r.ok()) return done(std::move(r).status());
-    done(ParseListMultipartUploadsReply(r->body));
+    ListUploadsPage page = ParseListMultipartUploadsReply(r->body);
+    for (MultipartUploadInfo& u : page.uploads) uploads.push_back(std::move(u));
+    if (!page.truncated) return done(std::move(uploads));
+    if (page.next_key_marker.empty() ||
+        (page.next_key_marker == key_marker && page.next_upload_id_marker == upload_id_marker)) {
+      // Asked again with the same markers, it would answer the same page.
+      return done(absl::DataLossError(absl::StrCat(
+          "S3 ListMultipartUploads ", bucket, ": a truncated page that does not advance (key-marker \"",
+          page.next_key_marker, "\")")));
+    }
+    ListUploadsFrom(std::move(bucket), std::move(prefix), std::move(page.next_key_marker),
+                    std::move(page.next_upload_id_marker), std::move(uploads), std::move(done));
   });
 }
 

@@ -110,12 +110,15 @@ absl::StatusOr<std::string> ParseCopyReply(std::string_view operation, std::stri
   return etag;
 }
 
-std::vector<MultipartUploadInfo> ParseListMultipartUploadsReply(std::string_view body) {
-  std::vector<MultipartUploadInfo> uploads;
+ListUploadsPage ParseListMultipartUploadsReply(std::string_view body) {
+  ListUploadsPage page;
   for (std::string_view u : XmlElements(body, "Upload")) {
-    uploads.push_back({XmlText(u, "Key"), XmlText(u, "UploadId")});
+    page.uploads.push_back({XmlText(u, "Key"), XmlText(u, "UploadId"), ParseIsoDate(XmlText(u, "Initiated"))});
   }
-  return uploads;
+  page.truncated = XmlText(body, "IsTruncated") == "true";
+  page.next_key_marker = XmlText(body, "NextKeyMarker");
+  page.next_upload_id_marker = XmlText(body, "NextUploadIdMarker");
+  return page;
 }
 
 absl::StatusOr<ListPartsPage> ParseListPartsReply(std::string_view resource, std::string_view body) {

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ferry/base/clock.h"
+#include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
 #include "ferry/fs/walk_guard.h"
 
@@ -117,6 +118,51 @@ absl::StatusOr<WalkStats> FileSystem::Walk(std::string_view root, const WalkOpti
   flush(/*force=*/true);
   stats.elapsed = MonotonicNow() - start;
   return stats;
+}
+
+absl::StatusOr<LeftoverStats> FileSystem::RemoveLeftovers(std::string_view dir, absl::Time before) {
+  const std::string base = NormalizePath(dir);
+  LeftoverStats stats;
+  absl::Status failure;
+  absl::StatusOr<WalkStats> walked = Walk(base, WalkOptions(), [&](WalkBatch& batch) {
+    for (const Entry& e : batch.entries) {
+      if (e.kind != EntryKind::kFile || !IsFerryTemporaryName(BaseName(e.path))) continue;
+      // Unknown times count as recent: never remove what may be live.
+      if (e.mtime == absl::InfinitePast() || e.mtime >= before) {
+        ++stats.kept_recent;
+        continue;
+      }
+      const std::string path = JoinPath(base, e.path);
+      absl::Status s = Remove(path);
+      if (absl::IsNotFound(s)) continue;  // another clean-up, or its writer, was first
+      if (!s.ok()) {
+        failure = s;
+        return false;
+      }
+      ++stats.removed;
+      stats.bytes += e.size;
+      stats.removed_urls.push_back(Url(path));
+    }
+    return true;
+  });
+  FERRY_RETURN_IF_ERROR(walked.status());
+  FERRY_RETURN_IF_ERROR(failure);
+  return stats;
+}
+
+bool IsFerryTemporaryName(std::string_view name) {
+  // ".<name>.ferry-<16 hex>" or ".ferry-<16 hex>"
+  constexpr std::string_view kTag = ".ferry-";
+  constexpr size_t kHex = 16;
+  if (name.size() < kTag.size() + kHex || name.front() != '.') return false;
+  const std::string_view hex = name.substr(name.size() - kHex);
+  for (char c : hex) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  const std::string_view head = name.substr(0, name.size() - kHex);
+  if (head.size() < kTag.size() || head.substr(head.size() - kTag.size()) != kTag) return false;
+  // Either the bare form, or "." + a non-empty name + ".ferry-".
+  return head.size() == kTag.size() || head.size() > kTag.size() + 1;
 }
 
 std::string JoinPath(std::string_view dir, std::string_view name) {

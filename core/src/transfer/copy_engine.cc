@@ -130,7 +130,8 @@ class CopyRun {
         chunk_(ChooseChunk(options, src, dst)),
         jobs_(std::max(options.jobs, 1)),
         finish_on_caller_(mode == Mode::kFile),
-        start_(MonotonicNow()) {
+        start_(MonotonicNow()),
+        reclaim_before_(options.reclaim_leftovers ? absl::Now() : absl::InfinitePast()) {
     const int parallelism = ChooseParallelism(options, src, dst);
     workers_ = std::max(1, std::min(std::max(parallelism, finish_on_caller_ ? 1 : jobs_),
                                     runtime.options().blocking_threads));
@@ -521,7 +522,9 @@ class CopyRun {
     FERRY_ASSIGN_OR_RETURN(f.size, f.reader->Size());
     f.chunks = (f.size + chunk_ - 1) / chunk_;
     FERRY_ASSIGN_OR_RETURN(f.writer,
-                           dst_.OpenWrite(task.dst_path, {.size = f.size, .mode = options_.mode}));
+                           dst_.OpenWrite(task.dst_path, {.size = f.size,
+                                                          .mode = options_.mode,
+                                                          .reclaim_before = reclaim_before_}));
     return absl::OkStatus();
   }
 
@@ -605,6 +608,7 @@ class CopyRun {
   const int jobs_;
   const bool finish_on_caller_;
   const absl::Time start_;
+  const absl::Time reclaim_before_;  // wall clock: compared with servers' mtimes
   int workers_ = 1;
   // The caller's own (progress runs on it alone). The first report comes
   // one interval in: a copy shorter than that reports once, at the end.

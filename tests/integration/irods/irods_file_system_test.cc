@@ -112,6 +112,24 @@ TEST(IrodsLogin, AWrongPasswordIsUnauthenticatedAndNamesTheCode) {
   }
 }
 
+TEST(IrodsLogin, AnUnsetPasswordIsUnauthenticatedAndSaysItIsUnset) {
+  IrodsAccount a = Account("alice");
+  a.password.clear();
+  auto c = IrodsClient::Connect(a);
+  EXPECT_TRUE(absl::IsUnauthenticated(c.status())) << c.status();
+  EXPECT_NE(c.status().message().find("no password is set"), absl::string_view::npos) << c.status();
+}
+
+TEST(IrodsLogin, ARefusedPasswordNamesWhereItCameFromButNotItself) {
+  IrodsAccount a = Account("alice", "wrong-Pw-3zQ");
+  a.password_source = "$IRODS_PASSWORD";
+  auto c = IrodsClient::Connect(a);
+  EXPECT_NE(c.status().message().find("the password from $IRODS_PASSWORD was refused"),
+            absl::string_view::npos)
+      << c.status();
+  EXPECT_EQ(c.status().message().find("wrong-Pw-3zQ"), absl::string_view::npos) << c.status();
+}
+
 TEST(IrodsLogin, AnUnknownUserIsUnauthenticated) {
   auto c = IrodsClient::Connect(Account("mallory", "x"));
   EXPECT_TRUE(absl::IsUnauthenticated(c.status())) << c.status();

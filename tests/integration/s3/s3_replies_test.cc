@@ -99,11 +99,18 @@ TEST(S3ListReplies, ReadBucketsAndUploads) {
   EXPECT_THAT(ParseListBucketsReply("<Buckets><Bucket><Name>a</Name></Bucket><Bucket><Name>b</Name>"
                                     "</Bucket></Buckets>"),
               ElementsAre("a", "b"));
-  std::vector<MultipartUploadInfo> uploads =
-      ParseListMultipartUploadsReply("<Upload><Key>k</Key><UploadId>u</UploadId></Upload>");
-  ASSERT_EQ(uploads.size(), 1u);
-  EXPECT_EQ(uploads[0].key, "k");
-  EXPECT_EQ(uploads[0].upload_id, "u");
+  ListUploadsPage page = ParseListMultipartUploadsReply(
+      "<IsTruncated>true</IsTruncated><NextKeyMarker>k</NextKeyMarker>"
+      "<NextUploadIdMarker>u</NextUploadIdMarker><Upload><Key>k</Key><UploadId>u</UploadId>"
+      "<Initiated>2026-11-28T02:03:04.000Z</Initiated></Upload>");
+  ASSERT_EQ(page.uploads.size(), 1u);
+  EXPECT_EQ(page.uploads[0].key, "k");
+  EXPECT_EQ(page.uploads[0].upload_id, "u");
+  EXPECT_EQ(page.uploads[0].initiated, absl::FromCivil(absl::CivilSecond(2026, 11, 28, 2, 3, 4),
+                                                       absl::UTCTimeZone()));
+  EXPECT_TRUE(page.truncated);
+  EXPECT_EQ(page.next_key_marker, "k");
+  EXPECT_EQ(page.next_upload_id_marker, "u");
 }
 
 }  // namespace

@@ -80,6 +80,14 @@ if [ $rc -ne 0 ] && grep -q "CAT_INVALID_AUTHENTICATION" <<<"$out" && [ ! -e "$W
    ! grep -q "wrong-Pw-8Kq" <<<"$out"; then
   pass WrongPasswordFailsWithTheIrodsError
 else fail WrongPasswordFailsWithTheIrodsError "rc=$rc: $(head -c 300 <<<"$out")"; fi
+if grep -q 'the password from \$IRODS_PASSWORD was refused' <<<"$out"; then
+  pass WrongPasswordNamesWhereThePasswordCameFrom
+else fail WrongPasswordNamesWhereThePasswordCameFrom "$(head -c 300 <<<"$out")"; fi
+out=$(env -u IRODS_PASSWORD -u IRODS_PASSWORD_FILE "$CP" "$IR/big.bin" "$WORK/x" 2>&1); rc=$?
+if [ $rc -ne 0 ] && grep -q 'no password is set: ferry looked in \$IRODS_PASSWORD and \$IRODS_PASSWORD_FILE' <<<"$out" &&
+   [ ! -e "$WORK/x" ]; then
+  pass UnsetPasswordSaysItIsUnsetAndWhereFerryLooked
+else fail UnsetPasswordSaysItIsUnsetAndWhereFerryLooked "rc=$rc: $(head -c 300 <<<"$out")"; fi
 out=$("$CP" --quiet "$IR/nope" "$WORK/y" 2>&1); rc=$?
 if [ $rc -ne 0 ] && grep -qi "not.found\|USER_FILE_DOES_NOT_EXIST" <<<"$out"; then
   pass MissingPathFailsWithNotFound

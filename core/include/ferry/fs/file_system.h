@@ -104,6 +104,21 @@ struct WriteOptions {
   // Permission bits of a new file, where the protocol has them. A file
   // that replaces another keeps the old one's rwx bits where it can.
   uint32_t mode = 0644;
+  // A leftover of an interrupted earlier write of this same file (its
+  // temporary, its unfinished multipart upload) last changed before this
+  // time is removed when this write starts, so a rerun after a SIGKILL
+  // leaves nothing behind. InfinitePast: leftovers are left alone. The
+  // copy engine passes the time its run started: a writer still alive
+  // keeps changing its temporary, a killed one does not.
+  absl::Time reclaim_before = absl::InfinitePast();
+};
+
+// What FileSystem::RemoveLeftovers found.
+struct LeftoverStats {
+  int64_t removed = 0;        // temporaries removed, uploads aborted
+  int64_t bytes = 0;          // their bytes, where known
+  int64_t kept_recent = 0;    // ferry's, but changed since `before`: left
+  std::vector<std::string> removed_urls;
 };
 
 class FileSystem {
@@ -174,6 +189,14 @@ class FileSystem {
   // can. Unimplemented otherwise: the engine then copies the bytes.
   virtual absl::Status CopyWithin(std::string_view from, std::string_view to);
 
+  // Removes what interrupted ferry writes left below directory (prefix)
+  // `dir`, recursively: temporaries named as ferry names them
+  // (IsFerryTemporaryName) and, on S3, unfinished multipart uploads; only
+  // those last changed (an upload: started) before `before`. Nothing else
+  // is touched. The default walks `dir` and removes matching files; S3
+  // lists the prefix's multipart uploads instead.
+  virtual absl::StatusOr<LeftoverStats> RemoveLeftovers(std::string_view dir, absl::Time before);
+
   // The chunk size the engine should move this filesystem's bytes in, and
   // how many chunks of one file it should keep in flight; 0: no preference
   // (the local disk has none: the other side decides).
@@ -190,6 +213,11 @@ struct ChunkPreferences {
   int64_t chunk_bytes = 0;
   int parallelism = 0;
 };
+
+// True for a name ferry gives its temporaries: ".<name>.ferry-<16 hex>"
+// or ".ferry-<16 hex>" (io/internal/temp_file.h). Any other name is a
+// user's file, whatever it looks like.
+bool IsFerryTemporaryName(std::string_view name);
 
 // "a/b" + "c" -> "a/b/c"; "" + "c" -> "c"; "a/" + "c" -> "a/c".
 std::string JoinPath(std::string_view dir, std::string_view name);

@@ -91,6 +91,12 @@ struct CopyOptions {
   // each failed file within a progress_interval of its failure. The result
   // still holds every one of them.
   std::function<void(const CopyNotice&)> on_notice;
+  // What an interrupted earlier copy left of a file this run writes (its
+  // temporary, its unfinished multipart upload), unchanged since before
+  // this run started, is removed as the file is written
+  // (fs::WriteOptions::reclaim_before); fs::FileSystem::RemoveLeftovers
+  // finds the rest on demand.
+  bool reclaim_leftovers = true;
 };
 
 // Copies file `src_path` of `src` to `dst_path` of `dst` (created or

@@ -48,6 +48,10 @@ struct IrodsAccount {
   // whom the session acts for (an admin acting for a user).
   std::string user;
   std::string password;
+  // Where `password` came from, for a failed login's message ("$IRODS_PASSWORD",
+  // "$IRODS_PASSWORD_FILE (/path)"); empty: set by the caller, or unset
+  // when `password` is empty too.
+  std::string password_source;
   std::string client_user;
   // Use 703/704 even against a 4.3 server (what Jargon and NFSRODS do).
   bool force_legacy_auth = false;

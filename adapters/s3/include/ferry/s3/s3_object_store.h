@@ -95,6 +95,7 @@ struct UploadedPartInfo {
 struct MultipartUploadInfo {
   std::string key;  // without the bucket
   std::string upload_id;
+  absl::Time initiated = absl::InfinitePast();  // InfinitePast: not sent
 };
 
 // Thread-safe (see ObjectStore). REQUIRES: destroyed before the Runtime;
@@ -140,7 +141,8 @@ class S3ObjectStore : public ObjectStore {
   void CreateBucket(std::string_view bucket, StatusCallback done);
   // Deletes the empty `bucket`.
   void DeleteBucket(std::string_view bucket, StatusCallback done);
-  // Unfinished multipart uploads in `bucket` under `prefix` (first page).
+  // Unfinished multipart uploads in `bucket` under `prefix`, every page
+  // followed (DataLoss for a listing that does not advance).
   void ListMultipartUploads(std::string_view bucket, std::string_view prefix,
                             Callback<std::vector<MultipartUploadInfo>> done);
   // The parts stored so far for upload `upload_id` of "bucket/key", in
@@ -223,6 +225,9 @@ class S3ObjectStore : public ObjectStore {
   size_t NextHealthyEndpoint(size_t endpoint) const;
   bool EndpointDown(size_t endpoint, absl::Time now) const;
   // Fetches ListParts pages from `marker` on, appending to `parts`.
+  void ListUploadsFrom(std::string bucket, std::string prefix, std::string key_marker,
+                       std::string upload_id_marker, std::vector<MultipartUploadInfo> uploads,
+                       Callback<std::vector<MultipartUploadInfo>> done);
   void ListPartsFrom(std::string bucket, std::string key, std::string upload_id, int marker,
                      std::vector<UploadedPartInfo> parts,
                      Callback<std::vector<UploadedPartInfo>> done);

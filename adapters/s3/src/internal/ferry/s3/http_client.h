@@ -67,6 +67,10 @@ struct HttpRequest {
   // connect timed out) fails at once with no retry, so that the caller
   // can try another endpoint (see IsConnectFailure).
   bool fail_fast_on_connect = false;
+  // This request may move no byte for this long before it is a stall, when
+  // that is longer than the client's stall_timeout: for a server that
+  // legitimately thinks before its first byte (CompleteMultipartUpload).
+  absl::Duration min_stall_timeout = absl::ZeroDuration();
 };
 
 struct HttpResponse {

@@ -48,8 +48,14 @@ absl::StatusOr<std::string> ParseCompleteMultipartReply(std::string_view body);
 absl::StatusOr<std::string> ParseCopyReply(std::string_view operation, std::string_view resource,
                                            std::string_view body);
 
-// ListMultipartUploadsResult.
-std::vector<MultipartUploadInfo> ParseListMultipartUploadsReply(std::string_view body);
+// One page of ListMultipartUploadsResult.
+struct ListUploadsPage {
+  std::vector<MultipartUploadInfo> uploads;
+  bool truncated = false;
+  std::string next_key_marker;
+  std::string next_upload_id_marker;
+};
+ListUploadsPage ParseListMultipartUploadsReply(std::string_view body);
 
 // One page of ListPartsResult; `resource` names the upload in messages.
 struct ListPartsPage {

@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# What a SIGKILL leaves (a temporary beside the target, an unfinished S3
+# multipart upload) is removed by the next copy of the same file, and by
+# `ferry-cp --clean-up URL` on demand; nothing else is touched. Local, NFS
+# (peer_ganesha), iRODS (peer_irods) and S3 (peer_versitygw); the copies
+# to be killed go through toxiproxy (peer_toxiproxy) slowed, so they are
+# surely mid-flight when killed.
+#   ferry_cp_sigkill_test.sh FERRY_CP FERRY_WALK EXPORT_DIR
+set -uo pipefail
+CP=${1:?usage: ferry_cp_sigkill_test.sh FERRY_CP FERRY_WALK EXPORT_DIR}
+WALK=${2:?}
+EXPORT=${3:?}
+source "$(dirname "$0")/lib.sh" ferry-cp-sigkill
+TOXI=http://127.0.0.1:18474
+trap 'rm -rf "$WORK" "$EXPORT/$RUN"; for p in $PROXIES; do curl -sf -X DELETE "$TOXI/proxies/$p" >/dev/null; done' EXIT
+PROXIES=""
+mkdir -p "$EXPORT/$RUN"
+Q="?nfsport=2049&mountport=20048"
+NFS="nfs://127.0.0.1/export/$RUN"
+export IRODS_PASSWORD=rods
+IRODS_PORT=${IRODS_PEER_PORT:-1247}
+IR_PATH=/tempZone/home/rods/$RUN
+BUCKET=ferry-cp-sigkill-$$
+
+wait_for() {  # wait_for COMMAND...: polls up to 30 s until it succeeds
+  for _ in $(seq 300); do "$@" && return 0; sleep 0.1; done
+  return 1
+}
+positive() { [ "$("$@")" -gt 0 ]; }  # positive COUNT_COMMAND...: it counts some
+# slow_proxy NAME UPSTREAM_PORT LISTEN_PORT: a toxiproxy proxy letting
+# 2 MB/s through towards the server.
+slow_proxy() {
+  curl -sf -X POST "$TOXI/proxies" \
+    -d "{\"name\":\"$1-$$\",\"listen\":\"127.0.0.1:$3\",\"upstream\":\"127.0.0.1:$2\"}" >/dev/null &&
+    curl -sf -X POST "$TOXI/proxies/$1-$$/toxics" \
+      -d '{"name":"slow","type":"bandwidth","stream":"upstream","attributes":{"rate":2000}}' >/dev/null
+  PROXIES="$PROXIES $1-$$"
+}
+head -c $((64 << 20)) /dev/urandom >"$WORK/big.bin"
+
+# --- NFS: killed, then the same copy again --------------------------------
+nfs_temps() { ls -A "$EXPORT/$RUN" | grep -c '^\.big\.bin\.ferry-'; }
+slow_proxy nfs 2049 18431
+"$CP" --quiet --parallelism=1 --chunk-mib=1 "$WORK/big.bin" \
+  "$NFS/big.bin?nfsport=18431&mountport=20048" &
+pid=$!
+wait_for positive nfs_temps; seen=$?
+kill -KILL $pid; wait $pid 2>/dev/null
+left_after_kill=$(nfs_temps)
+"$CP" --quiet "$WORK/big.bin" "$NFS/big.bin$Q"; rc=$?
+echo "nfs: temporary seen=$((seen == 0)), after SIGKILL $left_after_kill, after the rerun $(nfs_temps)"
+if [ $seen -eq 0 ] && [ "$left_after_kill" = 1 ] && [ $rc -eq 0 ] && [ "$(nfs_temps)" = 0 ] &&
+   cmp -s "$WORK/big.bin" "$EXPORT/$RUN/big.bin"; then
+  pass NfsRerunAfterSigkillRemovesTheKilledCopysTemporary
+else fail NfsRerunAfterSigkillRemovesTheKilledCopysTemporary "seen=$seen left=$left_after_kill rc=$rc"; fi
+
+# --- NFS: --clean-up removes a killed copy's temporary, nothing else ------
+mkdir -p "$EXPORT/$RUN/sub"
+"$CP" --quiet --parallelism=1 --chunk-mib=1 "$WORK/big.bin" \
+  "$NFS/sub/other.bin?nfsport=18431&mountport=20048" &
+pid=$!
+sub_temps() { ls -A "$EXPORT/$RUN/sub" | grep -c '^\.other\.bin\.ferry-'; }
+wait_for positive sub_temps
+kill -KILL $pid; wait $pid 2>/dev/null
+echo decoy >"$EXPORT/$RUN/sub/.mine.ferry-notahexname"
+echo mine >"$EXPORT/$RUN/sub/mine.txt"
+out=$("$CP" --clean-up "$NFS$Q" 2>&1); rc=$?
+echo "nfs --clean-up: rc=$rc: $out"
+if [ $rc -eq 0 ] && [ "$(sub_temps)" = 0 ] && grep -q "removed 1 leftover" <<<"$out" &&
+   [ -e "$EXPORT/$RUN/sub/.mine.ferry-notahexname" ] && [ -e "$EXPORT/$RUN/sub/mine.txt" ] &&
+   [ -e "$EXPORT/$RUN/big.bin" ]; then
+  pass CleanUpRemovesAKilledCopysTemporaryBelowTheUrlAndNothingElse
+else fail CleanUpRemovesAKilledCopysTemporaryBelowTheUrlAndNothingElse "rc=$rc out=$out"; fi
+
+# --- local: killed mid-copy from NFS, then the same copy again ------------
+local_temps() { ls -A "$WORK/dst" | grep -c '\.ferry-'; }
+mkdir -p "$WORK/dst"
+"$CP" --quiet --parallelism=1 --chunk-mib=1 "$NFS/big.bin?nfsport=18431&mountport=20048" \
+  "$WORK/dst/big.bin" &
+pid=$!
+sleep 1.5
+kill -KILL $pid; wait $pid 2>/dev/null
+"$CP" --quiet "$NFS/big.bin$Q" "$WORK/dst/big.bin"; rc=$?
+if [ $rc -eq 0 ] && [ "$(local_temps)" = 0 ] && cmp -s "$WORK/big.bin" "$WORK/dst/big.bin"; then
+  pass LocalRerunAfterSigkillLeavesNoTemporary
+else fail LocalRerunAfterSigkillLeavesNoTemporary "rc=$rc left=$(ls -A "$WORK/dst")"; fi
+
+# --- iRODS: killed, then the same copy again ------------------------------
+slow_proxy irods "$IRODS_PORT" 18432
+mkdir -p "$WORK/seed" && echo seed >"$WORK/seed/s"
+"$CP" --quiet -r "$WORK/seed" "irods://rods@127.0.0.1:$IRODS_PORT$IR_PATH" || fail IrodsSetup "no collection"
+irods_temps() { "$WALK" "irods://rods@127.0.0.1:$IRODS_PORT$IR_PATH" --list 2>/dev/null | grep -c '\.big\.bin\.ferry-'; }
+"$CP" --quiet --parallelism=1 --chunk-mib=1 "$WORK/big.bin" \
+  "irods://rods@127.0.0.1:18432$IR_PATH/big.bin" &
+pid=$!
+wait_for positive irods_temps; seen=$?
+kill -KILL $pid; wait $pid 2>/dev/null
+left_after_kill=$(irods_temps)
+sleep 1  # iRODS keeps whole seconds: the rerun starts a second after the kill
+"$CP" --quiet "$WORK/big.bin" "irods://rods@127.0.0.1:$IRODS_PORT$IR_PATH/big.bin"; rc=$?
+"$CP" --quiet "irods://rods@127.0.0.1:$IRODS_PORT$IR_PATH/big.bin" "$WORK/irods-back.bin"
+echo "irods: temporary seen=$((seen == 0)), after SIGKILL $left_after_kill, after the rerun $(irods_temps)"
+if [ $seen -eq 0 ] && [ "$left_after_kill" -ge 1 ] && [ $rc -eq 0 ] && [ "$(irods_temps)" = 0 ] &&
+   cmp -s "$WORK/big.bin" "$WORK/irods-back.bin"; then
+  pass IrodsRerunAfterSigkillRemovesTheKilledCopysTemporary
+else fail IrodsRerunAfterSigkillRemovesTheKilledCopysTemporary "seen=$seen left=$left_after_kill rc=$rc"; fi
+
+# --- S3: killed, then the same copy again; then --clean-up ----------------
+"$CP" --quiet --make-bucket "$WORK/big.bin" "s3://$BUCKET/seed" || fail S3Setup "no bucket"
+uploads() {  # uploads [PREFIX]: unfinished multipart uploads in the bucket
+  aws s3api list-multipart-uploads --bucket "$BUCKET" --prefix "${1:-}" \
+    --query 'length(Uploads || `[]`)' --output text
+}
+slow_proxy s3 "${VERSITYGW_PORT:-7070}" 18433
+"$CP" --quiet --concurrency=2 --endpoint-url "http://127.0.0.1:18433" "$WORK/big.bin" "s3://$BUCKET/p/big.bin" &
+pid=$!
+wait_for positive uploads p/; seen=$?
+kill -KILL $pid; wait $pid 2>/dev/null
+left_after_kill=$(uploads p/)
+sleep 1  # S3 dates uploads in whole seconds
+"$CP" --quiet "$WORK/big.bin" "s3://$BUCKET/p/big.bin"; rc=$?
+echo "s3: upload seen=$((seen == 0)), after SIGKILL $left_after_kill, after the rerun $(uploads p/)"
+if [ $seen -eq 0 ] && [ "$left_after_kill" = 1 ] && [ $rc -eq 0 ] && [ "$(uploads p/)" = 0 ]; then
+  pass S3RerunAfterSigkillAbortsTheKilledCopysUpload
+else fail S3RerunAfterSigkillAbortsTheKilledCopysUpload "seen=$seen left=$left_after_kill rc=$rc"; fi
+
+"$CP" --quiet --concurrency=2 --endpoint-url "http://127.0.0.1:18433" "$WORK/big.bin" "s3://$BUCKET/q/deep/x.bin" &
+pid=$!
+wait_for positive uploads q/
+kill -KILL $pid; wait $pid 2>/dev/null
+sleep 1
+out=$("$CP" --clean-up "s3://$BUCKET/q" --json 2>&1); rc=$?
+echo "s3 --clean-up: rc=$rc: $out"
+if [ $rc -eq 0 ] && [ "$(uploads q/)" = 0 ] && grep -q '"removed":1' <<<"$out" &&
+   "$CP" --quiet "s3://$BUCKET/p/big.bin" "$WORK/s3-back.bin" && cmp -s "$WORK/big.bin" "$WORK/s3-back.bin"; then
+  pass CleanUpAbortsTheUnfinishedUploadsUnderThePrefix
+else fail CleanUpAbortsTheUnfinishedUploadsUnderThePrefix "rc=$rc out=$out"; fi
+
+# A leftover younger than --older-than stays (and is counted); without it,
+# one from before the clean-up goes.
+# (made through NFS: ganesha's cache would not see a file made behind it)
+echo partial >"$WORK/partial"
+"$CP" --quiet "$WORK/partial" "$NFS/.x.bin.ferry-0123456789abcdef$Q"
+out=$("$CP" --clean-up "$NFS$Q" --older-than 1h 2>&1); rc=$?
+if [ $rc -eq 0 ] && grep -q "removed 0 leftovers.*left 1 changed since 1h ago" <<<"$out" &&
+   [ -e "$EXPORT/$RUN/.x.bin.ferry-0123456789abcdef" ]; then
+  pass CleanUpOlderThanLeavesYoungerLeftovers
+else fail CleanUpOlderThanLeavesYoungerLeftovers "rc=$rc out=$out"; fi
+sleep 1
+out=$("$CP" --clean-up "$NFS$Q" 2>&1); rc=$?
+if [ $rc -eq 0 ] && [ ! -e "$EXPORT/$RUN/.x.bin.ferry-0123456789abcdef" ]; then
+  pass CleanUpWithoutOlderThanRemovesWhatPredatesIt
+else fail CleanUpWithoutOlderThanRemovesWhatPredatesIt "rc=$rc out=$out"; fi
+out=$("$CP" --clean-up "$NFS$Q" --older-than soon 2>&1); rc=$?
+if [ $rc -eq 2 ] && grep -q "not a duration" <<<"$out"; then pass CleanUpRejectsABadDuration
+else fail CleanUpRejectsABadDuration "rc=$rc out=$out"; fi
+
+finish

@@ -1,6 +1,7 @@
 // io_internal::TempFile: the temporary a download lands in, beside its
 // destination, renamed over it on Commit and removed otherwise.
 #include "ferry/io/internal/temp_file.h"
+#include "ferry/fs/file_system.h"
 
 #include <linux/magic.h>
 #include <signal.h>
@@ -64,6 +65,22 @@ class TempFileTest : public ::testing::Test {
 
   ferry::testing::ScratchDir dir_{"ferry_temp_file_test."};
 };
+
+TEST(FerryTemporaryName, EveryNameFerryGivesATemporaryIsRecognised) {
+  for (const std::string& name : {TempNameFor("a.bin"), TempSlotFor("a.bin"), TempNameFor(""),
+                                  TempNameFor(".hidden"), TempSlotFor("with space")}) {
+    EXPECT_TRUE(fs::IsFerryTemporaryName(name)) << name;
+  }
+}
+
+TEST(FerryTemporaryName, AUsersFileThatMerelyLooksLikeOneIsNot) {
+  for (std::string_view name : {"a.bin", ".a.bin", ".a.bin.ferry-", ".a.bin.ferry-0123",
+                                ".a.bin.ferry-0123456789abcdeg", "a.bin.ferry-0123456789abcdef",
+                                "..ferry-0123456789abcdef", ".a.bin.ferry-0123456789ABCDEF",
+                                ".a.bin.ferry-0123456789abcdef.txt"}) {
+    EXPECT_FALSE(fs::IsFerryTemporaryName(name)) << name;
+  }
+}
 
 TEST_F(TempFileTest, CreatesAHiddenFileNamedAfterTheDestinationBesideIt) {
   absl::StatusOr<TempFile> f = Named(dir_.Path("out.bin"));

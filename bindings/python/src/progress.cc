@@ -23,13 +23,22 @@ PythonProgress::PythonProgress(py::object fn) : fn_(std::move(fn)) {
 // where the GIL is held (the owner's scope).
 PythonProgress::~PythonProgress() = default;
 
+// Installed even without a callable: each report is also where a pending
+// Ctrl-C (a signal Python's handler has recorded while the GIL was
+// released) is noticed, so a copy stops within one progress interval.
 ProgressCallback PythonProgress::Callback() {
-  if (fn_.is_none()) return nullptr;
   return [this](const TransferProgress& p) { return Call(p); };
 }
 
 absl::Status PythonProgress::Call(const TransferProgress& p) {
   py::gil_scoped_acquire gil;
+  // Runs Python's signal handlers (main thread only; a no-op elsewhere):
+  // KeyboardInterrupt, or whatever a handler raises, stops the transfer.
+  if (PyErr_CheckSignals() != 0) {
+    raised_.emplace();
+    return absl::CancelledError("transfer stopped: interrupted by a signal (KeyboardInterrupt)");
+  }
+  if (fn_.is_none()) return absl::OkStatus();
   try {
     py::object total = py::none();
     if (p.bytes_total >= 0) total = py::int_(p.bytes_total);

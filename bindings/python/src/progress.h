@@ -11,7 +11,9 @@
 //     return s3.Download(key, path, {.progress = std::move(cb)});  // GIL released
 //   });  // raises the callback's exception first, else the error
 //
-// The callable gets (bytes_done: int, bytes_total: int | None).
+// The callable gets (bytes_done: int, bytes_total: int | None). With or
+// without one, a signal that reaches Python during the transfer (Ctrl-C)
+// stops it at the next report and is raised the same way.
 //
 // Thread-compatible: one transfer, one caller thread.
 #ifndef FERRY_BINDINGS_PYTHON_PROGRESS_H_
@@ -34,7 +36,8 @@ class PythonProgress {
   PythonProgress& operator=(const PythonProgress&) = delete;
   ~PythonProgress();
 
-  // A callback calling `fn` with the GIL taken; empty if `fn` is None.
+  // A callback that, with the GIL taken, runs Python's pending signal
+  // handlers and then calls `fn` (if not None).
   // REQUIRES: *this outlives the transfer it is given to.
   ProgressCallback Callback();
 

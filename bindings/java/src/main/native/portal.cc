@@ -82,7 +82,10 @@ bool LoadIds(JNIEnv* env, JniIds* ids) {
   ids->irods_entry = GlobalClass(env, "io/ferry/IrodsEntry");
   ids->irods_access = GlobalClass(env, "io/ferry/IrodsAccess");
   ids->irods_avu = GlobalClass(env, "io/ferry/IrodsAvu");
-  if (ids->illegal_state == nullptr || ids->entry == nullptr || ids->irods_stat == nullptr ||
+  ids->thread = GlobalClass(env, "java/lang/Thread");
+  ids->interrupted_io = GlobalClass(env, "java/io/InterruptedIOException");
+  if (ids->thread == nullptr || ids->interrupted_io == nullptr ||
+      ids->illegal_state == nullptr || ids->entry == nullptr || ids->irods_stat == nullptr ||
       ids->irods_entry == nullptr || ids->irods_access == nullptr || ids->irods_avu == nullptr) {
     return false;
   }
@@ -104,7 +107,9 @@ bool LoadIds(JNIEnv* env, JniIds* ids) {
   ids->progress_on_progress = Method(env, "io/ferry/ProgressListener", "onProgress", "(JJ)V");
   ids->throwable_get_message = Method(env, "java/lang/Throwable", "getMessage", "()Ljava/lang/String;");
   ids->class_get_name = Method(env, "java/lang/Class", "getName", "()Ljava/lang/String;");
-  return ids->entry_init != nullptr && ids->irods_stat_of != nullptr && ids->irods_entry_of != nullptr &&
+  ids->thread_current = env->GetStaticMethodID(ids->thread, "currentThread", "()Ljava/lang/Thread;");
+  ids->thread_is_interrupted = env->GetMethodID(ids->thread, "isInterrupted", "()Z");
+  return ids->thread_current != nullptr && ids->thread_is_interrupted != nullptr && ids->entry_init != nullptr && ids->irods_stat_of != nullptr && ids->irods_entry_of != nullptr &&
          ids->irods_access_of != nullptr && ids->irods_avu_of != nullptr &&
          ids->cache_loader_load != nullptr &&
          ids->weigher_apply != nullptr && ids->predicate_test != nullptr &&

@@ -37,6 +37,10 @@ struct JniIds {
   jmethodID weigher_apply;       // ToLongBiFunction.applyAsLong(Object, Object)
   jmethodID predicate_test;      // Predicate.test(Object)
   jmethodID progress_on_progress;  // io.ferry.ProgressListener.onProgress(long, long)
+  jclass thread;                 // java.lang.Thread
+  jmethodID thread_current;      // static Thread.currentThread()
+  jmethodID thread_is_interrupted;  // Thread.isInterrupted() (leaves the flag set)
+  jclass interrupted_io;         // java.io.InterruptedIOException
   jmethodID throwable_get_message;
   jmethodID class_get_name;
   jclass illegal_state;          // java.lang.IllegalStateException

@@ -7,6 +7,9 @@
 // so a long copy's reports leak no local reference. A Throwable from the
 // listener stops the copy (the callback returns Cancelled) and is kept,
 // to be rethrown unchanged -- the same object -- once the copy returned.
+// With or without a listener, an interrupted calling thread
+// (Thread.interrupt()) stops the copy at its next report, and the copy
+// throws java.io.InterruptedIOException with the flag left set.
 //
 //   JavaProgress progress(env, listener);   // listener may be null
 //   auto stats = ferry::CopyFile(..., {.progress = progress.Callback()});
@@ -32,20 +35,24 @@ class JavaProgress {
   JavaProgress& operator=(const JavaProgress&) = delete;
   ~JavaProgress();  // REQUIRES: on the constructing thread
 
-  // Calls the listener; empty without one. REQUIRES: *this outlives the copy.
+  // Checks the thread's interrupt flag, then calls the listener (if any).
+  // REQUIRES: *this outlives the copy.
   ProgressCallback Callback();
 
-  // Throws what the listener threw, if it did; true then.
+  // Throws what the listener threw, or InterruptedIOException if the
+  // thread was interrupted; true then.
   bool RethrowIfThrown(JNIEnv* env);
 
  private:
   absl::Status Call(const TransferProgress& p);
+  static bool Interrupted(JNIEnv* env);
 
   JNIEnv* const env_;  // the constructing thread's, for the destructor
   JavaVM* vm_ = nullptr;
   jobject listener_ = nullptr;  // global ref
   jmethodID on_progress_ = nullptr;
   jthrowable thrown_ = nullptr;  // global ref
+  bool interrupted_ = false;
 };
 
 }  // namespace ferry::java

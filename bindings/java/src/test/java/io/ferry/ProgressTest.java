@@ -7,11 +7,16 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.FileNotFoundException;
+import java.io.InterruptedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /** FileSystems.copy with a ProgressListener, on ferry's iRODS test peer and local files. */
@@ -73,5 +78,51 @@ class ProgressTest extends IrodsTestBase {
   void aCopyWithoutAListenerStillMapsErrors() {
     assertThrows(FileNotFoundException.class, () -> fs.copy(tmp.resolve("nope").toString(),
         tmp.resolve("x").toString(), false, null));
+  }
+
+  @Test
+  void aCopyOnAnInterruptedThreadThrowsInterruptedIOExceptionAndPublishesNothing() throws Exception {
+    Path src = bigFile(4 << 20);
+    String remote = irods.url("rods", unique("/java-int-"));
+    Thread.currentThread().interrupt();
+    try {
+      assertThrows(InterruptedIOException.class, () -> fs.copy(src.toString(), remote, false));
+      assertTrue(Thread.currentThread().isInterrupted(), "the interrupt flag stays set");
+    } finally {
+      Thread.interrupted();
+    }
+    assertThrows(FileNotFoundException.class, () -> fs.stat(remote));
+  }
+
+  @Test
+  void threadInterruptStopsACopyInFlightWithoutAListener() throws Exception {
+    Path src = bigFile(256 << 20);
+    String dir = irods.url("rods", unique("/java-intdir-"));
+    fs.mkdir(dir, true);
+    String remote = dir + "/big.bin";
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+    CountDownLatch started = new CountDownLatch(1);
+    Thread copier = new Thread(() -> {
+      try {
+        started.countDown();
+        fs.copy(src.toString(), remote, false);
+      } catch (Throwable t) {
+        failure.set(t);
+      }
+    });
+    copier.start();
+    assertTrue(started.await(30, TimeUnit.SECONDS));
+    Thread.sleep(300);  // inside the copy: 256 MiB takes seconds here
+    long interruptedAt = System.nanoTime();
+    copier.interrupt();
+    copier.join(60_000);
+    assertFalse(copier.isAlive(), "the copy ended");
+    double took = (System.nanoTime() - interruptedAt) / 1e9;
+    System.out.printf("copy stopped %.3f s after Thread.interrupt()%n", took);
+    assertTrue(failure.get() instanceof InterruptedIOException, "threw " + failure.get());
+    assertThrows(FileNotFoundException.class, () -> fs.stat(remote));
+    try (Stream<Entry> left = fs.walk(dir)) {
+      assertEquals(0, left.count(), "no temporary left in " + dir);
+    }
   }
 }

@@ -396,6 +396,13 @@ class Proxy:
                         {"name": "stall", "type": "timeout", "stream": "downstream",
                          "toxicity": 1.0, "attributes": {"timeout": 0}})
 
+    def limit_upstream(self, kb_per_s):
+        """From now on the client's bytes reach the server at `kb_per_s`
+        KB/s (toxiproxy's `bandwidth` toxic)."""
+        _toxiproxy_call("POST", f"/proxies/{self.name}/toxics",
+                        {"name": "slow", "type": "bandwidth", "stream": "upstream",
+                         "toxicity": 1.0, "attributes": {"rate": kb_per_s}})
+
     def close(self):
         _toxiproxy_call("DELETE", f"/proxies/{self.name}")
 

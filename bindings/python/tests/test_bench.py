@@ -257,3 +257,22 @@ def test_a_record_line_parses_back_to_the_same_benchrecord():
     line = report.to_json_line(r)
     assert "\n" not in line
     assert report.read_records_text(line) == [r]
+
+
+def test_help_describes_every_flag_on_stdout_and_exits_0(capsys):
+    with pytest.raises(SystemExit) as ended:
+        cli.main(["--help"])
+    assert ended.value.code == 0
+    out = capsys.readouterr().out
+    assert "--endpoint-url" in out and "--profile" in out and "--region" in out
+    parser = cli.build_parser()
+    undocumented = [a.option_strings for a in parser._actions if a.option_strings and not a.help]
+    assert undocumented == []
+
+
+def test_version_prints_the_package_version(capsys):
+    import ferry
+    with pytest.raises(SystemExit) as ended:
+        cli.main(["--version"])
+    assert ended.value.code == 0
+    assert capsys.readouterr().out.strip() == f"ferry-bench {ferry.__version__}"

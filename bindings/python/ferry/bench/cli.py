@@ -15,6 +15,7 @@ import time
 import uuid
 from typing import List, Optional, Sequence, TextIO
 
+import ferry
 from ferry.bench import report as report_mod
 from ferry.bench.scenarios import PLANNERS, SCENARIOS, Context, Options, Step
 from ferry.bench.targets import Programs, Target, tools_for
@@ -51,34 +52,44 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tools", default="", help="only these tools (comma list; ferry-py is always used for set-up)")
     p.add_argument("--runs", type=int, default=d.runs, help="repetitions of every point (the report takes medians)")
     p.add_argument("--stage-sizes", default="1,16M", help="stages: file sizes")
-    p.add_argument("--parallel-files", type=parse_size, default=d.parallel_files)
-    p.add_argument("--parallel-size", type=parse_size, default=d.parallel_size)
+    p.add_argument("--parallel-files", type=parse_size, default=d.parallel_files,
+                   help="parallel: how many files are copied")
+    p.add_argument("--parallel-size", type=parse_size, default=d.parallel_size,
+                   help="parallel: the size of each file")
     p.add_argument("--parallelism", default="1,4,16,64", help="parallel: files at once")
     p.add_argument("--tree-files", default="16,256", help="tree: files per directory")
-    p.add_argument("--tree-size", type=parse_size, default=d.tree_size)
-    p.add_argument("--tree-jobs", type=int, default=d.tree_jobs)
+    p.add_argument("--tree-size", type=parse_size, default=d.tree_size, help="tree: the size of each file")
+    p.add_argument("--tree-jobs", type=int, default=d.tree_jobs, help="tree: files each tool copies at once")
     p.add_argument("--sweep-max", type=parse_size, default=d.sweep_max,
                    help="sweep: largest size (1 B up by powers of 4; 1G for the whole sweep)")
     p.add_argument("--sweep-threads", default="1,8", help="sweep: streams/parts in flight per file")
     p.add_argument("--meta-ops", type=parse_size, default=d.meta_ops, help="metadata: operations of each kind")
-    p.add_argument("--meta-parallel", type=int, default=d.meta_parallel)
+    p.add_argument("--meta-parallel", type=int, default=d.meta_parallel,
+                   help="metadata: operations in flight at once")
     p.add_argument("--stress-clients", default="1,2,4,8,16,32", help="stress: client counts, in order")
     p.add_argument("--stress-seconds", type=float, default=d.stress_seconds, help="stress: seconds per count")
     p.add_argument("--stress-cap", type=float, default=d.stress_cap_s, help="stress: seconds per tool at most")
     p.add_argument("--catalog-sizes", default="1000,10000,100000", help="catalog: entries, growing")
     p.add_argument("--catalog-million", action="store_true", help="catalog: also 1,000,000 entries")
-    p.add_argument("--catalog-stats", type=int, default=d.catalog_stats)
+    p.add_argument("--catalog-stats", type=int, default=d.catalog_stats,
+                   help="catalog: stats of single entries timed at each size")
     for prog in ("ferry-cp", "ferry-walk", "nfs-cp", "nfs-ls", "aws", "rclone"):
         p.add_argument(f"--{prog}", default=None, help=f"the {prog} program (default: PATH)")
     p.add_argument("--keep", action="store_true", help="leave the run directory on the targets")
     p.add_argument("--from-records", default=None, help="only write the report from this records file")
-    p.add_argument("--title", default="ferry-bench report")
+    p.add_argument("--title", default="ferry-bench report", help="the report's title")
     p.add_argument("--plots-dir", default=None, help="where the plots go (default: OUT/plots)")
     p.add_argument("--image-prefix", default="plots/", help="the plots' path as the report links them")
     p.add_argument("--splice-into", default=None,
                    help="also put the report between ferry-bench's marker comments in this markdown page")
     p.add_argument("--heading-level", type=int, default=2, help="the report's title heading level")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
+    aws = p.add_argument_group("S3 (as the AWS CLI spells them; every tool the bench runs gets them "
+                               "through the AWS environment)")
+    aws.add_argument("--endpoint-url", default=None, help="the S3 endpoint (AWS_ENDPOINT_URL)")
+    aws.add_argument("--profile", default=None, help="the shared-files profile (AWS_PROFILE)")
+    aws.add_argument("--region", default=None, help="the region (AWS_REGION)")
+    p.add_argument("--version", action="version", version=f"ferry-bench {ferry.__version__}")
     return p
 
 
@@ -253,6 +264,9 @@ def _report(records_path: str, a: argparse.Namespace, err: TextIO) -> int:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     a = build_parser().parse_args(argv)
+    for flag, var in (("endpoint_url", "AWS_ENDPOINT_URL"), ("profile", "AWS_PROFILE"), ("region", "AWS_REGION")):
+        if getattr(a, flag):
+            os.environ[var] = getattr(a, flag)
     if a.from_records:
         os.makedirs(a.out, exist_ok=True)
         return _report(a.from_records, a, sys.stderr)

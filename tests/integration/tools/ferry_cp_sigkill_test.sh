@@ -27,6 +27,17 @@ wait_for() {  # wait_for COMMAND...: polls up to 30 s until it succeeds
   return 1
 }
 positive() { [ "$("$@")" -gt 0 ]; }  # positive COUNT_COMMAND...: it counts some
+# kill_mid_copy COUNT_COMMAND... -- FERRY_CP_ARGS...: starts ferry-cp and
+# SIGKILLs it once COUNT_COMMAND counts a leftover; seen=0 if it did.
+kill_mid_copy() {
+  local probe=()
+  while [ "$1" != -- ]; do probe+=("$1"); shift; done
+  shift
+  "$CP" --quiet "$@" &
+  local pid=$!
+  wait_for positive "${probe[@]}"; seen=$?
+  kill -KILL $pid; wait $pid 2>/dev/null
+}
 # slow_proxy NAME UPSTREAM_PORT LISTEN_PORT: a toxiproxy proxy letting
 # 2 MB/s through towards the server.
 slow_proxy() {
@@ -41,11 +52,8 @@ head -c $((64 << 20)) /dev/urandom >"$WORK/big.bin"
 # --- NFS: killed, then the same copy again --------------------------------
 nfs_temps() { ls -A "$EXPORT/$RUN" | grep -c '^\.big\.bin\.ferry-'; }
 slow_proxy nfs 2049 18431
-"$CP" --quiet --parallelism=1 --chunk-mib=1 "$WORK/big.bin" \
-  "$NFS/big.bin?nfsport=18431&mountport=20048" &
-pid=$!
-wait_for positive nfs_temps; seen=$?
-kill -KILL $pid; wait $pid 2>/dev/null
+kill_mid_copy nfs_temps -- --parallelism=1 --chunk-mib=1 "$WORK/big.bin" \
+  "$NFS/big.bin?nfsport=18431&mountport=20048"
 left_after_kill=$(nfs_temps)
 "$CP" --quiet "$WORK/big.bin" "$NFS/big.bin$Q"; rc=$?
 echo "nfs: temporary seen=$((seen == 0)), after SIGKILL $left_after_kill, after the rerun $(nfs_temps)"
@@ -56,12 +64,9 @@ else fail NfsRerunAfterSigkillRemovesTheKilledCopysTemporary "seen=$seen left=$l
 
 # --- NFS: --clean-up removes a killed copy's temporary, nothing else ------
 mkdir -p "$EXPORT/$RUN/sub"
-"$CP" --quiet --parallelism=1 --chunk-mib=1 "$WORK/big.bin" \
-  "$NFS/sub/other.bin?nfsport=18431&mountport=20048" &
-pid=$!
 sub_temps() { ls -A "$EXPORT/$RUN/sub" | grep -c '^\.other\.bin\.ferry-'; }
-wait_for positive sub_temps
-kill -KILL $pid; wait $pid 2>/dev/null
+kill_mid_copy sub_temps -- --parallelism=1 --chunk-mib=1 "$WORK/big.bin" \
+  "$NFS/sub/other.bin?nfsport=18431&mountport=20048"
 echo decoy >"$EXPORT/$RUN/sub/.mine.ferry-notahexname"
 echo mine >"$EXPORT/$RUN/sub/mine.txt"
 out=$("$CP" --clean-up "$NFS$Q" 2>&1); rc=$?
@@ -90,11 +95,8 @@ slow_proxy irods "$IRODS_PORT" 18432
 mkdir -p "$WORK/seed" && echo seed >"$WORK/seed/s"
 "$CP" --quiet -r "$WORK/seed" "irods://rods@127.0.0.1:$IRODS_PORT$IR_PATH" || fail IrodsSetup "no collection"
 irods_temps() { "$WALK" "irods://rods@127.0.0.1:$IRODS_PORT$IR_PATH" --list 2>/dev/null | grep -c '\.big\.bin\.ferry-'; }
-"$CP" --quiet --parallelism=1 --chunk-mib=1 "$WORK/big.bin" \
-  "irods://rods@127.0.0.1:18432$IR_PATH/big.bin" &
-pid=$!
-wait_for positive irods_temps; seen=$?
-kill -KILL $pid; wait $pid 2>/dev/null
+kill_mid_copy irods_temps -- --parallelism=1 --chunk-mib=1 "$WORK/big.bin" \
+  "irods://rods@127.0.0.1:18432$IR_PATH/big.bin"
 left_after_kill=$(irods_temps)
 sleep 1  # iRODS keeps whole seconds: the rerun starts a second after the kill
 "$CP" --quiet "$WORK/big.bin" "irods://rods@127.0.0.1:$IRODS_PORT$IR_PATH/big.bin"; rc=$?
@@ -112,10 +114,8 @@ uploads() {  # uploads [PREFIX]: unfinished multipart uploads in the bucket
     --query 'length(Uploads || `[]`)' --output text
 }
 slow_proxy s3 "${VERSITYGW_PORT:-7070}" 18433
-"$CP" --quiet --concurrency=2 --endpoint-url "http://127.0.0.1:18433" "$WORK/big.bin" "s3://$BUCKET/p/big.bin" &
-pid=$!
-wait_for positive uploads p/; seen=$?
-kill -KILL $pid; wait $pid 2>/dev/null
+kill_mid_copy uploads p/ -- --concurrency=2 --endpoint-url "http://127.0.0.1:18433" "$WORK/big.bin" \
+  "s3://$BUCKET/p/big.bin"
 left_after_kill=$(uploads p/)
 sleep 1  # S3 dates uploads in whole seconds
 "$CP" --quiet "$WORK/big.bin" "s3://$BUCKET/p/big.bin"; rc=$?
@@ -124,10 +124,8 @@ if [ $seen -eq 0 ] && [ "$left_after_kill" = 1 ] && [ $rc -eq 0 ] && [ "$(upload
   pass S3RerunAfterSigkillAbortsTheKilledCopysUpload
 else fail S3RerunAfterSigkillAbortsTheKilledCopysUpload "seen=$seen left=$left_after_kill rc=$rc"; fi
 
-"$CP" --quiet --concurrency=2 --endpoint-url "http://127.0.0.1:18433" "$WORK/big.bin" "s3://$BUCKET/q/deep/x.bin" &
-pid=$!
-wait_for positive uploads q/
-kill -KILL $pid; wait $pid 2>/dev/null
+kill_mid_copy uploads q/ -- --concurrency=2 --endpoint-url "http://127.0.0.1:18433" "$WORK/big.bin" \
+  "s3://$BUCKET/q/deep/x.bin"
 sleep 1
 out=$("$CP" --clean-up "s3://$BUCKET/q" --json 2>&1); rc=$?
 echo "s3 --clean-up: rc=$rc: $out"

@@ -325,7 +325,9 @@ class ClientFileSystem final : public IrodsFileSystem {
   // as local and NFS temporaries are (io_internal). The target's slot (the
   // same name in every run) first, exclusively: a slot a killed run left,
   // unchanged since `reclaim_before`, is removed and taken; one in use
-  // sends us to a random name.
+  // sends us to a random name, as does any other failure to open the slot
+  // (iRODS 4.3 ignores O_EXCL and overwrites a dead run's slot, but
+  // refuses one a live writer holds open with a lock error).
   absl::StatusOr<std::unique_ptr<IrodsStream>> CreateTemporary(const std::string& logical,
                                                                absl::Time reclaim_before,
                                                                std::string* temp) {
@@ -343,7 +345,7 @@ class ClientFileSystem final : public IrodsFileSystem {
         slot = client_->Open(*temp, O_WRONLY | O_CREAT | O_EXCL | O_TRUNC);
       }
     }
-    if (!absl::IsAlreadyExists(slot.status())) return slot;
+    if (slot.ok()) return slot;
     *temp = Cat(dir, io_internal::TempNameFor(name));
     return client_->Open(*temp, O_WRONLY | O_CREAT | O_TRUNC);
   }

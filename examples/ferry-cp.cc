@@ -98,7 +98,28 @@ struct CpOptions {
   // of copying; only what changed no later than `older_than` ago.
   std::string clean_up;
   absl::Duration older_than = absl::ZeroDuration();
+  // Sync (rclone's flags and meanings). A file already at DST with the
+  // same size and modification time is left alone unless --ignore-times.
+  ferry::SkipRule skip = ferry::SkipRule::kSizeAndTime;
+  bool dry_run = false;
+  bool delete_extraneous = false;
+  int64_t max_delete = -1;
+  ferry::fs::FilterRules filter_rules;
+  std::string filter_from;
 };
+
+// ferry-sync is ferry-cp with a sync's defaults: a tree, mirrored.
+#ifdef FERRY_SYNC
+constexpr bool kSync = true;
+constexpr char kTool[] = "ferry-sync";
+#else
+constexpr bool kSync = false;
+constexpr char kTool[] = "ferry-cp";
+#endif
+
+// Files listed by name in --json and the dry run's text, at most: a sync
+// of millions says how many more.
+constexpr size_t kMaxListedFiles = 10000;
 
 // A whole number of MiB, as bytes.
 int64_t MiB(int64_t mib) { return mib * kMiB; }
@@ -116,21 +137,54 @@ absl::StatusOr<ByteRange> ParseRange(std::string_view text) {
   return r;
 }
 
+// The whole of a small local file (--filter-from).
+absl::Status ReadTextFile(const std::string& path, std::string* out) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("open ", path));
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      return absl::ErrnoToStatus(err, absl::StrCat("read ", path));
+    }
+    if (n == 0) break;
+    out->append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return absl::OkStatus();
+}
+
 // Fills `o` from the command line; nullopt to go on, else the exit status
 // (0 after --help / --version, 2 after a usage error).
 std::optional<int> ParseArgs(int argc, char** argv, CpOptions& o) {
   CLI::App app(
-      "Copies files and trees between any two of a local path, s3://bucket/key,\n"
-      "nfs://host/export/path?nfsport=&mountport=, irods://[user@]host[:port]/zone/path\n"
-      "(password from IRODS_PASSWORD). A DST ending in '/' (or an existing directory)\n"
-      "gets SRC's name; '-' is stdin as SRC, stdout as DST. S3 credentials, region and\n"
-      "endpoint come from the AWS environment unless the flags below say otherwise.\n"
-      "Exit status: 0 all copied, 1 a file failed, 2 usage error, 130 interrupted.",
-      "ferry-cp");
-  app.set_version_flag("--version", "ferry-cp " FERRY_VERSION);
-  app.add_flag("-r,-R,--recursive", o.recursive,
-               "copy a directory (or S3 prefix): its contents go under DST, as with "
-               "`aws s3 cp --recursive`");
+      kSync ? "Makes DST a copy of the tree SRC: copies what is missing or changed (same size\n"
+              "and modification time: up to date, as rclone decides), then deletes what SRC\n"
+              "lacks, only if every copy succeeded. Any two of a local path, s3://bucket/prefix,\n"
+              "nfs://host/export/path, irods://[user@]host[:port]/zone/path. --dry-run first\n"
+              "shows what it would do. Exit status: 0 done, 1 a file failed, 2 usage error,\n"
+              "130 interrupted."
+            : "Copies files and trees between any two of a local path, s3://bucket/key,\n"
+              "nfs://host/export/path?nfsport=&mountport=, irods://[user@]host[:port]/zone/path\n"
+              "(password from IRODS_PASSWORD). A DST ending in '/' (or an existing directory)\n"
+              "gets SRC's name; '-' is stdin as SRC, stdout as DST. A file already at DST with\n"
+              "the same size and modification time is left as it is (rclone's rule; see\n"
+              "--ignore-times). S3 credentials, region and endpoint come from the AWS\n"
+              "environment unless the flags below say otherwise.\n"
+              "Exit status: 0 all copied, 1 a file failed, 2 usage error, 130 interrupted.",
+      kTool);
+  app.set_version_flag("--version", absl::StrCat(kTool, " ", FERRY_VERSION));
+  if (kSync) {
+    o.recursive = true;
+    o.delete_extraneous = true;
+  } else {
+    app.add_flag("-r,-R,--recursive", o.recursive,
+                 "copy a directory (or S3 prefix): its contents go under DST, as with "
+                 "`aws s3 cp --recursive`");
+  }
   app.add_option("--jobs", o.jobs, "files copied at once (default 16)")
       ->type_name("N")
       ->check(CLI::Range(1, std::numeric_limits<int>::max()).description(""));
@@ -188,6 +242,47 @@ std::optional<int> ParseArgs(int argc, char** argv, CpOptions& o) {
                  "default 0: anything from before the clean-up started)")
       ->type_name("DURATION")
       ->needs(clean_up);
+  // Sync: rclone's flags, rclone's meanings.
+  bool ignore_times = false, size_only = false, checksum = false, ignore_existing = false;
+  CLI::Option* ignore_times_flag = app.add_flag(
+      "-I,--ignore-times", ignore_times,
+      "copy every file, even one already at DST with the same size and modification time");
+  CLI::Option* size_only_flag = app.add_flag(
+      "--size-only", size_only, "a file at DST with the same size is up to date");
+  CLI::Option* checksum_flag = app.add_flag(
+      "-c,--checksum", checksum,
+      "a file at DST with the same size and MD5 is up to date (stored hashes where the "
+      "server keeps them, S3's ETag or md5chksum; else both files are read)");
+  CLI::Option* ignore_existing_flag = app.add_flag(
+      "--ignore-existing", ignore_existing, "leave every file already at DST as it is");
+  ignore_times_flag->excludes(size_only_flag)->excludes(checksum_flag)->excludes(ignore_existing_flag);
+  size_only_flag->excludes(checksum_flag)->excludes(ignore_existing_flag);
+  checksum_flag->excludes(ignore_existing_flag);
+  app.add_flag("-n,--dry-run", o.dry_run,
+               "copy, set and delete nothing: print what would be copied and deleted");
+  app.add_option("--include", o.filter_rules.include,
+                 "take only files matching PATTERN (rclone's globs: * ** ? [..] {a,b}, / "
+                 "anchors at the root); repeatable")
+      ->type_name("PATTERN");
+  app.add_option("--exclude", o.filter_rules.exclude,
+                 "leave out files matching PATTERN; repeatable")
+      ->type_name("PATTERN");
+  app.add_option("--filter", o.filter_rules.filter,
+                 "a rule '+ PATTERN' (take) or '- PATTERN' (leave out), tried in order; "
+                 "repeatable")
+      ->type_name("RULE");
+  app.add_option("--filter-from", o.filter_from,
+                 "read --filter rules from FILE, one per line ('#' comments)")
+      ->type_name("FILE");
+  if (!kSync) {
+    app.add_flag("--delete", o.delete_extraneous,
+                 "with -r: after every file copied, delete files at DST that SRC lacks "
+                 "(never after a failure; excluded files are kept)");
+  }
+  app.add_option("--max-delete", o.max_delete,
+                 "delete nothing (and fail) if more than N files would be deleted")
+      ->type_name("N")
+      ->check(CLI::Range(int64_t{0}, std::numeric_limits<int64_t>::max()).description(""));
   ferry_tools::AddAwsFlags(app, o.aws);
   std::string src, dst;
   app.add_option("SRC", src, "a local path, a URL, or - for stdin");
@@ -204,6 +299,23 @@ std::optional<int> ParseArgs(int argc, char** argv, CpOptions& o) {
     return std::nullopt;
   }
   if (src.empty() || dst.empty()) return ferry_tools::UsageError(app, "SRC and DST are required");
+  o.skip = ignore_times      ? ferry::SkipRule::kNever
+           : size_only       ? ferry::SkipRule::kSizeOnly
+           : checksum        ? ferry::SkipRule::kChecksum
+           : ignore_existing ? ferry::SkipRule::kExisting
+                             : ferry::SkipRule::kSizeAndTime;
+  if (o.delete_extraneous && !o.recursive) {
+    return ferry_tools::UsageError(app, "--delete mirrors a tree: it needs -r");
+  }
+  if (!o.filter_from.empty()) {
+    std::string text;
+    absl::Status read = ReadTextFile(o.filter_from, &text);
+    if (!read.ok()) return ferry_tools::UsageError(app, absl::StrCat("--filter-from: ", read.message()));
+    for (std::string& rule : ferry::fs::ParseFilterLines(text)) o.filter_rules.filter.push_back(std::move(rule));
+  }
+  if (absl::StatusOr<ferry::fs::PathFilter> f = ferry::fs::PathFilter::Create(o.filter_rules); !f.ok()) {
+    return ferry_tools::UsageError(app, std::string(f.status().message()));
+  }
 
   if (chunk_mib > 0) o.chunk_bytes = MiB(chunk_mib);
   if (memory_mib > 0) o.memory_budget_bytes = MiB(memory_mib);
@@ -286,6 +398,10 @@ std::string ErrorText(const absl::Status& status) {
 struct Summary {
   std::string direction;  // upload, download, copy
   ferry::TreeCopyResult result;
+  // Paths (relative to SRC/DST) copied and deleted, the first
+  // kMaxListedFiles of each, and how many more there were.
+  std::vector<std::string> copied_files, deleted_files;
+  int64_t copied_unlisted = 0, deleted_unlisted = 0;
   double seconds = 0;
   int64_t memory_budget_bytes = 0;
   int64_t peak_rss_bytes = 0;
@@ -306,6 +422,15 @@ void PrintText(std::FILE* out, const Summary& s) {
       static_cast<double>(t.peak_memory_bytes) / kMiB,
       static_cast<double>(s.memory_budget_bytes) / kMiB,
       static_cast<double>(s.peak_rss_bytes) / kMiB);
+  const ferry::TreeCopyResult& r = s.result;
+  if (r.files_up_to_date > 0 || r.files_excluded > 0 || r.files_deleted > 0 || r.dry_run) {
+    std::string line = r.dry_run ? "dry run: nothing written; " : "";
+    absl::StrAppend(&line, r.files_up_to_date, " up to date");
+    if (r.times_updated > 0) absl::StrAppend(&line, " (", r.times_updated, " with only their time set)");
+    if (r.files_excluded > 0) absl::StrAppend(&line, ", ", r.files_excluded, " excluded");
+    absl::StrAppend(&line, ", ", r.files_deleted, r.dry_run ? " to delete" : " deleted");
+    std::fprintf(out, "%s\n", line.c_str());
+  }
   if (s.result.entries_refused > 0 || s.result.files_skipped > 0) {
     std::fprintf(out, "not copied: %lld name%s refused as unsafe, %lld skipped (symlinks, special files)\n",
                 static_cast<long long>(s.result.entries_refused),
@@ -327,8 +452,27 @@ void PrintJson(std::FILE* out, const Summary& s) {
   for (const std::string& w : s.result.warnings) {
     absl::StrAppend(&warnings, warnings.empty() ? "" : ",", JsonString(w));
   }
+  auto list = [](const std::vector<std::string>& paths) {
+    std::string json;
+    for (const std::string& p : paths) absl::StrAppend(&json, json.empty() ? "" : ",", JsonString(p));
+    return json;
+  };
+  const ferry::TreeCopyResult& r = s.result;
+  // The sync's figures (rclone's words), then the copy's as before.
   std::fprintf(out,
-      "{\"direction\":\"%s\",\"files\":%lld,\"files_failed\":%lld,\"files_skipped\":%lld,"
+      "{\"dry_run\":%s,\"copied\":%lld,\"skipped\":%lld,\"times_updated\":%lld,"
+      "\"deleted\":%lld,\"excluded\":%lld,\"refused\":%lld,\"failed\":%lld,"
+      "\"copied_files\":[%s],\"copied_files_unlisted\":%lld,"
+      "\"deleted_files\":[%s],\"deleted_files_unlisted\":%lld,\"bytes_deleted\":%lld,",
+      r.dry_run ? "true" : "false", static_cast<long long>(t.files),
+      static_cast<long long>(r.files_up_to_date), static_cast<long long>(r.times_updated),
+      static_cast<long long>(r.files_deleted), static_cast<long long>(r.files_excluded),
+      static_cast<long long>(r.entries_refused), static_cast<long long>(r.files_failed),
+      list(s.copied_files).c_str(), static_cast<long long>(s.copied_unlisted),
+      list(s.deleted_files).c_str(), static_cast<long long>(s.deleted_unlisted),
+      static_cast<long long>(r.bytes_deleted));
+  std::fprintf(out,
+      "\"direction\":\"%s\",\"files\":%lld,\"files_failed\":%lld,\"files_skipped\":%lld,"
       "\"entries_refused\":%lld,"
       "\"bytes\":%lld,\"seconds\":%.4f,\"mib_s\":%.1f,\"requests\":%lld,\"retries\":%lld,"
       "\"parts\":%d,\"bytes_fetched\":%lld,\"bytes_uploaded\":%lld,\"peak_memory_bytes\":%lld,"
@@ -362,7 +506,9 @@ absl::StatusOr<ferry::TreeCopyResult> CopyOneFile(ferry::Runtime& runtime,
       (existing.ok() && existing->kind == ferry::fs::EntryKind::kDirectory)) {
     target = ferry::fs::JoinPath(dst.path, ferry::fs::BaseName(src.path));
   }
-  FERRY_RETURN_IF_ERROR(dst.fs->CreateDir(ferry::fs::DirName(target), /*parents=*/true));
+  if (!options.dry_run) {
+    FERRY_RETURN_IF_ERROR(dst.fs->CreateDir(ferry::fs::DirName(target), /*parents=*/true));
+  }
   ferry::TreeCopyResult result;
   absl::StatusOr<ferry::TransferStats> stats =
       ferry::CopyFile(runtime, *src.fs, src.path, *dst.fs, target, std::move(options));
@@ -640,6 +786,37 @@ int main(int argc, char** argv) {
   copy.chunk_bytes = options->chunk_bytes;
   copy.parallelism = options->parallelism;
   copy.jobs = options->jobs;
+  copy.skip = options->skip;
+  copy.dry_run = options->dry_run;
+  copy.delete_extraneous = options->delete_extraneous;
+  copy.max_delete = options->max_delete;
+  // Checked when the flags were parsed.
+  const ferry::fs::PathFilter filter = *ferry::fs::PathFilter::Create(options->filter_rules);
+  copy.filter = &filter;
+  // What each file came to: listed for --json and the dry run's lines.
+  Summary s;
+  int64_t files_up_to_date = 0, times_updated = 0;
+  copy.on_file = [&](const ferry::FileEvent& e) {
+    const bool copied = e.kind == ferry::FileEvent::Kind::kCopied;
+    const bool deleted = e.kind == ferry::FileEvent::Kind::kDeleted;
+    if (e.kind == ferry::FileEvent::Kind::kUpToDate) ++files_up_to_date;
+    if (e.kind == ferry::FileEvent::Kind::kTimeUpdated) {
+      ++files_up_to_date;
+      ++times_updated;
+    }
+    if (options->dry_run && !options->json && (copied || deleted)) {
+      std::fprintf(report, "%swould %s %s (%lld bytes)\n", show ? "\r\033[K" : "",
+                   copied ? "copy" : "delete", e.path.c_str(), static_cast<long long>(e.bytes));
+    }
+    if (copied || deleted) {
+      std::vector<std::string>& into = copied ? s.copied_files : s.deleted_files;
+      if (into.size() < kMaxListedFiles) {
+        into.push_back(e.path);
+      } else {
+        ++(copied ? s.copied_unlisted : s.deleted_unlisted);
+      }
+    }
+  };
   // Always installed, bar or not: it is how a signal stops the engine.
   copy.progress = [show](const ferry::TransferProgress& p) {
     FERRY_RETURN_IF_ERROR(CheckInterrupted());
@@ -665,11 +842,15 @@ int main(int argc, char** argv) {
   if (g_interrupted) return fail(130, absl::CancelledError("interrupted"));
   if (!result.ok()) return fail(ExitCodeFor(result.status()), result.status());
 
-  Summary s;
   const bool src_local = from_stdin || src->fs->scheme() == "file";
   const bool dst_local = to_stdout || dst->fs->scheme() == "file";
   s.direction = src_local && !dst_local ? "upload" : !src_local && dst_local ? "download" : "copy";
   s.result = *std::move(result);
+  if (!options->recursive) {  // a tree's result counts these itself
+    s.result.files_up_to_date = files_up_to_date;
+    s.result.times_updated = times_updated;
+    s.result.dry_run = options->dry_run;
+  }
   s.seconds = std::max(absl::ToDoubleSeconds(absl::Now() - start), 1e-9);
   s.memory_budget_bytes = runtime.memory_budget().capacity();
   rusage ru{};

@@ -209,6 +209,7 @@ class InMemoryObjectStore final : public ObjectStore {
       {
         MutexLock l(&mu_);
         out = ServeHeadLocked(r);
+        if (out.ok()) out->metadata = metadata_[r.key];
       }
       done(std::move(out));
     });
@@ -227,8 +228,14 @@ class InMemoryObjectStore final : public ObjectStore {
     });
   }
 
+  using ObjectStore::CreateMultipart;
+  using ObjectStore::Put;
   void Put(std::string_view key, std::span<const char> bytes, const Checksum& checksum,
-           Callback<std::string> done) override {
+           const ObjectMetadata& metadata, Callback<std::string> done) override {
+    {
+      MutexLock l(&mu_);
+      metadata_[std::string(key)] = metadata;
+    }
     Request r{Op::kPut, std::string(key), 0, static_cast<int64_t>(bytes.size())};
     Submit(r, r.length, [this, r, bytes, checksum, done = std::move(done)]() mutable {
       absl::StatusOr<std::string> out;
@@ -249,7 +256,13 @@ class InMemoryObjectStore final : public ObjectStore {
     });
   }
 
-  void CreateMultipart(std::string_view key, Callback<std::string> done) override {
+  // The fake keeps a key's metadata from its last Put or CreateMultipart.
+  void CreateMultipart(std::string_view key, const ObjectMetadata& metadata,
+                       Callback<std::string> done) override {
+    {
+      MutexLock l(&mu_);
+      metadata_[std::string(key)] = metadata;
+    }
     Request r{Op::kCreateMultipart, std::string(key)};
     Submit(r, 0, [this, r, done = std::move(done)]() mutable {
       absl::StatusOr<std::string> out;
@@ -492,6 +505,7 @@ class InMemoryObjectStore final : public ObjectStore {
   std::deque<Pending> pending_ ABSL_GUARDED_BY(mu_);
   FaultFn fault_ ABSL_GUARDED_BY(mu_);
   uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<std::string, ObjectMetadata> metadata_ ABSL_GUARDED_BY(mu_);
   int64_t bytes_served_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<Op, int> requests_ ABSL_GUARDED_BY(mu_);
   int aborted_ ABSL_GUARDED_BY(mu_) = 0;

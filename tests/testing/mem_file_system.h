@@ -43,10 +43,10 @@
 
 namespace ferry::testing {
 
-class MemFileSystem final : public fs::FileSystem {
+class MemFileSystem : public fs::FileSystem {
  public:
   explicit MemFileSystem(std::string name = "test") : name_(std::move(name)) {
-    nodes_[""] = Node{fs::EntryKind::kDirectory, nullptr};
+    nodes_[""] = Node{fs::EntryKind::kDirectory, nullptr, absl::InfinitePast()};
   }
 
   std::string_view scheme() const override { return "mem"; }
@@ -56,17 +56,21 @@ class MemFileSystem final : public fs::FileSystem {
 
   // Test set-up: a file with `bytes` (parents created).
   void PutFile(std::string_view path, std::string bytes) {
+    PutFile(path, std::move(bytes), absl::Now());
+  }
+  // ... modified at `mtime`.
+  void PutFile(std::string_view path, std::string bytes, absl::Time mtime) {
     MutexLock lock(&mu_);
     const std::string p(path);
     MakeParentsLocked(p);
-    nodes_[p] = Node{fs::EntryKind::kFile, std::make_shared<std::string>(std::move(bytes))};
+    nodes_[p] = Node{fs::EntryKind::kFile, std::make_shared<std::string>(std::move(bytes)), mtime};
   }
   // A file stored under exactly `path`, no parents made: how an object
   // store holds a key such as "t/../../x", listed under "t" as it is.
   void PutRawFile(std::string_view path, std::string bytes) {
     MutexLock lock(&mu_);
     nodes_[std::string(path)] =
-        Node{fs::EntryKind::kFile, std::make_shared<std::string>(std::move(bytes))};
+        Node{fs::EntryKind::kFile, std::make_shared<std::string>(std::move(bytes)), absl::Now()};
   }
   // A hostile or corrupt listing: List(dir) also lists `e` exactly as given
   // (any name, any kind, any id), after the real entries.
@@ -77,7 +81,7 @@ class MemFileSystem final : public fs::FileSystem {
   void PutSymlink(std::string_view path) {
     MutexLock lock(&mu_);
     MakeParentsLocked(std::string(path));
-    nodes_[std::string(path)] = Node{fs::EntryKind::kSymlink, nullptr};
+    nodes_[std::string(path)] = Node{fs::EntryKind::kSymlink, nullptr, absl::InfinitePast()};
   }
   // The bytes of a published file, or nullopt.
   std::optional<std::string> GetFile(std::string_view path) const {
@@ -105,6 +109,9 @@ class MemFileSystem final : public fs::FileSystem {
   int64_t chunk_preference = 0;
   int parallelism_preference = 0;
   std::atomic<int> copy_within_calls{0};
+  std::atomic<int> md5_calls{0};
+  std::atomic<int> set_mtime_calls{0};
+  std::atomic<int> removes{0};
   bool offers_copy_within = false;
   // Called (on the listing thread, no lock held) before each List lists
   // `dir`: a test can hold the walk there.
@@ -169,7 +176,8 @@ class MemFileSystem final : public fs::FileSystem {
       return absl::FailedPreconditionError(absl::StrCat("open ", Url(p), ": a directory"));
     }
     AtomicMax(max_open_writers, ++open_writers);
-    return std::unique_ptr<fs::File>(new Writer(this, p, std::max<int64_t>(options.size, 0)));
+    return std::unique_ptr<fs::File>(
+        new Writer(this, p, std::max<int64_t>(options.size, 0), options.mtime));
   }
 
   absl::Status CreateDir(std::string_view path, bool parents) override {
@@ -185,14 +193,43 @@ class MemFileSystem final : public fs::FileSystem {
       if (!parents) return absl::NotFoundError(absl::StrCat("mkdir ", Url(p), ": no parent"));
       MakeParentsLocked(p);
     }
-    nodes_[p] = Node{fs::EntryKind::kDirectory, nullptr};
+    nodes_[p] = Node{fs::EntryKind::kDirectory, nullptr, absl::InfinitePast()};
     return absl::OkStatus();
   }
 
   absl::Status Remove(std::string_view path) override {
+    ++removes;
     MutexLock lock(&mu_);
     if (nodes_.erase(fs::NormalizePath(path)) == 0) return absl::NotFoundError("remove: no such file");
     return absl::OkStatus();
+  }
+
+  absl::Status RemoveDir(std::string_view path) override {
+    MutexLock lock(&mu_);
+    const std::string p = fs::NormalizePath(path);
+    FERRY_RETURN_IF_ERROR(FindLocked("rmdir", p, fs::EntryKind::kDirectory).status());
+    auto next = nodes_.upper_bound(p);
+    if (next != nodes_.end() && next->first.compare(0, p.size() + 1, p + "/") == 0) {
+      return absl::FailedPreconditionError(absl::StrCat("rmdir ", Url(p), ": not empty"));
+    }
+    nodes_.erase(p);
+    return absl::OkStatus();
+  }
+
+  absl::Status SetModTime(std::string_view path, absl::Time mtime) override {
+    ++set_mtime_calls;
+    MutexLock lock(&mu_);
+    auto it = nodes_.find(fs::NormalizePath(path));
+    if (it == nodes_.end()) return absl::NotFoundError("set mtime: no such file");
+    it->second.mtime = mtime;
+    return absl::OkStatus();
+  }
+
+  // Hashes as the local disk does: in process, always.
+  absl::StatusOr<std::string> Md5(std::string_view path, const fs::Entry& listed,
+                                  bool /*read_if_needed*/) override {
+    ++md5_calls;
+    return fs::FileSystem::Md5(path, listed, /*read_if_needed=*/true);
   }
 
   absl::Status CopyWithin(std::string_view from, std::string_view to) override {
@@ -209,6 +246,7 @@ class MemFileSystem final : public fs::FileSystem {
   struct Node {
     fs::EntryKind kind = fs::EntryKind::kUnknown;
     std::shared_ptr<const std::string> bytes;  // files only; replaced, never changed
+    absl::Time mtime = absl::InfinitePast();
   };
 
   class Reader final : public fs::File {
@@ -241,8 +279,8 @@ class MemFileSystem final : public fs::FileSystem {
 
   class Writer final : public fs::File {
    public:
-    Writer(MemFileSystem* fs, std::string path, int64_t size)
-        : fs_(fs), path_(std::move(path)), bytes_(static_cast<size_t>(size), '\0') {}
+    Writer(MemFileSystem* fs, std::string path, int64_t size, absl::Time mtime)
+        : fs_(fs), path_(std::move(path)), mtime_(mtime), bytes_(static_cast<size_t>(size), '\0') {}
     ~Writer() override { --fs_->open_writers; }
     absl::StatusOr<size_t> WriteAt(int64_t offset, absl::Span<const char> data) override {
       MutexLock lock(&mu_);
@@ -261,13 +299,14 @@ class MemFileSystem final : public fs::FileSystem {
         return absl::AbortedError("close: injected lost writes (write every byte again)");
       }
       MutexLock lock(&mu_);
-      fs_->PutFile(path_, bytes_);
+      fs_->PutFile(path_, bytes_, mtime_ == absl::InfinitePast() ? absl::Now() : mtime_);
       return absl::OkStatus();
     }
 
    private:
     MemFileSystem* fs_;
     const std::string path_;
+    const absl::Time mtime_;
     Mutex mu_;
     std::string bytes_ ABSL_GUARDED_BY(mu_);
   };
@@ -277,6 +316,7 @@ class MemFileSystem final : public fs::FileSystem {
     e.path = std::move(name);
     e.kind = n.kind;
     e.size = n.bytes ? static_cast<int64_t>(n.bytes->size()) : 0;
+    e.mtime = n.mtime;
     return e;
   }
 
@@ -298,7 +338,7 @@ class MemFileSystem final : public fs::FileSystem {
 
   void MakeParentsLocked(const std::string& path) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     for (std::string_view d = fs::DirName(path); !d.empty(); d = fs::DirName(d)) {
-      nodes_.try_emplace(std::string(d), Node{fs::EntryKind::kDirectory, nullptr});
+      nodes_.try_emplace(std::string(d), Node{fs::EntryKind::kDirectory, nullptr, absl::InfinitePast()});
     }
   }
 

@@ -67,6 +67,21 @@ TEST(ChecksumTest, Md5MatchesRfc1321Vectors) {
   EXPECT_EQ(Hex(Md5(Span(std::string(1000000, 'a')))), "7707d6ae4e027c70eea2a935c2296f21");
 }
 
+TEST(ChecksumTest, Md5HasherFedInUnevenPiecesMatchesOneShotMd5) {
+  std::mt19937 rng(7);
+  std::string bytes(100003, '\0');
+  for (char& c : bytes) c = static_cast<char>(rng());
+  Md5Hasher h;
+  size_t at = 0;
+  for (size_t piece : {1u, 63u, 64u, 65u, 4096u, 13u}) {
+    h.Update(Span(bytes.substr(at, piece)));
+    at += piece;
+  }
+  h.Update(Span(bytes.substr(at)));
+  EXPECT_EQ(Hex(h.Finish()), Hex(Md5(Span(bytes))));
+  EXPECT_EQ(Hex(h.Finish()), "d41d8cd98f00b204e9800998ecf8427e");  // starts over
+}
+
 TEST(ChecksumTest, ComputeChecksumEncodesCrc32cBigEndian) {
   const Checksum c = ComputeChecksum(ChecksumAlgorithm::kCrc32c, Span("123456789"));
   EXPECT_EQ(Hex(c.value), "e3069283");

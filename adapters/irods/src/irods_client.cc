@@ -537,6 +537,15 @@ absl::Status IrodsClient::RemoveDataObject(std::string_view path) {
       .status();
 }
 
+absl::Status IrodsClient::SetModifyTime(std::string_view path, absl::Time mtime) {
+  nlohmann::json in = {{"logical_path", std::string(path)},
+                       {"options", {{"no_create", true},
+                                    {"seconds_since_epoch", absl::ToUnixSeconds(mtime)}}}};
+  return CallPooled(kTouch, BinBytesBuf(in.dump()), Cat("set the modification time of ", path),
+                    true)
+      .status();
+}
+
 absl::Status IrodsClient::Rename(std::string_view from, std::string_view to, bool is_collection) {
   const int opr = is_collection ? 12 : 11;  // RENAME_COLL : RENAME_DATA_OBJ
   const std::string msg = Cat("<DataObjCopyInp_PI>", DataObjInp(from, 0, {}, opr),

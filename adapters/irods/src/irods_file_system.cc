@@ -34,8 +34,10 @@ fs::Entry ToEntry(std::string path, IrodsObjectType type, int64_t size, int64_t 
 class IrodsFile final : public fs::File {
  public:
   IrodsFile(IrodsFileSystem* fs, std::unique_ptr<IrodsStream> primary, std::string token, int flags,
-            int max_streams, int64_t size, std::string temp_path, std::string final_path)
+            int max_streams, int64_t size, std::string temp_path, std::string final_path,
+            absl::Time mtime = absl::InfinitePast())
       : fs_(fs),
+        mtime_(mtime),
         flags_(flags),
         max_streams_(std::max(1, max_streams)),
         token_(std::move(token)),
@@ -120,6 +122,13 @@ class IrodsFile final : public fs::File {
       s = c.Rename(temp_path_, final_path_, false);
     }
     if (!s.ok()) (void)c.RemoveDataObject(temp_path_);
+    // The source's time, once in place (iRODS keeps seconds). A server
+    // without touch (before 4.3) keeps the upload's time: a later sync
+    // then compares content instead.
+    if (s.ok() && mtime_ != absl::InfinitePast()) {
+      absl::Status touched = c.SetModifyTime(final_path_, mtime_);
+      if (!touched.ok() && !absl::IsUnimplemented(touched)) s = touched;
+    }
     fs_->NoteChanged(final_path_);
     return s;
   }
@@ -219,6 +228,7 @@ class IrodsFile final : public fs::File {
   }
 
   IrodsFileSystem* const fs_;
+  const absl::Time mtime_;  // writers: the published object's, if set
   const int flags_;
   const int max_streams_;
   const std::string token_;
@@ -368,7 +378,7 @@ class ClientFileSystem final : public IrodsFileSystem {
       token = *std::move(t);
     }
     return std::unique_ptr<fs::File>(new IrodsFile(this, std::move(primary), std::move(token), flags,
-                                                   parallelism_, 0, temp, logical));
+                                                   parallelism_, 0, temp, logical, options.mtime));
   }
 
   absl::Status CreateDir(std::string_view path, bool parents) override {
@@ -426,6 +436,16 @@ class ClientFileSystem final : public IrodsFileSystem {
     FERRY_ASSIGN_OR_RETURN(auto cached, caches_->Permissions(LogicalPath(path), collection));
     return *cached;
   }
+
+  absl::Status SetModTime(std::string_view path, absl::Time mtime) override {
+    const std::string logical = LogicalPath(path);
+    absl::Status s = client_->SetModifyTime(logical, mtime);
+    NoteChanged(logical);
+    return s;
+  }
+
+  // iRODS keeps modification times in whole seconds.
+  absl::Duration mtime_precision() const override { return absl::Seconds(1); }
 
   int64_t preferred_chunk_bytes() const override { return chunk_bytes_; }
   int preferred_parallelism() const override { return parallelism_; }

@@ -141,6 +141,8 @@ absl::Status IrodsError(int64_t code, std::string_view context, std::string_view
       return absl::FailedPreconditionError(msg);
     case -14000: case -130000: case -317000: case -816000:
       return absl::InvalidArgumentError(msg);
+    case -12000:  // SYS_UNMATCHED_API_NUM: an older server lacks the API
+      return absl::UnimplementedError(msg);
   }
   return absl::UnknownError(msg);
 }

@@ -285,7 +285,19 @@ void EncodeSattr3(const Sattr3& a, std::string* out) {
   e.WriteBool(a.size.has_value());
   if (a.size) e.WriteUint64(*a.size);
   WriteTimeHow(e, a.atime_to_server_time);
-  WriteTimeHow(e, a.mtime_to_server_time);
+  if (a.mtime) {
+    e.WriteUint32(2);  // SET_TO_CLIENT_TIME
+    e.WriteUint32(a.mtime->seconds);
+    e.WriteUint32(a.mtime->nseconds);
+  } else {
+    WriteTimeHow(e, a.mtime_to_server_time);
+  }
+}
+
+void EncodeSetAttrArgs(const SetAttrArgs& args, std::string* out) {
+  EncodeFileHandle(args.object, out);
+  EncodeSattr3(args.attrs, out);
+  XdrEncoder(out).WriteBool(false);  // sattrguard3: no ctime check
 }
 
 void EncodeNullArgs(const NullArgs&, std::string*) {}
@@ -438,6 +450,12 @@ absl::StatusOr<CreateResult> DecodeCreateResult(std::string_view results) {
 absl::StatusOr<RemoveResult> DecodeRemoveResult(std::string_view results) {
   return DecodeResults<RemoveResult>(results, "REMOVE3res", [](XdrDecoder& d, RemoveResult& r) {
     return ReadWccData(d, &r.dir_wcc);
+  });
+}
+
+absl::StatusOr<SetAttrResult> DecodeSetAttrResult(std::string_view results) {
+  return DecodeResults<SetAttrResult>(results, "SETATTR3res", [](XdrDecoder& d, SetAttrResult& r) {
+    return ReadWccData(d, &r.object_wcc);
   });
 }
 

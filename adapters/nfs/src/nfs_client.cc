@@ -678,6 +678,11 @@ absl::Status NfsClient::Remove(const FileHandle& dir, std::string_view name,
   return impl_->CallForStatus(kRemoveCall, {.dir = dir, .name = name}, std::string(path));
 }
 
+absl::Status NfsClient::SetAttr(const FileHandle& fh, const Sattr3& attrs,
+                                std::string_view path) {
+  return impl_->CallForStatus(kSetAttrCall, {.object = fh, .attrs = attrs}, std::string(path));
+}
+
 absl::Status NfsClient::Rmdir(const FileHandle& dir, std::string_view name,
                               std::string_view path) {
   return impl_->CallForStatus(kRmdirCall, {.dir = dir, .name = name}, std::string(path));

@@ -45,6 +45,13 @@ absl::Time TimeOf(const NfsTime& t) {
   return absl::FromUnixSeconds(t.seconds) + absl::Nanoseconds(t.nseconds);
 }
 
+// nfstime3 holds unsigned seconds: times before 1970 or after 2106 are
+// clamped.
+NfsTime NfsTimeOf(absl::Time t) {
+  const int64_t ns = std::clamp<int64_t>(absl::ToUnixNanos(t), 0, int64_t{0xFFFFFFFF} * 1000000000);
+  return {static_cast<uint32_t>(ns / 1000000000), static_cast<uint32_t>(ns % 1000000000)};
+}
+
 fs::Entry EntryOf(std::string path, const Fattr3& a) {
   fs::Entry e;
   e.path = std::move(path);
@@ -257,8 +264,8 @@ class NfsReadFile final : public fs::File {
 // The atomic writer: a temporary published by Close, removed otherwise.
 class NfsWriteFile final : public fs::File {
  public:
-  NfsWriteFile(NfsClient& client, UploadTarget target, UploadTemp temp)
-      : client_(client), target_(std::move(target)), temp_(std::move(temp)) {
+  NfsWriteFile(NfsClient& client, UploadTarget target, UploadTemp temp, absl::Time mtime)
+      : client_(client), target_(std::move(target)), temp_(std::move(temp)), mtime_(mtime) {
     file_ = NewTempFile();
   }
   ~NfsWriteFile() override { (void)Discard(); }
@@ -287,6 +294,12 @@ class NfsWriteFile final : public fs::File {
       return absl::AbortedError(absl::StrCat(target_.context, ": ", s.message()));
     }
     FERRY_RETURN_IF_ERROR(s);
+    if (mtime_ != absl::InfinitePast()) {
+      // After the last write (a WRITE sets the time again), before the
+      // rename (which keeps it).
+      FERRY_RETURN_IF_ERROR(
+          client_.SetAttr(temp_.object.handle, {.mtime = NfsTimeOf(mtime_)}, temp_.path));
+    }
     FERRY_RETURN_IF_ERROR(RenameOverTarget(client_, target_, temp_));
     published_ = true;
     return absl::OkStatus();
@@ -312,6 +325,7 @@ class NfsWriteFile final : public fs::File {
   NfsClient& client_;
   const UploadTarget target_;
   const UploadTemp temp_;
+  const absl::Time mtime_;
   std::atomic<int64_t> high_water_{0};
   Mutex mu_;
   std::shared_ptr<NfsFile> file_ ABSL_GUARDED_BY(mu_);
@@ -439,7 +453,7 @@ class ClientFileSystem final : public NfsFileSystem {
         CreateUploadTemp(client_, target, target.existing_mode.value_or(options.mode),
                          options.reclaim_before));
     return std::unique_ptr<fs::File>(
-        new NfsWriteFile(client_, std::move(target), std::move(temp)));
+        new NfsWriteFile(client_, std::move(target), std::move(temp), options.mtime));
   }
 
   absl::Status CreateDir(std::string_view path, bool parents) override {
@@ -465,6 +479,12 @@ class ClientFileSystem final : public NfsFileSystem {
     const std::string p = fs::NormalizePath(path);
     FERRY_ASSIGN_OR_RETURN(ParentAndName at, ParentOf(client_, p));
     return client_.Remove(at.dir, at.name, p);
+  }
+
+  absl::Status SetModTime(std::string_view path, absl::Time mtime) override {
+    const std::string p = fs::NormalizePath(path);
+    FERRY_ASSIGN_OR_RETURN(NfsObject file, client_.LookupPath(p));
+    return client_.SetAttr(file.handle, {.mtime = NfsTimeOf(mtime)}, p);
   }
 
   absl::Status RemoveDir(std::string_view path) override {

@@ -11,6 +11,8 @@
 #include <utility>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_cat.h"
 #include "ferry/base/atomic_max.h"
 #include "ferry/base/mutex.h"
@@ -74,6 +76,53 @@ absl::Status WaitStatus(absl::AnyInvocable<void(StatusCallback)> start) {
 
 // S3's smallest part: an object below it is never a multipart upload.
 constexpr int64_t kMinPartBytes = int64_t{5} << 20;
+
+// Where rclone keeps an object's source modification time and, for a
+// multipart upload (whose ETag is no MD5), its content MD5: ferry writes
+// and reads the same, so either tool's uploads compare equal in the other.
+constexpr std::string_view kMtimeMeta = "mtime";      // "SECONDS.NANOSECONDS"
+constexpr std::string_view kMd5Meta = "md5chksum";    // base64 of the 16 bytes
+
+const std::string* FindMeta(const ObjectMetadata& metadata, std::string_view name) {
+  for (const auto& [k, v] : metadata) {
+    if (k == name) return &v;
+  }
+  return nullptr;
+}
+
+std::string MtimeMetaValue(absl::Time t) {
+  const int64_t ns = absl::ToUnixNanos(t);
+  const int64_t s = ns >= 0 ? ns / 1000000000 : (ns - 999999999) / 1000000000;
+  return absl::StrFormat("%d.%09d", s, ns - s * 1000000000);
+}
+
+// "SECONDS[.FRACTION]" (up to nanoseconds) as a time; InfinitePast if it
+// is not one.
+absl::Time ParseMtimeMeta(std::string_view v) {
+  const size_t dot = v.find('.');
+  int64_t seconds = 0;
+  if (!absl::SimpleAtoi(ToAbsl(v.substr(0, dot)), &seconds)) return absl::InfinitePast();
+  int64_t nanos = 0;
+  if (dot != std::string_view::npos) {
+    std::string frac(v.substr(dot + 1, 9));
+    if (frac.empty() || frac.find_first_not_of("0123456789") != std::string::npos) {
+      return absl::InfinitePast();
+    }
+    frac.resize(9, '0');
+    (void)absl::SimpleAtoi(frac, &nanos);
+  }
+  return absl::FromUnixSeconds(seconds) + absl::Nanoseconds(seconds < 0 ? -nanos : nanos);
+}
+
+// The MD5 a single-part upload's ETag is ("\"<32 hex>\""); empty for a
+// multipart one ("...-N") or anything else.
+std::string Md5OfEtag(std::string_view etag) {
+  if (etag.size() == 34 && etag.front() == '"' && etag.back() == '"') etag = etag.substr(1, 32);
+  if (etag.size() != 32 || etag.find_first_not_of("0123456789abcdefABCDEF") != std::string_view::npos) {
+    return "";
+  }
+  return absl::HexStringToBytes(ToAbsl(etag));
+}
 
 absl::Status NeedsBucket(std::string_view what, const BucketKey& at, std::string_view path) {
   if (!at.bucket.empty()) return absl::OkStatus();
@@ -180,7 +229,11 @@ class ClientFileSystem final : public S3FileSystem {
       if (info.ok()) {
         e.kind = fs::EntryKind::kFile;
         e.size = info->size;
-        e.mtime = info->last_modified;
+        // The source's time a copy kept, else the upload's.
+        const std::string* kept = FindMeta(info->metadata, kMtimeMeta);
+        e.mtime = kept != nullptr ? ParseMtimeMeta(*kept) : absl::InfinitePast();
+        if (e.mtime == absl::InfinitePast()) e.mtime = info->last_modified;
+        e.version = info->etag;
         return e;
       }
       if (!absl::IsNotFound(info.status())) return info.status();
@@ -366,9 +419,31 @@ class ClientFileSystem final : public S3FileSystem {
       (void)AbortUploadsBefore(at.bucket, at.key, /*exact_key=*/true, options.reclaim_before);
     }
     ObjectFileTable& files = client_->files();
-    FERRY_ASSIGN_OR_RETURN(int fd, files.Open(fs::NormalizePath(path), OpenMode::kWrite,
-                                              {.total_bytes = options.size}));
+    ObjectOpenOptions open{.total_bytes = options.size};
+    if (options.mtime != absl::InfinitePast()) {
+      open.metadata.emplace_back(kMtimeMeta, MtimeMetaValue(options.mtime));
+    }
+    FERRY_ASSIGN_OR_RETURN(int fd, files.Open(fs::NormalizePath(path), OpenMode::kWrite, open));
     return std::unique_ptr<fs::File>(new S3WriteFile(files, fd));
+  }
+
+  // A single-part upload's ETag is its MD5; a multipart one's stored
+  // md5chksum (rclone's) is, if present. No read either way.
+  absl::StatusOr<std::string> Md5(std::string_view path, const fs::Entry& listed,
+                                  bool read_if_needed) override {
+    std::string md5 = Md5OfEtag(listed.version);
+    if (!md5.empty()) return md5;
+    const std::string p = fs::NormalizePath(path);
+    FERRY_ASSIGN_OR_RETURN(ObjectInfo info, Wait<ObjectInfo>([&](Callback<ObjectInfo> done) {
+                             client_->store().Head(p, std::move(done));
+                           }));
+    md5 = Md5OfEtag(info.etag);
+    if (!md5.empty()) return md5;
+    if (const std::string* stored = FindMeta(info.metadata, kMd5Meta)) {
+      std::string bytes;
+      if (absl::Base64Unescape(*stored, &bytes) && bytes.size() == 16) return bytes;
+    }
+    return fs::FileSystem::Md5(path, listed, read_if_needed);
   }
 
   // S3 has no temporaries: what a killed write leaves is its unfinished

@@ -85,6 +85,14 @@ absl::StatusOr<std::pair<std::string, std::string>> SplitKey(const char* op,
   return std::make_pair(std::string(full.substr(0, slash)), std::string(full.substr(slash + 1)));
 }
 
+// User metadata as x-amz-meta-NAME headers (signed with the rest).
+void AddMetadataHeaders(const ObjectMetadata& metadata,
+                        std::vector<std::pair<std::string, std::string>>& headers) {
+  for (const auto& [name, value] : metadata) {
+    headers.emplace_back(absl::StrCat("x-amz-meta-", name), value);
+  }
+}
+
 void AddChecksumHeader(const Checksum& checksum,
                        std::vector<std::pair<std::string, std::string>>& headers) {
   switch (checksum.algorithm) {
@@ -475,11 +483,13 @@ void S3ObjectStore::GetRangeInto(std::string_view key, int64_t offset, std::span
 }
 
 void S3ObjectStore::Put(std::string_view key, std::span<const char> bytes,
-                        const Checksum& checksum, Callback<std::string> done) {
+                        const Checksum& checksum, const ObjectMetadata& metadata,
+                        Callback<std::string> done) {
   auto bk = SplitKey("PutObject", key);
   if (!bk.ok()) return FailLater(std::move(done), bk.status());
   Call call{.operation = "PutObject", .method = "PUT", .bucket = bk->first, .key = bk->second};
   AddChecksumHeader(checksum, call.headers);
+  AddMetadataHeaders(metadata, call.headers);
   call.body = bytes;
   if (bytes.size() < kExpectContinueBytes || BucketChecked(bk->first)) {
     return SendPut(std::move(call), std::move(done));
@@ -528,11 +538,13 @@ void S3ObjectStore::MarkBucketChecked(const std::string& bucket) {
   checked_buckets_.insert(bucket);
 }
 
-void S3ObjectStore::CreateMultipart(std::string_view key, Callback<std::string> done) {
+void S3ObjectStore::CreateMultipart(std::string_view key, const ObjectMetadata& metadata,
+                                    Callback<std::string> done) {
   auto bk = SplitKey("CreateMultipartUpload", key);
   if (!bk.ok()) return FailLater(std::move(done), bk.status());
   Call call{.operation = "CreateMultipartUpload", .method = "POST", .bucket = bk->first,
             .key = bk->second};
+  AddMetadataHeaders(metadata, call.headers);
   call.query.emplace_back("uploads", "");
   Issue(std::move(call), [done = std::move(done)](absl::StatusOr<HttpResponse> r) mutable {
     if (!r.ok()) return done(std::move(r).status());

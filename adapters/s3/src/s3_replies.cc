@@ -1,6 +1,8 @@
 // S3 reply bodies read with the tag scanner of s3_xml.h.
 #include "ferry/s3/s3_replies.h"
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "ferry/base/strings.h"
@@ -52,6 +54,12 @@ absl::StatusOr<ObjectInfo> ParseHeadObjectReply(
   }
   if (const std::string* etag = FindHeader(headers, "etag")) info.etag = *etag;
   info.last_modified = ParseHttpDate(FindHeader(headers, "last-modified"));
+  constexpr absl::string_view kMeta = "x-amz-meta-";
+  for (const auto& [name, value] : headers) {
+    if (name.size() > kMeta.size() && absl::StartsWithIgnoreCase(name, kMeta)) {
+      info.metadata.emplace_back(absl::AsciiStrToLower(name.substr(kMeta.size())), value);
+    }
+  }
   return info;
 }
 

@@ -11,6 +11,7 @@
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
 #include "ferry/fs/walk_guard.h"
+#include "ferry/transfer/checksum.h"
 
 namespace ferry::fs {
 namespace {
@@ -46,6 +47,32 @@ absl::Status FileSystem::Rename(std::string_view from, std::string_view /*to*/) 
 
 absl::Status FileSystem::CopyWithin(std::string_view from, std::string_view /*to*/) {
   return NotOffered(*this, "server-side copy of", from);
+}
+
+absl::Status FileSystem::SetModTime(std::string_view path, absl::Time /*mtime*/) {
+  return NotOffered(*this, "set the modification time of", path);
+}
+
+absl::StatusOr<std::string> FileSystem::Md5(std::string_view path, const Entry& listed,
+                                            bool read_if_needed) {
+  if (!read_if_needed) return NotOffered(*this, "a stored MD5 of", path);
+  FERRY_ASSIGN_OR_RETURN(std::unique_ptr<File> file, OpenReadListed(path, listed));
+  FERRY_ASSIGN_OR_RETURN(const int64_t size, file->Size());
+  // 1 MiB reads: a hash needs the bytes in order, so one reader streams them.
+  std::string buf(size_t{1} << 20, '\0');
+  Md5Hasher hasher;
+  int64_t offset = 0;
+  while (offset < size) {
+    FERRY_ASSIGN_OR_RETURN(const size_t n, file->ReadAt(offset, absl::MakeSpan(buf)));
+    if (n == 0) {
+      return absl::DataLossError(absl::StrCat("hash ", Url(path), ": the file ended at ", offset,
+                                              " of ", size, " bytes"));
+    }
+    hasher.Update(std::span<const char>(buf.data(), n));
+    offset += static_cast<int64_t>(n);
+  }
+  FERRY_RETURN_IF_ERROR(file->Close());
+  return hasher.Finish();
 }
 
 absl::StatusOr<WalkStats> FileSystem::Walk(std::string_view root, const WalkOptions& options,

@@ -82,8 +82,8 @@ class LocalReadFile final : public File {
 // Close; destroyed unclosed, the temporary is removed.
 class LocalWriteFile final : public File {
  public:
-  LocalWriteFile(io_internal::TempFile temp, std::string target)
-      : temp_(std::move(temp)), target_(std::move(target)) {}
+  LocalWriteFile(io_internal::TempFile temp, std::string target, absl::Time mtime)
+      : temp_(std::move(temp)), target_(std::move(target)), mtime_(mtime) {}
 
   absl::StatusOr<size_t> WriteAt(int64_t offset, absl::Span<const char> data) override {
     FERRY_RETURN_IF_ERROR(temp_.WriteAt(std::span<const char>(data.data(), data.size()), offset));
@@ -96,6 +96,13 @@ class LocalWriteFile final : public File {
   absl::Status Close() override {
     MutexLock lock(&mu_);
     if (committed_) return absl::OkStatus();
+    if (mtime_ != absl::InfinitePast()) {
+      // Last, after every write: a write would set the time again.
+      const timespec times[2] = {{.tv_sec = 0, .tv_nsec = UTIME_OMIT}, absl::ToTimespec(mtime_)};
+      if (::futimens(temp_.fd(), times) != 0) {
+        return ErrnoStatus(errno, "set the modification time of", target_);
+      }
+    }
     FERRY_RETURN_IF_ERROR(temp_.Commit(target_));
     committed_ = true;
     return absl::OkStatus();
@@ -110,6 +117,7 @@ class LocalWriteFile final : public File {
  private:
   io_internal::TempFile temp_;
   const std::string target_;
+  const absl::Time mtime_;
   std::atomic<int64_t> high_water_{0};
   Mutex mu_;
   bool committed_ ABSL_GUARDED_BY(mu_) = false;
@@ -257,7 +265,7 @@ absl::StatusOr<std::unique_ptr<File>> LocalFileSystem::OpenWrite(std::string_vie
   FERRY_ASSIGN_OR_RETURN(io_internal::TempFile temp,
                          io_internal::TempFile::CreateBeside(abs, options.mode));
   if (options.size > 0) FERRY_RETURN_IF_ERROR(temp.Resize(options.size));
-  return std::unique_ptr<File>(new LocalWriteFile(std::move(temp), abs));
+  return std::unique_ptr<File>(new LocalWriteFile(std::move(temp), abs, options.mtime));
 }
 
 absl::Status LocalFileSystem::CreateDir(std::string_view path, bool parents) {
@@ -297,6 +305,20 @@ absl::Status LocalFileSystem::Rename(std::string_view from, std::string_view to)
     return ErrnoStatus(errno, absl::StrCat("rename to ", b), a);
   }
   return absl::OkStatus();
+}
+
+absl::Status LocalFileSystem::SetModTime(std::string_view path, absl::Time mtime) {
+  const std::string abs = Abs(path);
+  const timespec times[2] = {{.tv_sec = 0, .tv_nsec = UTIME_OMIT}, absl::ToTimespec(mtime)};
+  if (::utimensat(AT_FDCWD, abs.c_str(), times, AT_SYMLINK_NOFOLLOW) != 0) {
+    return ErrnoStatus(errno, "set the modification time of", abs);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> LocalFileSystem::Md5(std::string_view path, const Entry& listed,
+                                                 bool /*read_if_needed*/) {
+  return FileSystem::Md5(path, listed, /*read_if_needed=*/true);
 }
 
 }  // namespace ferry::fs

@@ -10,6 +10,7 @@
 // MD5 is the plain RFC 1321 algorithm.
 #include "ferry/transfer/checksum.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 
@@ -45,6 +46,8 @@ constexpr CrcTables kCrcTables = MakeCrcTables();
 inline uint32_t LoadLe32(const unsigned char* p) {
   return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
 }
+
+}  // namespace
 
 // MD5 per RFC 1321, section 3.
 struct Md5State {
@@ -100,8 +103,6 @@ struct Md5State {
     d += dd;
   }
 };
-
-}  // namespace
 
 namespace crc32c_internal {
 
@@ -161,27 +162,54 @@ uint32_t Crc32c(std::span<const char> bytes, uint32_t crc) {
                                               : crc32c_internal::Portable(bytes, crc);
 }
 
-std::string Md5(std::span<const char> bytes) {
-  Md5State s;
+Md5Hasher::Md5Hasher() : state_(std::make_unique<Md5State>()) {}
+Md5Hasher::~Md5Hasher() = default;
+Md5Hasher::Md5Hasher(Md5Hasher&&) noexcept = default;
+Md5Hasher& Md5Hasher::operator=(Md5Hasher&&) noexcept = default;
+
+void Md5Hasher::Update(std::span<const char> bytes) {
   const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
-  const size_t n = bytes.size();
-  size_t whole = n - n % 64;
-  for (size_t i = 0; i < whole; i += 64) s.Block(p + i);
+  size_t n = bytes.size();
+  length_ += n;
+  if (pending_ > 0) {  // fill the partial block first
+    const size_t take = std::min(n, sizeof(block_) - pending_);
+    std::memcpy(block_ + pending_, p, take);
+    pending_ += take;
+    p += take;
+    n -= take;
+    if (pending_ < sizeof(block_)) return;
+    state_->Block(block_);
+    pending_ = 0;
+  }
+  for (; n >= 64; p += 64, n -= 64) state_->Block(p);
+  std::memcpy(block_, p, n);
+  pending_ = n;
+}
+
+std::string Md5Hasher::Finish() {
   // Padding: 0x80, zeros to 56 mod 64, then the bit length little-endian.
   unsigned char tail[128] = {};
-  const size_t rest = n - whole;
-  std::memcpy(tail, p + whole, rest);
-  tail[rest] = 0x80;
-  const size_t tail_len = rest < 56 ? 64 : 128;
-  const uint64_t bits = static_cast<uint64_t>(n) * 8;
+  std::memcpy(tail, block_, pending_);
+  tail[pending_] = 0x80;
+  const size_t tail_len = pending_ < 56 ? 64 : 128;
+  const uint64_t bits = static_cast<uint64_t>(length_) * 8;
   for (int i = 0; i < 8; ++i) tail[tail_len - 8 + i] = static_cast<unsigned char>(bits >> (8 * i));
-  for (size_t i = 0; i < tail_len; i += 64) s.Block(tail + i);
+  for (size_t i = 0; i < tail_len; i += 64) state_->Block(tail + i);
   std::string out(16, '\0');
-  const uint32_t words[4] = {s.a, s.b, s.c, s.d};
+  const uint32_t words[4] = {state_->a, state_->b, state_->c, state_->d};
   for (int w = 0; w < 4; ++w) {
     for (int i = 0; i < 4; ++i) out[4 * w + i] = static_cast<char>(words[w] >> (8 * i));
   }
+  *state_ = Md5State();
+  pending_ = 0;
+  length_ = 0;
   return out;
+}
+
+std::string Md5(std::span<const char> bytes) {
+  Md5Hasher h;
+  h.Update(bytes);
+  return h.Finish();
 }
 
 Checksum ComputeChecksum(ChecksumAlgorithm algorithm, std::span<const char> bytes) {

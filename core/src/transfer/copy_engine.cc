@@ -76,6 +76,8 @@ struct Task {
   // The walk's entry for the file (size, version); none for a single-file
   // copy, whose size is unknown until it is opened.
   std::optional<fs::Entry> listed;
+  // The path FileEvents name (relative to the tree's roots).
+  std::string event_path;
 };
 
 // One file being copied: its reader and writer and how far its chunks got.
@@ -218,6 +220,8 @@ class CopyRun {
   // The copied files' counts, and the files that failed (after Finish).
   const TransferStats& totals() const ABSL_NO_THREAD_SAFETY_ANALYSIS { return totals_; }
   std::vector<FileCopyFailure>& failures() ABSL_NO_THREAD_SAFETY_ANALYSIS { return failures_; }
+  int64_t up_to_date() const ABSL_NO_THREAD_SAFETY_ANALYSIS { return up_to_date_; }
+  int64_t times_updated() const ABSL_NO_THREAD_SAFETY_ANALYSIS { return times_updated_; }
 
  private:
   enum class ActionKind { kExit, kOpen, kChunk, kFinish };
@@ -248,7 +252,7 @@ class CopyRun {
       {
         MutexLock lock(&mu_);
         if (running_ > 0) {
-          if (options_.progress || options_.on_notice) {
+          if (options_.progress || options_.on_notice || options_.on_file) {
             // CondVar waits take wall-clock deadlines.
             done_cv_.WaitWithDeadline(&mu_, absl::Now() + options_.progress_interval);
           } else {
@@ -267,17 +271,22 @@ class CopyRun {
 
   // Hands failures recorded since the last call to on_notice (on the
   // caller's thread, outside the lock).
+  // Also hands the FileEvents queued since to on_file.
   void NoticeFailures() {
-    if (!options_.on_notice) return;
     std::vector<CopyNotice> notices;
+    std::vector<FileEvent> events;
     {
       MutexLock lock(&mu_);
-      for (; failures_noticed_ < failures_.size(); ++failures_noticed_) {
-        const FileCopyFailure& f = failures_[failures_noticed_];
-        notices.push_back({CopyNotice::Kind::kFailed, DescribeFailure(f)});
+      if (options_.on_notice) {
+        for (; failures_noticed_ < failures_.size(); ++failures_noticed_) {
+          const FileCopyFailure& f = failures_[failures_noticed_];
+          notices.push_back({CopyNotice::Kind::kFailed, DescribeFailure(f)});
+        }
       }
+      events.swap(events_);
     }
     for (const CopyNotice& n : notices) options_.on_notice(n);
+    for (const FileEvent& e : events) options_.on_file(e);
   }
 
   // Reports progress if it is time; a non-OK report becomes the run's stop
@@ -499,6 +508,38 @@ class CopyRun {
 
   absl::Status OpenFile(ActiveFile& f) {
     const Task& task = f.task;
+    // The source's entry: listed by the walk, else asked for when a rule
+    // or the kept time needs it.
+    std::optional<fs::Entry> source = task.listed;
+    if (!source && (options_.skip != SkipRule::kNever || options_.preserve_mtime ||
+                    options_.dry_run)) {
+      FERRY_ASSIGN_OR_RETURN(source, src_.Stat(task.src_path));
+      if (source->kind != fs::EntryKind::kFile) return NotAFile(*source);
+    }
+    if (options_.skip != SkipRule::kNever) {
+      FERRY_ASSIGN_OR_RETURN(const Verdict verdict, Compare(task, *source));
+      if (verdict != Verdict::kCopy) {
+        absl::Status set;
+        if (verdict == Verdict::kSetTime && !options_.dry_run) {
+          set = dst_.SetModTime(task.dst_path, source->mtime);
+          // Equal content is up to date even where its time cannot be set.
+          if (absl::IsUnimplemented(set)) set = absl::OkStatus();
+        }
+        FERRY_RETURN_IF_ERROR(set);
+        MutexLock lock(&mu_);
+        RecordSettled(f, verdict == Verdict::kSetTime ? FileEvent::Kind::kTimeUpdated
+                                                      : FileEvent::Kind::kUpToDate,
+                      source->size);
+        return absl::OkStatus();
+      }
+    }
+    if (options_.dry_run) {
+      MutexLock lock(&mu_);
+      f.size = source->size;
+      if (!task.listed) bytes_total_ += source->size;
+      Record(f, absl::OkStatus());
+      return absl::OkStatus();
+    }
     if (options_.server_side && &src_ == &dst_) {
       FERRY_ASSIGN_OR_RETURN(fs::Entry e, src_.Stat(task.src_path));
       if (e.kind != fs::EntryKind::kFile) return NotAFile(e);
@@ -521,11 +562,73 @@ class CopyRun {
     }
     FERRY_ASSIGN_OR_RETURN(f.size, f.reader->Size());
     f.chunks = (f.size + chunk_ - 1) / chunk_;
+    const absl::Time mtime =
+        options_.preserve_mtime && source ? source->mtime : absl::InfinitePast();
     FERRY_ASSIGN_OR_RETURN(f.writer,
                            dst_.OpenWrite(task.dst_path, {.size = f.size,
                                                           .mode = options_.mode,
-                                                          .reclaim_before = reclaim_before_}));
+                                                          .reclaim_before = reclaim_before_,
+                                                          .mtime = mtime}));
     return absl::OkStatus();
+  }
+
+  enum class Verdict { kCopy, kUpToDate, kSetTime };
+
+  // What the skip rule says of `task`, whose source is `source`, against
+  // what the destination holds now.
+  absl::StatusOr<Verdict> Compare(const Task& task, const fs::Entry& source) {
+    absl::StatusOr<fs::Entry> there = dst_.Stat(task.dst_path);
+    if (absl::IsNotFound(there.status())) return Verdict::kCopy;
+    FERRY_RETURN_IF_ERROR(there.status());
+    if (there->kind != fs::EntryKind::kFile) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "copy to ", dst_.Url(task.dst_path), ": a ", ToAbsl(fs::EntryKindName(there->kind)),
+          " is in the way"));
+    }
+    if (options_.skip == SkipRule::kExisting) return Verdict::kUpToDate;
+    if (there->size != source.size) return Verdict::kCopy;
+    switch (options_.skip) {
+      case SkipRule::kSizeOnly:
+        return Verdict::kUpToDate;
+      case SkipRule::kChecksum: {
+        FERRY_ASSIGN_OR_RETURN(const bool same, SameContent(task, source, *there, true));
+        return same ? Verdict::kUpToDate : Verdict::kCopy;
+      }
+      case SkipRule::kSizeAndTime: {
+        const absl::Duration precision =
+            std::max(src_.mtime_precision(), dst_.mtime_precision());
+        const bool known =
+            source.mtime != absl::InfinitePast() && there->mtime != absl::InfinitePast();
+        if (known && absl::AbsDuration(source.mtime - there->mtime) < precision) {
+          return Verdict::kUpToDate;
+        }
+        // Other times: the same bytes need no copy, if both sides can tell
+        // their hashes without moving the files.
+        absl::StatusOr<bool> same = SameContent(task, source, *there, false);
+        if (same.ok() && *same) return known ? Verdict::kSetTime : Verdict::kUpToDate;
+        return Verdict::kCopy;
+      }
+      default:
+        return Verdict::kCopy;
+    }
+  }
+
+  // Whether source and destination hold the same bytes, by MD5 (stored
+  // ones; read and hashed too with `read`).
+  absl::StatusOr<bool> SameContent(const Task& task, const fs::Entry& source,
+                                   const fs::Entry& there, bool read) {
+    FERRY_ASSIGN_OR_RETURN(const std::string a, dst_.Md5(task.dst_path, there, read));
+    FERRY_ASSIGN_OR_RETURN(const std::string b, src_.Md5(task.src_path, source, read));
+    return a == b;
+  }
+
+  // Counts `f` as left as it was (or with only its time set).
+  void RecordSettled(const ActiveFile& f, FileEvent::Kind kind, int64_t bytes)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    ++files_done_;
+    ++up_to_date_;
+    if (kind == FileEvent::Kind::kTimeUpdated) ++times_updated_;
+    if (options_.on_file) events_.push_back({kind, f.task.event_path, bytes});
   }
 
   absl::Status NotAFile(const fs::Entry& e) const {
@@ -598,6 +701,7 @@ class CopyRun {
     totals_.parts += static_cast<int>(f.counters.parts);
     totals_.retries += f.rewrites + f.counters.retries;
     totals_.files += 1;
+    if (options_.on_file) events_.push_back({FileEvent::Kind::kCopied, f.task.event_path, f.size});
   }
 
   Runtime& runtime_;
@@ -633,8 +737,107 @@ class CopyRun {
   TransferStats totals_ ABSL_GUARDED_BY(mu_);
   std::vector<FileCopyFailure> failures_ ABSL_GUARDED_BY(mu_);
   size_t failures_noticed_ ABSL_GUARDED_BY(mu_) = 0;  // handed to on_notice
+  std::vector<FileEvent> events_ ABSL_GUARDED_BY(mu_);  // for on_file, not yet handed
+  int64_t up_to_date_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t times_updated_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t unknown_sizes_ ABSL_GUARDED_BY(mu_) = 0;  // unopened files of unknown size
 };
+
+// delete_extraneous: the destination's files (then directories) below
+// `dst_root` that the source lacks, removed `jobs` at once; the filter's
+// excluded files and ferry's temporaries are kept. Fails, removing
+// nothing, when they are more than max_delete.
+absl::Status DeleteExtraneous(Runtime& runtime, fs::FileSystem& dst, const std::string& dst_root,
+                              const absl::flat_hash_set<std::string>& source_names,
+                              const fs::PathFilter* filter, CopyOptions& options,
+                              TreeCopyResult& result) {
+  std::vector<fs::Entry> files;
+  std::vector<std::string> dirs;
+  absl::StatusOr<fs::WalkStats> walked =
+      dst.Walk(dst_root, {}, [&](fs::WalkBatch& batch) {
+        for (fs::Entry& e : batch.entries) {
+          if (source_names.contains(e.path)) continue;
+          if (e.kind == fs::EntryKind::kDirectory) {
+            dirs.push_back(std::move(e.path));
+          } else if (e.kind == fs::EntryKind::kFile &&
+                     !fs::IsFerryTemporaryName(fs::BaseName(e.path)) &&
+                     (filter == nullptr || filter->Includes(e.path))) {
+            files.push_back(std::move(e));
+          }
+        }
+        return true;
+      });
+  if (absl::IsNotFound(walked.status())) return absl::OkStatus();  // a dry run's new tree
+  FERRY_RETURN_IF_ERROR(walked.status());
+  if (walked->errors > 0) {
+    result.warnings.push_back(absl::StrCat("nothing deleted from ", dst.Url(dst_root), ": ",
+                                           walked->errors, " part(s) of it could not be listed"));
+    return absl::OkStatus();
+  }
+  if (options.max_delete >= 0 && static_cast<int64_t>(files.size()) > options.max_delete) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "delete from ", dst.Url(dst_root), ": ", files.size(),
+        " files the source lacks, more than the ", options.max_delete,
+        " allowed (max_delete): nothing deleted"));
+  }
+  std::sort(files.begin(), files.end(),
+            [](const fs::Entry& a, const fs::Entry& b) { return a.path < b.path; });
+  // Removals on the blocking pool, `jobs` at once (each is a round trip).
+  Mutex mu;
+  CondVar cv;
+  size_t next = 0;
+  int running = 0;
+  std::vector<std::optional<absl::Status>> outcome(files.size());
+  auto remove_some = [&] {
+    for (;;) {
+      size_t i;
+      {
+        MutexLock lock(&mu);
+        if (next == files.size()) {
+          if (--running == 0) cv.Signal();
+          return;
+        }
+        i = next++;
+      }
+      absl::Status s = dst.Remove(fs::JoinPath(dst_root, files[i].path));
+      MutexLock lock(&mu);
+      outcome[i] = std::move(s);
+    }
+  };
+  if (!options.dry_run && !files.empty()) {
+    const int workers = std::max(1, std::min<int>(options.jobs, static_cast<int>(files.size())));
+    {
+      MutexLock lock(&mu);
+      running = workers;
+    }
+    for (int w = 0; w < workers; ++w) runtime.PostBlocking(remove_some);
+    MutexLock lock(&mu);
+    while (running > 0) cv.Wait(&mu);
+  }
+  for (size_t i = 0; i < files.size(); ++i) {
+    const absl::Status s = options.dry_run ? absl::OkStatus() : *outcome[i];
+    if (!s.ok()) {
+      FileCopyFailure f{"", dst.Url(fs::JoinPath(dst_root, files[i].path)),
+                        AppendToMessage(s, " (deleting a file the source lacks)")};
+      if (options.on_notice) options.on_notice({CopyNotice::Kind::kFailed, DescribeFailure(f)});
+      result.failures.push_back(std::move(f));
+      ++result.files_failed;
+      continue;
+    }
+    ++result.files_deleted;
+    result.bytes_deleted += files[i].size;
+    if (options.on_file) options.on_file({FileEvent::Kind::kDeleted, files[i].path, files[i].size});
+  }
+  // Directories the source lacks, deepest first, once empty (a directory
+  // holding an excluded file stays).
+  if (!options.dry_run) {
+    std::sort(dirs.begin(), dirs.end(), [](const std::string& a, const std::string& b) {
+      return std::count(a.begin(), a.end(), '/') > std::count(b.begin(), b.end(), '/');
+    });
+    for (const std::string& d : dirs) (void)dst.RemoveDir(fs::JoinPath(dst_root, d));
+  }
+  return absl::OkStatus();
+}
 
 }  // namespace
 
@@ -649,7 +852,8 @@ absl::StatusOr<TransferStats> CopyFile(Runtime& runtime, fs::FileSystem& src,
   const absl::Time start = MonotonicNow();
   CopyRun run(runtime, src, dst, options, CopyRun::Mode::kFile);
   std::vector<Task> task;
-  task.push_back({fs::NormalizePath(src_path), fs::NormalizePath(dst_path), std::nullopt});
+  task.push_back({fs::NormalizePath(src_path), fs::NormalizePath(dst_path), std::nullopt,
+                  fs::NormalizePath(dst_path)});
   absl::Status stop = run.Add(std::move(task));
   const absl::Status finished = run.Finish();
   if (stop.ok()) stop = finished;
@@ -693,19 +897,30 @@ absl::StatusOr<TreeCopyResult> CopyTree(Runtime& runtime, fs::FileSystem& src,
   // before any file in them is queued (object stores list no directories:
   // a file's parent is made for it). The root is made with the first
   // entries, or after an empty walk, so a missing source creates nothing.
+  // A dry run makes none. With a filter, only the directories of files it
+  // takes are made (an excluded directory's files are not copied; its
+  // empty shell should not appear either).
+  const fs::PathFilter* filter =
+      options.filter != nullptr && !options.filter->empty() ? options.filter : nullptr;
   absl::flat_hash_set<std::string> dirs_made;
   absl::Status root_status;
   auto make_dir = [&](std::string_view d) {
     if (dirs_made.contains(ToAbsl(d))) return;  // most files' parent: no string made
     dirs_made.emplace(d);
+    if (options.dry_run) return;
     absl::Status s = dst.CreateDir(d, /*parents=*/true);
     if (!s.ok()) fail({src.Url(d), dst.Url(d), std::move(s)}, dir_failures);
   };
   auto make_root = [&] {
     if (!dirs_made.insert(dst_root).second) return true;
+    if (options.dry_run) return true;
     root_status = dst.CreateDir(dst_root, /*parents=*/true);
     return root_status.ok();
   };
+  // What the source holds (relative paths), for delete_extraneous: files
+  // taken or skipped, and directories.
+  const bool deleting = options.delete_extraneous;
+  absl::flat_hash_set<std::string> source_names;
   CopyRun run(runtime, src, dst, options, CopyRun::Mode::kTree);
   absl::Status stop;
   fs::WalkOptions walk;
@@ -721,15 +936,21 @@ absl::StatusOr<TreeCopyResult> CopyTree(Runtime& runtime, fs::FileSystem& src,
         refuse(fs::DirName(e.path), rel.status().message());
         continue;
       }
+      if (deleting) source_names.insert(*rel);
       switch (e.kind) {
         case fs::EntryKind::kFile: {
+          if (filter != nullptr && !filter->Includes(*rel)) {
+            ++result.files_excluded;
+            break;
+          }
           std::string dst_path = fs::JoinPath(dst_root, *rel);
           make_dir(fs::DirName(dst_path));
-          tasks.push_back({fs::JoinPath(src_root, *rel), std::move(dst_path), std::move(e)});
+          tasks.push_back(
+              {fs::JoinPath(src_root, *rel), std::move(dst_path), std::move(e), *rel});
           break;
         }
         case fs::EntryKind::kDirectory:
-          make_dir(fs::JoinPath(dst_root, *rel));
+          if (filter == nullptr) make_dir(fs::JoinPath(dst_root, *rel));
           break;
         default:
           skip(*rel, absl::StrCat("a ", ToAbsl(fs::EntryKindName(e.kind)), ", not copied"));
@@ -762,6 +983,23 @@ absl::StatusOr<TreeCopyResult> CopyTree(Runtime& runtime, fs::FileSystem& src,
   for (FileCopyFailure& f : dir_failures) result.failures.push_back(std::move(f));
   for (FileCopyFailure& f : file_failures) result.failures.push_back(std::move(f));
   result.totals = run.totals();
+  result.files_up_to_date = run.up_to_date();
+  result.times_updated = run.times_updated();
+  result.dry_run = options.dry_run;
+  if (deleting) {
+    // Only after a complete, clean pass: a source that was not read whole
+    // (a failed directory, a refused name) or a file that did not copy
+    // must never cost the destination a file.
+    if (result.files_failed > 0 || result.entries_refused > 0 || !dir_failures.empty()) {
+      result.warnings.push_back(absl::StrCat(
+          "nothing deleted from ", dst.Url(dst_root), ": ",
+          result.files_failed + static_cast<int64_t>(dir_failures.size()),
+          " failure(s) and ", result.entries_refused, " refused name(s) in this run"));
+    } else {
+      FERRY_RETURN_IF_ERROR(DeleteExtraneous(runtime, dst, dst_root, source_names, filter,
+                                             options, result));
+    }
+  }
   result.totals.elapsed = MonotonicNow() - start;
   result.totals.peak_memory_bytes = runtime.memory_budget().peak();
   return result;

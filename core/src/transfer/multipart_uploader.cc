@@ -317,7 +317,7 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
       d.calls.push_back([self = shared_from_this()] {
         CallWithRetry<std::string>(
             self->options.retry, *self->scheduler,
-            [self](int, Callback<std::string> cb) { self->store.CreateMultipart(self->key, std::move(cb)); },
+            [self](int, Callback<std::string> cb) { self->store.CreateMultipart(self->key, self->options.metadata, std::move(cb)); },
             [self](absl::StatusOr<std::string> id) { self->OnCreated(std::move(id)); });
       });
       return;
@@ -827,7 +827,7 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
     const Checksum checksum = ComputeChecksum(options.checksum, bytes);
     absl::StatusOr<std::string> etag =
         EtagWithRetry([self = shared_from_this(), bytes, checksum](int, Callback<std::string> cb) {
-          self->store.Put(self->key, bytes, checksum, std::move(cb));
+          self->store.Put(self->key, bytes, checksum, self->options.metadata, std::move(cb));
         });
     Deferred d;
     MutexLock l(&mu);

@@ -162,6 +162,7 @@ struct ObjectFileTable::Impl {
       } else {
         MultipartUploaderOptions uo = options.upload;
         uo.total_bytes = o.total_bytes;
+        uo.metadata = o.metadata;
         // Create sends nothing: safe under the lock, and it keeps a second
         // opener from creating another upload of the key.
         FERRY_ASSIGN_OR_RETURN(std::unique_ptr<MultipartUploader> fresh,

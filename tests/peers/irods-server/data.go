@@ -754,18 +754,34 @@ func touch(s *session, _ *message, body *node) (reply, error) {
 	if err != nil {
 		return reply{}, fail(SYS_API_INPUT_ERR, "%v", err)
 	}
+	// 4.3's options: seconds_since_epoch sets that time instead of now;
+	// no_create touches only what exists.
 	var in struct {
 		LogicalPath string `json:"logical_path"`
+		Options     struct {
+			NoCreate bool   `json:"no_create"`
+			Seconds  *int64 `json:"seconds_since_epoch"`
+		} `json:"options"`
 	}
 	if err := json.Unmarshal(raw, &in); err != nil || in.LogicalPath == "" {
 		return reply{}, fail(SYS_API_INPUT_ERR, "touch input: %v", err)
 	}
+	ts := now()
+	if in.Options.Seconds != nil {
+		if *in.Options.Seconds < 0 {
+			return reply{}, fail(SYS_API_INPUT_ERR, "touch: seconds_since_epoch %d is negative", *in.Options.Seconds)
+		}
+		ts = fmt.Sprintf("%011d", *in.Options.Seconds)
+	}
 	cat := s.srv.cat
 	if d, _ := cat.lookupData(cat.db, in.LogicalPath); d != nil {
-		return reply{}, cat.exec(cat.db, `UPDATE r_data_main SET modify_ts = ? WHERE data_id = ?`, now(), d.id)
+		return reply{}, cat.exec(cat.db, `UPDATE r_data_main SET modify_ts = ? WHERE data_id = ?`, ts, d.id)
 	}
 	if c, _ := cat.lookupColl(cat.db, in.LogicalPath); c != nil {
-		return reply{}, cat.exec(cat.db, `UPDATE r_coll_main SET modify_ts = ? WHERE coll_id = ?`, now(), c.id)
+		return reply{}, cat.exec(cat.db, `UPDATE r_coll_main SET modify_ts = ? WHERE coll_id = ?`, ts, c.id)
+	}
+	if in.Options.NoCreate {
+		return reply{}, fail(OBJ_PATH_DOES_NOT_EXIST, "touch %s: no such object (no_create)", in.LogicalPath)
 	}
 	rep, err := s.open(in.LogicalPath, oWRONLY|oCREAT, map[string]string{})
 	if err != nil {

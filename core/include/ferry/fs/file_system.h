@@ -39,6 +39,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "ferry/fs/entry.h"
 
@@ -111,6 +112,11 @@ struct WriteOptions {
   // copy engine passes the time its run started: a writer still alive
   // keeps changing its temporary, a killed one does not.
   absl::Time reclaim_before = absl::InfinitePast();
+  // The published file's modification time, where the protocol keeps one
+  // the writer may set (local and NFS: the file's mtime; S3: the object's
+  // x-amz-meta-mtime, as rclone keeps it): a copy keeps its source's, so a
+  // later sync can tell it is up to date. InfinitePast: the server's clock.
+  absl::Time mtime = absl::InfinitePast();
 };
 
 // What FileSystem::RemoveLeftovers found.
@@ -196,6 +202,24 @@ class FileSystem {
   // is touched. The default walks `dir` and removes matching files; S3
   // lists the prefix's multipart uploads instead.
   virtual absl::StatusOr<LeftoverStats> RemoveLeftovers(std::string_view dir, absl::Time before);
+
+  // Sets file `path`'s modification time (a sync that finds equal content
+  // under another time sets the time instead of copying the bytes).
+  // Unimplemented where the protocol cannot.
+  virtual absl::Status SetModTime(std::string_view path, absl::Time mtime);
+
+  // How finely this filesystem keeps modification times: two times closer
+  // than the coarser side's precision are equal (iRODS keeps seconds).
+  virtual absl::Duration mtime_precision() const { return absl::Nanoseconds(1); }
+
+  // The 16-byte MD5 digest of file `path` (`listed`: its entry from a walk
+  // or Stat just made). Where the server keeps one (S3: a single-part
+  // upload's ETag, the md5chksum metadata ferry and rclone store) it costs
+  // no read. Otherwise, with `read_if_needed`, the file is read and hashed
+  // (the default; the local disk always does, a read being cheap there);
+  // without, Unimplemented.
+  virtual absl::StatusOr<std::string> Md5(std::string_view path, const Entry& listed,
+                                          bool read_if_needed);
 
   // The chunk size the engine should move this filesystem's bytes in, and
   // how many chunks of one file it should keep in flight; 0: no preference

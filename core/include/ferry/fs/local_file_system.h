@@ -34,6 +34,10 @@ class LocalFileSystem final : public FileSystem {
   absl::Status Remove(std::string_view path) override;
   absl::Status RemoveDir(std::string_view path) override;
   absl::Status Rename(std::string_view from, std::string_view to) override;
+  absl::Status SetModTime(std::string_view path, absl::Time mtime) override;
+  // Always hashes: reading the local disk is what a stored hash costs elsewhere.
+  absl::StatusOr<std::string> Md5(std::string_view path, const Entry& listed,
+                                  bool read_if_needed) override;
 };
 
 // The LocalFileSystem path of a local path as a user wrote it: made

@@ -11,7 +11,9 @@
 #ifndef FERRY_TRANSFER_CHECKSUM_H_
 #define FERRY_TRANSFER_CHECKSUM_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 
@@ -41,6 +43,30 @@ uint32_t Crc32c(std::span<const char> bytes, uint32_t crc = 0);
 
 // The 16-byte MD5 digest of `bytes`.
 std::string Md5(std::span<const char> bytes);
+
+struct Md5State;
+
+// MD5 of bytes that arrive in pieces, in order (a file read chunk by
+// chunk for a sync's content comparison).
+// Thread-safety: one thread at a time.
+class Md5Hasher {
+ public:
+  Md5Hasher();
+  ~Md5Hasher();
+  Md5Hasher(Md5Hasher&&) noexcept;
+  Md5Hasher& operator=(Md5Hasher&&) noexcept;
+
+  void Update(std::span<const char> bytes);
+  // The 16-byte digest of everything given since construction or the last
+  // Finish; the hasher starts over.
+  std::string Finish();
+
+ private:
+  std::unique_ptr<Md5State> state_;
+  unsigned char block_[64] = {};
+  size_t pending_ = 0;
+  uint64_t length_ = 0;
+};
 
 // `bytes` digested with `algorithm`. Thread-safe (pure).
 Checksum ComputeChecksum(ChecksumAlgorithm algorithm, std::span<const char> bytes);

@@ -30,6 +30,14 @@
 // warning, once (never written outside the destination, never walked
 // twice), and counted in TreeCopyResult::entries_refused.
 //
+// A copy can leave alone what is already there (SkipRule: rclone's rules,
+// size and modification time by default, so a rerun moves only what
+// changed), take only some files (fs::PathFilter), show what it would do
+// (dry_run) and make the destination a mirror (delete_extraneous): a sync
+// is a tree copy with these set. Each file is checked against the
+// destination as it is opened, `jobs` at once, so a sync of millions
+// starts copying at once and holds no listing of either side.
+//
 // Thread-safety: thread-safe; the functions block the caller.
 // REQUIRES: not called on an I/O or blocking-pool thread of `runtime`.
 #ifndef FERRY_TRANSFER_COPY_ENGINE_H_
@@ -45,6 +53,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "ferry/fs/file_system.h"
+#include "ferry/fs/path_filter.h"
 #include "ferry/transfer/transfer_stats.h"
 
 namespace ferry {
@@ -60,6 +69,35 @@ struct CopyNotice {
   };
   Kind kind;
   std::string text;  // one line: the URL and why, as TreeCopyResult says it
+};
+
+// When a file already at the destination is left as it is.
+enum class SkipRule {
+  kNever,  // copy every file (cp's rule)
+  // rclone's default: same size and modification time, within the coarser
+  // side's precision (fs::FileSystem::mtime_precision). When only the time
+  // differs and both sides tell an MD5 without moving the file (S3's
+  // stored ones, the local disk), equal content is kept and its time set:
+  // a `touch` costs no transfer.
+  kSizeAndTime,
+  kSizeOnly,   // same size (rclone --size-only)
+  kChecksum,   // same size and MD5: stored ones, else both files read and hashed
+  kExisting,   // any file there (rclone --ignore-existing)
+};
+
+// One file's outcome, for a listing of what a sync did (or, in a dry run,
+// would do). `path` is relative to the tree's roots (a single file's: its
+// destination path).
+struct FileEvent {
+  enum class Kind {
+    kCopied,       // copied (dry run: would be)
+    kUpToDate,     // left as it was
+    kTimeUpdated,  // same content: only its modification time set (dry run: would be)
+    kDeleted,      // removed from the destination (dry run: would be)
+  };
+  Kind kind;
+  std::string path;
+  int64_t bytes = 0;
 };
 
 struct CopyOptions {
@@ -97,6 +135,30 @@ struct CopyOptions {
   // (fs::WriteOptions::reclaim_before); fs::FileSystem::RemoveLeftovers
   // finds the rest on demand.
   bool reclaim_leftovers = true;
+
+  // Sync. What decides that a destination file needs no copy.
+  SkipRule skip = SkipRule::kNever;
+  // A copied file keeps its source's modification time where the
+  // destination keeps one (fs::WriteOptions::mtime): what kSizeAndTime
+  // compares on the next run.
+  bool preserve_mtime = true;
+  // Trees: only files the filter includes are copied (and deleted); the
+  // others count in TreeCopyResult::files_excluded. Not owned; null: all.
+  const fs::PathFilter* filter = nullptr;
+  // Decides everything and reports it (on_file, the result's counts) but
+  // writes, sets and deletes nothing.
+  bool dry_run = false;
+  // Trees: once every file is copied, destination files (and then empty
+  // directories) the source lacks are removed, the filter's excluded ones
+  // and ferry's temporaries kept. Nothing is removed when anything failed,
+  // a name was refused or the copy was stopped.
+  bool delete_extraneous = false;
+  // More removals than this: none is made and the copy fails
+  // (FailedPrecondition). Negative: no limit.
+  int64_t max_delete = -1;
+  // Called on the calling thread (within a progress_interval) for each
+  // file copied, left or deleted.
+  std::function<void(const FileEvent&)> on_file;
 };
 
 // Copies file `src_path` of `src` to `dst_path` of `dst` (created or
@@ -119,13 +181,19 @@ struct FileCopyFailure {
 // the line a tool prints for a failure.
 std::string DescribeFailure(const FileCopyFailure& f);
 
-// Every entry the source listed is in exactly one of: copied (totals),
-// failed (failures), refused or skipped (warnings).
+// Every entry the source listed is in exactly one of: copied (totals), up
+// to date, excluded, failed (failures), refused or skipped (warnings).
 struct TreeCopyResult {
-  TransferStats totals;  // files copied, their bytes and chunks
+  TransferStats totals;  // files copied (dry run: to copy), their bytes and chunks
   int64_t files_failed = 0;     // files (and unreadable directories) that failed
   int64_t files_skipped = 0;    // symlinks and other non-files
   int64_t entries_refused = 0;  // names refused (walk_guard.h), never copied
+  int64_t files_up_to_date = 0; // left as they were (SkipRule), times set included
+  int64_t times_updated = 0;    // of those, equal content whose time was set
+  int64_t files_excluded = 0;   // left out by the filter
+  int64_t files_deleted = 0;    // removed by delete_extraneous (dry run: to remove)
+  int64_t bytes_deleted = 0;
+  bool dry_run = false;
   std::vector<FileCopyFailure> failures;  // failed files and directories
   std::vector<std::string> warnings;      // one line per refused or skipped entry
 };

@@ -134,6 +134,8 @@ struct MultipartUploaderOptions {
   int max_sealed_parts = 0;
   // Checksum sent with every part (and a single Put).
   ChecksumAlgorithm checksum = ChecksumAlgorithm::kNone;
+  // Stored with the object (its source's modification time, say).
+  ObjectMetadata metadata;
   RetryPolicy retry;
   // Budget part buffers are held under; null = the Runtime's memory_budget().
   MemoryBudget* memory_budget = nullptr;

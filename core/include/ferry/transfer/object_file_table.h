@@ -64,6 +64,8 @@ struct ObjectOpenOptions {
   // ETag): opened without a HEAD, reads pinned to that ETag. Ignored when
   // a descriptor of the key is already open (its downloader is shared).
   std::optional<ObjectInfo> listed;
+  // Writes: stored with the object (the first write-open's counts).
+  ObjectMetadata metadata;
 };
 
 class ObjectFileTable {

@@ -28,6 +28,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
@@ -39,12 +40,18 @@
 namespace ferry {
 
 // What a HEAD request tells about an object.
+// User metadata stored with an object (S3: x-amz-meta-NAME: VALUE), names
+// in lower case.
+using ObjectMetadata = std::vector<std::pair<std::string, std::string>>;
+
 struct ObjectInfo {
   int64_t size = 0;
   // Opaque version tag. Empty when the store has none: then no If-Match is
   // sent and a change mid-download cannot be detected.
   std::string etag;
   absl::Time last_modified = absl::InfinitePast();
+  // The user metadata a HEAD returned (a listing returns none).
+  ObjectMetadata metadata;
 };
 
 // One uploaded part, as CompleteMultipart wants it.
@@ -98,11 +105,21 @@ class ObjectStore {
 
   // Stores `bytes` as the whole object `key` in one request; returns its ETag.
   // `checksum` (algorithm kNone for none) is sent for the store to verify.
+  // `metadata` is stored with it.
   virtual void Put(std::string_view key, std::span<const char> bytes, const Checksum& checksum,
-                   Callback<std::string> done) = 0;
+                   const ObjectMetadata& metadata, Callback<std::string> done) = 0;
+  void Put(std::string_view key, std::span<const char> bytes, const Checksum& checksum,
+           Callback<std::string> done) {
+    Put(key, bytes, checksum, {}, std::move(done));
+  }
 
   // Starts a multipart upload of `key`; returns its upload id.
-  virtual void CreateMultipart(std::string_view key, Callback<std::string> done) = 0;
+  // `metadata` is stored with the completed object.
+  virtual void CreateMultipart(std::string_view key, const ObjectMetadata& metadata,
+                               Callback<std::string> done) = 0;
+  void CreateMultipart(std::string_view key, Callback<std::string> done) {
+    CreateMultipart(key, {}, std::move(done));
+  }
 
   // Uploads part `part_number` (1-based) of `upload_id`; returns the part's
   // ETag. Uploading the same number again replaces the part.

@@ -167,6 +167,9 @@ class IrodsClient {
   absl::Status CreateCollection(std::string_view path, bool parents);
   absl::Status RemoveCollection(std::string_view path, bool recursive);
   absl::Status RemoveDataObject(std::string_view path);
+  // Sets a data object's modification time (seconds; iRODS 4.3's touch,
+  // never creating one).
+  absl::Status SetModifyTime(std::string_view path, absl::Time mtime);
   // Renames a data object or (is_collection) a collection.
   absl::Status Rename(std::string_view from, std::string_view to, bool is_collection);
 

@@ -177,6 +177,9 @@ struct Sattr3 {
   std::optional<uint64_t> size;
   bool atime_to_server_time = false;
   bool mtime_to_server_time = false;
+  // Set to this client time (SET_TO_CLIENT_TIME): a copy keeps its
+  // source's time.
+  std::optional<NfsTime> mtime;
 };
 
 // An opaque file handle (nfs_fh3 data, at most 64 bytes).

@@ -205,6 +205,7 @@ class NfsClient {
                                   std::string_view path);
   absl::Status Remove(const FileHandle& dir, std::string_view name, std::string_view path);
   absl::Status Rmdir(const FileHandle& dir, std::string_view name, std::string_view path);
+  absl::Status SetAttr(const FileHandle& fh, const Sattr3& attrs, std::string_view path);
   absl::Status Rename(const FileHandle& from_dir, std::string_view from_name,
                       const FileHandle& to_dir, std::string_view to_name,
                       std::string_view from_path, std::string_view to_path);

@@ -116,9 +116,12 @@ class S3ObjectStore : public ObjectStore {
   // is allocated per call. Errors as GetRange's.
   void GetRangeInto(std::string_view key, int64_t offset, std::span<char> dst,
                     std::string_view if_match, Callback<size_t> done) override;
+  using ObjectStore::CreateMultipart;
+  using ObjectStore::Put;
   void Put(std::string_view key, std::span<const char> bytes, const Checksum& checksum,
-           Callback<std::string> done) override;
-  void CreateMultipart(std::string_view key, Callback<std::string> done) override;
+           const ObjectMetadata& metadata, Callback<std::string> done) override;
+  void CreateMultipart(std::string_view key, const ObjectMetadata& metadata,
+                       Callback<std::string> done) override;
   void UploadPart(std::string_view key, std::string_view upload_id, int part_number,
                   std::span<const char> bytes, const Checksum& checksum,
                   Callback<std::string> done) override;

@@ -36,6 +36,7 @@ enum Api : int {
   kModAccessControl = 707,
   kGetFileDescriptorInfo = 20000,
   kReplicaClose = 20004,
+  kTouch = 20007,  // 4.3's touch: JSON {logical_path, options}
   kAuthentication = 110000,
 };
 

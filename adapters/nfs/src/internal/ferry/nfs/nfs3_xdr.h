@@ -93,6 +93,10 @@ struct MkdirArgs {
   DirOpArgs where;
   Sattr3 attrs;
 };
+struct SetAttrArgs {
+  std::string_view object;
+  Sattr3 attrs;
+};
 struct RenameArgs {
   DirOpArgs from;
   DirOpArgs to;
@@ -112,6 +116,7 @@ void EncodeWriteArgs(const WriteArgs& args, std::string* out);
 void EncodeCreateArgs(const CreateArgs& args, std::string* out);
 void EncodeMkdirArgs(const MkdirArgs& args, std::string* out);
 void EncodeRenameArgs(const RenameArgs& args, std::string* out);
+void EncodeSetAttrArgs(const SetAttrArgs& args, std::string* out);
 // MNT, UMNT: dirpath.
 void EncodeMountPathArgs(std::string_view path, std::string* out);
 
@@ -185,6 +190,12 @@ struct RemoveResult {
   WccData dir_wcc;
 };
 absl::StatusOr<RemoveResult> DecodeRemoveResult(std::string_view results);
+
+struct SetAttrResult {
+  Nfs3Status status = Nfs3Status::kOk;
+  WccData object_wcc;
+};
+absl::StatusOr<SetAttrResult> DecodeSetAttrResult(std::string_view results);
 
 struct RenameResult {
   Nfs3Status status = Nfs3Status::kOk;
@@ -265,6 +276,9 @@ inline constexpr Nfs3Call<DirOpArgs, RemoveResult> kRemoveCall{
     Nfs3Proc::kRemove, false, EncodeDirOpArgs, DecodeRemoveResult};
 inline constexpr Nfs3Call<DirOpArgs, RemoveResult> kRmdirCall{
     Nfs3Proc::kRmdir, false, EncodeDirOpArgs, DecodeRemoveResult};
+// SETATTR of times and modes: setting them again sets the same.
+inline constexpr Nfs3Call<SetAttrArgs, SetAttrResult> kSetAttrCall{
+    Nfs3Proc::kSetAttr, true, EncodeSetAttrArgs, DecodeSetAttrResult};
 inline constexpr Nfs3Call<RenameArgs, RenameResult> kRenameCall{
     Nfs3Proc::kRename, false, EncodeRenameArgs, DecodeRenameResult};
 inline constexpr Nfs3Call<FileHandleArgs, FsStatResult> kFsStatCall{

@@ -263,14 +263,23 @@ std::optional<int> ParseArgs(int argc, char** argv, CpOptions& o) {
   app.add_option("--include", o.filter_rules.include,
                  "take only files matching PATTERN (rclone's globs: * ** ? [..] {a,b}, / "
                  "anchors at the root); repeatable")
-      ->type_name("PATTERN");
+      ->type_name("PATTERN")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--exclude", o.filter_rules.exclude,
                  "leave out files matching PATTERN; repeatable")
-      ->type_name("PATTERN");
+      ->type_name("PATTERN")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--filter", o.filter_rules.filter,
                  "a rule '+ PATTERN' (take) or '- PATTERN' (leave out), tried in order; "
                  "repeatable")
-      ->type_name("RULE");
+      ->type_name("RULE")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--filter-from", o.filter_from,
                  "read --filter rules from FILE, one per line ('#' comments)")
       ->type_name("FILE");

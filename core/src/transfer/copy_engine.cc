@@ -519,17 +519,19 @@ class CopyRun {
     if (options_.skip != SkipRule::kNever) {
       FERRY_ASSIGN_OR_RETURN(const Verdict verdict, Compare(task, *source));
       if (verdict != Verdict::kCopy) {
-        absl::Status set;
+        FileEvent::Kind kind = verdict == Verdict::kSetTime ? FileEvent::Kind::kTimeUpdated
+                                                            : FileEvent::Kind::kUpToDate;
         if (verdict == Verdict::kSetTime && !options_.dry_run) {
-          set = dst_.SetModTime(task.dst_path, source->mtime);
+          absl::Status set = dst_.SetModTime(task.dst_path, source->mtime);
           // Equal content is up to date even where its time cannot be set.
-          if (absl::IsUnimplemented(set)) set = absl::OkStatus();
+          if (absl::IsUnimplemented(set)) {
+            kind = FileEvent::Kind::kUpToDate;
+          } else {
+            FERRY_RETURN_IF_ERROR(set);
+          }
         }
-        FERRY_RETURN_IF_ERROR(set);
         MutexLock lock(&mu_);
-        RecordSettled(f, verdict == Verdict::kSetTime ? FileEvent::Kind::kTimeUpdated
-                                                      : FileEvent::Kind::kUpToDate,
-                      source->size);
+        RecordSettled(f, kind, source->size);
         return absl::OkStatus();
       }
     }

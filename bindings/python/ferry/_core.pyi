@@ -223,6 +223,21 @@ class _FileSystems:
         chunk_bytes: int = 0,
         parallelism: int = 0,
     ) -> bytes: ...
+    def sync(
+        self,
+        src: str,
+        dst: str,
+        *,
+        compare: str = "size_and_time",
+        delete: bool = True,
+        dry_run: bool = False,
+        max_delete: int = -1,
+        include: list[str] = ...,
+        exclude: list[str] = ...,
+        filter: list[str] = ...,
+        progress: Optional[Callable[[int, Optional[int]], Any]] = None,
+        jobs: int = 16,
+    ) -> dict[str, Any]: ...
     # iRODS's own calls (an irods:// URL, else InvalidArgumentError).
     def irods_add_metadata(self, url: str, attribute: str, value: str, units: str = "") -> None: ...
     def irods_remove_metadata(self, url: str, attribute: str, value: str, units: str = "") -> None: ...

@@ -26,7 +26,7 @@ never walked into nor written, counted and warned about.
 
 import contextlib
 import warnings
-from typing import Any, Callable, Dict, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
 from ferry import _core
 from ferry._files import Closing, ObjectFile, Progress, _core_mode
@@ -170,6 +170,35 @@ class FileSystems(Closing):
         for line in stats.warnings:
             warnings.warn(line, RefusedEntryWarning, stacklevel=2)
         return stats
+
+    def sync(self, src: str, dst: str, *, compare: str = "size_and_time",
+             delete: bool = True, dry_run: bool = False, max_delete: int = -1,
+             include: Sequence[str] = (), exclude: Sequence[str] = (),
+             filter: Sequence[str] = (),  # noqa: A002 (rclone's word)
+             progress: Optional[Progress] = None, jobs: int = DEFAULT_JOBS) -> Dict[str, Any]:
+        """Makes the tree ``dst`` a copy of the tree ``src``, as ``rclone
+        sync`` does (the same engine as ferry-sync): copies the files that
+        are missing or changed and, with ``delete``, then removes those
+        ``src`` lacks (never after a failure; never more than
+        ``max_delete`` when it is not negative). ``compare`` decides what
+        is up to date: ``"size_and_time"`` (rclone's default; the same
+        bytes under another time only get their time set), ``"size"``,
+        ``"checksum"`` (MD5s: stored ones, else both files read),
+        ``"existing"`` (anything there), ``"never"`` (copy everything).
+        ``include``/``exclude``/``filter`` are rclone's filter rules
+        (``filter`` entries are ``"+ PATTERN"``/``"- PATTERN"``). With
+        ``dry_run`` nothing is written. Returns a dict: ``copied``,
+        ``skipped`` (up to date), ``times_updated``, ``deleted``,
+        ``excluded``, ``refused``, ``failed``, ``bytes``, ``copied_files``,
+        ``deleted_files`` (relative paths, the first 10,000), ``dry_run``,
+        ``warnings``. Files that fail raise :class:`ferry.Error`."""
+        report = self._raw.sync(src, dst, compare=compare, delete=delete, dry_run=dry_run,
+                                max_delete=max_delete, include=list(include),
+                                exclude=list(exclude), filter=list(filter),
+                                progress=progress, jobs=jobs)
+        for line in report["warnings"]:
+            warnings.warn(line, RefusedEntryWarning, stacklevel=2)
+        return report
 
     def mkdir(self, url: str, *, parents: bool = False) -> None:
         """Creates the directory (collection, prefix) ``url`` names; with

@@ -28,6 +28,7 @@
 #include "ferry/adapters/builtin.h"
 #include "ferry/base/mutex.h"
 #include "ferry/bindings/copy_urls.h"
+#include "ferry/bindings/sync_urls.h"
 #include "ferry/bindings/irods_ops.h"
 #include "ferry/bindings/url_ops.h"
 #include "ferry/bindings/walk_stream.h"
@@ -261,6 +262,58 @@ class PyFileSystems {
     return py::bytes(stats);
   }
 
+  // The tree at src made the tree at dst (bindings/common's SyncUrls); a
+  // dict of what it did.
+  py::dict Sync(const std::string& src_url, const std::string& dst_url, const std::string& compare,
+                bool delete_extraneous, bool dry_run, int64_t max_delete,
+                std::vector<std::string> include, std::vector<std::string> exclude,
+                std::vector<std::string> filter, const py::object& progress, int jobs) {
+    std::shared_ptr<Shared> shared = Live("sync");
+    bindings::SyncRequest req;
+    static const std::pair<const char*, SkipRule> kRules[] = {
+        {"size_and_time", SkipRule::kSizeAndTime}, {"size", SkipRule::kSizeOnly},
+        {"checksum", SkipRule::kChecksum},         {"existing", SkipRule::kExisting},
+        {"never", SkipRule::kNever}};
+    bool known = false;
+    for (const auto& [name, rule] : kRules) {
+      if (compare == name) {
+        req.options.skip = rule;
+        known = true;
+      }
+    }
+    if (!known) {
+      ThrowStatus(absl::InvalidArgumentError(absl::StrCat(
+          "sync: compare='", compare,
+          "' is not one of 'size_and_time', 'size', 'checksum', 'existing', 'never'")));
+    }
+    req.options.delete_extraneous = delete_extraneous;
+    req.options.dry_run = dry_run;
+    req.options.max_delete = max_delete;
+    req.options.jobs = jobs;
+    req.filter = {std::move(include), std::move(exclude), std::move(filter)};
+    bindings::SyncReport r = RunWithProgress(progress, [&](ProgressCallback cb) {
+      req.options.progress = std::move(cb);
+      return bindings::SyncUrls(shared->pin.runtime(), *shared->registry, src_url, dst_url,
+                                std::move(req));
+    });
+    py::dict out;
+    out["dry_run"] = r.result.dry_run;
+    out["copied"] = r.result.totals.files;
+    out["skipped"] = r.result.files_up_to_date;
+    out["times_updated"] = r.result.times_updated;
+    out["deleted"] = r.result.files_deleted;
+    out["excluded"] = r.result.files_excluded;
+    out["refused"] = r.result.entries_refused;
+    out["failed"] = r.result.files_failed;
+    out["bytes"] = r.result.totals.bytes;
+    out["copied_files"] = r.copied_files;
+    out["copied_files_unlisted"] = r.copied_unlisted;
+    out["deleted_files"] = r.deleted_files;
+    out["deleted_files_unlisted"] = r.deleted_unlisted;
+    out["warnings"] = r.result.warnings;
+    return out;
+  }
+
   // Drops the registry and its filesystems once nothing else holds them.
   void Close() {
     if (shared_ == nullptr) return;
@@ -360,6 +413,13 @@ Use ferry.FileSystems, the Python wrapper.)doc")
            py::arg("recursive") = false, py::arg("progress") = py::none(),
            py::arg("jobs") = CopyOptions{}.jobs, py::arg("chunk_bytes") = 0,
            py::arg("parallelism") = 0)
+      .def("sync", &PyFileSystems::Sync, py::arg("src"), py::arg("dst"), py::kw_only(),
+           py::arg("compare") = "size_and_time", py::arg("delete") = true,
+           py::arg("dry_run") = false, py::arg("max_delete") = -1,
+           py::arg("include") = std::vector<std::string>(),
+           py::arg("exclude") = std::vector<std::string>(),
+           py::arg("filter") = std::vector<std::string>(), py::arg("progress") = py::none(),
+           py::arg("jobs") = CopyOptions{}.jobs)
       .def(
           "mkdir",
           [](PyFileSystems& f, const std::string& url, bool parents) {

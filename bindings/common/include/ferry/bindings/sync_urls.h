@@ -1,0 +1,56 @@
+// A sync by URL, once for every binding: the tree at `src_url` made the
+// tree at `dst_url` by the core engine's sync (CopyTree with a SkipRule,
+// rclone's filter rules, dry_run, delete_extraneous), with the paths it
+// copied and deleted listed for the caller (the first `max_listed` of
+// each, and how many more).
+//
+//   SyncRequest req{.filter = {.exclude = {"*.tmp"}}};
+//   req.options.delete_extraneous = true;
+//   absl::StatusOr<SyncReport> r = ferry::bindings::SyncUrls(runtime, registry, src, dst, std::move(req));
+//
+// Files that failed are an error (the first failure's code, how many
+// failed, the first one), as CopyUrls says; then nothing was deleted.
+//
+// Thread-safety: as the registry and the engine (thread-safe); blocking.
+#ifndef FERRY_BINDINGS_SYNC_URLS_H_
+#define FERRY_BINDINGS_SYNC_URLS_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ferry/fs/path_filter.h"
+#include "ferry/fs/registry.h"
+#include "ferry/transfer/copy_engine.h"
+
+namespace ferry::bindings {
+
+struct SyncRequest {
+  // skip defaults to rclone's size and modification time; on_file and
+  // filter are SyncUrls' own.
+  CopyOptions options = [] {
+    CopyOptions o;
+    o.skip = SkipRule::kSizeAndTime;
+    return o;
+  }();
+  fs::FilterRules filter;
+  size_t max_listed = 10000;
+};
+
+struct SyncReport {
+  TreeCopyResult result;
+  std::vector<std::string> copied_files;   // relative paths (dry run: would be)
+  std::vector<std::string> deleted_files;
+  int64_t copied_unlisted = 0;             // beyond max_listed
+  int64_t deleted_unlisted = 0;
+};
+
+absl::StatusOr<SyncReport> SyncUrls(Runtime& runtime, fs::FileSystemRegistry& registry,
+                                    std::string_view src_url, std::string_view dst_url,
+                                    SyncRequest request);
+
+}  // namespace ferry::bindings
+
+#endif  // FERRY_BINDINGS_SYNC_URLS_H_

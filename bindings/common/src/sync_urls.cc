@@ -1,0 +1,46 @@
+#include "ferry/bindings/sync_urls.h"
+
+#include <utility>
+
+#include "ferry/base/status_macros.h"
+#include "ferry/base/strings.h"
+
+namespace ferry::bindings {
+
+absl::StatusOr<SyncReport> SyncUrls(Runtime& runtime, fs::FileSystemRegistry& registry,
+                                    std::string_view src_url, std::string_view dst_url,
+                                    SyncRequest request) {
+  FERRY_ASSIGN_OR_RETURN(fs::PathFilter filter, fs::PathFilter::Create(request.filter));
+  FERRY_ASSIGN_OR_RETURN(fs::Location src, registry.Resolve(src_url));
+  FERRY_ASSIGN_OR_RETURN(fs::Location dst, registry.Resolve(dst_url));
+  SyncReport report;
+  CopyOptions& o = request.options;
+  o.filter = &filter;
+  const size_t max_listed = request.max_listed;
+  o.on_file = [&report, max_listed](const FileEvent& e) {
+    if (e.kind == FileEvent::Kind::kCopied) {
+      if (report.copied_files.size() < max_listed) {
+        report.copied_files.push_back(e.path);
+      } else {
+        ++report.copied_unlisted;
+      }
+    } else if (e.kind == FileEvent::Kind::kDeleted) {
+      if (report.deleted_files.size() < max_listed) {
+        report.deleted_files.push_back(e.path);
+      } else {
+        ++report.deleted_unlisted;
+      }
+    }
+  };
+  FERRY_ASSIGN_OR_RETURN(report.result,
+                         CopyTree(runtime, *src.fs, src.path, *dst.fs, dst.path, std::move(o)));
+  if (!report.result.failures.empty()) {
+    const FileCopyFailure& f = report.result.failures.front();
+    return absl::Status(f.status.code(),
+                        Cat("sync ", src_url, " to ", dst_url, ": ", report.result.files_failed,
+                            " file(s) failed; first: ", DescribeFailure(f)));
+  }
+  return report;
+}
+
+}  // namespace ferry::bindings

@@ -110,6 +110,11 @@ class MemFileSystem : public fs::FileSystem {
   int parallelism_preference = 0;
   std::atomic<int> copy_within_calls{0};
   std::atomic<int> md5_calls{0};
+  std::atomic<int> stat_calls{0};
+  std::atomic<int> list_calls{0};
+  // Listings report no kept times (as S3's report upload times).
+  bool listings_lack_kept_mtime = false;
+  bool lists_kept_mtime() const override { return !listings_lack_kept_mtime; }
   std::atomic<int> set_mtime_calls{0};
   std::atomic<int> removes{0};
   bool offers_copy_within = false;
@@ -121,6 +126,7 @@ class MemFileSystem : public fs::FileSystem {
   int preferred_parallelism() const override { return parallelism_preference; }
 
   absl::StatusOr<fs::Entry> Stat(std::string_view path) override {
+    ++stat_calls;
     MutexLock lock(&mu_);
     const std::string p = fs::NormalizePath(path);
     auto it = nodes_.find(p);
@@ -131,6 +137,7 @@ class MemFileSystem : public fs::FileSystem {
   absl::Status List(std::string_view dir,
                     absl::FunctionRef<bool(std::vector<fs::Entry>&)> on_batch) override {
     if (on_list) on_list(dir);
+    ++list_calls;
     std::vector<fs::Entry> out;
     {
       MutexLock lock(&mu_);

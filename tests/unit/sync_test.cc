@@ -254,6 +254,29 @@ TEST_F(SyncTest, MaxDeleteRefusesToDeleteMoreAndDeletesNothing) {
   EXPECT_EQ(dst_.removes.load(), 0);
 }
 
+TEST_F(SyncTest, TheDestinationIsReadByDirectoryListingsNotAStatPerFile) {
+  for (int i = 0; i < 50; ++i) src_.PutFile(absl::StrCat("t/d/f", i), "x", kMonday);
+  Run(Sync());
+  dst_.stat_calls = 0;
+  dst_.list_calls = 0;
+  TreeCopyResult r = Run(Sync());
+  EXPECT_EQ(r.files_up_to_date, 50);
+  EXPECT_EQ(dst_.stat_calls.load(), 0);
+  EXPECT_EQ(dst_.list_calls.load(), 1);
+}
+
+TEST_F(SyncTest, ListingsWithoutKeptTimesAreSettledByHashesWithoutAStat) {
+  dst_.listings_lack_kept_mtime = true;
+  src_.PutFile("t/same", "alpha", kMonday);
+  src_.PutFile("t/other", "alpha", kMonday);
+  dst_.PutFile("t/same", "alpha", kTuesday);
+  dst_.PutFile("t/other", "ALPHA", kMonday);
+  TreeCopyResult r = Run(Sync());
+  EXPECT_EQ(r.files_up_to_date, 1);
+  EXPECT_THAT(Paths(FileEvent::Kind::kCopied), ElementsAre("other"));
+  EXPECT_EQ(dst_.stat_calls.load(), 0);
+}
+
 TEST_F(SyncTest, ASingleFileCopyLeavesAnUpToDateTarget) {
   src_.PutFile("a", "alpha", kMonday);
   ASSERT_TRUE(CopyFile(runtime_, src_, "a", dst_, "a", Sync()).ok());

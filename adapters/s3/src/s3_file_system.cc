@@ -427,6 +427,8 @@ class ClientFileSystem final : public S3FileSystem {
     return std::unique_ptr<fs::File>(new S3WriteFile(files, fd));
   }
 
+  bool lists_kept_mtime() const override { return false; }
+
   // A single-part upload's ETag is its MD5; a multipart one's stored
   // md5chksum (rclone's) is, if present. No read either way.
   absl::StatusOr<std::string> Md5(std::string_view path, const fs::Entry& listed,

@@ -50,6 +50,7 @@
 #include "ferry/runtime/buffer_pool.h"
 #include "ferry/runtime/memory_budget.h"
 #include "ferry/runtime/runtime.h"
+#include "ferry/transfer/internal/destination_index.h"
 
 namespace ferry {
 namespace {
@@ -125,7 +126,10 @@ class CopyRun {
 
   CopyRun(Runtime& runtime, fs::FileSystem& src, fs::FileSystem& dst, CopyOptions& options,
           Mode mode)
-      : runtime_(runtime),
+      : index_(mode == Mode::kTree && options.skip != SkipRule::kNever
+                   ? std::make_unique<transfer_internal::DestinationIndex>(dst)
+                   : nullptr),
+        runtime_(runtime),
         src_(src),
         dst_(dst),
         options_(options),
@@ -579,7 +583,27 @@ class CopyRun {
   // What the skip rule says of `task`, whose source is `source`, against
   // what the destination holds now.
   absl::StatusOr<Verdict> Compare(const Task& task, const fs::Entry& source) {
-    absl::StatusOr<fs::Entry> there = dst_.Stat(task.dst_path);
+    // A tree's destination is read a directory listing at a time; a file
+    // the listing cannot settle is asked for by itself.
+    std::optional<fs::Entry> listed;
+    if (index_ != nullptr) {
+      transfer_internal::DestinationIndex::Answer a = index_->Lookup(task.dst_path);
+      if (a.found == transfer_internal::DestinationIndex::Found::kMissing) return Verdict::kCopy;
+      if (a.found == transfer_internal::DestinationIndex::Found::kPresent) {
+        listed = std::move(a.entry);
+      }
+    }
+    if (listed && listed->kind == fs::EntryKind::kFile && options_.skip == SkipRule::kSizeAndTime &&
+        !dst_.lists_kept_mtime()) {
+      // The listing has the size but not the kept time (S3). Equal content
+      // by hashes neither side reads for (a local source's, a listed
+      // ETag) settles it without a request per file; else Stat.
+      if (listed->size != source.size) return Verdict::kCopy;
+      absl::StatusOr<bool> same = SameContent(task, source, *listed, false);
+      if (same.ok()) return *same ? Verdict::kUpToDate : Verdict::kCopy;
+      listed.reset();
+    }
+    absl::StatusOr<fs::Entry> there = listed ? *std::move(listed) : dst_.Stat(task.dst_path);
     if (absl::IsNotFound(there.status())) return Verdict::kCopy;
     FERRY_RETURN_IF_ERROR(there.status());
     if (there->kind != fs::EntryKind::kFile) {
@@ -706,6 +730,8 @@ class CopyRun {
     if (options_.on_file) events_.push_back({FileEvent::Kind::kCopied, f.task.event_path, f.size});
   }
 
+  // What a tree's destination holds, by directory listings (skip rules).
+  const std::unique_ptr<transfer_internal::DestinationIndex> index_;
   Runtime& runtime_;
   fs::FileSystem& src_;
   fs::FileSystem& dst_;

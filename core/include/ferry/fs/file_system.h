@@ -212,6 +212,11 @@ class FileSystem {
   // than the coarser side's precision are equal (iRODS keeps seconds).
   virtual absl::Duration mtime_precision() const { return absl::Nanoseconds(1); }
 
+  // Whether List and Walk report the modification time a writer set
+  // (WriteOptions::mtime). S3 listings carry the upload's time: the kept
+  // one is in the object's metadata, which only Stat (a HEAD) reads.
+  virtual bool lists_kept_mtime() const { return true; }
+
   // The 16-byte MD5 digest of file `path` (`listed`: its entry from a walk
   // or Stat just made). Where the server keeps one (S3: a single-part
   // upload's ETag, the md5chksum metadata ferry and rclone store) it costs

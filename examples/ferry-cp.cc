@@ -49,6 +49,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -106,6 +107,8 @@ struct CpOptions {
   int64_t max_delete = -1;
   ferry::fs::FilterRules filter_rules;
   std::string filter_from;
+  bool verify = false;
+  int64_t bandwidth_limit = 0;  // bytes/s; 0: none
 };
 
 // ferry-sync is ferry-cp with a sync's defaults: a tree, mirrored.
@@ -135,6 +138,29 @@ absl::StatusOr<ByteRange> ParseRange(std::string_view text) {
         absl::StrCat("wants OFFSET:LENGTH (LENGTH > 0), got '", ferry::ToAbsl(text), "'"));
   }
   return r;
+}
+
+// --bwlimit: "512" (KiB/s, rclone's unit), "100K", "10M", "1G", "4096B".
+absl::StatusOr<int64_t> ParseRate(std::string_view text) {
+  int64_t unit = 1024;
+  std::string_view digits = text;
+  if (!digits.empty() && !absl::ascii_isdigit(static_cast<unsigned char>(digits.back()))) {
+    switch (absl::ascii_toupper(static_cast<unsigned char>(digits.back()))) {
+      case 'B': unit = 1; break;
+      case 'K': unit = int64_t{1} << 10; break;
+      case 'M': unit = int64_t{1} << 20; break;
+      case 'G': unit = int64_t{1} << 30; break;
+      default: unit = 0;
+    }
+    digits.remove_suffix(1);
+  }
+  int64_t n = 0;
+  if (unit == 0 || !absl::SimpleAtoi(ferry::ToAbsl(digits), &n) || n <= 0 ||
+      n > std::numeric_limits<int64_t>::max() / unit) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "wants a rate such as 512 (KiB/s), 100K, 10M or 1G, got '", ferry::ToAbsl(text), "'"));
+  }
+  return n * unit;
 }
 
 // The whole of a small local file (--filter-from).
@@ -288,6 +314,18 @@ std::optional<int> ParseArgs(int argc, char** argv, CpOptions& o) {
                  "with -r: after every file copied, delete files at DST that SRC lacks "
                  "(never after a failure; excluded files are kept)");
   }
+  app.add_flag("--verify", o.verify,
+               "after each file is copied, hash both sides (stored MD5s where the server keeps "
+               "them, else read back) and fail the file if they differ");
+  std::string bwlimit;
+  app.add_option("--bwlimit", bwlimit,
+                 "move at most RATE bytes per second, all files together: a number of KiB, or "
+                 "with a suffix B, K, M, G (binary, as rclone's)")
+      ->type_name("RATE")
+      ->check([](const std::string& text) {
+        const absl::StatusOr<int64_t> r = ParseRate(text);
+        return r.ok() ? std::string() : std::string(r.status().message());
+      });
   app.add_option("--max-delete", o.max_delete,
                  "delete nothing (and fail) if more than N files would be deleted")
       ->type_name("N")
@@ -316,6 +354,7 @@ std::optional<int> ParseArgs(int argc, char** argv, CpOptions& o) {
   if (o.delete_extraneous && !o.recursive) {
     return ferry_tools::UsageError(app, "--delete mirrors a tree: it needs -r");
   }
+  if (!bwlimit.empty()) o.bandwidth_limit = *ParseRate(bwlimit);
   if (!o.filter_from.empty()) {
     std::string text;
     absl::Status read = ReadTextFile(o.filter_from, &text);
@@ -799,6 +838,8 @@ int main(int argc, char** argv) {
   copy.dry_run = options->dry_run;
   copy.delete_extraneous = options->delete_extraneous;
   copy.max_delete = options->max_delete;
+  copy.verify = options->verify;
+  copy.bandwidth_limit = options->bandwidth_limit;
   // Checked when the flags were parsed.
   const ferry::fs::PathFilter filter = *ferry::fs::PathFilter::Create(options->filter_rules);
   copy.filter = &filter;

@@ -277,6 +277,36 @@ TEST_F(SyncTest, ListingsWithoutKeptTimesAreSettledByHashesWithoutAStat) {
   EXPECT_EQ(dst_.stat_calls.load(), 0);
 }
 
+TEST_F(SyncTest, VerifyPassesAFaithfulCopy) {
+  src_.PutFile("t/a", std::string(100'000, 'a'), kMonday);
+  CopyOptions o = Sync();
+  o.verify = true;
+  TreeCopyResult r = Run(std::move(o));
+  EXPECT_EQ(r.totals.files, 1);
+  EXPECT_TRUE(r.failures.empty());
+  EXPECT_EQ(dst_.md5_calls.load(), 1);
+}
+
+TEST_F(SyncTest, VerifyFailsAFileWhoseHashesDiffer) {
+  // A destination whose stored bytes hash otherwise (a corrupting store).
+  class Corrupting : public MemFileSystem {
+   public:
+    using MemFileSystem::MemFileSystem;
+    absl::StatusOr<std::string> Md5(std::string_view, const fs::Entry&, bool) override {
+      return std::string(16, 'x');
+    }
+  };
+  Corrupting dst("corrupting");
+  src_.PutFile("t/a", "alpha", kMonday);
+  CopyOptions o = Sync();
+  o.verify = true;
+  absl::StatusOr<TreeCopyResult> r = CopyTree(runtime_, src_, "t", dst, "t", std::move(o));
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->failures.size(), 1u);
+  EXPECT_EQ(r->failures[0].status.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(r->failures[0].status.message(), HasSubstr("not the source's"));
+}
+
 TEST_F(SyncTest, ASingleFileCopyLeavesAnUpToDateTarget) {
   src_.PutFile("a", "alpha", kMonday);
   ASSERT_TRUE(CopyFile(runtime_, src_, "a", dst_, "a", Sync()).ok());

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "ferry/base/clock.h"
 #include "ferry/base/large_buffer.h"
@@ -49,6 +50,7 @@
 #include "ferry/fs/safe_path.h"
 #include "ferry/runtime/buffer_pool.h"
 #include "ferry/runtime/memory_budget.h"
+#include "ferry/runtime/rate_limiter.h"
 #include "ferry/runtime/runtime.h"
 #include "ferry/transfer/internal/destination_index.h"
 
@@ -126,7 +128,8 @@ class CopyRun {
 
   CopyRun(Runtime& runtime, fs::FileSystem& src, fs::FileSystem& dst, CopyOptions& options,
           Mode mode)
-      : index_(mode == Mode::kTree && options.skip != SkipRule::kNever
+      : throttle_(options.bandwidth_limit),
+        index_(mode == Mode::kTree && options.skip != SkipRule::kNever
                    ? std::make_unique<transfer_internal::DestinationIndex>(dst)
                    : nullptr),
         runtime_(runtime),
@@ -672,6 +675,7 @@ class CopyRun {
     const int64_t offset = index * chunk_;
     const size_t len = ChunkLength(f, index);
     absl::Span<char> buf(buffer.data(), len);
+    throttle_.Take(static_cast<int64_t>(len));
     FERRY_ASSIGN_OR_RETURN(size_t n, f.reader->ReadAt(offset, buf));
     if (n != len) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -691,6 +695,7 @@ class CopyRun {
     if (s.ok()) {
       s = f.writer->Close();
       if (s.ok()) f.counters = f.writer->counters();
+      if (s.ok() && options_.verify) s = Verify(f);
     }
     if (s.code() == absl::StatusCode::kAborted && f.rewrites == 0) {
       MutexLock lock(&mu_);
@@ -713,6 +718,19 @@ class CopyRun {
     return false;
   }
 
+  // Both sides of a published file, hashed (stored MD5s where the servers
+  // keep them, else read back).
+  absl::Status Verify(const ActiveFile& f) {
+    fs::Entry src_entry = f.task.listed.value_or(fs::Entry{});
+    FERRY_ASSIGN_OR_RETURN(const fs::Entry dst_entry, dst_.Stat(f.task.dst_path));
+    FERRY_ASSIGN_OR_RETURN(const std::string a, src_.Md5(f.task.src_path, src_entry, true));
+    FERRY_ASSIGN_OR_RETURN(const std::string b, dst_.Md5(f.task.dst_path, dst_entry, true));
+    if (a == b) return absl::OkStatus();
+    return absl::DataLossError(absl::StrCat(
+        "verify ", dst_.Url(f.task.dst_path), ": its MD5 ", absl::BytesToHexString(b),
+        " is not the source's ", absl::BytesToHexString(a)));
+  }
+
   // Counts `f` as done: its bytes in the totals, or its failure.
   void Record(const ActiveFile& f, absl::Status s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     ++files_done_;
@@ -730,6 +748,7 @@ class CopyRun {
     if (options_.on_file) events_.push_back({FileEvent::Kind::kCopied, f.task.event_path, f.size});
   }
 
+  RateLimiter throttle_;  // --bwlimit (no limit when 0)
   // What a tree's destination holds, by directory listings (skip rules).
   const std::unique_ptr<transfer_internal::DestinationIndex> index_;
   Runtime& runtime_;

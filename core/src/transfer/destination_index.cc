@@ -1,9 +1,9 @@
 #include "ferry/transfer/internal/destination_index.h"
 
 #include <utility>
+#include <vector>
 
 #include "ferry/base/strings.h"
-#include <vector>
 
 namespace ferry::transfer_internal {
 
@@ -26,43 +26,37 @@ DestinationIndex::Answer DestinationIndex::Lookup(std::string_view path) {
     } else {
       d = it->second;
       lru_.splice(lru_.begin(), lru_, d->lru);  // most recent
-      while (!d->ready) listed_.Wait(&mu_);
     }
   }
-  if (mine) {
-    // Listed without the lock: others wait for this directory only.
-    Directory listing;
-    ListInto(dir, listing);
-    MutexLock lock(&mu_);
-    d->usable = listing.usable;
-    d->entries = std::move(listing.entries);
-    d->ready = true;
-    listed_.SignalAll();
+  if (mine) List(dir, *d);  // pages land in `d` as they come
+  MutexLock lock(&mu_);
+  for (;;) {
+    if (!d->usable) return {};
+    auto e = d->entries.find(ToAbsl(name));
+    if (e != d->entries.end()) return {Found::kPresent, e->second};
+    if (d->complete) return {Found::kMissing, {}};
+    listed_.Wait(&mu_);
   }
-  // Read-only once ready; the shared_ptr keeps it alive if evicted.
-  if (!d->usable) return {};
-  auto e = d->entries.find(ToAbsl(name));
-  if (e == d->entries.end()) return {Found::kMissing, {}};
-  return {Found::kPresent, e->second};
 }
 
-void DestinationIndex::ListInto(const std::string& dir, Directory& out) {
-  bool too_many = false;
+void DestinationIndex::List(const std::string& dir, Directory& d) {
   absl::Status s = dst_.List(dir, [&](std::vector<fs::Entry>& batch) {
+    MutexLock lock(&mu_);
     for (fs::Entry& e : batch) {
       std::string name = e.path;
-      out.entries.emplace(std::move(name), std::move(e));
+      d.entries.emplace(std::move(name), std::move(e));
     }
-    too_many = out.entries.size() > kMaxEntries;
-    return !too_many;
+    if (d.entries.size() > kMaxEntries) d.usable = false;
+    listed_.SignalAll();
+    return d.usable;
   });
-  if (absl::IsNotFound(s)) {  // no directory yet: nothing in it
-    out.entries.clear();
-    out.usable = true;
-    return;
-  }
-  out.usable = s.ok() && !too_many;
-  if (!out.usable) out.entries.clear();
+  MutexLock lock(&mu_);
+  // No directory yet: nothing in it. Any other failure: ask file by file.
+  if (!s.ok() && !absl::IsNotFound(s)) d.usable = false;
+  if (absl::IsNotFound(s)) d.entries.clear();
+  if (!d.usable) d.entries.clear();
+  d.complete = true;
+  listed_.SignalAll();
 }
 
 void DestinationIndex::EvictLocked() {
@@ -70,7 +64,7 @@ void DestinationIndex::EvictLocked() {
     const std::string& oldest = lru_.back();
     auto it = dirs_.find(oldest);
     // One still being listed stays (its lister and waiters hold it anyway).
-    if (it != dirs_.end() && !it->second->ready) break;
+    if (it != dirs_.end() && !it->second->complete) break;
     if (it != dirs_.end()) dirs_.erase(it);
     lru_.pop_back();
   }

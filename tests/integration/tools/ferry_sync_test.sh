@@ -186,4 +186,21 @@ err=$("$CP" -r --exclude 'a[b' "$WORK/src" "$WORK/x" 2>&1); rc=$?
 if [ $rc -eq 2 ] && [[ $err == *"a[b"* ]]; then pass AMalformedPatternIsAUsageErrorNamingIt
 else fail AMalformedPatternIsAUsageErrorNamingIt "rc=$rc err=$err"; fi
 
+# --- --verify hashes both sides; --bwlimit holds the rate -----------------
+head -c $((5 << 19)) /dev/urandom >"$WORK/two-and-a-half.bin"
+out=$("$CP" --json --verify "$WORK/two-and-a-half.bin" "s3://$BUCKET/verified.bin" 2>"$WORK/err"); rc=$?
+if [ $rc -eq 0 ] && [ "$(field copied "$out")" = 1 ]; then pass VerifyPassesAFaithfulUpload
+else fail VerifyPassesAFaithfulUpload "rc=$rc out=$out err=$(cat "$WORK/err")"; fi
+start=$(date +%s.%N)
+"$CP" --quiet --bwlimit 1M "$WORK/two-and-a-half.bin" "$WORK/limited.bin"; rc=$?
+took=$(echo "$(date +%s.%N) - $start" | bc -l)
+# A second's burst (1 MiB), then 1.5 MiB at 1 MiB/s.
+if [ $rc -eq 0 ] && [ "$(echo "$took >= 1.3" | bc -l)" = 1 ] &&
+   cmp -s "$WORK/two-and-a-half.bin" "$WORK/limited.bin"; then
+  pass BwlimitHoldsTheCopyToTheRate
+else fail BwlimitHoldsTheCopyToTheRate "rc=$rc took=$took s"; fi
+err=$("$CP" --bwlimit 10Q "$WORK/two-and-a-half.bin" "$WORK/x.bin" 2>&1); rc=$?
+if [ $rc -eq 2 ] && [[ $err == *"10Q"* ]]; then pass ABadRateIsAUsageError
+else fail ABadRateIsAUsageError "rc=$rc err=$err"; fi
+
 finish

@@ -159,6 +159,12 @@ struct CopyOptions {
   // Called on the calling thread (within a progress_interval) for each
   // file copied, left or deleted.
   std::function<void(const FileEvent&)> on_file;
+  // After each file is published, both sides are read back (or their
+  // stored MD5s taken) and compared; a mismatch fails the file (DataLoss).
+  bool verify = false;
+  // Bytes per second the whole copy moves at most (every file and worker
+  // together); 0: no limit.
+  int64_t bandwidth_limit = 0;
 };
 
 // Copies file `src_path` of `src` to `dst_path` of `dst` (created or

@@ -3,8 +3,9 @@
 // in one S3 prefix is 10 ListObjectsV2 pages, not 10,000 HEADs; an NFS
 // directory one READDIRPLUS stream, not a LOOKUP per name. The copy
 // engine asks it for each file it is about to copy; the first file of a
-// directory lists that directory (others asking meanwhile wait for that
-// listing), later ones find it ready.
+// directory lists that directory, and every other file of it is answered
+// as soon as a page lists it (a missing one once the listing is whole),
+// so the checks overlap the listing.
 //
 // Memory is bounded: at most kMaxDirectories listings are kept (the least
 // recently used goes), and a directory listing more than kMaxEntries is
@@ -48,14 +49,15 @@ class DestinationIndex {
   int64_t listings() const;
 
  private:
+  // Guarded by mu_ (each field), kept alive by a shared_ptr while listed.
   struct Directory {
-    bool ready = false;
-    bool usable = false;  // listed whole, within kMaxEntries
+    bool complete = false;  // the listing has ended
+    bool usable = true;     // it did not fail and held at most kMaxEntries
     absl::flat_hash_map<std::string, fs::Entry> entries;
     std::list<std::string>::iterator lru;
   };
 
-  void ListInto(const std::string& dir, Directory& out);
+  void List(const std::string& dir, Directory& d);
   void EvictLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   fs::FileSystem& dst_;

@@ -1,11 +1,14 @@
 // io.ferry.FileSystems: the registry of every built-in adapter on a Runtime,
 // stat and copy through the core engine. No logic beyond the core's.
 #include <memory>
+#include <iterator>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "ferry/adapters/builtin.h"
 #include "ferry/bindings/copy_urls.h"
+#include "ferry/bindings/sync_urls.h"
 #include "ferry/bindings/irods_ops.h"
 #include "ferry/bindings/url_ops.h"
 #include "ferry/fs/registry.h"
@@ -92,6 +95,86 @@ JNIEXPORT jbyteArray JNICALL Java_io_ferry_FileSystems_copy(JNIEnv* env, jclass,
   if (progress.RethrowIfThrown(env)) return nullptr;
   if (!OkOrThrow(env, stats)) return nullptr;
   return ferry::java::ToJavaBytes(env, *stats);
+}
+
+}  // extern "C"
+
+namespace {
+
+std::vector<std::string> ToStdVector(JNIEnv* env, jobjectArray a) {
+  std::vector<std::string> out;
+  const jsize n = a == nullptr ? 0 : env->GetArrayLength(a);
+  for (jsize i = 0; i < n; ++i) {
+    auto s = static_cast<jstring>(env->GetObjectArrayElement(a, i));
+    out.push_back(ToStd(env, s));
+    env->DeleteLocalRef(s);
+  }
+  return out;
+}
+
+jobjectArray ToJavaStrings(JNIEnv* env, const std::vector<std::string>& items) {
+  jclass string_class = env->FindClass("java/lang/String");
+  if (string_class == nullptr) return nullptr;
+  jobjectArray out = ferry::java::ToArray(env, string_class, items, [&](const std::string& s) {
+    return static_cast<jobject>(ferry::java::ToJava(env, s));
+  });
+  env->DeleteLocalRef(string_class);
+  return out;
+}
+
+}  // namespace
+
+extern "C" {
+
+// bindings/common's SyncUrls; {long[] counts, String[] copied, deleted,
+// warnings}, in SyncResult.fromNative's order. `compare`: SyncOptions.Compare's ordinal.
+JNIEXPORT jobjectArray JNICALL Java_io_ferry_FileSystems_sync(
+    JNIEnv* env, jclass, jlong handle, jstring src, jstring dst, jint compare, jboolean del,
+    jboolean dry_run, jlong max_delete, jobjectArray include, jobjectArray exclude,
+    jobjectArray filter, jobject listener) {
+  static constexpr ferry::SkipRule kRules[] = {ferry::SkipRule::kSizeAndTime, ferry::SkipRule::kSizeOnly,
+                                               ferry::SkipRule::kChecksum, ferry::SkipRule::kExisting,
+                                               ferry::SkipRule::kNever};
+  if (compare < 0 || compare >= static_cast<jint>(std::size(kRules))) {
+    ThrowStatus(env, absl::InvalidArgumentError(absl::StrCat("sync: no compare rule ", compare)));
+    return nullptr;
+  }
+  FileSystemsHandle fs = Get(handle);
+  JavaProgress progress(env, listener);
+  if (env->ExceptionCheck()) return nullptr;
+  ferry::bindings::SyncRequest req;
+  req.options.skip = kRules[compare];
+  req.options.delete_extraneous = del == JNI_TRUE;
+  req.options.dry_run = dry_run == JNI_TRUE;
+  req.options.max_delete = max_delete;
+  req.options.progress = progress.Callback();
+  req.filter = {ToStdVector(env, include), ToStdVector(env, exclude), ToStdVector(env, filter)};
+  absl::StatusOr<ferry::bindings::SyncReport> r = ferry::bindings::SyncUrls(
+      *fs->runtime, *fs->registry, ToStd(env, src), ToStd(env, dst), std::move(req));
+  if (progress.RethrowIfThrown(env)) return nullptr;
+  if (!OkOrThrow(env, r)) return nullptr;
+  const ferry::TreeCopyResult& t = r->result;
+  const jlong counts[] = {t.dry_run ? 1 : 0,    t.totals.files,  t.files_up_to_date,
+                          t.times_updated,      t.files_deleted, t.files_excluded,
+                          t.entries_refused,    t.totals.bytes,  r->copied_unlisted,
+                          r->deleted_unlisted};
+  jlongArray jcounts = env->NewLongArray(static_cast<jsize>(std::size(counts)));
+  if (jcounts == nullptr) return nullptr;
+  env->SetLongArrayRegion(jcounts, 0, static_cast<jsize>(std::size(counts)), counts);
+  jclass object_class = env->FindClass("java/lang/Object");
+  if (object_class == nullptr) return nullptr;
+  jobjectArray out = env->NewObjectArray(4, object_class, nullptr);
+  env->DeleteLocalRef(object_class);
+  if (out == nullptr) return nullptr;
+  env->SetObjectArrayElement(out, 0, jcounts);
+  const std::vector<std::string>* lists[] = {&r->copied_files, &r->deleted_files, &t.warnings};
+  for (int i = 0; i < 3; ++i) {
+    jobjectArray a = ToJavaStrings(env, *lists[i]);
+    if (a == nullptr) return nullptr;
+    env->SetObjectArrayElement(out, i + 1, a);
+    env->DeleteLocalRef(a);
+  }
+  return out;
 }
 
 }  // extern "C"

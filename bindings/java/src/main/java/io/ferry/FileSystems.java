@@ -93,6 +93,26 @@ public final class FileSystems extends NativeObject {
   }
 
   /**
+   * Makes the tree {@code dst} a copy of the tree {@code src}, as {@code rclone sync} does (the
+   * engine of ferry-sync): copies what is missing or changed and, unless {@code options} say
+   * otherwise, then removes what {@code src} lacks, never after a failure. Files that fail throw
+   * the first failure; interrupting the thread stops the sync as it stops {@link #copy}.
+   */
+  public SyncResult sync(String src, String dst, SyncOptions options) throws IOException {
+    return sync(src, dst, options, null);
+  }
+
+  /** {@link #sync(String, String, SyncOptions)}, reporting to {@code listener} (null: none). */
+  public SyncResult sync(String src, String dst, SyncOptions options, ProgressListener listener)
+      throws IOException {
+    SyncOptions o = options == null ? new SyncOptions() : options;
+    Object[] r = handle.call(h -> sync(h, src, dst, o.compare.ordinal(), o.delete, o.dryRun,
+        o.maxDelete, o.include.toArray(new String[0]), o.exclude.toArray(new String[0]),
+        o.filter.toArray(new String[0]), listener));
+    return SyncResult.fromNative((long[]) r[0], (String[]) r[1], (String[]) r[2], (String[]) r[3]);
+  }
+
+  /**
    * Opens {@code url} to read ({@code "r"}) or to write ({@code "w"}: created, or replaced when
    * the file is closed). See {@link FerryFile}.
    */
@@ -242,4 +262,9 @@ public final class FileSystems extends NativeObject {
 
   private static native byte[] copy(long handle, String src, String dst, boolean recursive,
       ProgressListener listener) throws IOException;
+
+  // {long[] counts, String[] copied, String[] deleted, String[] warnings} (SyncResult.fromNative).
+  private static native Object[] sync(long handle, String src, String dst, int compare,
+      boolean delete, boolean dryRun, long maxDelete, String[] include, String[] exclude,
+      String[] filter, ProgressListener listener) throws IOException;
 }

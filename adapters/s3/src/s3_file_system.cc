@@ -423,6 +423,9 @@ class ClientFileSystem final : public S3FileSystem {
     if (options.mtime != absl::InfinitePast()) {
       open.metadata.emplace_back(kMtimeMeta, MtimeMetaValue(options.mtime));
     }
+    if (options.content_md5.size() == 16) {
+      open.metadata.emplace_back(kMd5Meta, absl::Base64Escape(options.content_md5));
+    }
     FERRY_ASSIGN_OR_RETURN(int fd, files.Open(fs::NormalizePath(path), OpenMode::kWrite, open));
     return std::unique_ptr<fs::File>(new S3WriteFile(files, fd));
   }

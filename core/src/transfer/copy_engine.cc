@@ -573,11 +573,19 @@ class CopyRun {
     f.chunks = (f.size + chunk_ - 1) / chunk_;
     const absl::Time mtime =
         options_.preserve_mtime && source ? source->mtime : absl::InfinitePast();
+    // A checksum sync keeps the content's MD5 with the copy where the
+    // source tells it without a transfer (a local read, a stored one), so
+    // the next one compares without reading the copy back.
+    std::string md5;
+    if (options_.skip == SkipRule::kChecksum && source) {
+      md5 = src_.Md5(task.src_path, *source, false).value_or("");
+    }
     FERRY_ASSIGN_OR_RETURN(f.writer,
                            dst_.OpenWrite(task.dst_path, {.size = f.size,
                                                           .mode = options_.mode,
                                                           .reclaim_before = reclaim_before_,
-                                                          .mtime = mtime}));
+                                                          .mtime = mtime,
+                                                          .content_md5 = std::move(md5)}));
     return absl::OkStatus();
   }
 

@@ -186,6 +186,18 @@ err=$("$CP" -r --exclude 'a[b' "$WORK/src" "$WORK/x" 2>&1); rc=$?
 if [ $rc -eq 2 ] && [[ $err == *"a[b"* ]]; then pass AMalformedPatternIsAUsageErrorNamingIt
 else fail AMalformedPatternIsAUsageErrorNamingIt "rc=$rc err=$err"; fi
 
+# --- A checksum sync keeps a multipart upload's MD5 (rclone's md5chksum) --
+mkdir -p "$WORK/mp"
+head -c $((9 << 20)) /dev/urandom >"$WORK/mp/nine.bin"
+"$SYNC" --quiet --checksum "$WORK/mp" "s3://$BUCKET/mp"
+kept=$(aws s3api head-object --bucket "$BUCKET" --key mp/nine.bin --query Metadata.md5chksum --output text)
+want=$(openssl dgst -md5 -binary "$WORK/mp/nine.bin" | base64)
+out=$("$SYNC" --json --checksum "$WORK/mp" "s3://$BUCKET/mp" 2>"$WORK/err"); rc=$?
+etag=$(aws s3api head-object --bucket "$BUCKET" --key mp/nine.bin --query ETag --output text)
+if [ $rc -eq 0 ] && [ "$kept" = "$want" ] && [[ $etag == *-* ]] && [ "$(field copied "$out")" = 0 ]; then
+  pass AChecksumSyncKeepsAMultipartUploadsMd5
+else fail AChecksumSyncKeepsAMultipartUploadsMd5 "rc=$rc kept=$kept want=$want etag=$etag out=$out"; fi
+
 # --- --verify hashes both sides; --bwlimit holds the rate -----------------
 head -c $((5 << 19)) /dev/urandom >"$WORK/two-and-a-half.bin"
 out=$("$CP" --json --verify "$WORK/two-and-a-half.bin" "s3://$BUCKET/verified.bin" 2>"$WORK/err"); rc=$?

@@ -117,6 +117,11 @@ struct WriteOptions {
   // x-amz-meta-mtime, as rclone keeps it): a copy keeps its source's, so a
   // later sync can tell it is up to date. InfinitePast: the server's clock.
   absl::Time mtime = absl::InfinitePast();
+  // The content's 16-byte MD5 if the writer knows it, else empty: kept
+  // where a protocol's own hash would not say it (S3: a multipart
+  // upload's ETag is no MD5, so it goes in md5chksum, as rclone keeps it),
+  // so a later checksum comparison needs no read.
+  std::string content_md5;
 };
 
 // What FileSystem::RemoveLeftovers found.

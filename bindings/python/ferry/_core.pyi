@@ -209,7 +209,11 @@ class _FileSystems:
         s3_profile: str = "",
         s3_region: str = "",
         s3_no_sign_request: bool = False,
+        s3_access_key_id: str = "",
+        s3_secret_access_key: str = "",
+        s3_session_token: str = "",
         irods_client_user: str = "",
+        irods_password: str = "",
     ) -> None: ...
     def stat(self, url: str) -> dict[str, Any]: ...
     def open(self, url: str, mode: str = "r", *, size: int = -1) -> _OpenFile: ...

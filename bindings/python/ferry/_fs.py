@@ -111,14 +111,19 @@ class FileSystems(Closing):
                  irods_parallelism: int = 0, irods_connections: int = 0,
                  timeout: Optional[float] = None, endpoint_url: Optional[str] = None,
                  profile: Optional[str] = None, region: Optional[str] = None,
-                 anon: bool = False, irods_client_user: Optional[str] = None) -> None:
+                 anon: bool = False, key: Optional[str] = None, secret: Optional[str] = None,
+                 token: Optional[str] = None, irods_password: Optional[str] = None,
+                 irods_client_user: Optional[str] = None) -> None:
         """``runtime``: the Runtime everything runs on (None: one made for
         this FileSystems and closed with it). S3, as the AWS CLI's flags
         (None: the AWS environment and ``~/.aws`` decide; fsspec's
         storage_options names): ``endpoint_url`` (``scheme://host[:port]``),
         ``profile``, ``region``, ``anon`` (unsigned requests, public
-        buckets). iRODS: ``irods_client_user`` acts for that user (a proxy
-        login by a rodsadmin)."""
+        buckets), ``key``/``secret``/``token`` (an access key id and secret
+        access key, both or neither, and a session token; they win over the
+        environment). iRODS: ``irods_password`` (instead of
+        ``IRODS_PASSWORD`` / ``IRODS_PASSWORD_FILE``), ``irods_client_user``
+        acts for that user (a proxy login by a rodsadmin)."""
         # A Runtime made here lives as long as this and what it opened.
         self._own_runtime = None
         if runtime is None:
@@ -129,8 +134,9 @@ class FileSystems(Closing):
             nfs_connections=nfs_connections, irods_parallelism=irods_parallelism,
             irods_connections=irods_connections, timeout=timeout,
             s3_endpoint_url=endpoint_url or "", s3_profile=profile or "",
-            s3_region=region or "", s3_no_sign_request=anon,
-            irods_client_user=irods_client_user or "")
+            s3_region=region or "", s3_no_sign_request=anon, s3_access_key_id=key or "",
+            s3_secret_access_key=secret or "", s3_session_token=token or "",
+            irods_client_user=irods_client_user or "", irods_password=irods_password or "")
 
     def stat(self, url: str) -> Entry:
         """The :class:`ferry.Entry` at ``url`` (its ``path`` is ``url``;

@@ -23,8 +23,9 @@ Everything goes to :class:`ferry.FileSystems`: files are ferry's files
 (reads move only the bytes asked for), ``find`` is ferry's parallel walk,
 ``cat_ranges`` reads its ranges in parallel, ``put``/``get``/``copy`` each
 file through the C++ copy engine (remote to remote straight through).
-storage_options are FileSystems' arguments (``endpoint_url``, ``profile``,
-``region``, ``anon``, ``timeout``, ``irods_client_user``, the
+storage_options are FileSystems' arguments (``endpoint_url``, ``key``,
+``secret``, ``token``, ``profile``, ``region``, ``anon``, ``timeout``,
+``irods_password``, ``irods_client_user``, the
 ``*_parallelism``/``*_connections``...; s3fs's ``client_kwargs`` with
 ``endpoint_url``/``region_name`` too) and ``url_options``, the query every
 URL gets (``{"mountport": 20048}`` for an NFS server without portmapper).
@@ -78,12 +79,6 @@ class FerryFileSystem(AbstractFileSystem):
             for ours, theirs in (("endpoint_url", "endpoint_url"), ("region", "region_name")):
                 if client_kwargs and theirs in client_kwargs:
                     options.setdefault(ours, client_kwargs[theirs])
-            for name in ("key", "secret", "token", "irods_password"):
-                if options.pop(name, None) is not None:
-                    raise _core.InvalidArgumentError(
-                        f"{type(self).__name__}: the {name!r} option is not taken yet; credentials "
-                        "come from the environment (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / "
-                        "a profile; IRODS_PASSWORD or irods_environment.json)")
             filesystems = FileSystems(runtime=runtime, **options)
         self.filesystems = filesystems
 

@@ -109,9 +109,10 @@ def test_text_mode_reads_lines(local_tree):
         assert f.readlines() == ["line1\n", "line2\n"]
 
 
-def test_credentials_not_taken_yet_are_a_clear_error():
-    with pytest.raises(ValueError, match="'key' option is not taken"):
-        FerryS3FileSystem(key="k", secret="s", skip_instance_cache=True)
+def test_a_key_without_a_secret_is_a_clear_error():
+    fs = FerryS3FileSystem(key="k", endpoint_url="http://127.0.0.1:1", skip_instance_cache=True)
+    with pytest.raises(ValueError, match="give both"):
+        fs.info("bucket/key")
 
 
 # ---------------------------------------------------------- the ecosystem on real peers
@@ -137,6 +138,20 @@ def test_pandas_parquet_round_trip_on_irods(irods_base, frame):
     url = f"{irods_base}/t.parquet"
     frame.to_parquet(url)
     pd.testing.assert_frame_equal(pd.read_parquet(url), frame)
+
+
+def test_pandas_parquet_round_trip_on_ferry_s3_with_storage_options(versitygw, frame, monkeypatch):
+    import pandas as pd
+    from conftest import S3_ACCESS_KEY, S3_BUCKET, S3_REGION, S3_SECRET_KEY
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/dev/null")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ENDPOINT_URL"):
+        monkeypatch.delenv(name, raising=False)
+    options = {"endpoint_url": versitygw, "key": S3_ACCESS_KEY, "secret": S3_SECRET_KEY,
+               "region": S3_REGION, "skip_instance_cache": True}
+    url = f"ferry+s3://{S3_BUCKET}/fsspec-{uuid.uuid4().hex}/t.parquet"
+    frame.to_parquet(url, storage_options=options)
+    pd.testing.assert_frame_equal(pd.read_parquet(url, storage_options=options), frame)
 
 
 def test_pandas_parquet_round_trip_on_nfs(nfs_base, frame, ganesha):

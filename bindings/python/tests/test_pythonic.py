@@ -157,6 +157,24 @@ def test_s3_options_are_constructor_arguments(s3_env, monkeypatch, tree):
         assert fs.stat("s3://pythonic-options/top.txt").size == 1
 
 
+def test_s3_key_and_secret_are_constructor_arguments(s3_env, monkeypatch, tree):
+    key, secret = os.environ["AWS_ACCESS_KEY_ID"], os.environ["AWS_SECRET_ACCESS_KEY"]
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wrong")  # the arguments win
+    with ferry.FileSystems(key=key, secret=secret, s3_make_bucket=True) as fs:
+        fs.mkdir("s3://pythonic-keys/")
+        fs.copy(str(tree / "top.txt"), "s3://pythonic-keys/top.txt")
+        assert fs.stat("s3://pythonic-keys/top.txt").size == 1
+
+
+def test_irods_password_is_a_constructor_argument(irods_env, monkeypatch):
+    monkeypatch.delenv("IRODS_PASSWORD")
+    with ferry.FileSystems(irods_password="rods") as fs:
+        assert fs.stat(irods_env).kind is ferry.Kind.DIRECTORY
+    with ferry.FileSystems(irods_password="not-rods") as fs:
+        with pytest.raises(PermissionError, match="given to the client"):
+            fs.stat(irods_env)
+
+
 def test_a_bad_endpoint_url_argument_is_a_value_error(tree):
     with ferry.FileSystems(endpoint_url="ftp://nowhere") as fs:
         with pytest.raises(ValueError, match="endpoint_url"):

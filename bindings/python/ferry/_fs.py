@@ -198,6 +198,9 @@ class FileSystems(Closing):
             warnings.warn(line, RefusedEntryWarning, stacklevel=2)
         return stats
 
+    # sync(src, dst, ...) (issue 30) goes here, beside copy: same arguments
+    # and TransferStats, on _core._FileSystems.sync.
+
     def mkdir(self, url: str, *, parents: bool = False) -> None:
         """Creates the directory (collection, prefix) ``url`` names; with
         ``parents``, the missing ones above it too, and an existing

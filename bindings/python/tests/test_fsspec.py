@@ -1,6 +1,7 @@
 """ferry.fsspec: fsspec's own abstract suite on ferry's filesystem, and the
 ecosystem on irods:// and nfs:// against the test peers (pandas
-read_parquet/to_parquet, pyarrow.dataset through FSSpecHandler)."""
+read_parquet/to_parquet, pyarrow.dataset through FSSpecHandler,
+dask.dataframe.read_parquet)."""
 
 import uuid
 
@@ -161,6 +162,16 @@ def test_pandas_parquet_round_trip_on_nfs(nfs_base, frame, ganesha):
     # On the server's export, as pandas wrote it:
     pd.testing.assert_frame_equal(pd.read_parquet(ganesha / url.split("/export/")[1]), frame)
     pd.testing.assert_frame_equal(pd.read_parquet(url, storage_options=NFS_OPTIONS), frame)
+
+
+def test_dask_dataframe_reads_parquet_on_irods(irods_base, frame):
+    dd = pytest.importorskip("dask.dataframe")
+    import dask
+    frame.to_parquet(f"{irods_base}/dask/part.0.parquet")
+    with dask.config.set(scheduler="synchronous"):
+        got = dd.read_parquet(f"{irods_base}/dask/").compute()
+    # Dask reads strings as its own string dtype; the values are what matter.
+    assert got.to_dict("list") == frame.to_dict("list")
 
 
 def _arrow_round_trip(fs, base):

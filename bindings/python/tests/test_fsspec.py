@@ -54,6 +54,124 @@ class TestFerryPipe(abstract.AbstractPipeTests, FerryLocalFixtures):
     pass
 
 
+class FerryNfsFixtures(abstract.AbstractFixtures):
+    """The same suite on nfs:// against nfs-ganesha (a real peer)."""
+
+    @pytest.fixture
+    def fs(self, ganesha):
+        return NfsFileSystem(skip_instance_cache=True, **NFS_OPTIONS)
+
+    @pytest.fixture
+    def fs_join(self):
+        return lambda *parts: "/".join(parts)
+
+    @pytest.fixture
+    def fs_path(self, fs):
+        path = f"127.0.0.1/export/abstract-{uuid.uuid4().hex}"
+        fs.mkdir(path)
+        return path
+
+
+class TestFerryNfsCopy(abstract.AbstractCopyTests, FerryNfsFixtures):
+    pass
+
+
+class TestFerryNfsGet(abstract.AbstractGetTests, FerryNfsFixtures):
+    pass
+
+
+class TestFerryNfsPut(abstract.AbstractPutTests, FerryNfsFixtures):
+    pass
+
+
+class TestFerryNfsOpen(abstract.AbstractOpenTests, FerryNfsFixtures):
+    pass
+
+
+class TestFerryNfsPipe(abstract.AbstractPipeTests, FerryNfsFixtures):
+    pass
+
+
+class FerryIrodsFixtures(abstract.AbstractFixtures):
+    """The same suite on irods:// against ferry's iRODS peer."""
+
+    @pytest.fixture
+    def fs(self, irods_env):
+        return IrodsFileSystem(skip_instance_cache=True)
+
+    @pytest.fixture
+    def fs_join(self):
+        return lambda *parts: "/".join(parts)
+
+    @pytest.fixture
+    def fs_path(self, fs, irods_env):
+        path = fs._strip_protocol(f"{irods_env}/abstract-{uuid.uuid4().hex}")
+        fs.mkdir(path)
+        return path
+
+
+class TestFerryIrodsCopy(abstract.AbstractCopyTests, FerryIrodsFixtures):
+    pass
+
+
+class TestFerryIrodsGet(abstract.AbstractGetTests, FerryIrodsFixtures):
+    pass
+
+
+class TestFerryIrodsPut(abstract.AbstractPutTests, FerryIrodsFixtures):
+    pass
+
+
+class TestFerryIrodsOpen(abstract.AbstractOpenTests, FerryIrodsFixtures):
+    pass
+
+
+class TestFerryIrodsPipe(abstract.AbstractPipeTests, FerryIrodsFixtures):
+    pass
+
+
+class FerryS3Fixtures(abstract.AbstractFixtures):
+    """The same suite on ferry+s3:// against versitygw (no empty directories
+    on S3: a prefix exists while something is below it)."""
+
+    @pytest.fixture
+    def fs(self, s3_env):
+        return FerryS3FileSystem(skip_instance_cache=True)
+
+    @pytest.fixture
+    def fs_join(self):
+        return lambda *parts: "/".join(parts)
+
+    @pytest.fixture
+    def fs_path(self):
+        from conftest import S3_BUCKET
+        return f"{S3_BUCKET}/abstract-{uuid.uuid4().hex}"
+
+    @pytest.fixture
+    def supports_empty_directories(self):
+        return False
+
+
+class TestFerryS3Copy(abstract.AbstractCopyTests, FerryS3Fixtures):
+    pass
+
+
+class TestFerryS3Get(abstract.AbstractGetTests, FerryS3Fixtures):
+    pass
+
+
+class TestFerryS3Put(abstract.AbstractPutTests, FerryS3Fixtures):
+    pass
+
+
+class TestFerryS3Open(abstract.AbstractOpenTests, FerryS3Fixtures):
+    pass
+
+
+class TestFerryS3Pipe(abstract.AbstractPipeTests, FerryS3Fixtures):
+    pass
+
+
 # ---------------------------------------------------------- registration
 
 @pytest.mark.parametrize("protocol,cls", [

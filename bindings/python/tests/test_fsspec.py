@@ -20,6 +20,14 @@ NFS_OPTIONS = {"url_options": {"nfsport": NFS_PORT, "mountport": MOUNT_PORT}}
 
 # ------------------------------------------------------ fsspec's abstract suite
 
+def abstract_suites(fixtures, name):
+    """fsspec's abstract test classes on `fixtures`, as TestFerry<name><Suite>."""
+    for suite in ("Copy", "Get", "Put", "Open", "Pipe"):
+        base = getattr(abstract, f"Abstract{suite}Tests")
+        cls = type(f"TestFerry{name}{suite}", (base, fixtures), {})
+        globals()[cls.__name__] = cls
+
+
 class FerryLocalFixtures(abstract.AbstractFixtures):
     """fsspec's abstract tests on ferry+file (ferry's local filesystem,
     ferry's files, ferry's copy engine)."""
@@ -34,36 +42,23 @@ class FerryLocalFixtures(abstract.AbstractFixtures):
         return str(tmpdir)
 
 
-class TestFerryCopy(abstract.AbstractCopyTests, FerryLocalFixtures):
-    pass
+abstract_suites(FerryLocalFixtures, "")
 
 
-class TestFerryGet(abstract.AbstractGetTests, FerryLocalFixtures):
-    pass
+class RemoteFixtures(abstract.AbstractFixtures):
+    """A remote filesystem's paths join with "/" (os.path.join is local)."""
+
+    @pytest.fixture
+    def fs_join(self):
+        return lambda *parts: "/".join(parts)
 
 
-class TestFerryPut(abstract.AbstractPutTests, FerryLocalFixtures):
-    pass
-
-
-class TestFerryOpen(abstract.AbstractOpenTests, FerryLocalFixtures):
-    pass
-
-
-class TestFerryPipe(abstract.AbstractPipeTests, FerryLocalFixtures):
-    pass
-
-
-class FerryNfsFixtures(abstract.AbstractFixtures):
+class FerryNfsFixtures(RemoteFixtures):
     """The same suite on nfs:// against nfs-ganesha (a real peer)."""
 
     @pytest.fixture
     def fs(self, ganesha):
         return NfsFileSystem(skip_instance_cache=True, **NFS_OPTIONS)
-
-    @pytest.fixture
-    def fs_join(self):
-        return lambda *parts: "/".join(parts)
 
     @pytest.fixture
     def fs_path(self, fs):
@@ -72,36 +67,15 @@ class FerryNfsFixtures(abstract.AbstractFixtures):
         return path
 
 
-class TestFerryNfsCopy(abstract.AbstractCopyTests, FerryNfsFixtures):
-    pass
+abstract_suites(FerryNfsFixtures, "Nfs")
 
 
-class TestFerryNfsGet(abstract.AbstractGetTests, FerryNfsFixtures):
-    pass
-
-
-class TestFerryNfsPut(abstract.AbstractPutTests, FerryNfsFixtures):
-    pass
-
-
-class TestFerryNfsOpen(abstract.AbstractOpenTests, FerryNfsFixtures):
-    pass
-
-
-class TestFerryNfsPipe(abstract.AbstractPipeTests, FerryNfsFixtures):
-    pass
-
-
-class FerryIrodsFixtures(abstract.AbstractFixtures):
+class FerryIrodsFixtures(RemoteFixtures):
     """The same suite on irods:// against ferry's iRODS peer."""
 
     @pytest.fixture
     def fs(self, irods_env):
         return IrodsFileSystem(skip_instance_cache=True)
-
-    @pytest.fixture
-    def fs_join(self):
-        return lambda *parts: "/".join(parts)
 
     @pytest.fixture
     def fs_path(self, fs, irods_env):
@@ -110,37 +84,16 @@ class FerryIrodsFixtures(abstract.AbstractFixtures):
         return path
 
 
-class TestFerryIrodsCopy(abstract.AbstractCopyTests, FerryIrodsFixtures):
-    pass
+abstract_suites(FerryIrodsFixtures, "Irods")
 
 
-class TestFerryIrodsGet(abstract.AbstractGetTests, FerryIrodsFixtures):
-    pass
-
-
-class TestFerryIrodsPut(abstract.AbstractPutTests, FerryIrodsFixtures):
-    pass
-
-
-class TestFerryIrodsOpen(abstract.AbstractOpenTests, FerryIrodsFixtures):
-    pass
-
-
-class TestFerryIrodsPipe(abstract.AbstractPipeTests, FerryIrodsFixtures):
-    pass
-
-
-class FerryS3Fixtures(abstract.AbstractFixtures):
+class FerryS3Fixtures(RemoteFixtures):
     """The same suite on ferry+s3:// against versitygw (no empty directories
     on S3: a prefix exists while something is below it)."""
 
     @pytest.fixture
     def fs(self, s3_env):
         return FerryS3FileSystem(skip_instance_cache=True)
-
-    @pytest.fixture
-    def fs_join(self):
-        return lambda *parts: "/".join(parts)
 
     @pytest.fixture
     def fs_path(self):
@@ -152,24 +105,7 @@ class FerryS3Fixtures(abstract.AbstractFixtures):
         return False
 
 
-class TestFerryS3Copy(abstract.AbstractCopyTests, FerryS3Fixtures):
-    pass
-
-
-class TestFerryS3Get(abstract.AbstractGetTests, FerryS3Fixtures):
-    pass
-
-
-class TestFerryS3Put(abstract.AbstractPutTests, FerryS3Fixtures):
-    pass
-
-
-class TestFerryS3Open(abstract.AbstractOpenTests, FerryS3Fixtures):
-    pass
-
-
-class TestFerryS3Pipe(abstract.AbstractPipeTests, FerryS3Fixtures):
-    pass
+abstract_suites(FerryS3Fixtures, "S3")
 
 
 # ---------------------------------------------------------- registration

@@ -33,12 +33,15 @@ absl::Status RegisterBuiltinFileSystems(fs::FileSystemRegistry& registry,
                                .config_overrides = {.endpoint_url = options.s3_endpoint_url,
                                                     .profile = options.s3_profile,
                                                     .region = options.s3_region,
-                                                    .no_sign_request =
-                                                        options.s3_no_sign_request}})));
+                                                    .no_sign_request = options.s3_no_sign_request,
+                                                    .access_key_id = options.s3_access_key_id,
+                                                    .secret_access_key = options.s3_secret_access_key,
+                                                    .session_token = options.s3_session_token}})));
   irods::IrodsFileSystemOptions irods_options{
       .chunks = {.parallelism = options.irods_parallelism}};
   if (options.irods_connections > 0) irods_options.client.connections = options.irods_connections;
   irods_options.client_user = options.irods_client_user;
+  irods_options.password = options.irods_password;
   if (options.io_timeout > absl::ZeroDuration()) SetTimeout(options.io_timeout, irods_options.client.timeouts);
   FERRY_RETURN_IF_ERROR(registry.Register("irods", irods::NewIrodsProvider(irods_options)));
   return absl::OkStatus();

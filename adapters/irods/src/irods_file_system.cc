@@ -521,6 +521,10 @@ class IrodsProvider final : public fs::FileSystemProvider {
     FERRY_ASSIGN_OR_RETURN(IrodsUrl parsed, ParseIrodsUrl(url));
     IrodsAccount& account = parsed.account;
     if (!options_.client_user.empty()) account.client_user = options_.client_user;
+    if (!options_.password.empty()) {
+      account.password = options_.password;
+      account.password_source = "the password given to the client";
+    }
     const std::string key = Cat(account.host, "|", account.port, "|", account.user);
     std::shared_ptr<IrodsFileSystem> fs = Find(key);
     if (fs == nullptr) {

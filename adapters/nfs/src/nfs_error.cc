@@ -6,6 +6,7 @@
 #include "absl/strings/cord.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "ferry/base/directory_errors.h"
 #include "ferry/base/strings.h"
 #include "ferry/nfs/nfs3_xdr.h"
 
@@ -90,6 +91,11 @@ absl::Status Nfs3StatusToStatus(Nfs3Status status, std::string_view operation,
                                            Nfs3StatusName(status), " (", ToAbsl(info.meaning),
                                            ")"));
   out.SetPayload(kNfsStatusPayload, absl::Cord(absl::StrCat(static_cast<uint32_t>(status))));
+  // As errno's EISDIR / ENOTDIR are (ErrnoStatus), for the bindings' classes.
+  if (status == Nfs3Status::kIsDir || status == Nfs3Status::kNotDir) {
+    out.SetPayload(kDirectoryErrorPayload,
+                   absl::Cord(status == Nfs3Status::kIsDir ? "EISDIR" : "ENOTDIR"));
+  }
   return out;
 }
 

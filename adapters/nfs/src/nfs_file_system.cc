@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ferry/base/atomic_max.h"
+#include "ferry/base/directory_errors.h"
 #include "ferry/base/mutex.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
@@ -378,8 +379,7 @@ class ClientFileSystem final : public NfsFileSystem {
     const std::string d = fs::NormalizePath(dir);
     FERRY_ASSIGN_OR_RETURN(NfsObject o, client_.LookupPath(d));
     if (o.attributes && o.attributes->type != FileType::kDirectory) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("list ", Url(d), ": not a directory"));
+      return NotADirectoryStatus(absl::StrCat("list ", Url(d), ": not a directory"));
     }
     uint64_t cookie = 0;
     uint64_t cookieverf = 0;

@@ -33,6 +33,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "ferry/base/clock.h"
+#include "ferry/base/directory_errors.h"
 #include "ferry/base/mutex.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
@@ -451,7 +452,7 @@ absl::StatusOr<WalkStats> WalkTree(NfsClient& client, std::string_view root,
     FERRY_ASSIGN_OR_RETURN(root_object, client.LookupPath(root));
   }
   if (root_object.attributes && root_object.attributes->type != FileType::kDirectory) {
-    return absl::FailedPreconditionError(absl::StrCat(
+    return NotADirectoryStatus(absl::StrCat(
         "walk ", client.DisplayPath(root), ": not a directory (",
         FileTypeName(root_object.attributes->type), ")"));
   }

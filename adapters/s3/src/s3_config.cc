@@ -540,7 +540,16 @@ absl::Status FillFromEnvironment(const std::map<std::string, std::string>& env,
       config.region = *p;
     }
   }
-  if (overrides.no_sign_request) {
+  if (overrides.access_key_id.empty() != overrides.secret_access_key.empty()) {
+    return Bad(overrides.access_key_id.empty() ? "secret_access_key" : "access_key_id", "(given)",
+               "an access key id and a secret access key go together: give both");
+  }
+  if (!overrides.access_key_id.empty() && !overrides.no_sign_request) {
+    config.access_key_id = overrides.access_key_id;
+    config.secret_access_key = overrides.secret_access_key;
+    config.session_token = overrides.session_token;
+    config.credential_source = StaticSource("the key and secret given to the client");
+  } else if (overrides.no_sign_request) {
     config.credential_source = AwsCredentialSource{
         .kind = AwsCredentialSource::Kind::kAnonymous, .description = "none (unsigned requests)"};
   } else if (!config.access_key_id.empty()) {

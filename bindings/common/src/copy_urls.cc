@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "ferry/base/directory_errors.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
 #include "ferry/records/fs_records.h"
@@ -22,9 +23,19 @@ absl::StatusOr<std::string> CopyUrls(Runtime& runtime, fs::FileSystemRegistry& r
       .source = std::string(src_url),
       .destination = std::string(dst_url)};
   if (!recursive) {
-    FERRY_ASSIGN_OR_RETURN(TransferStats stats,
-                           CopyFile(runtime, *src.fs, src.path, *dst.fs, dst.path, std::move(options)));
-    return records::SerializeTransferStats(context, stats);
+    absl::StatusOr<TransferStats> stats =
+        CopyFile(runtime, *src.fs, src.path, *dst.fs, dst.path, std::move(options));
+    if (!stats.ok()) {
+      // A directory without `recursive` is the caller's slip, said as such
+      // (IsADirectoryError); asked only on failure, so a copy costs no Stat.
+      absl::StatusOr<fs::Entry> top = src.fs->Stat(src.path);
+      if (top.ok() && top->kind == fs::EntryKind::kDirectory) {
+        return IsADirectoryStatus(Cat("copy ", src_url, " to ", dst_url, ": ", src_url,
+                                      " is a directory (copy a tree with recursive)"));
+      }
+      return stats.status();
+    }
+    return records::SerializeTransferStats(context, *stats);
   }
   FERRY_ASSIGN_OR_RETURN(TreeCopyResult tree,
                          CopyTree(runtime, *src.fs, src.path, *dst.fs, dst.path, std::move(options)));

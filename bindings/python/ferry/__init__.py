@@ -5,20 +5,29 @@ A thin layer over ferry's C++ library (the compiled ``ferry._core``):
 - :class:`Runtime` -- the threads and memory budget everything runs on;
   a context manager.
 - :class:`TtlCache` -- a thread-safe TTL cache of Python objects with
-  single-flight loading, negative caching and refresh-ahead.
+  single-flight loading, negative caching and refresh-ahead; a
+  ``collections.abc.MutableMapping``.
 - :class:`Error` and its subclasses -- every C++ status becomes one of them,
   also an instance of the matching builtin (``FileNotFoundError``,
+  ``FileExistsError``, ``IsADirectoryError``, ``NotADirectoryError``,
   ``PermissionError``, ``TimeoutError``, ``ConnectionError``, ``ValueError``).
 - :mod:`ferry.nfs` -- ``walk`` / ``walk_entries``: a parallel NFS tree walk
   streaming ``WalkBatch`` records; ``NfsClient``, ``open``, ``download``,
   ``upload``: NFS files and parallel whole-file copies.
 - :mod:`ferry.s3` -- ``S3Client``, ``open``, ``download``, ``upload``: S3
   objects as files and parallel multipart transfers.
+- :mod:`ferry.irods` -- ``IrodsClient``: iRODS data objects as files,
+  parallel transfers, metadata (AVUs) and ACLs.
 - :class:`ObjectFile` -- the binary file (``io.RawIOBase``) both open.
 - :class:`FileSystems`, :func:`copy`, :func:`open`, :func:`walk`,
   :func:`walk_entries`, :func:`stat` -- one front for every place ferry
-  reaches, by URL (local paths, s3://, nfs://): files, walks, and copies of
-  files and trees between any two of them on the C++ engine.
+  reaches, by URL (local paths, s3://, nfs://, irods://): files, walks, and
+  copies of files and trees between any two of them on the C++ engine.
+- :class:`Entry`, :class:`Kind` -- what walks, listings and stat answer:
+  ``str`` paths (``path_bytes`` for the exact bytes), kinds by name.
+- :mod:`ferry.fsspec` -- ``FerryFileSystem``: ferry as an fsspec
+  filesystem (``irods://``, ``nfs://``, ``ferry+s3://`` in pandas, pyarrow,
+  Dask).
 - :mod:`ferry.records_pb2` -- the cross-language records (walk batches,
   transfer stats, bench results), generated from ``records.proto``.
 
@@ -28,37 +37,46 @@ caller. Transfers return ``ferry.records_pb2.TransferStats``.
 """
 
 from ferry._core import (
+    AlreadyExistsError,
     DeadlineExceededError,
     Error,
     InvalidArgumentError,
+    IsDirectoryError,
     ManualClock,
     MemoryBudget,
     MemoryTicket,
+    NotDirectoryError,
     NotFoundError,
     PermissionDeniedError,
     ProtocolError,
     Runtime,
-    TtlCache,
     TtlCacheStats,
     UnauthenticatedError,
     UnavailableError,
 )
 
 from ferry._files import ObjectFile  # noqa: E402  (after _core: these import from it)
-from ferry import nfs, s3  # noqa: E402
+from ferry._cache import TtlCache  # noqa: E402
+from ferry._records import Entry, Kind  # noqa: E402
+from ferry import irods, nfs, s3  # noqa: E402
 from ferry._fs import (FileSystems, RefusedEntryWarning, Walk, copy, open, stat, walk,  # noqa: E402
                        walk_entries)
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AlreadyExistsError",
     "DeadlineExceededError",
+    "Entry",
     "Error",
     "FileSystems",
     "InvalidArgumentError",
+    "IsDirectoryError",
+    "Kind",
     "ManualClock",
     "MemoryBudget",
     "MemoryTicket",
+    "NotDirectoryError",
     "NotFoundError",
     "ObjectFile",
     "PermissionDeniedError",
@@ -72,6 +90,7 @@ __all__ = [
     "Walk",
     "__version__",
     "copy",
+    "irods",
     "nfs",
     "open",
     "s3",

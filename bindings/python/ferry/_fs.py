@@ -9,15 +9,17 @@ protocol: the C++ registry resolves the URL, the C++ engine copies.
         fs.copy("s3://bucket/big.bin", "/tmp/big.bin",
                 progress=lambda done, total: print(done, total))
         fs.copy("nfs://host/export/tree", "s3://bucket/tree", recursive=True)
-        for entry in fs.walk_entries("s3://bucket/tree/"):
-            print(os.fsdecode(entry.path), entry.size)
+        for entry in fs.walk_entries("s3://bucket/tree/"):   # ferry.Entry
+            print(entry.path, entry.kind, entry.size)      # 'a/b.bin' Kind.FILE 42
         with fs.open("nfs://host/export/a.bin") as f:     # ferry.ObjectFile
             f.seek(1 << 20); head = f.read(4096)
 
     ferry.copy(src, dst)    # the same, with a Runtime made for the call
 
 S3 credentials, region and endpoint come from the AWS environment (as the
-AWS CLI reads them); NFS options from the URL. Copies return
+AWS CLI reads them) unless given to :class:`FileSystems` (``endpoint_url``,
+``profile``, ``region``, ``anon``: fsspec's storage_options names); NFS
+options from the URL. Copies return
 ``ferry.records_pb2.TransferStats``; a tree copy with failed files raises
 the first failure (saying how many failed). Names a server lists that
 are not one safe component (``..``, empty, ``/`` inside, NUL) are refused:
@@ -30,7 +32,8 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
 from ferry import _core
 from ferry._files import Closing, ObjectFile, Progress, _core_mode
-from ferry.records_pb2 import TransferStats, WalkBatch, WalkEntry, WalkError
+from ferry._records import Entry
+from ferry.records_pb2 import TransferStats, WalkBatch, WalkError
 
 __all__ = ["FileSystems", "RefusedEntryWarning", "Walk", "copy", "open", "stat", "walk",
            "walk_entries"]
@@ -79,14 +82,14 @@ class Walk(Closing):
         return self._raw.stats
 
 
-def _entries(w: Walk, onerror: Optional[Callable[[WalkError], None]]) -> Iterator[WalkEntry]:
+def _entries(w: Walk, onerror: Optional[Callable[[WalkError], None]]) -> Iterator[Entry]:
     # A generator: closed (and so the walk) when the caller drops it.
     with w:
         for batch in w:
             if onerror is not None:
                 for error in batch.errors:
                     onerror(error)
-            yield from batch.entries
+            yield from map(Entry.from_record, batch.entries)
 
 
 class FileSystems(Closing):
@@ -102,24 +105,44 @@ class FileSystems(Closing):
     own went silent. A call on a server that stops answering ends within
     about twice the timeout; it never hangs."""
 
-    def __init__(self, *, runtime: _core.Runtime, s3_chunk_bytes: int = 0,
+    def __init__(self, *, runtime: Optional[_core.Runtime] = None, s3_chunk_bytes: int = 0,
                  s3_concurrency: int = 0, s3_make_bucket: bool = False,
                  nfs_parallelism: int = 0, nfs_connections: int = 0,
                  irods_parallelism: int = 0, irods_connections: int = 0,
-                 timeout: Optional[float] = None) -> None:
-        self._raw = _core._FileSystems(runtime=runtime, s3_chunk_bytes=s3_chunk_bytes,
-                                       s3_concurrency=s3_concurrency,
-                                       s3_make_bucket=s3_make_bucket,
-                                       nfs_parallelism=nfs_parallelism,
-                                       nfs_connections=nfs_connections,
-                                       irods_parallelism=irods_parallelism,
-                                       irods_connections=irods_connections,
-                                       timeout=timeout)
+                 timeout: Optional[float] = None, endpoint_url: Optional[str] = None,
+                 profile: Optional[str] = None, region: Optional[str] = None,
+                 anon: bool = False, key: Optional[str] = None, secret: Optional[str] = None,
+                 token: Optional[str] = None, irods_password: Optional[str] = None,
+                 irods_client_user: Optional[str] = None) -> None:
+        """``runtime``: the Runtime everything runs on (None: one made for
+        this FileSystems and closed with it). S3, as the AWS CLI's flags
+        (None: the AWS environment and ``~/.aws`` decide; fsspec's
+        storage_options names): ``endpoint_url`` (``scheme://host[:port]``),
+        ``profile``, ``region``, ``anon`` (unsigned requests, public
+        buckets), ``key``/``secret``/``token`` (an access key id and secret
+        access key, both or neither, and a session token; they win over the
+        environment). iRODS: ``irods_password`` (instead of
+        ``IRODS_PASSWORD`` / ``IRODS_PASSWORD_FILE``), ``irods_client_user``
+        acts for that user (a proxy login by a rodsadmin)."""
+        # A Runtime made here lives as long as this and what it opened.
+        self._own_runtime = None
+        if runtime is None:
+            runtime = self._own_runtime = _core.Runtime(blocking_threads=_CALL_THREADS)
+        self._raw = _core._FileSystems(
+            runtime=runtime, s3_chunk_bytes=s3_chunk_bytes, s3_concurrency=s3_concurrency,
+            s3_make_bucket=s3_make_bucket, nfs_parallelism=nfs_parallelism,
+            nfs_connections=nfs_connections, irods_parallelism=irods_parallelism,
+            irods_connections=irods_connections, timeout=timeout,
+            s3_endpoint_url=endpoint_url or "", s3_profile=profile or "",
+            s3_region=region or "", s3_no_sign_request=anon, s3_access_key_id=key or "",
+            s3_secret_access_key=secret or "", s3_session_token=token or "",
+            irods_client_user=irods_client_user or "", irods_password=irods_password or "")
 
-    def stat(self, url: str) -> Dict[str, Any]:
-        """{'url', 'kind' ('file', 'directory', ...), 'size', 'mtime_ns',
-        'mode', 'id'}; FileNotFoundError if nothing is there."""
-        return self._raw.stat(url)
+    def stat(self, url: str) -> Entry:
+        """The :class:`ferry.Entry` at ``url`` (its ``path`` is ``url``;
+        ``st["kind"]``, ``st["size"]``... still answer as the dict it
+        was); FileNotFoundError if nothing is there."""
+        return Entry.from_stat(self._raw.stat(url))
 
     def open(self, url: str, mode: str = "rb", *, size: Optional[int] = None) -> ObjectFile:
         """A binary file (``io.RawIOBase``): "rb" reads (positional, only
@@ -129,11 +152,12 @@ class FileSystems(Closing):
         raw = self._raw.open(url, _core_mode(mode), size=-1 if size is None else size)
         return ObjectFile(raw, mode)
 
-    def list(self, url: str) -> List[WalkEntry]:
+    def list(self, url: str) -> List[Entry]:
         """The entries directly in directory ``url`` (paths are their
         names), as the protocol lists them: one level, where :meth:`walk`
-        goes all the way down. FileNotFoundError for a missing directory."""
-        return list(WalkBatch.FromString(self._raw.list(url)).entries)
+        goes all the way down. FileNotFoundError for a missing directory,
+        NotADirectoryError for a file."""
+        return [Entry.from_record(e) for e in WalkBatch.FromString(self._raw.list(url)).entries]
 
     def list_serialized(self, url: str) -> bytes:
         """:meth:`list`'s entries undecoded, as one records.proto WalkBatch
@@ -146,9 +170,11 @@ class FileSystems(Closing):
         return Walk(self._raw.walk(url, batch_entries=batch_entries, max_in_flight=max_in_flight))
 
     def walk_entries(self, url: str, *, onerror: Optional[Callable[[WalkError], None]] = None,
-                     **kwargs: Any) -> Iterator[WalkEntry]:
-        """The entries of :meth:`walk`, one by one; unreadable directories go
-        to ``onerror`` (skipped if None)."""
+                     **kwargs: Any) -> Iterator[Entry]:
+        """The entries of :meth:`walk`, one by one, as :class:`ferry.Entry`
+        (paths relative to ``url``); unreadable directories go to
+        ``onerror`` (skipped if None). NotADirectoryError if ``url`` is a
+        file."""
         return _entries(self.walk(url, **kwargs), onerror)
 
     def copy(self, src: str, dst: str, *, recursive: bool = False,
@@ -156,7 +182,8 @@ class FileSystems(Closing):
              chunk_bytes: int = 0, parallelism: int = 0) -> TransferStats:
         """Copies file ``src`` to ``dst`` (or, with ``recursive``, every file
         below directory ``src`` to the same path below ``dst``), between any
-        two places, remote to remote straight through.
+        two places, remote to remote straight through. A directory without
+        ``recursive`` raises IsADirectoryError.
         ``progress(bytes_done, bytes_total)`` runs on this thread; an
         exception raised there stops the copy and is re-raised. A tree is
         copied while it is listed: ``bytes_total`` is None until the
@@ -221,6 +248,9 @@ class FileSystems(Closing):
 
     def close(self) -> None:
         self._raw.close()
+        # A Runtime made here is let go, not closed: a file or walk still
+        # open holds it (a pin) and it stops when the last of them closes.
+        self._own_runtime = None
 
     @property
     def closed(self) -> bool:
@@ -250,7 +280,7 @@ def copy(src: str, dst: str, *, recursive: bool = False, progress: Optional[Prog
 
 
 def stat(url: str, *, runtime: Optional[_core.Runtime] = None,
-         filesystems: Optional[FileSystems] = None) -> Dict[str, Any]:
+         filesystems: Optional[FileSystems] = None) -> Entry:
     """:meth:`FileSystems.stat`, as :func:`copy` chooses the FileSystems."""
     with _filesystems(runtime, filesystems) as fs:
         return fs.stat(url)
@@ -278,6 +308,6 @@ def walk(url: str, *, runtime: _core.Runtime, **kwargs: Any) -> Walk:
 
 def walk_entries(url: str, *, runtime: _core.Runtime,
                  onerror: Optional[Callable[[WalkError], None]] = None,
-                 **kwargs: Any) -> Iterator[WalkEntry]:
+                 **kwargs: Any) -> Iterator[Entry]:
     """:meth:`FileSystems.walk_entries` on ``runtime``."""
     return _entries(walk(url, runtime=runtime, **kwargs), onerror)

@@ -11,8 +11,8 @@ python-irodsclient does; trees many files at once).
         ir.upload("/tmp/tree", "tree", recursive=True)
         with ir.open("big.bin", "rb") as f:           # ferry.ObjectFile
             f.seek(1 << 20); head = f.read(4096)
-        for entry in ir.walk_entries("tree"):         # ferry.records_pb2.WalkEntry
-            print(os.fsdecode(entry.path), entry.size)
+        for entry in ir.walk_entries("tree"):         # ferry.Entry
+            print(entry.path, entry.kind, entry.size)
         ir.add_metadata("big.bin", "experiment", "42", "run")
         print(ir.metadata("big.bin"))                 # [Avu('experiment', '42', 'run')]
         ir.set_access("big.bin", "bob", "read")
@@ -28,11 +28,12 @@ denied one ``PermissionError``, each naming the iRODS error code.
 ``ferry.FileSystems``; this module is that front with a base URL.
 """
 
-from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
+from typing import Any, Callable, Iterator, List, NamedTuple, Optional, Tuple, Union
 
 from ferry import _core, _fs
 from ferry._files import (Closing, ObjectFile, Progress, _calling, _connect_target, _core_mode,
                           _open_owning)
+from ferry._records import Entry
 from ferry.records_pb2 import TransferStats, WalkBatch, WalkEntry, WalkError
 
 __all__ = ["Access", "Avu", "IrodsClient", "download", "open", "upload", "walk", "walk_entries",
@@ -82,8 +83,9 @@ class IrodsClient(Closing):
     def closed(self) -> bool:
         return self._fs.closed
 
-    def stat(self, path: str = "") -> Dict[str, Any]:
-        """See ``ferry.FileSystems.stat``: kind 'file' (data object) or 'directory' (collection)."""
+    def stat(self, path: str = "") -> Entry:
+        """See ``ferry.FileSystems.stat``: kind ``Kind.FILE`` (data object) or
+        ``Kind.DIRECTORY`` (collection)."""
         return self._fs.stat(self.url(path))
 
     def open(self, path: str, mode: str = "rb") -> ObjectFile:
@@ -108,8 +110,8 @@ class IrodsClient(Closing):
         return self._fs.walk(self.url(path), **options)
 
     def walk_entries(self, path: str = "", *, onerror: Optional[Callable[[WalkError], None]] = None,
-                     **options: Any) -> Iterator[WalkEntry]:
-        """As :meth:`walk`, one ``WalkEntry`` at a time."""
+                     **options: Any) -> Iterator[Entry]:
+        """As :meth:`walk`, one :class:`ferry.Entry` at a time."""
         return self._fs.walk_entries(self.url(path), onerror=onerror, **options)
 
     def metadata(self, path: str = "") -> List[Avu]:

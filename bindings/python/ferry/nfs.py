@@ -4,16 +4,17 @@
 
     with ferry.Runtime() as rt:
         for entry in ferry.nfs.walk_entries("nfs://server/export/dir", runtime=rt):
-            print(os.fsdecode(entry.path), entry.size)
+            print(entry.path, entry.kind, entry.size)    # ferry.Entry
 
         with ferry.nfs.walk("nfs://server/export", runtime=rt, uid=1000, gid=1000) as w:
             for batch in w:                    # ferry.records_pb2.WalkBatch
                 handle(batch.entries, batch.errors)
             print(w.stats)
 
-Entries are ``ferry.records_pb2.WalkEntry`` records (the bytes C++ wrote,
-decoded: Java reads the same). Their ``path`` is bytes relative to the URL's
-path; every object below it is listed once, in no particular order; symlinks
+Batches are ``ferry.records_pb2.WalkBatch`` records (the bytes C++ wrote,
+decoded: Java reads the same; their ``WalkEntry`` paths are bytes);
+``walk_entries`` gives each entry as a :class:`ferry.Entry`, its ``path`` a
+str (``path_bytes``: the bytes). Paths are relative to the URL's path; every object below it is listed once, in no particular order; symlinks
 are listed, never followed. A directory that cannot be read is a
 ``WalkError`` record and the walk goes on.
 
@@ -51,6 +52,7 @@ from typing import Any, Callable, Iterator, List, Optional, Tuple, Union
 from ferry import _core, _fs
 from ferry._files import (ClientWrapper, ObjectFile, Progress, _calling, _connect_target,
                           _core_mode, _open_owning)
+from ferry._records import Entry
 from ferry.records_pb2 import TransferStats, WalkBatch, WalkEntry, WalkError
 
 __all__ = ["NfsClient", "Walk", "download", "open", "upload", "walk", "walk_entries",
@@ -112,8 +114,8 @@ def walk_entries(url: str, *, runtime: _core.Runtime,
                  uid: Optional[int] = None, gid: Optional[int] = None,
                  onerror: Optional[Callable[[WalkError], None]] = None,
                  max_directories_in_flight: int = DEFAULT_MAX_DIRECTORIES_IN_FLIGHT,
-                 connections: int = DEFAULT_CONNECTIONS) -> Iterator[WalkEntry]:
-    """As :func:`walk`, one ``WalkEntry`` at a time. As with ``os.walk``,
+                 connections: int = DEFAULT_CONNECTIONS) -> Iterator[Entry]:
+    """As :func:`walk`, one :class:`ferry.Entry` at a time. As with ``os.walk``,
     unreadable directories are skipped unless ``onerror`` is given: it is
     called with each ``WalkError`` record (raising from it stops the walk).
     Connects before returning, as :func:`walk` does."""

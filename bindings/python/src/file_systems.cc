@@ -369,7 +369,11 @@ Every filesystem ferry reaches, by URL (file paths, s3://, nfs://, ...).
 Use ferry.FileSystems, the Python wrapper.)doc")
       .def(py::init([](const py::object& runtime, int64_t s3_chunk_bytes, int s3_concurrency,
                        bool s3_make_bucket, int nfs_parallelism, int nfs_connections,
-                       int irods_parallelism, int irods_connections, const py::object& timeout) {
+                       int irods_parallelism, int irods_connections, const py::object& timeout,
+                       std::string s3_endpoint_url, std::string s3_profile, std::string s3_region,
+                       bool s3_no_sign_request, std::string s3_access_key_id,
+                       std::string s3_secret_access_key, std::string s3_session_token,
+                       std::string irods_client_user, std::string irods_password) {
              if (nfs_connections < 0 || nfs_parallelism < 0 || irods_connections < 0 ||
                  irods_parallelism < 0) {
                ThrowStatus(absl::InvalidArgumentError(absl::StrCat(
@@ -391,17 +395,30 @@ Use ferry.FileSystems, the Python wrapper.)doc")
                  runtime, BuiltinFileSystemOptions{.s3_chunks = {.chunk_bytes = s3_chunk_bytes,
                                                                  .parallelism = s3_concurrency},
                                                    .s3_make_bucket = s3_make_bucket,
+                                                   .s3_endpoint_url = std::move(s3_endpoint_url),
+                                                   .s3_profile = std::move(s3_profile),
+                                                   .s3_region = std::move(s3_region),
+                                                   .s3_no_sign_request = s3_no_sign_request,
+                                                   .s3_access_key_id = std::move(s3_access_key_id),
+                                                   .s3_secret_access_key = std::move(s3_secret_access_key),
+                                                   .s3_session_token = std::move(s3_session_token),
                                                    .nfs_parallelism = nfs_parallelism,
                                                    .nfs_connections = nfs_connections,
                                                    .irods_parallelism = irods_parallelism,
                                                    .irods_connections = irods_connections,
+                                                   .irods_client_user = std::move(irods_client_user),
+                                                   .irods_password = std::move(irods_password),
                                                    .io_timeout = io_timeout});
            }),
            py::kw_only(), py::arg("runtime"), py::arg("s3_chunk_bytes") = 0,
            py::arg("s3_concurrency") = 0, py::arg("s3_make_bucket") = false,
            py::arg("nfs_parallelism") = 0, py::arg("nfs_connections") = 0,
            py::arg("irods_parallelism") = 0, py::arg("irods_connections") = 0,
-           py::arg("timeout") = py::none())
+           py::arg("timeout") = py::none(), py::arg("s3_endpoint_url") = "",
+           py::arg("s3_profile") = "", py::arg("s3_region") = "",
+           py::arg("s3_no_sign_request") = false, py::arg("s3_access_key_id") = "",
+           py::arg("s3_secret_access_key") = "", py::arg("s3_session_token") = "",
+           py::arg("irods_client_user") = "", py::arg("irods_password") = "")
       .def("stat", &PyFileSystems::Stat, py::arg("url"))
       .def("open", &PyFileSystems::Open, py::arg("url"), py::arg("mode") = "r",
            py::kw_only(), py::arg("size") = -1)

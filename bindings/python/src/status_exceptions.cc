@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "ferry/base/directory_errors.h"
 #include "ferry/base/strings.h"
 #include "ferry/bindings/error_kind.h"
 
@@ -17,10 +18,17 @@ namespace py = pybind11;
 namespace ferry::python {
 namespace {
 
-// The ferry._core class raised for `code` (the shared table's kinds).
-const char* ExceptionClassFor(absl::StatusCode code) {
-  switch (bindings::ErrorKindFor(code)) {
+// The ferry._core class raised for `status` (the shared table's kinds; a
+// directory error marked as such, see ferry/base/directory_errors.h).
+const char* ExceptionClassFor(const absl::Status& status) {
+  switch (DirectoryErrorOf(status)) {
+    case DirectoryError::kIsADirectory: return "IsDirectoryError";
+    case DirectoryError::kNotADirectory: return "NotDirectoryError";
+    case DirectoryError::kNone: break;
+  }
+  switch (bindings::ErrorKindFor(status.code())) {
     case bindings::ErrorKind::kNotFound: return "NotFoundError";
+    case bindings::ErrorKind::kAlreadyExists: return "AlreadyExistsError";
     case bindings::ErrorKind::kPermissionDenied: return "PermissionDeniedError";
     case bindings::ErrorKind::kUnauthenticated: return "UnauthenticatedError";
     case bindings::ErrorKind::kTimeout: return "DeadlineExceededError";
@@ -62,7 +70,7 @@ std::optional<absl::StatusCode> StatusCodeFromName(std::string_view name) {
 
 void ThrowStatus(const absl::Status& status) {
   py::module_ core = py::module_::import("ferry._core");
-  py::object cls = core.attr(ExceptionClassFor(status.code()));
+  py::object cls = core.attr(ExceptionClassFor(status));
   py::object exc = cls(std::string(status.message().data(), status.message().size()));
   exc.attr("code") = StatusCodeName(status.code());
   PyErr_SetObject(cls.ptr(), exc.ptr());
@@ -84,6 +92,10 @@ absl::Status StatusFromPython(const py::error_already_set& e, std::string_view c
   absl::StatusCode code = absl::StatusCode::kUnknown;
   if (e.matches(PyExc_FileNotFoundError)) {
     code = absl::StatusCode::kNotFound;
+  } else if (e.matches(PyExc_FileExistsError)) {
+    code = absl::StatusCode::kAlreadyExists;
+  } else if (e.matches(PyExc_IsADirectoryError) || e.matches(PyExc_NotADirectoryError)) {
+    code = absl::StatusCode::kFailedPrecondition;
   } else if (e.matches(PyExc_PermissionError)) {
     code = absl::StatusCode::kPermissionDenied;
   } else if (e.matches(PyExc_TimeoutError)) {
@@ -106,6 +118,15 @@ void RegisterExceptions(py::module_& m) {
   auto both = [&](PyObject* builtin) { return py::make_tuple(error, py::handle(builtin)); };
   AddException(m, "NotFoundError", "NotFound: no such file, object, key or entry.",
                both(PyExc_FileNotFoundError), "NotFound");
+  AddException(m, "AlreadyExistsError", "AlreadyExists: the file, object or directory exists.",
+               both(PyExc_FileExistsError), "AlreadyExists");
+  AddException(m, "IsDirectoryError",
+               "FailedPrecondition: a file operation on a directory (EISDIR), e.g. a copy of "
+               "a directory without recursive.",
+               both(PyExc_IsADirectoryError), "FailedPrecondition");
+  AddException(m, "NotDirectoryError",
+               "FailedPrecondition: a directory operation (list, walk) on a file (ENOTDIR).",
+               both(PyExc_NotADirectoryError), "FailedPrecondition");
   AddException(m, "PermissionDeniedError", "PermissionDenied: the server refused access.",
                both(PyExc_PermissionError), "PermissionDenied");
   AddException(m, "UnauthenticatedError",

@@ -72,7 +72,7 @@ def make_tree(root, *, dirs=8, subdirs=4, files=60, size=lambda i: i % 97, non_u
 
 
 def single_walk(fs, url):
-    return sorted((e.path, e.type, e.size, e.mode, e.uid, e.gid, e.mtime_ns, e.fileid)
+    return sorted((e.path_bytes, e.type, e.size, e.mode, e.uid, e.gid, e.mtime_ns, e.fileid)
                   for e in fs.walk_entries(url))
 
 

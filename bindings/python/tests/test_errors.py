@@ -8,6 +8,7 @@ from ferry import _core
 
 MAPPING = [
     ("NotFound", ferry.NotFoundError, FileNotFoundError),
+    ("AlreadyExists", ferry.AlreadyExistsError, FileExistsError),
     ("PermissionDenied", ferry.PermissionDeniedError, PermissionError),
     ("Unauthenticated", ferry.UnauthenticatedError, PermissionError),
     ("DeadlineExceeded", ferry.DeadlineExceededError, TimeoutError),
@@ -28,7 +29,7 @@ def test_status_code_maps_to_class_and_builtin(code, cls, builtin):
 
 
 @pytest.mark.parametrize(
-    "code", ["Cancelled", "Unknown", "AlreadyExists", "ResourceExhausted", "FailedPrecondition",
+    "code", ["Cancelled", "Unknown", "ResourceExhausted", "FailedPrecondition",
              "Aborted", "OutOfRange", "Unimplemented", "Internal"])
 def test_other_codes_raise_the_base_error_with_their_code(code):
     with pytest.raises(ferry.Error) as info:

@@ -20,7 +20,9 @@ def test_import_works_in_an_isolated_interpreter(tmp_path):
 def test_package_reexports_the_extension():
     for name in ferry.__all__:
         assert hasattr(ferry, name), name
-    assert ferry.TtlCache is ferry._core.TtlCache
+    assert ferry.Runtime is ferry._core.Runtime
+    # TtlCache wraps the C++ cache as a MutableMapping (ferry/_cache.py).
+    assert isinstance(ferry.TtlCache()._raw, ferry._core.TtlCache)
     assert ferry.__version__
 
 

@@ -68,7 +68,7 @@ def test_batches_are_full_but_the_last(ganesha, rt):
 
 
 def test_entries_carry_attributes(ganesha, rt):
-    by_path = {e.path: e for e in ferry.nfs.walk_entries(nfs_url("tree"), runtime=rt)}
+    by_path = {e.path_bytes: e for e in ferry.nfs.walk_entries(nfs_url("tree"), runtime=rt)}
     st = os.lstat(ganesha / "tree" / "sizes" / "s4095")
     e = by_path[b"sizes/s4095"]
     assert (e.size, e.mode, e.uid, e.gid, e.fileid) == (
@@ -129,7 +129,7 @@ def test_unreadable_directory_is_an_error_record_and_the_rest_is_listed(ganesha,
 
 def test_walk_entries_passes_errors_to_onerror(ganesha, rt):
     errors = []
-    paths = {e.path for e in ferry.nfs.walk_entries(nfs_url("perm"), runtime=rt, uid=OTHER_UID,
+    paths = {e.path_bytes for e in ferry.nfs.walk_entries(nfs_url("perm"), runtime=rt, uid=OTHER_UID,
                                                     gid=OTHER_UID, onerror=errors.append)}
     assert b"after/inside" in paths and b"locked" in paths
     assert [e.path for e in errors] == [b"locked"]

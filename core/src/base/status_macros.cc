@@ -1,8 +1,10 @@
 #include "ferry/base/status_macros.h"
 
+#include <cerrno>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "ferry/base/directory_errors.h"
 #include "ferry/base/strings.h"
 
 namespace ferry {
@@ -27,8 +29,11 @@ absl::Status AppendToMessage(const absl::Status& status, std::string_view note) 
 }
 
 absl::Status ErrnoStatus(int err, std::string_view what, std::string_view path) {
-  return absl::Status(absl::ErrnoToStatusCode(err),
-                      absl::StrCat(ToAbsl(what), " ", ToAbsl(path), ": ", std::strerror(err)));
+  std::string message = absl::StrCat(ToAbsl(what), " ", ToAbsl(path), ": ", std::strerror(err));
+  // Marked so bindings raise IsADirectoryError / NotADirectoryError.
+  if (err == EISDIR) return IsADirectoryStatus(message);
+  if (err == ENOTDIR) return NotADirectoryStatus(message);
+  return absl::Status(absl::ErrnoToStatusCode(err), message);
 }
 
 }  // namespace ferry

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ferry/base/clock.h"
+#include "ferry/base/directory_errors.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
 #include "ferry/fs/walk_guard.h"
@@ -87,7 +88,7 @@ absl::StatusOr<WalkStats> FileSystem::Walk(std::string_view root, const WalkOpti
     absl::StatusOr<Entry> top = Stat(base);
     if (!top.ok()) return top.status();
     if (top->kind != EntryKind::kDirectory) {
-      return absl::FailedPreconditionError(
+      return NotADirectoryStatus(
           absl::StrCat("walk ", Url(base), ": not a directory (", ToAbsl(EntryKindName(top->kind)), ")"));
     }
     guard.VisitRoot(top->id);

@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "ferry/base/atomic_max.h"
+#include "ferry/base/directory_errors.h"
 #include "ferry/base/mutex.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
@@ -188,7 +189,7 @@ absl::Status LocalFileSystem::List(std::string_view dir,
   const int dfd = ::open(abs.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd < 0) {
     if (errno == ENOTDIR) {
-      return absl::FailedPreconditionError(absl::StrCat("list ", abs, ": not a directory"));
+      return NotADirectoryStatus(absl::StrCat("list ", abs, ": not a directory"));
     }
     return ErrnoStatus(errno, "list", abs);
   }
@@ -249,13 +250,12 @@ absl::StatusOr<std::unique_ptr<File>> LocalFileSystem::OpenWrite(std::string_vie
                                                                  const WriteOptions& options) {
   const std::string abs = Abs(path);
   if (path.empty()) {
-    return absl::FailedPreconditionError(absl::StrCat("open ", abs, " for writing: a directory"));
+    return IsADirectoryStatus(absl::StrCat("open ", abs, " for writing: a directory"));
   }
   struct stat st;
   const bool exists = ::stat(abs.c_str(), &st) == 0;
   if (exists && S_ISDIR(st.st_mode)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("open ", abs, " for writing: it is a directory"));
+    return IsADirectoryStatus(absl::StrCat("open ", abs, " for writing: it is a directory"));
   }
   if (exists && S_ISCHR(st.st_mode)) {
     const int fd = ::open(abs.c_str(), O_WRONLY | O_CLOEXEC);

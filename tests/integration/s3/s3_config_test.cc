@@ -452,6 +452,23 @@ TEST(S3ConfigOverridesTest, NoSignRequestIsAnonymousEvenWithKeys) {
   EXPECT_EQ(c->credential_source.kind, Kind::kAnonymous);
 }
 
+TEST(S3ConfigOverridesTest, GivenKeyAndSecretWinOverTheEnvironment) {
+  auto c = S3Config::FromEnvironment(
+      AwsVariables(), {.access_key_id = "GIVEN", .secret_access_key = "GS", .session_token = "GT"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->access_key_id, "GIVEN");
+  EXPECT_EQ(c->secret_access_key, "GS");
+  EXPECT_EQ(c->session_token, "GT");
+  EXPECT_EQ(c->credential_source.kind, Kind::kStatic);
+  EXPECT_THAT(c->credential_source.description, HasSubstr("given"));
+}
+
+TEST(S3ConfigOverridesTest, AKeyWithoutASecretIsRejected) {
+  auto c = S3Config::FromEnvironment(AwsVariables(), {.access_key_id = "GIVEN"});
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(c.status().message(), HasSubstr("give both"));
+}
+
 // ---- The credential chain, botocore's order ----
 
 TEST(S3ConfigChainTest, KeyVariablesComeFirst) {

@@ -37,6 +37,11 @@ struct BuiltinFileSystemOptions {
   std::string s3_profile;
   std::string s3_region;
   bool s3_no_sign_request = false;
+  // S3: credentials given by the caller (both key and secret, or neither;
+  // empty: the AWS chain as above).
+  std::string s3_access_key_id;
+  std::string s3_secret_access_key;
+  std::string s3_session_token;
   // NFS: chunks in flight per file (NFS's chunk is the server's size); TCP
   // connections per mount.
   int nfs_parallelism = 0;
@@ -46,6 +51,9 @@ struct BuiltinFileSystemOptions {
   int irods_connections = 0;
   // iRODS: act for this user (IrodsFileSystemOptions::client_user).
   std::string irods_client_user;
+  // iRODS: the password, instead of $IRODS_PASSWORD / $IRODS_PASSWORD_FILE
+  // (empty: those).
+  std::string irods_password;
   // Every adapter, the one timeout setting: a request unanswered this long
   // after it was sent fails DeadlineExceeded (NFS: a call unanswered this
   // long after it was written, one that is safe to repeat first sent once

@@ -143,8 +143,7 @@ def _existing(fs: ferry.FileSystems, url: bytes, *, whole_tree: bool) -> Optiona
                     for e in batch.entries:
                         found[e.path] = e.size if e.type == ferry.records_pb2.FILE_TYPE_REGULAR else -1
             return found
-        return {e.path: (e.size if e.type == ferry.records_pb2.FILE_TYPE_REGULAR else -1)
-                for e in fs.list(url)}
+        return {e.path_bytes: (e.size if e.kind is ferry.Kind.FILE else -1) for e in fs.list(url)}
     except FileNotFoundError:
         return None
 

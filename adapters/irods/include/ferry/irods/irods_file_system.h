@@ -57,6 +57,9 @@ struct IrodsFileSystemOptions {
   // server then checks each call's permissions as this user's). Empty:
   // act as the URL's user.
   std::string client_user;
+  // The password of every login, instead of the account's
+  // ($IRODS_PASSWORD, $IRODS_PASSWORD_FILE). Empty: the account's.
+  std::string password;
 };
 
 // The fs::FileSystem operations are those of the interface (see the top of

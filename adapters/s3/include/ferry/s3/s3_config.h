@@ -65,6 +65,11 @@ struct S3ConfigOverrides {
   std::string profile;
   std::string region;
   bool no_sign_request = false;  // send requests unsigned (public buckets)
+  // Credentials a caller holds (a library's key/secret/token arguments, as
+  // boto3's and s3fs's): both or neither; they win over every other source.
+  std::string access_key_id;
+  std::string secret_access_key;
+  std::string session_token;
 };
 
 // A plain value; copyable, thread-compatible.

@@ -41,7 +41,12 @@ run(${WORK_DIR}/build/ferry_consumer)
 
 # The installed tools copy a tree; the README's program walks the copy.
 file(WRITE ${WORK_DIR}/tree/a/b.txt "hello")
-run(${WORK_DIR}/prefix/bin/ferry-walk --version)
+foreach(tool ferry-cp ferry-walk)
+  execute_process(COMMAND ${WORK_DIR}/prefix/bin/${tool} --help RESULT_VARIABLE rc OUTPUT_VARIABLE help)
+  if(NOT rc EQUAL 0 OR NOT help MATCHES "Usage: ")
+    message(FATAL_ERROR "consumer: the installed ${tool} --help: exit ${rc}\n${help}")
+  endif()
+endforeach()
 run(${WORK_DIR}/prefix/bin/ferry-cp -r ${WORK_DIR}/tree/ ${WORK_DIR}/copy/)
 run(${WORK_DIR}/prefix/bin/ferry-walk ${WORK_DIR}/copy)
 execute_process(COMMAND ${WORK_DIR}/build/app ${WORK_DIR}/copy

@@ -1,6 +1,7 @@
-# `cmake --install` puts headers, libraries and a package config in the
-# prefix, so `find_package(ferry CONFIG)` + `target_link_libraries(x
-# ferry::core)` works from another project (proved by tests/consumer).
+# `cmake --install` puts headers, libraries, a package config and (from
+# examples/) the tools in the prefix, so `find_package(ferry CONFIG)` +
+# `target_link_libraries(x ferry::ferry)` works from another project
+# (proved by tests/consumer, on README.md's own snippet).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 

@@ -11,7 +11,7 @@
 //                                                publish atomically at close)
 //
 // Run (scripts/test-java runs it against ferry's iRODS test peer):
-//   java -cp ferry.jar:protobuf-java.jar examples/java/NfsrodsFacade.java \
+//   java -cp ferry.jar examples/java/NfsrodsFacade.java \
 //        irods://rods@127.0.0.1:1247/tempZone /tempZone/home/rods/facade [server.json]
 // Prints what it did and ends with "ok".
 
@@ -20,7 +20,7 @@ import io.ferry.FileSystems;
 import io.ferry.IrodsCaches;
 import io.ferry.IrodsEntry;
 import io.ferry.IrodsStat;
-import io.ferry.Runtime;
+import io.ferry.FerryRuntime;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -31,7 +31,7 @@ import java.util.concurrent.ConcurrentHashMap;
 
 public final class NfsrodsFacade implements AutoCloseable {
   private final String server;  // irods://user@host:port, without the zone
-  private final Runtime runtime = new Runtime();
+  private final FerryRuntime runtime = new FerryRuntime();
   private final FileSystems files = new FileSystems(runtime);
   private final IrodsCaches caches;
   // Open files by path, as NFSRODS keeps them by inode between NFS calls:

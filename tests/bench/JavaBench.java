@@ -8,13 +8,13 @@
 //   download  FileSystems.copy(s3://..., local) in this JVM vs `ferry-cp`
 //   walk      FileSystems.walk(nfs://...) counted in this JVM vs `ferry-walk`
 // Ratios are C++ time over Java time (1.0: as fast; >= 0.95: within 5 %).
-// Java times are the calls in a running JVM (Runtime and FileSystems made
+// Java times are the calls in a running JVM (FerryRuntime and FileSystems made
 // and closed inside the timed call); C++ times are whole processes.
 // Ends with one line `RESULT {json}`.
 
 import io.ferry.Entry;
 import io.ferry.FileSystems;
-import io.ferry.Runtime;
+import io.ferry.FerryRuntime;
 import io.ferry.TtlCache;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -131,7 +131,7 @@ public class JavaBench {
     String s3Url = a.get("s3-url");
     Path javaOut = work.resolve("java.bin"), cppOut = work.resolve("cpp.bin");
     Timed javaDownload = () -> {
-      try (Runtime rt = new Runtime(); FileSystems fs = new FileSystems(rt)) {
+      try (FerryRuntime rt = new FerryRuntime(); FileSystems fs = new FileSystems(rt)) {
         fs.copy(s3Url, javaOut.toString(), false);
       }
     };
@@ -161,7 +161,7 @@ public class JavaBench {
     long wantEntries = Long.parseLong(a.get("walk-entries"));
     long[] seen = new long[1];
     Timed javaWalk = () -> {
-      try (Runtime rt = new Runtime(); FileSystems fs = new FileSystems(rt);
+      try (FerryRuntime rt = new FerryRuntime(); FileSystems fs = new FileSystems(rt);
           Stream<Entry> entries = fs.walk(nfsUrl)) {
         seen[0] = entries.count();
       }

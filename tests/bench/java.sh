@@ -27,9 +27,8 @@ mkdir -p "$WORK/home"
 
 echo "java.sh: packing the jar ..." >&2
 mvn -q -B -f "$ROOT/bindings/java/pom.xml" -DskipTests -Dferry.native.dir="$BUILD/bindings/java" package >&2
-mvn -q -B -f "$ROOT/bindings/java/pom.xml" dependency:build-classpath -DincludeScope=runtime \
-  -Dmdep.outputFile="$WORK/deps.cp" >&2
-CLASSPATH="$(ls "$ROOT"/bindings/java/target/ferry-*.jar | head -1):$(cat "$WORK/deps.cp")"
+# The shaded jar carries protobuf-java: nothing else on the class path.
+CLASSPATH="$(ls "$ROOT"/bindings/java/target/ferry-*.jar | head -1)"
 
 echo "java.sh: C++ cache figure (ferry_cache_bench) ..." >&2
 cpp_hits=$("$CACHE_BENCH" | sed -n 's/^RESULT //p' | python3 -c 'import json,sys; print(json.load(sys.stdin)["string_hits_per_s_1t"])')

@@ -23,7 +23,7 @@ enum class ErrorKind {
   kNotFound,          // FileNotFoundError / FileNotFoundException
   kAlreadyExists,     // FileExistsError / FileAlreadyExistsException
   kPermissionDenied,  // PermissionError / AccessDeniedException
-  kUnauthenticated,   // PermissionError / SecurityException
+  kUnauthenticated,   // PermissionError / FerryAuthenticationException
   kTimeout,           // TimeoutError / TimeoutException
   kUnavailable,       // ConnectionError / IOException
   kProtocol,          // ferry.ProtocolError / ProtocolException (DataLoss)

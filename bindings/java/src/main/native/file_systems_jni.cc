@@ -44,12 +44,14 @@ extern "C" {
 JNIEXPORT jlong JNICALL Java_io_ferry_FileSystems_newFileSystems(JNIEnv* env, jclass, jlong runtime,
                                                                  jint irods_connections,
                                                                  jint irods_parallelism,
-                                                                 jstring irods_client_user) {
+                                                                 jstring irods_client_user,
+                                                                 jboolean s3_make_bucket) {
   auto fs = std::make_shared<NativeFileSystems>();
   fs->runtime = *FromHandle<std::shared_ptr<ferry::Runtime>>(runtime);
   fs->registry = std::make_unique<ferry::fs::FileSystemRegistry>(*fs->runtime);
   absl::Status s = ferry::RegisterBuiltinFileSystems(
-      *fs->registry, {.irods_parallelism = irods_parallelism,
+      *fs->registry, {.s3_make_bucket = s3_make_bucket == JNI_TRUE,
+                      .irods_parallelism = irods_parallelism,
                       .irods_connections = irods_connections,
                       .irods_client_user = irods_client_user == nullptr ? "" : ToStd(env, irods_client_user)});
   if (!s.ok()) {

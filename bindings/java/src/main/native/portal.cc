@@ -26,7 +26,7 @@ constexpr std::array<ExceptionRow, 14> kExceptions = {{
     {ErrorKind::kNotFound, "java/nio/file/NoSuchFileException"},
     {ErrorKind::kAlreadyExists, "java/nio/file/FileAlreadyExistsException"},
     {ErrorKind::kPermissionDenied, "java/nio/file/AccessDeniedException"},
-    {ErrorKind::kUnauthenticated, "java/lang/SecurityException"},
+    {ErrorKind::kUnauthenticated, "io/ferry/FerryAuthenticationException"},
     {ErrorKind::kTimeout, "io/ferry/FerryTimeoutException"},
     {ErrorKind::kTimeout, "java/util/concurrent/TimeoutException"},
     {ErrorKind::kProtocol, "io/ferry/ProtocolException"},

@@ -9,13 +9,13 @@ namespace ferry::java {
 
 extern "C" {
 
-JNIEXPORT jlong JNICALL Java_io_ferry_Runtime_newRuntime(JNIEnv*, jclass, jint blocking_threads) {
+JNIEXPORT jlong JNICALL Java_io_ferry_FerryRuntime_newRuntime(JNIEnv*, jclass, jint blocking_threads) {
   ferry::RuntimeOptions options;
   if (blocking_threads > 0) options.blocking_threads = blocking_threads;
   return ToHandle(new std::shared_ptr<ferry::Runtime>(std::make_shared<ferry::Runtime>(options)));
 }
 
-JNIEXPORT void JNICALL Java_io_ferry_Runtime_disposeRuntime(JNIEnv*, jclass, jlong handle) {
+JNIEXPORT void JNICALL Java_io_ferry_FerryRuntime_disposeRuntime(JNIEnv*, jclass, jlong handle) {
   delete FromHandle<std::shared_ptr<ferry::Runtime>>(handle);
 }
 

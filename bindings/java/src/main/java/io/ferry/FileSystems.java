@@ -13,7 +13,7 @@ import java.util.stream.Stream;
  * Python {@code ferry.FileSystems}.
  *
  * <pre>{@code
- * try (Runtime rt = new Runtime(); FileSystems fs = new FileSystems(rt)) {
+ * try (FerryRuntime rt = new FerryRuntime(); FileSystems fs = new FileSystems(rt)) {
  *   TransferStats s = fs.copy("irods://alice@host:1247/zone/home/alice/big.bin", "/tmp/big.bin", false,
  *       (done, total) -> System.out.println(done + " / " + total));
  *   Entry e = fs.stat("s3://bucket/key");
@@ -27,13 +27,13 @@ import java.util.stream.Stream;
  * }</pre>
  *
  * Errors: {@link java.io.FileNotFoundException}, {@link java.nio.file.AccessDeniedException},
- * {@link java.nio.file.FileAlreadyExistsException}, {@link SecurityException} (wrong
+ * {@link java.nio.file.FileAlreadyExistsException}, {@link FerryAuthenticationException} (wrong
  * credentials), {@link IllegalArgumentException} (a bad URL), {@link IOException} (a server
  * that cannot be reached), each with ferry's message. Thread-safe; AutoCloseable. Files and walks
  * it opened stay usable after it is closed (each holds the native filesystems until closed).
  */
 public final class FileSystems extends NativeObject {
-  public FileSystems(Runtime runtime) {
+  public FileSystems(FerryRuntime runtime) {
     this(runtime, 0, 0);
   }
 
@@ -41,28 +41,72 @@ public final class FileSystems extends NativeObject {
    * @param irodsConnections logins per iRODS endpoint (0: ferry's default)
    * @param irodsParallelism streams per iRODS file (0: ferry's default)
    */
-  public FileSystems(Runtime runtime, int irodsConnections, int irodsParallelism) {
+  public FileSystems(FerryRuntime runtime, int irodsConnections, int irodsParallelism) {
     this(runtime, irodsConnections, irodsParallelism, null);
   }
 
   /**
-   * As {@link #FileSystems(Runtime, int, int)}, every {@code irods://} call made for
+   * As {@link #FileSystems(FerryRuntime, int, int)}, every {@code irods://} call made for
    * {@code irodsClientUser} (null: the URL's user): a proxy login, the URL's user a rodsadmin
    * logging in for that user, whose permissions the server then checks (what NFSRODS does for
    * each NFS caller).
    */
-  public FileSystems(Runtime runtime, int irodsConnections, int irodsParallelism,
+  public FileSystems(FerryRuntime runtime, int irodsConnections, int irodsParallelism,
       String irodsClientUser) {
-    super(open(runtime, irodsConnections, irodsParallelism, irodsClientUser));
+    this(runtime, new Options().irodsConnections(irodsConnections)
+        .irodsParallelism(irodsParallelism).irodsClientUser(irodsClientUser));
   }
 
-  private static NativeHandle open(Runtime runtime, int irodsConnections, int irodsParallelism,
-      String irodsClientUser) {
-    if (irodsConnections < 0 || irodsParallelism < 0) {
+  /** With every setting of {@code options} (ferry's {@code BuiltinFileSystemOptions}). */
+  public FileSystems(FerryRuntime runtime, Options options) {
+    super(open(runtime, options));
+  }
+
+  /**
+   * Settings for the adapters, as Python's {@code FileSystems} keyword arguments; unset ones keep
+   * each adapter's default. Not thread-safe; read once, when a FileSystems is made.
+   */
+  public static final class Options {
+    private int irodsConnections;
+    private int irodsParallelism;
+    private String irodsClientUser;
+    private boolean s3MakeBucket;
+
+    /** Logins per iRODS endpoint (0: ferry's default). */
+    public Options irodsConnections(int n) {
+      irodsConnections = n;
+      return this;
+    }
+
+    /** Streams per iRODS file (0: ferry's default). */
+    public Options irodsParallelism(int n) {
+      irodsParallelism = n;
+      return this;
+    }
+
+    /** Every irods:// call made for this user (null: the URL's user); see the constructor. */
+    public Options irodsClientUser(String user) {
+      irodsClientUser = user;
+      return this;
+    }
+
+    /**
+     * {@link FileSystems#mkdir} of a bucket URL ({@code s3://bucket/}) that does not exist creates
+     * the bucket (Python's {@code s3_make_bucket}); without it, it only checks the bucket is there.
+     */
+    public Options s3MakeBucket(boolean make) {
+      s3MakeBucket = make;
+      return this;
+    }
+  }
+
+  private static NativeHandle open(FerryRuntime runtime, Options o) {
+    if (o.irodsConnections < 0 || o.irodsParallelism < 0) {
       throw new IllegalArgumentException("connections and parallelism must be >= 0");
     }
     return new NativeHandle("FileSystems",
-        newFileSystems(runtime.handle(), irodsConnections, irodsParallelism, irodsClientUser),
+        newFileSystems(runtime.handle(), o.irodsConnections, o.irodsParallelism, o.irodsClientUser,
+            o.s3MakeBucket),
         FileSystems::disposeFileSystems);
   }
 
@@ -236,7 +280,7 @@ public final class FileSystems extends NativeObject {
       throws IOException;
 
   private static native long newFileSystems(long runtime, int irodsConnections, int irodsParallelism,
-      String irodsClientUser);
+      String irodsClientUser, boolean s3MakeBucket);
 
   private static native IrodsAvu[] irodsMetadata(long handle, String url) throws IOException;
 

@@ -32,7 +32,7 @@ import java.util.Objects;
  * caches (the login acts for one account; a front end serving many users passes the one it acts
  * for). The credentials come as for every {@code irods://} URL (irods_environment.json, {@code
  * IRODS_PASSWORD}). Errors: {@link java.io.FileNotFoundException} for a missing path (cached
- * for the stat refresh time), {@link SecurityException} for a refused login, {@link
+ * for the stat refresh time), {@link FerryAuthenticationException} for a refused login, {@link
  * IOException} for a server that cannot be reached.
  *
  * <p>Thread-safe. AutoCloseable: close waits for calls in progress, then logs out.

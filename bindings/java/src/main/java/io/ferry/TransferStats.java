@@ -13,7 +13,7 @@ import com.google.protobuf.InvalidProtocolBufferException;
  * @param bytesUploaded part (or put) bytes the store accepted
  * @param requests ranged GETs, NFS READs/WRITEs, iRODS reads/writes that succeeded
  * @param seconds wall time from start to the last byte
- * @param peakMemoryBytes the Runtime's memory budget peak during it
+ * @param peakMemoryBytes the FerryRuntime's memory budget peak during it
  * @param entriesRefused a tree's listed names refused as unsafe (never copied)
  * @param filesSkipped a tree's symlinks and special files (never copied)
  * @param warnings one line for each refused or skipped entry

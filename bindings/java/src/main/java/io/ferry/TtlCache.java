@@ -30,7 +30,7 @@ import java.util.function.ToLongBiFunction;
  * returns null or throws FileNotFoundException/NoSuchFileException) is cached for the
  * negative refresh time; other errors are not cached.
  *
- * <p>Refresh-ahead ({@link Builder#refreshAfter}) needs a {@link Runtime}: reloads run on its
+ * <p>Refresh-ahead ({@link Builder#refreshAfter}) needs a {@link FerryRuntime}: reloads run on its
  * blocking threads (attached to the JVM as daemon threads), while readers keep getting the
  * current value. Keys are compared as UTF-8 bytes; {@link #invalidatePrefix} matches path
  * components.
@@ -55,7 +55,7 @@ public final class TtlCache<V> extends NativeObject {
     private int shards;
     private ToLongBiFunction<String, ? super V> weigher;
     private CacheLoader<V> loader;
-    private Runtime runtime;
+    private FerryRuntime runtime;
 
     private Builder() {}
 
@@ -101,7 +101,7 @@ public final class TtlCache<V> extends NativeObject {
     }
 
     /** Where refresh-ahead reloads run (the cache keeps its threads alive). */
-    public Builder<V> runtime(Runtime r) {
+    public Builder<V> runtime(FerryRuntime r) {
       runtime = r;
       return this;
     }

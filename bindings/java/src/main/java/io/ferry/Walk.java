@@ -15,7 +15,7 @@ import java.util.stream.StreamSupport;
  * A walk as the Spliterator behind {@link FileSystems#walk}: it pulls one records.proto
  * WalkBatch (serialized, one byte[] per JNI call) from the C++ bindings::WalkStream whenever its
  * entries run out, decodes it with the generated io.ferry.records classes, and hands the entries
- * on one by one. The walk runs ahead on a Runtime thread by at most two batches, then waits for
+ * on one by one. The walk runs ahead on a FerryRuntime thread by at most two batches, then waits for
  * the consumer. Closing it (the stream's close, or the end of the walk) stops the native walk
  * and waits for it; a Cleaner does the same for a stream nobody closed.
  *

@@ -54,6 +54,18 @@ class FerryFileTest extends IrodsTestBase {
   }
 
   @Test
+  void mkdirOfABucketUrlCreatesTheBucketWithS3MakeBucket() throws Exception {
+    String bucket = unique("made-");
+    try (FileSystems maker = new FileSystems(runtime, new FileSystems.Options().s3MakeBucket(true))) {
+      maker.mkdir("s3://" + bucket + "/", false);
+      try (OutputStream out = maker.newOutputStream("s3://" + bucket + "/k")) {
+        out.write(new byte[] {1, 2, 3});
+      }
+      assertEquals(3, maker.stat("s3://" + bucket + "/k").size());
+    }
+  }
+
+  @Test
   void readsALocalFileByteExactWithSeekAndSize() throws Exception {
     byte[] data = random(3 << 20, 1);
     Path p = tmp.resolve("f.bin");

@@ -7,19 +7,19 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
 /**
- * What the test classes that talk to peers share: one Runtime and one FileSystems for the class,
- * and the peers a class starts ({@link #closeAfterAll}), closed after the FileSystems and the
- * Runtime, last started first. JUnit runs this class's {@code @BeforeAll} before a subclass's and
- * its {@code @AfterAll} after a subclass's.
+ * What the test classes that talk to peers share: one FerryRuntime and one FileSystems for the
+ * class, and the peers a class starts ({@link #closeAfterAll}), closed after the FileSystems and
+ * the FerryRuntime, last started first. JUnit runs this class's {@code @BeforeAll} before a
+ * subclass's and its {@code @AfterAll} after a subclass's.
  */
 abstract class FerryTestBase {
-  static Runtime runtime;
+  static FerryRuntime runtime;
   static FileSystems fs;
   private static final Deque<AutoCloseable> peers = new ArrayDeque<>();
 
   @BeforeAll
   static void openRuntime() throws Exception {
-    runtime = new Runtime();
+    runtime = new FerryRuntime();
     fs = new FileSystems(runtime);
   }
 
@@ -30,7 +30,7 @@ abstract class FerryTestBase {
     while (!peers.isEmpty()) peers.pop().close();
   }
 
-  /** Closes {@code peer} after the class's tests, after the FileSystems and the Runtime. */
+  /** Closes {@code peer} after the class's tests, after the FileSystems and the FerryRuntime. */
   static <T extends AutoCloseable> T closeAfterAll(T peer) {
     peers.push(peer);
     return peer;

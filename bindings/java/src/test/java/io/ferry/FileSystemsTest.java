@@ -65,9 +65,9 @@ class FileSystemsTest extends IrodsTestBase {
   }
 
   @Test
-  void aWrongPasswordIsASecurityException() {
+  void aWrongPasswordIsAnAuthenticationIOException() {
     // alice's password is not rods (the environment's).
-    assertStatThrows(SecurityException.class, irods.url("alice", ""), "CAT_INVALID_AUTHENTICATION");
+    assertStatThrows(FerryAuthenticationException.class, irods.url("alice", ""), "CAT_INVALID_AUTHENTICATION");
   }
 
   @Test
@@ -93,7 +93,7 @@ class FileSystemsTest extends IrodsTestBase {
 
   @Test
   void aFileSystemsOutlivesItsClosedRuntime() throws Exception {
-    Runtime own = new Runtime(2);
+    FerryRuntime own = new FerryRuntime(2);
     FileSystems fs = new FileSystems(own);
     own.close();  // the threads stay until the FileSystems closes too
     Files.writeString(tmp.resolve("x"), "x");

@@ -99,9 +99,9 @@ class IrodsCachesTest extends IrodsTestBase {
   }
 
   @Test
-  void aWrongPasswordIsSecurityException() {
+  void aWrongPasswordIsAnAuthenticationIOException() {
     // IRODS_PASSWORD is rods's; alice's is apass.
-    assertThrows(SecurityException.class,
+    assertThrows(FerryAuthenticationException.class,
         () -> IrodsCaches.connect("irods://alice@127.0.0.1:" + irods.port + "/tempZone", null));
   }
 

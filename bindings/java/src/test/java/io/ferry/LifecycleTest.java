@@ -38,7 +38,7 @@ class LifecycleTest {
   void everyObjectClosesTwiceAndRefusesUseAfterwards() throws Exception {
     Files.writeString(tmp.resolve("f"), "ferry");
     Files.createDirectories(tmp.resolve("d/e"));
-    Runtime rt = new Runtime();
+    FerryRuntime rt = new FerryRuntime();
     FileSystems fs = new FileSystems(rt);
     FerryFile file = fs.open(tmp.resolve("f").toString(), "r");
     Stream<Entry> walk = fs.walk(tmp.toString());
@@ -46,7 +46,7 @@ class LifecycleTest {
     TtlCache<String> cache = TtlCache.<String>builder().runtime(rt).loader(k -> k).build();
     IrodsCaches caches = IrodsCaches.connect("irods://rods@127.0.0.1:" + peer.port + "/tempZone", null);
 
-    // In the worst order: the Runtime first, while everything made on it is open.
+    // In the worst order: the FerryRuntime first, while everything made on it is open.
     for (int round = 0; round < 2; round++) {
       rt.close();
       fs.close();

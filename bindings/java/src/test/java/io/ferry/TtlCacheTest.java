@@ -192,7 +192,7 @@ class TtlCacheTest {
   void refreshAheadReloadsOnADaemonRuntimeThreadWhileReadersGetTheOldValue() throws Exception {
     AtomicInteger loads = new AtomicInteger();
     AtomicReference<Thread> reloader = new AtomicReference<>();
-    try (Runtime rt = new Runtime();
+    try (FerryRuntime rt = new FerryRuntime();
         TtlCache<Integer> c = TtlCache.<Integer>builder()
             .refreshTime(Duration.ofHours(1))
             .refreshAfter(Duration.ofMillis(10))

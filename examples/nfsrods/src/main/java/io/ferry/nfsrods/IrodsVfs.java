@@ -137,7 +137,7 @@ final class IrodsVfs implements AutoCloseable {
   record WriteResult(int count, boolean stable) {}
 
   private final NfsrodsConfig config;
-  private final io.ferry.Runtime runtime;
+  private final io.ferry.FerryRuntime runtime;
   // The iRODS user the calling thread's NFS call acts for (null: the proxy admin itself).
   private final ThreadLocal<String> caller = new ThreadLocal<>();
   // A FileSystems per user the server acts for (proxy logins), the least recently used closed
@@ -201,7 +201,7 @@ final class IrodsVfs implements AutoCloseable {
     }
   }
 
-  IrodsVfs(NfsrodsConfig config, io.ferry.Runtime runtime, FileSystems files, IrodsCaches caches,
+  IrodsVfs(NfsrodsConfig config, io.ferry.FerryRuntime runtime, FileSystems files, IrodsCaches caches,
       IdAliases aliases) throws IOException {
     this.config = config;
     this.runtime = runtime;

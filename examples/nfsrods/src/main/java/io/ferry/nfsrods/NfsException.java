@@ -1,5 +1,6 @@
 package io.ferry.nfsrods;
 
+import io.ferry.FerryAuthenticationException;
 import io.ferry.FerryTimeoutException;
 import java.io.FileNotFoundException;
 import java.io.IOException;
@@ -30,7 +31,7 @@ final class NfsException extends Exception {
     int status;
     if (e instanceof FileNotFoundException || e instanceof NoSuchFileException) {
       status = NOENT;
-    } else if (e instanceof AccessDeniedException || e instanceof SecurityException) {
+    } else if (e instanceof AccessDeniedException || e instanceof FerryAuthenticationException) {
       status = ACCES;
     } else if (e instanceof FileAlreadyExistsException) {
       status = EXIST;

@@ -2,7 +2,7 @@ package io.ferry.nfsrods;
 
 import io.ferry.FileSystems;
 import io.ferry.IrodsCaches;
-import io.ferry.Runtime;
+import io.ferry.FerryRuntime;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
@@ -32,7 +32,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * SIGTERM publishes open writers and stops.
  */
 public final class NfsrodsServer implements AutoCloseable {
-  private final Runtime runtime;
+  private final FerryRuntime runtime;
   private final FileSystems files;
   private final IrodsCaches caches;
   private final IdAliases aliases;
@@ -42,7 +42,7 @@ public final class NfsrodsServer implements AutoCloseable {
   final Nfs3Programs programs;
 
   NfsrodsServer(NfsrodsConfig config) throws IOException {
-    runtime = new Runtime();
+    runtime = new FerryRuntime();
     try {
       // One stream per open file (NFS READs of a file are served in order through it), and
       // logins enough for the open files (at most half of them) and the namespace calls.

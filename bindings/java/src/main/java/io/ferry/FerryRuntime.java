@@ -2,25 +2,25 @@ package io.ferry;
 
 /**
  * ferry's threads: I/O threads and a blocking pool for the copy engine's workers. Everything
- * else holds a reference to the runtime it was made on, so closing a Runtime while a
+ * else holds a reference to the runtime it was made on, so closing a FerryRuntime while a
  * {@link FileSystems} still uses it is safe: the threads stop when the last user closes.
  * Thread-safe; AutoCloseable (a Cleaner frees it if a user forgets).
  */
-public final class Runtime extends NativeObject {
+public final class FerryRuntime extends NativeObject {
   /** A runtime with ferry's default thread counts. */
-  public Runtime() {
+  public FerryRuntime() {
     this(0);
   }
 
   /** A runtime with {@code blockingThreads} engine workers (0: ferry's default). */
-  public Runtime(int blockingThreads) {
+  public FerryRuntime(int blockingThreads) {
     super(open(blockingThreads));
   }
 
   private static NativeHandle open(int blockingThreads) {
     if (blockingThreads < 0) throw new IllegalArgumentException("blockingThreads must be >= 0");
     NativeLibrary.load();
-    return new NativeHandle("Runtime", newRuntime(blockingThreads), Runtime::disposeRuntime);
+    return new NativeHandle("FerryRuntime", newRuntime(blockingThreads), FerryRuntime::disposeRuntime);
   }
 
   long handle() {

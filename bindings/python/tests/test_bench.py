@@ -276,3 +276,11 @@ def test_version_prints_the_package_version(capsys):
         cli.main(["--version"])
     assert ended.value.code == 0
     assert capsys.readouterr().out.strip() == f"ferry-bench {ferry.__version__}"
+
+
+def test_an_unsupported_url_is_a_one_line_usage_error(capsys):
+    with pytest.raises(SystemExit) as ended:
+        cli.main(["gs://bucket/x"])
+    assert ended.value.code == 2
+    err = capsys.readouterr().err
+    assert "unsupported target 'gs://bucket/x'" in err and "Traceback" not in err

@@ -272,4 +272,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return _report(a.from_records, a, sys.stderr)
     if not a.targets:
         build_parser().error("give at least one target URL (or --from-records)")
+    # A bad URL is a usage error (one line, exit 2) before anything runs.
+    for url in a.targets:
+        try:
+            Target.parse(url)
+        except ValueError as e:
+            build_parser().error(str(e).removeprefix("ferry-bench: "))
     return run(a)

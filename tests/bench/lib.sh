@@ -140,3 +140,20 @@ toxi_delay_proxy() {
   done
   echo "${listen##*:}"
 }
+
+# bench_versitygw_bucket: (after bench_work) starts versitygw on
+# $VERSITYGW_PORT (7070) with the bucket "bench" ($DATA/bench in its posix
+# store), exports the AWS environment every S3 tool here reads (no ~/.aws),
+# and defines REMOTE (rclone's connection string for the bucket) and
+# rclone_ (rclone without a config file; rclone's S3 backend refuses any
+# AWS_CA_BUNDLE, even for http://, and some machines export one).
+bench_versitygw_bucket() {
+  bench_peer versitygw "$STATE/versitygw"
+  DATA="$STATE/versitygw/data"
+  mkdir -p "$DATA/bench"  # a folder of the posix store is a bucket
+  export AWS_ACCESS_KEY_ID=AKIDLOCAL AWS_SECRET_ACCESS_KEY=SECRETLOCAL AWS_REGION=us-east-1
+  export AWS_ENDPOINT_URL="http://127.0.0.1:${VERSITYGW_PORT:-7070}"
+  export AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null AWS_EC2_METADATA_DISABLED=true
+  REMOTE=":s3,provider=Other,env_auth=true,endpoint='$AWS_ENDPOINT_URL':bench"
+}
+rclone_() { env -u AWS_CA_BUNDLE rclone --config /dev/null "$@"; }

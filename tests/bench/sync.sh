@@ -37,15 +37,7 @@ command -v aws >/dev/null || { echo "sync.sh: the AWS CLI is missing" >&2; exit 
 bench_work sync
 LOCAL="$WORK/local"
 mkdir -p "$LOCAL/tree"
-bench_peer versitygw "$STATE/versitygw"
-DATA="$STATE/versitygw/data"
-mkdir -p "$DATA/bench"  # a folder of the posix store is a bucket
-
-export AWS_ACCESS_KEY_ID=AKIDLOCAL AWS_SECRET_ACCESS_KEY=SECRETLOCAL AWS_REGION=us-east-1
-export AWS_ENDPOINT_URL="http://127.0.0.1:${VERSITYGW_PORT:-7070}"
-export AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null AWS_EC2_METADATA_DISABLED=true
-REMOTE=":s3,provider=Other,env_auth=true,endpoint='$AWS_ENDPOINT_URL':bench"
-rclone_() { env -u AWS_CA_BUNDLE rclone --config /dev/null "$@"; }
+bench_versitygw_bucket
 
 echo "sync: $FILES x $KIB KiB files, versitygw, rclone $(rclone version | head -1 | cut -d' ' -f2)," \
   "$(aws --version 2>&1 | cut -d' ' -f1)" >&2

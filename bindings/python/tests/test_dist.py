@@ -185,8 +185,16 @@ def test_a_worker_killed_mid_copy_has_its_tasks_rerun_and_the_copy_completes(
         return [w for w, keys in client.processing().items()
                 if any(str(k).startswith("copy_") for k in keys)]
 
-    wait_until(busy_copying, "a worker copying")
-    victim = busy_copying()[0]
+    # The worker seen copying is the one killed: asking again could find
+    # its task already done and no worker busy.
+    seen = []
+
+    def found_one():
+        seen[:] = busy_copying()
+        return bool(seen)
+
+    wait_until(found_one, "a worker copying")
+    victim = seen[0]
     os.kill(pids[victim], signal.SIGKILL)
     copying.join(120)
     assert not copying.is_alive()

@@ -136,6 +136,13 @@ TEST_F(SyncTest, ChecksumCopiesDifferentContentWithEqualSizeAndTime) {
   EXPECT_THAT(dst_.GetFile("t/a"), Optional(std::string("alpha")));
 }
 
+TEST_F(SyncTest, ChecksumHashesAChangedSourceOnce) {
+  src_.PutFile("t/a", "alpha", kMonday);
+  dst_.PutFile("t/a", "ALPHA", kMonday);
+  Run(Sync(SkipRule::kChecksum));
+  EXPECT_EQ(src_.md5_calls.load(), 1);
+}
+
 TEST_F(SyncTest, ChecksumLeavesEqualContentWhateverItsTime) {
   src_.PutFile("t/a", "alpha", kMonday);
   dst_.PutFile("t/a", "alpha", kTuesday);

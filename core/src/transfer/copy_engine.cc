@@ -523,8 +523,11 @@ class CopyRun {
       FERRY_ASSIGN_OR_RETURN(source, src_.Stat(task.src_path));
       if (source->kind != fs::EntryKind::kFile) return NotAFile(*source);
     }
+    // The source's MD5 when the comparison computed it (kept with the copy
+    // below: a checksum sync reads the source once).
+    std::string md5;
     if (options_.skip != SkipRule::kNever) {
-      FERRY_ASSIGN_OR_RETURN(const Verdict verdict, Compare(task, *source));
+      FERRY_ASSIGN_OR_RETURN(const Verdict verdict, Compare(task, *source, &md5));
       if (verdict != Verdict::kCopy) {
         FileEvent::Kind kind = verdict == Verdict::kSetTime ? FileEvent::Kind::kTimeUpdated
                                                             : FileEvent::Kind::kUpToDate;
@@ -576,8 +579,7 @@ class CopyRun {
     // A checksum sync keeps the content's MD5 with the copy where the
     // source tells it without a transfer (a local read, a stored one), so
     // the next one compares without reading the copy back.
-    std::string md5;
-    if (options_.skip == SkipRule::kChecksum && source) {
+    if (options_.skip == SkipRule::kChecksum && source && md5.empty()) {
       md5 = src_.Md5(task.src_path, *source, false).value_or("");
     }
     FERRY_ASSIGN_OR_RETURN(f.writer,
@@ -592,8 +594,10 @@ class CopyRun {
   enum class Verdict { kCopy, kUpToDate, kSetTime };
 
   // What the skip rule says of `task`, whose source is `source`, against
-  // what the destination holds now.
-  absl::StatusOr<Verdict> Compare(const Task& task, const fs::Entry& source) {
+  // what the destination holds now. `*source_md5`: the source's MD5 if a
+  // comparison computed it.
+  absl::StatusOr<Verdict> Compare(const Task& task, const fs::Entry& source,
+                                  std::string* source_md5) {
     // A tree's destination is read a directory listing at a time; a file
     // the listing cannot settle is asked for by itself.
     std::optional<fs::Entry> listed;
@@ -610,7 +614,7 @@ class CopyRun {
       // by hashes neither side reads for (a local source's, a listed
       // ETag) settles it without a request per file; else Stat.
       if (listed->size != source.size) return Verdict::kCopy;
-      absl::StatusOr<bool> same = SameContent(task, source, *listed, false);
+      absl::StatusOr<bool> same = SameContent(task, source, *listed, false, source_md5);
       if (same.ok()) return *same ? Verdict::kUpToDate : Verdict::kCopy;
       listed.reset();
     }
@@ -628,7 +632,7 @@ class CopyRun {
       case SkipRule::kSizeOnly:
         return Verdict::kUpToDate;
       case SkipRule::kChecksum: {
-        FERRY_ASSIGN_OR_RETURN(const bool same, SameContent(task, source, *there, true));
+        FERRY_ASSIGN_OR_RETURN(const bool same, SameContent(task, source, *there, true, source_md5));
         return same ? Verdict::kUpToDate : Verdict::kCopy;
       }
       case SkipRule::kSizeAndTime: {
@@ -641,7 +645,7 @@ class CopyRun {
         }
         // Other times: the same bytes need no copy, if both sides can tell
         // their hashes without moving the files.
-        absl::StatusOr<bool> same = SameContent(task, source, *there, false);
+        absl::StatusOr<bool> same = SameContent(task, source, *there, false, source_md5);
         if (same.ok() && *same) return known ? Verdict::kSetTime : Verdict::kUpToDate;
         return Verdict::kCopy;
       }
@@ -651,12 +655,13 @@ class CopyRun {
   }
 
   // Whether source and destination hold the same bytes, by MD5 (stored
-  // ones; read and hashed too with `read`).
+  // ones; read and hashed too with `read`); the source's MD5 to
+  // `*source_md5`.
   absl::StatusOr<bool> SameContent(const Task& task, const fs::Entry& source,
-                                   const fs::Entry& there, bool read) {
+                                   const fs::Entry& there, bool read, std::string* source_md5) {
     FERRY_ASSIGN_OR_RETURN(const std::string a, dst_.Md5(task.dst_path, there, read));
-    FERRY_ASSIGN_OR_RETURN(const std::string b, src_.Md5(task.src_path, source, read));
-    return a == b;
+    FERRY_ASSIGN_OR_RETURN(*source_md5, src_.Md5(task.src_path, source, read));
+    return a == *source_md5;
   }
 
   // Counts `f` as left as it was (or with only its time set).

@@ -111,14 +111,16 @@ struct CpOptions {
   int64_t bandwidth_limit = 0;  // bytes/s; 0: none
 };
 
-// ferry-sync is ferry-cp with a sync's defaults: a tree, mirrored.
-#ifdef FERRY_SYNC
-constexpr bool kSync = true;
-constexpr char kTool[] = "ferry-sync";
-#else
-constexpr bool kSync = false;
-constexpr char kTool[] = "ferry-cp";
-#endif
+// ferry-sync is ferry-cp with a sync's defaults (a tree, mirrored), chosen
+// by the name it is run as: one program, so the build compiles it once and
+// the install ships a symbolic link.
+bool RunAsSync(const char* argv0) {
+  std::string_view name = argv0 == nullptr ? "" : argv0;
+  if (const size_t slash = name.rfind('/'); slash != std::string_view::npos) {
+    name = name.substr(slash + 1);
+  }
+  return name.substr(0, std::string_view("ferry-sync").size()) == "ferry-sync";
+}
 
 // Files listed by name in --json and the dry run's text, at most: a sync
 // of millions says how many more.
@@ -186,8 +188,10 @@ absl::Status ReadTextFile(const std::string& path, std::string* out) {
 // Fills `o` from the command line; nullopt to go on, else the exit status
 // (0 after --help / --version, 2 after a usage error).
 std::optional<int> ParseArgs(int argc, char** argv, CpOptions& o) {
+  const bool as_sync = RunAsSync(argc > 0 ? argv[0] : nullptr);
+  const char* const tool = as_sync ? "ferry-sync" : "ferry-cp";
   CLI::App app(
-      kSync ? "Makes DST a copy of the tree SRC: copies what is missing or changed (same size\n"
+      as_sync ? "Makes DST a copy of the tree SRC: copies what is missing or changed (same size\n"
               "and modification time: up to date, as rclone decides), then deletes what SRC\n"
               "lacks, only if every copy succeeded. Any two of a local path, s3://bucket/prefix,\n"
               "nfs://host/export/path, irods://[user@]host[:port]/zone/path. --dry-run first\n"
@@ -201,9 +205,9 @@ std::optional<int> ParseArgs(int argc, char** argv, CpOptions& o) {
               "--ignore-times). S3 credentials, region and endpoint come from the AWS\n"
               "environment unless the flags below say otherwise.\n"
               "Exit status: 0 all copied, 1 a file failed, 2 usage error, 130 interrupted.",
-      kTool);
-  app.set_version_flag("--version", absl::StrCat(kTool, " ", FERRY_VERSION));
-  if (kSync) {
+      tool);
+  app.set_version_flag("--version", absl::StrCat(tool, " ", FERRY_VERSION));
+  if (as_sync) {
     o.recursive = true;
     o.delete_extraneous = true;
   } else {
@@ -309,7 +313,7 @@ std::optional<int> ParseArgs(int argc, char** argv, CpOptions& o) {
   app.add_option("--filter-from", o.filter_from,
                  "read --filter rules from FILE, one per line ('#' comments)")
       ->type_name("FILE");
-  if (!kSync) {
+  if (!as_sync) {
     app.add_flag("--delete", o.delete_extraneous,
                  "with -r: after every file copied, delete files at DST that SRC lacks "
                  "(never after a failure; excluded files are kept)");

@@ -41,9 +41,9 @@ run(${WORK_DIR}/build/ferry_consumer)
 
 # The installed tools copy a tree; the README's program walks the copy.
 file(WRITE ${WORK_DIR}/tree/a/b.txt "hello")
-foreach(tool ferry-cp ferry-walk)
+foreach(tool ferry-cp ferry-sync ferry-walk)
   execute_process(COMMAND ${WORK_DIR}/prefix/bin/${tool} --help RESULT_VARIABLE rc OUTPUT_VARIABLE help)
-  if(NOT rc EQUAL 0 OR NOT help MATCHES "Usage: ")
+  if(NOT rc EQUAL 0 OR NOT help MATCHES "Usage: ${tool}")
     message(FATAL_ERROR "consumer: the installed ${tool} --help: exit ${rc}\n${help}")
   endif()
 endforeach()

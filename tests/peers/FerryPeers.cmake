@@ -12,7 +12,9 @@
 #                   (NFS 2049, MOUNT 20048, portmapper 111)
 #   peer_toxiproxy  toxiproxy-server, HTTP API on 127.0.0.1:18474
 #   peer_versitygw  versitygw S3 server on 127.0.0.1:7070 (AKIDLOCAL /
-#                   SECRETLOCAL), buckets are folders of its state dir
+#                   SECRETLOCAL), buckets are folders of its state dir;
+#                   its access log (a request a line) is
+#                   FERRY_PEERS_STATE_DIR/versitygw/access.log
 #   peer_irods      ferry's iRODS test peer on 127.0.0.1:1247 (zone tempZone,
 #                   rods/rods, alice/apass, bob/bpass); its log is
 #                   FERRY_PEERS_STATE_DIR/irods/irods.log
@@ -60,7 +62,7 @@ ferry_peer_fixture(toxiproxy
   "${FERRY_PEERS_SCRIPTS}/toxiproxy;start;${FERRY_PEERS_STATE_DIR}/toxiproxy"
   "${FERRY_PEERS_SCRIPTS}/toxiproxy;stop;${FERRY_PEERS_STATE_DIR}/toxiproxy")
 ferry_peer_fixture(versitygw
-  "${FERRY_PEERS_SCRIPTS}/versitygw;start;${FERRY_PEERS_STATE_DIR}/versitygw"
+  "env;VERSITYGW_ACCESS_LOG=1;${FERRY_PEERS_SCRIPTS}/versitygw;start;${FERRY_PEERS_STATE_DIR}/versitygw"
   "${FERRY_PEERS_SCRIPTS}/versitygw;stop;${FERRY_PEERS_STATE_DIR}/versitygw")
 ferry_peer_fixture(irods
   "${FERRY_PEERS_SCRIPTS}/irods;start;${FERRY_PEERS_STATE_DIR}/irods"

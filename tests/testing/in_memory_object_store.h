@@ -37,12 +37,14 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "ferry/base/clock.h"
 #include "ferry/base/mutex.h"
 #include "ferry/base/strings.h"
 #include "ferry/runtime/runtime.h"
 #include "ferry/transfer/checksum.h"
+#include "ferry/transfer/multipart_uploader.h"
 #include "ferry/transfer/object_store.h"
 #include "ferry/runtime/retry_policy.h"
 
@@ -176,6 +178,28 @@ class InMemoryObjectStore final : public ObjectStore {
     auto it = requests_.find(op);
     return it == requests_.end() ? 0 : it->second;
   }
+  // An unfinished multipart upload of `key` holding `parts` (number ->
+  // bytes), as an interrupted writer leaves one; returns its id.
+  std::string SeedUpload(std::string_view key, const std::map<int, std::string>& parts) {
+    MutexLock l(&mu_);
+    const std::string id = absl::StrCat("upload-", ++generation_);
+    Upload& u = uploads_[id];
+    u.key = std::string(key);
+    for (const auto& [n, bytes] : parts) u.parts[n] = {bytes, PartEtag(bytes)};
+    return id;
+  }
+  // The parts upload `id` holds, as ListParts tells them.
+  std::vector<StoredPart> StoredParts(const std::string& id) const {
+    MutexLock l(&mu_);
+    std::vector<StoredPart> out;
+    auto it = uploads_.find(id);
+    if (it == uploads_.end()) return out;
+    for (const auto& [n, part] : it->second.parts) {
+      out.push_back({n, static_cast<int64_t>(part.first.size()), part.second});
+    }
+    return out;
+  }
+
   // Multipart uploads created and neither completed nor aborted: orphans.
   int open_uploads() const {
     MutexLock l(&mu_);
@@ -297,7 +321,7 @@ class InMemoryObjectStore final : public ObjectStore {
                if (out.ok()) {
                  auto& part = it->second.parts[r.part_number];
                  part.first.assign(bytes.data(), bytes.size());
-                 part.second = absl::StrCat("\"p", r.part_number, "-", ++generation_, "\"");
+                 part.second = PartEtag(bytes);
                  out = part.second;
                }
              }
@@ -348,6 +372,10 @@ class InMemoryObjectStore final : public ObjectStore {
     uint64_t seed = 0;
     std::string etag;
   };
+  // S3's ETag of a part: its MD5, hex, quoted.
+  static std::string PartEtag(std::span<const char> bytes) {
+    return absl::StrCat("\"", absl::BytesToHexString(ToAbsl(Md5(bytes))), "\"");
+  }
   struct Upload {
     std::string key;
     std::map<int, std::pair<std::string, std::string>> parts;  // data, etag

@@ -1,6 +1,9 @@
 #include "ferry/transfer/multipart_uploader.h"
 
 #include <algorithm>
+#include <chrono>
+#include <initializer_list>
+#include <map>
 #include <atomic>
 #include <memory>
 #include <string>
@@ -370,6 +373,85 @@ TEST_F(MultipartUploaderTest, AbortDiscardsTheMultipartUpload) {
   EXPECT_EQ(store_.open_uploads(), 0);
   EXPECT_FALSE(store_.ObjectData(kKey).has_value());
   EXPECT_EQ(up->Write(3 * kPart, Pattern(10)).code(), absl::StatusCode::kCancelled);
+}
+
+// Resuming an interrupted upload (what a SIGKILLed copy left on S3).
+std::map<int, std::string> PartsOf(const std::string& data, std::initializer_list<int> numbers) {
+  std::map<int, std::string> out;
+  for (int n : numbers) out[n] = data.substr(static_cast<size_t>((n - 1) * kPart), kPart);
+  return out;
+}
+
+MultipartUploaderOptions Resuming(MultipartUploaderOptions o, int64_t size,
+                                  const InMemoryObjectStore& store, const std::string& id) {
+  o.total_bytes = size;
+  o.resume = {.upload_id = id, .parts = store.StoredParts(id)};
+  return o;
+}
+
+TEST_F(MultipartUploaderTest, ResumedUploadSendsOnlyThePartsTheStoreLacks) {
+  const std::string data = Pattern(5 * kPart + 10);
+  const std::string id = store_.SeedUpload(kKey, PartsOf(data, {1, 2, 4}));
+  auto up = Create(Resuming(UploadOptions(), static_cast<int64_t>(data.size()), store_, id));
+  ASSERT_TRUE(up->Write(0, data).ok());
+  ASSERT_TRUE(up->Finish().ok());
+  EXPECT_EQ(store_.ObjectData(kKey), data);
+  EXPECT_EQ(store_.requests(InMemoryObjectStore::Op::kCreateMultipart), 0);
+  EXPECT_EQ(store_.requests(InMemoryObjectStore::Op::kUploadPart), 3);  // parts 3, 5, 6
+  EXPECT_TRUE(up->stats().resumed);
+  EXPECT_EQ(up->stats().parts_kept, 3);
+  EXPECT_EQ(up->stats().bytes_kept, 3 * kPart);
+  EXPECT_EQ(store_.open_uploads(), 0);
+  EXPECT_EQ(budget_.in_use(), 0);
+}
+
+TEST_F(MultipartUploaderTest, ResumedUploadSendsAgainAStoredPartWhoseBytesDiffer) {
+  const std::string data = Pattern(3 * kPart);
+  std::map<int, std::string> stored = PartsOf(data, {1, 2});
+  stored[2][7] ^= 1;  // the source changed there since the interrupted run
+  const std::string id = store_.SeedUpload(kKey, stored);
+  auto up = Create(Resuming(UploadOptions(), static_cast<int64_t>(data.size()), store_, id));
+  ASSERT_TRUE(up->Write(0, data).ok());
+  ASSERT_TRUE(up->Finish().ok());
+  EXPECT_EQ(store_.ObjectData(kKey), data);
+  EXPECT_EQ(store_.requests(InMemoryObjectStore::Op::kUploadPart), 2);  // parts 2 and 3
+  EXPECT_EQ(up->stats().parts_kept, 1);
+}
+
+TEST_F(MultipartUploaderTest, ResumedUploadSendsAgainAStoredPartOfAnotherSize) {
+  const std::string data = Pattern(3 * kPart);
+  const std::string id = store_.SeedUpload(kKey, {{1, data.substr(0, kPart - 1)}});
+  auto up = Create(Resuming(UploadOptions(), static_cast<int64_t>(data.size()), store_, id));
+  ASSERT_TRUE(up->Write(0, data).ok());
+  ASSERT_TRUE(up->Finish().ok());
+  EXPECT_EQ(store_.ObjectData(kKey), data);
+  EXPECT_EQ(up->stats().parts_kept, 0);
+  EXPECT_EQ(store_.requests(InMemoryObjectStore::Op::kUploadPart), 3);
+}
+
+TEST_F(MultipartUploaderTest, ResumedUploadThatFailsIsAborted) {
+  const std::string data = Pattern(3 * kPart);
+  const std::string id = store_.SeedUpload(kKey, PartsOf(data, {1}));
+  auto up = Create(Resuming(UploadOptions(), static_cast<int64_t>(data.size()), store_, id));
+  ASSERT_TRUE(up->Write(0, data.substr(0, 2 * kPart)).ok());
+  EXPECT_EQ(up->Finish().status().code(), absl::StatusCode::kDataLoss);  // bytes never written
+  EXPECT_EQ(store_.open_uploads(), 0);
+}
+
+TEST_F(MultipartUploaderTest, SmallObjectIgnoresTheUploadToResumeAndIsOnePut) {
+  const std::string data = Pattern(100);
+  const std::string id = store_.SeedUpload(kKey, {{1, data}});
+  auto up = Create(Resuming(UploadOptions(), static_cast<int64_t>(data.size()), store_, id));
+  ASSERT_TRUE(up->Write(0, data).ok());
+  ASSERT_TRUE(up->Finish().ok());
+  EXPECT_EQ(store_.ObjectData(kKey), data);
+  EXPECT_TRUE(up->stats().single_put);
+  EXPECT_FALSE(up->stats().resumed);
+  // The abort runs in the background: wait for it (bounded).
+  for (int i = 0; i < 5000 && store_.open_uploads() > 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(store_.open_uploads(), 0);
 }
 
 TEST_F(MultipartUploaderTest, FinishAsyncCompletesThroughTheCallback) {

@@ -36,6 +36,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "ferry/base/large_buffer.h"
 #include "ferry/base/mutex.h"
@@ -201,6 +203,8 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
   enum class Create { kNone, kCreating, kReady, kFailed };
   Create create ABSL_GUARDED_BY(mu) = Create::kNone;
   std::string upload_id ABSL_GUARDED_BY(mu);
+  // A resumed upload's stored parts by number: set at creation, read-only.
+  std::map<int, StoredPart> stored_parts;
   std::map<int, std::string> etags ABSL_GUARDED_BY(mu);
   absl::Status error ABSL_GUARDED_BY(mu);  // first failure
   bool finishing ABSL_GUARDED_BY(mu) = false;
@@ -383,8 +387,23 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
     cv.SignalAll();
   }
 
+  // The stored part `n` of a resumed upload if it holds exactly `bytes`
+  // (its ETag is their MD5), else null.
+  const StoredPart* StoredCopyOf(int n, std::span<const char> bytes) const {
+    auto it = stored_parts.find(n);
+    if (it == stored_parts.end() || it->second.size != static_cast<int64_t>(bytes.size())) {
+      return nullptr;
+    }
+    std::string_view etag = it->second.etag;
+    if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"') {
+      etag = etag.substr(1, etag.size() - 2);
+    }
+    const std::string md5 = absl::BytesToHexString(ToAbsl(Md5(bytes)));
+    return absl::EqualsIgnoreCase(ToAbsl(etag), md5) ? &it->second : nullptr;
+  }
+
   // Seals part `n` (all written, no writer copying): checksum on this
-  // thread, then queue it.
+  // thread, then queue it, unless a resumed upload already holds it.
   void SealAndQueue(int n) {
     std::span<const char> bytes;
     {
@@ -392,7 +411,9 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
       bytes = std::span<const char>(parts[n].buf.data(), static_cast<size_t>(parts[n].len));
     }
     // The buffer no longer changes (sealed), so it is read without the lock.
-    Checksum c = ComputeChecksum(options.checksum, bytes);
+    // stored_parts is set before the first Write and never changes.
+    const StoredPart* kept = StoredCopyOf(n, bytes);
+    Checksum c = kept != nullptr ? Checksum() : ComputeChecksum(options.checksum, bytes);
     Deferred d;
     MutexLock l(&mu);
     Part& p = parts[n];
@@ -400,6 +421,16 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
     if (!error.ok()) {
       ReleasePartLater(p, d);
       --sealed;
+      return;
+    }
+    if (kept != nullptr) {
+      ReleasePartLater(p, d);
+      --sealed;
+      p.state = Part::State::kDone;
+      etags[n] = kept->etag;
+      ++stats.parts_kept;
+      stats.bytes_kept += p.len;
+      cv.SignalAll();
       return;
     }
     queue.push_back(n);
@@ -893,6 +924,20 @@ absl::StatusOr<std::unique_ptr<MultipartUploader>> MultipartUploader::Create(
           : std::make_shared<RuntimeDelayScheduler>(runtime);
   auto state = std::make_shared<State>(store, runtime, budget, std::move(scheduler), options,
                                        std::string(key), *std::move(layout));
+  // A resumed upload exists already: no CreateMultipart. An object of one
+  // known part goes up as a Put instead, and the upload it cannot use is
+  // aborted so its parts are not left to bill.
+  if (!options.resume.upload_id.empty()) {
+    if (state->layout.max_parts() > 1) {
+      for (const StoredPart& p : options.resume.parts) state->stored_parts[p.part_number] = p;
+      MutexLock l(&state->mu);
+      state->upload_id = options.resume.upload_id;
+      state->create = State::Create::kReady;
+      state->stats.resumed = true;
+    } else {
+      store.AbortMultipart(key, options.resume.upload_id, [](absl::Status) {});
+    }
+  }
   return std::unique_ptr<MultipartUploader>(new MultipartUploader(std::move(state)));
 }
 

@@ -163,6 +163,7 @@ struct ObjectFileTable::Impl {
         MultipartUploaderOptions uo = options.upload;
         uo.total_bytes = o.total_bytes;
         uo.metadata = o.metadata;
+        uo.resume = o.resume;
         // Create sends nothing: safe under the lock, and it keeps a second
         // opener from creating another upload of the key.
         FERRY_ASSIGN_OR_RETURN(std::unique_ptr<MultipartUploader> fresh,

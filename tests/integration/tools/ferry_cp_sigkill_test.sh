@@ -4,12 +4,15 @@
 # `ferry-cp --clean-up URL` on demand; nothing else is touched. Local, NFS
 # (peer_ganesha), iRODS (peer_irods) and S3 (peer_versitygw); the copies
 # to be killed go through toxiproxy (peer_toxiproxy) slowed, so they are
-# surely mid-flight when killed.
-#   ferry_cp_sigkill_test.sh FERRY_CP FERRY_WALK EXPORT_DIR
+# surely mid-flight when killed. A killed S3 upload of an unchanged file is
+# resumed: the rerun sends only the parts the server lacks (counted in
+# versitygw's access log, ACCESS_LOG).
+#   ferry_cp_sigkill_test.sh FERRY_CP FERRY_WALK EXPORT_DIR ACCESS_LOG
 set -uo pipefail
 CP=${1:?usage: ferry_cp_sigkill_test.sh FERRY_CP FERRY_WALK EXPORT_DIR}
 WALK=${2:?}
 EXPORT=${3:?}
+ACCESS_LOG=${4:?}
 source "$(dirname "$0")/lib.sh" ferry-cp-sigkill
 TOXI=http://127.0.0.1:18474
 trap 'rm -rf "$WORK" "$EXPORT/$RUN"; for p in $PROXIES; do curl -sf -X DELETE "$TOXI/proxies/$p" >/dev/null; done' EXIT
@@ -121,8 +124,54 @@ sleep 1  # S3 dates uploads in whole seconds
 "$CP" --quiet "$WORK/big.bin" "s3://$BUCKET/p/big.bin"; rc=$?
 echo "s3: upload seen=$((seen == 0)), after SIGKILL $left_after_kill, after the rerun $(uploads p/)"
 if [ $seen -eq 0 ] && [ "$left_after_kill" = 1 ] && [ $rc -eq 0 ] && [ "$(uploads p/)" = 0 ]; then
-  pass S3RerunAfterSigkillAbortsTheKilledCopysUpload
-else fail S3RerunAfterSigkillAbortsTheKilledCopysUpload "seen=$seen left=$left_after_kill rc=$rc"; fi
+  pass S3RerunAfterSigkillLeavesNoUnfinishedUpload
+else fail S3RerunAfterSigkillLeavesNoUnfinishedUpload "seen=$seen left=$left_after_kill rc=$rc"; fi
+
+# --- S3: a killed upload of an unchanged file is resumed -----------------
+# 64 MiB in 5 MiB parts: 13. Killed once at least two parts are stored; the
+# rerun (same file, same part size) sends only the others, and no new upload.
+upload_id() {  # upload_id PREFIX: the one unfinished upload's id under PREFIX
+  aws s3api list-multipart-uploads --bucket "$BUCKET" --prefix "$1" \
+    --query 'Uploads[0].UploadId' --output text
+}
+stored_parts() {  # stored_parts KEY: parts its unfinished upload holds
+  local id
+  id=$(upload_id "$1") && [ "$id" != None ] || { echo 0; return; }
+  aws s3api list-parts --bucket "$BUCKET" --key "$1" --upload-id "$id" \
+    --query 'length(Parts || `[]`)' --output text 2>/dev/null || echo 0
+}
+parts_past_one() { echo $(($(stored_parts "$1") - 1)); }  # > 0: two parts stored
+logged() {  # logged FROM_LINE OPERATION KEY: requests since line FROM_LINE
+  tail -n +"$1" "$ACCESS_LOG" | grep -c " s3_$2 $3 " || true
+}
+resume_case() {  # resume_case KEY [touch]: kill, (touch the source,) rerun
+  local key=$1 from
+  kill_mid_copy parts_past_one "$key" -- --concurrency=2 --chunk-mib=5 \
+    --endpoint-url "http://127.0.0.1:18433" "$WORK/big.bin" "s3://$BUCKET/$key"
+  # A source changed after the upload began (versitygw dates an upload by
+  # its last part, which may land just after the kill).
+  [ "${2:-}" = touch ] && sleep 2 && touch "$WORK/big.bin"
+  sleep 1  # S3 dates uploads in whole seconds; parts sent whole before the kill land
+  before=$(stored_parts "$key")
+  from=$(($(wc -l <"$ACCESS_LOG") + 1))
+  "$CP" --quiet --chunk-mib=5 "$WORK/big.bin" "s3://$BUCKET/$key"; rc=$?
+  sent=$(logged $from UploadPart "$key")
+  created=$(logged $from CreateMultipartUpload "$key")
+  "$CP" --quiet "s3://$BUCKET/$key" "$WORK/resumed.bin" && cmp -s "$WORK/big.bin" "$WORK/resumed.bin"
+  same=$?
+  echo "s3 resume $key${2:+ (source touched)}: $before of 13 parts stored at the kill; the rerun" \
+    "sent $sent parts, created $created uploads; $(uploads "$key") left; content same=$((same == 0))"
+}
+resume_case r/big.bin
+if [ $seen -eq 0 ] && [ "$before" -ge 2 ] && [ $rc -eq 0 ] && [ "$sent" = $((13 - before)) ] &&
+   [ "$created" = 0 ] && [ "$(uploads r/)" = 0 ] && [ $same -eq 0 ]; then
+  pass S3RerunAfterSigkillResumesTheUploadSendingOnlyMissingParts
+else fail S3RerunAfterSigkillResumesTheUploadSendingOnlyMissingParts "seen=$seen before=$before rc=$rc sent=$sent created=$created"; fi
+resume_case t/big.bin touch
+if [ $seen -eq 0 ] && [ $rc -eq 0 ] && [ "$sent" = 13 ] && [ "$created" = 1 ] &&
+   [ "$(uploads t/)" = 0 ] && [ $same -eq 0 ]; then
+  pass S3RerunAfterSigkillOfAChangedSourceStartsAfreshAndAbortsTheOldUpload
+else fail S3RerunAfterSigkillOfAChangedSourceStartsAfreshAndAbortsTheOldUpload "seen=$seen rc=$rc sent=$sent created=$created"; fi
 
 kill_mid_copy uploads q/ -- --concurrency=2 --endpoint-url "http://127.0.0.1:18433" "$WORK/big.bin" \
   "s3://$BUCKET/q/deep/x.bin"

@@ -111,6 +111,25 @@ class PartLayout {
   int parts_per_doubling_ = 1;
 };
 
+// One part an unfinished multipart upload already holds (S3 ListParts).
+struct StoredPart {
+  int part_number = 0;  // 1-based
+  int64_t size = 0;
+  std::string etag;     // as the store sent it (S3: quoted)
+};
+
+// An unfinished multipart upload of the same key that an interrupted
+// writer left (found by its caller: S3 ListMultipartUploads, ListParts), to
+// be continued instead of started again. A stored part whose size and ETag
+// match the new part's bytes (S3 makes a part's ETag the MD5 of its bytes,
+// except under SSE-KMS/SSE-C) is kept and not sent again; any other part is
+// uploaded over it. The caller vouches that the upload was begun for the
+// same content: its metadata is what the completed object gets.
+struct ResumableUpload {
+  std::string upload_id;  // empty: start a new upload
+  std::vector<StoredPart> parts;
+};
+
 struct MultipartUploaderOptions {
   // The object's final size if known up front (iRODS tells it on open), or
   // -1. A known size fixes every part and catches unwritten ranges.
@@ -149,10 +168,16 @@ struct MultipartUploaderOptions {
   // Every part goes through the scratch file and is uploaded at Finish
   // (random-access writers, rewrites).
   bool scratch_only = false;
+  // Continue this upload (see ResumableUpload) rather than create one.
+  // Ignored for an object that goes up as one Put.
+  ResumableUpload resume;
 };
 
 struct UploadStats {
   int parts_uploaded = 0;
+  int parts_kept = 0;         // parts of a resumed upload found already stored
+  int64_t bytes_kept = 0;     // their bytes
+  bool resumed = false;       // an interrupted upload was continued
   int parts_spilled = 0;      // parts that went through the scratch file
   int64_t bytes_uploaded = 0; // part (or Put) bytes the store accepted
   int64_t retries = 0;

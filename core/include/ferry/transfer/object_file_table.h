@@ -66,6 +66,9 @@ struct ObjectOpenOptions {
   std::optional<ObjectInfo> listed;
   // Writes: stored with the object (the first write-open's counts).
   ObjectMetadata metadata;
+  // Writes: an interrupted upload of this key to continue (the first
+  // write-open's counts; see MultipartUploaderOptions::resume).
+  ResumableUpload resume;
 };
 
 class ObjectFileTable {

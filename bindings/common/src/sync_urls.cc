@@ -32,6 +32,24 @@ absl::StatusOr<SyncReport> SyncUrls(Runtime& runtime, fs::FileSystemRegistry& re
       }
     }
   };
+  // A file is synced on its own (as ferry-cp FILE DST compares it): the
+  // same rules, no walk, nothing deleted; filters are for trees.
+  FERRY_ASSIGN_OR_RETURN(const fs::Entry source, src.fs->Stat(src.path));
+  if (source.kind == fs::EntryKind::kFile) {
+    TreeCopyResult& r = report.result;
+    o.filter = nullptr;
+    o.delete_extraneous = false;
+    o.on_file = [&r](const FileEvent& e) {
+      if (e.kind == FileEvent::Kind::kUpToDate || e.kind == FileEvent::Kind::kTimeUpdated) {
+        ++r.files_up_to_date;
+      }
+      if (e.kind == FileEvent::Kind::kTimeUpdated) ++r.times_updated;
+    };
+    r.dry_run = o.dry_run;
+    FERRY_ASSIGN_OR_RETURN(r.totals,
+                           CopyFile(runtime, *src.fs, src.path, *dst.fs, dst.path, std::move(o)));
+    return report;
+  }
   FERRY_ASSIGN_OR_RETURN(report.result,
                          CopyTree(runtime, *src.fs, src.path, *dst.fs, dst.path, std::move(o)));
   if (!report.result.failures.empty()) {

@@ -92,3 +92,24 @@ def test_max_delete_deletes_nothing_when_more_would_go(fs, target, tmp_path):
     with pytest.raises(ferry.Error, match="more than the 1 allowed"):
         fs.sync(str(src), target, max_delete=1)
     assert fs.sync(str(src), target, dry_run=True)["deleted"] == 2
+
+
+def child(url, name):
+    """`url`/`name`, before an NFS URL's query."""
+    base, sep, query = url.partition("?")
+    return f"{base}/{name}{sep}{query}"
+
+
+def test_a_single_file_is_synced_by_the_same_rules(fs, target, tmp_path):
+    src = tmp_path / "one.txt"
+    src.write_bytes(b"once")
+    os.utime(src, (1_700_000_000, 1_700_000_000))
+    dst = child(target, "one.txt")
+    first = fs.sync(str(src), dst)
+    again = fs.sync(str(src), dst)
+    src.write_bytes(b"twice")
+    changed = fs.sync(str(src), dst)
+    assert (first["copied"], again["copied"], again["skipped"]) == (1, 0, 1)
+    assert (changed["copied"], changed["bytes"]) == (1, 5)
+    with fs.open(dst, "rb") as f:
+        assert f.read() == b"twice"

@@ -23,12 +23,14 @@ it (NFS: a temporary renamed; S3: a multipart upload completed), and has no
 way for several processes to write one file; inside that task the engine
 still moves the file's chunks in parallel.
 
-Resuming. A file already at the destination with the source's size and the
-same content is skipped. Content is compared by BLAKE2b of both sides,
-read through ferry: ferry exposes no S3 ETag (and a multipart ETag is not a
-content hash anyway), NFS and iRODS have none, and size plus modification
-time would let a same-size older file through. Reading both sides costs
-reads only where the sizes already match; since ferry publishes files
+Resuming. A file already at the destination with the source's size is
+compared by the engine's sync rules (``FileSystems.sync`` of the one file,
+the comparison ferry-cp and ferry-sync make), ``compare="checksum"`` by
+default: MD5s, taken from what the servers keep where they keep one (an S3
+single-part ETag, rclone's ``md5chksum``), else read from both sides. One
+comparison for every front end, so a tree ferry-sync or rclone wrote is
+recognised too; ``"size_and_time"`` (rclone's default) trusts size and
+modification time instead and reads nothing. Since ferry publishes files
 atomically, a target of the right size is almost always a finished copy.
 """
 
@@ -63,6 +65,10 @@ class CopyOptions:
     range_threshold: int = 256 << 20
     range_bytes: int = 64 << 20
     split: SplitOptions = SplitOptions()
+    # What makes a file already at the destination up to date: the engine's
+    # rules, as FileSystems.sync's `compare` ("checksum", "size_and_time",
+    # "size", "existing").
+    compare: str = "checksum"
 
     @property
     def worker(self) -> WorkerOptions:
@@ -173,7 +179,7 @@ class _Sync:
         src, dst = _urls.join(self.src_root, rel), _urls.join(self.dst_root, rel)
         out = CopyReport()
         try:
-            if have == size and (size == 0 or digest(self.fs, src) == digest(self.fs, dst)):
+            if have == size and self.up_to_date(src, dst):
                 out.files_skipped = 1
                 return out
             if self.ranges_ok and size >= self.options.range_threshold:
@@ -191,6 +197,16 @@ class _Sync:
             out.failures.append(f"copy {_urls.show(src)} -> {_urls.show(dst)}: "
                                 f"{type(e).__name__}: {e}")
         return out
+
+    def up_to_date(self, src: _urls.Url, dst: _urls.Url) -> bool:
+        """Whether `dst` (of the source's size) needs no copy, by the
+        engine's sync rules (options.compare); a time to set is set."""
+        report = self.fs.sync(src, dst, compare=self.options.compare,  # type: ignore[arg-type]
+                              delete=False, dry_run=True)
+        if report["copied"] or not report["times_updated"]:
+            return not report["copied"]
+        self.fs.sync(src, dst, compare=self.options.compare, delete=False)  # type: ignore[arg-type]
+        return True
 
     def files(self, files: Sequence[Tuple[bytes, int]], existing: Dict[bytes, int],
               base: bytes) -> None:

@@ -2,7 +2,8 @@
 // tree at `dst_url` by the core engine's sync (CopyTree with a SkipRule,
 // rclone's filter rules, dry_run, delete_extraneous), with the paths it
 // copied and deleted listed for the caller (the first `max_listed` of
-// each, and how many more).
+// each, and how many more). A file at `src_url` is synced to the file
+// `dst_url` by the same rules (CopyFile: no filter, nothing deleted).
 //
 //   SyncRequest req{.filter = {.exclude = {"*.tmp"}}};
 //   req.options.delete_extraneous = true;

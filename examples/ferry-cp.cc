@@ -281,8 +281,9 @@ std::optional<int> ParseArgs(int argc, char** argv, CpOptions& o) {
       "--size-only", size_only, "a file at DST with the same size is up to date");
   CLI::Option* checksum_flag = app.add_flag(
       "-c,--checksum", checksum,
-      "a file at DST with the same size and MD5 is up to date (stored hashes where the "
-      "server keeps them, S3's ETag or md5chksum; else both files are read)");
+      "a file at DST with the same size and content hash is up to date: MD5, or SHA-256 "
+      "where iRODS is a side; hashes the servers keep (S3's ETag or md5chksum) or compute "
+      "(iRODS' checksum) move no bytes, else both files are read");
   CLI::Option* ignore_existing_flag = app.add_flag(
       "--ignore-existing", ignore_existing, "leave every file already at DST as it is");
   ignore_times_flag->excludes(size_only_flag)->excludes(checksum_flag)->excludes(ignore_existing_flag);

@@ -82,6 +82,20 @@ TEST(ChecksumTest, Md5HasherFedInUnevenPiecesMatchesOneShotMd5) {
   EXPECT_EQ(Hex(h.Finish()), "d41d8cd98f00b204e9800998ecf8427e");  // starts over
 }
 
+TEST(ChecksumTest, Sha256ContentHasherMatchesFips180Vectors) {
+  ContentHasher h(HashKind::kSha256);
+  EXPECT_EQ(Hex(h.Finish()), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  h.Update(Span("a"));
+  h.Update(Span("bc"));
+  EXPECT_EQ(Hex(h.Finish()), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+TEST(ChecksumTest, Md5ContentHasherIsMd5) {
+  ContentHasher h(HashKind::kMd5);
+  h.Update(Span("abc"));
+  EXPECT_EQ(Hex(h.Finish()), "900150983cd24fb0d6963f7d28e17f72");
+}
+
 TEST(ChecksumTest, ComputeChecksumEncodesCrc32cBigEndian) {
   const Checksum c = ComputeChecksum(ChecksumAlgorithm::kCrc32c, Span("123456789"));
   EXPECT_EQ(Hex(c.value), "e3069283");

@@ -546,6 +546,12 @@ absl::Status IrodsClient::SetModifyTime(std::string_view path, absl::Time mtime)
       .status();
 }
 
+absl::StatusOr<std::string> IrodsClient::Checksum(std::string_view path) {
+  const std::string context = Cat("checksum ", path);
+  FERRY_ASSIGN_OR_RETURN(Reply r, CallPooled(kDataObjChksum, DataObjInp(path, 0, {}), context, true));
+  return DecodeStrPi(r.msg, context);
+}
+
 absl::Status IrodsClient::Rename(std::string_view from, std::string_view to, bool is_collection) {
   const int opr = is_collection ? 12 : 11;  // RENAME_COLL : RENAME_DATA_OBJ
   const std::string msg = Cat("<DataObjCopyInp_PI>", DataObjInp(from, 0, {}, opr),

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "ferry/base/mutex.h"
@@ -446,6 +448,25 @@ class ClientFileSystem final : public IrodsFileSystem {
 
   // iRODS keeps modification times in whole seconds.
   absl::Duration mtime_precision() const override { return absl::Seconds(1); }
+
+  // The server hashes a replica itself (DATA_OBJ_CHKSUM), SHA-256 under
+  // iRODS' default scheme: what python-irodsclient's chksum() and ichksum
+  // show, and what a sync compares against a local file's SHA-256.
+  std::optional<HashKind> server_hash() const override { return HashKind::kSha256; }
+
+  absl::StatusOr<std::string> ContentHash(std::string_view path, const fs::Entry& listed,
+                                          HashKind kind, bool read_if_needed) override {
+    if (kind == HashKind::kSha256) {
+      FERRY_ASSIGN_OR_RETURN(const std::string sum, client_->Checksum(LogicalPath(path)));
+      std::string digest;
+      if (absl::StartsWith(sum, "sha2:") && absl::Base64Unescape(sum.substr(5), &digest) &&
+          digest.size() == 32) {
+        return digest;
+      }
+      // Another scheme (MD5 servers answer hex): read instead.
+    }
+    return fs::FileSystem::ContentHash(path, listed, kind, read_if_needed);
+  }
 
   int64_t preferred_chunk_bytes() const override { return chunk_bytes_; }
   int preferred_parallelism() const override { return parallelism_; }

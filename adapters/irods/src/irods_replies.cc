@@ -123,4 +123,13 @@ absl::StatusOr<std::string> DecodeReplicaToken(std::string_view msg, std::string
   return StringMember(j, "replica_token", context);
 }
 
+absl::StatusOr<std::string> DecodeStrPi(std::string_view msg, std::string_view context) {
+  absl::StatusOr<std::unique_ptr<XmlNode>> root = ParseXml(msg);
+  if (!root.ok() || (*root)->name != "STR_PI" || (*root)->Child("myStr") == nullptr) {
+    return absl::DataLossError(
+        Cat(context, ": the server's reply is not a STR_PI string (", msg.substr(0, 120), ")"));
+  }
+  return std::string((*root)->Text("myStr"));
+}
+
 }  // namespace ferry::irods

@@ -432,6 +432,8 @@ class ClientFileSystem final : public S3FileSystem {
 
   bool lists_kept_mtime() const override { return false; }
 
+  std::optional<HashKind> server_hash() const override { return HashKind::kMd5; }
+
   // A single-part upload's ETag is its MD5; a multipart one's stored
   // md5chksum (rclone's) is, if present. No read either way.
   absl::StatusOr<std::string> Md5(std::string_view path, const fs::Entry& listed,

@@ -210,7 +210,8 @@ class FileSystems(Closing):
         ``max_delete`` when it is not negative). ``compare`` decides what
         is up to date: ``"size_and_time"`` (rclone's default; the same
         bytes under another time only get their time set), ``"size"``,
-        ``"checksum"`` (MD5s: stored ones, else both files read),
+        ``"checksum"`` (content hashes: MD5, or SHA-256 where iRODS is a
+        side; ones the servers keep or compute, else both files read),
         ``"existing"`` (anything there), ``"never"`` (copy everything).
         ``include``/``exclude``/``filter`` are rclone's filter rules
         (``filter`` entries are ``"+ PATTERN"``/``"- PATTERN"``). With

@@ -3,13 +3,15 @@ s3:// (the session versitygw) and local -> nfs:// (the session ganesha):
 what is up to date stays, what changed is copied, what the source lacks is
 deleted, as rclone sync does."""
 
+import base64
+import hashlib
 import os
 import uuid
 
 import pytest
 
 import ferry
-from conftest import S3_BUCKET, nfs_url, read_tree
+from conftest import S3_BUCKET, boto3_client, nfs_url, read_tree
 
 
 @pytest.fixture
@@ -113,3 +115,25 @@ def test_a_single_file_is_synced_by_the_same_rules(fs, target, tmp_path):
     assert (changed["copied"], changed["bytes"]) == (1, 5)
     with fs.open(dst, "rb") as f:
         assert f.read() == b"twice"
+
+
+def test_checksum_sync_to_s3_keeps_hashes_boto3_agrees_with(fs, tmp_path):
+    """What a --checksum sync stored and compares by is what boto3 reads
+    back: a single-part object's ETag and a multipart one's md5chksum are
+    the MD5 of the bytes boto3 gets."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "small.bin").write_bytes(os.urandom(100_000))
+    (src / "nine.bin").write_bytes(os.urandom(9 << 20))  # over one 8 MiB part
+    prefix = f"sync/{uuid.uuid4().hex}"
+    first = fs.sync(str(src), f"s3://{S3_BUCKET}/{prefix}", compare="checksum")
+    again = fs.sync(str(src), f"s3://{S3_BUCKET}/{prefix}", compare="checksum")
+    s3 = boto3_client()
+    small = s3.get_object(Bucket=S3_BUCKET, Key=f"{prefix}/small.bin")
+    nine = s3.get_object(Bucket=S3_BUCKET, Key=f"{prefix}/nine.bin")
+    small_body, nine_body = small["Body"].read(), nine["Body"].read()
+    assert small["ETag"].strip('"') == hashlib.md5(small_body).hexdigest()
+    assert nine["ETag"].strip('"').endswith("-2")  # multipart: no content hash
+    assert nine["Metadata"]["md5chksum"] == base64.b64encode(hashlib.md5(nine_body).digest()).decode()
+    assert (small_body, nine_body) == ((src / "small.bin").read_bytes(), (src / "nine.bin").read_bytes())
+    assert (first["copied"], again["copied"], again["skipped"]) == (2, 0, 2)

@@ -58,13 +58,27 @@ absl::Status FileSystem::SetModTime(std::string_view path, absl::Time /*mtime*/)
 absl::StatusOr<std::string> FileSystem::Md5(std::string_view path, const Entry& listed,
                                             bool read_if_needed) {
   if (!read_if_needed) return NotOffered(*this, "a stored MD5 of", path);
+  return HashByReading(path, listed, HashKind::kMd5);
+}
+
+absl::StatusOr<std::string> FileSystem::ContentHash(std::string_view path, const Entry& listed,
+                                                    HashKind kind, bool read_if_needed) {
+  if (kind == HashKind::kMd5) return Md5(path, listed, read_if_needed);
+  if (!read_if_needed) {
+    return NotOffered(*this, absl::StrCat("a stored ", HashKindName(kind), " of"), path);
+  }
+  return HashByReading(path, listed, kind);
+}
+
+absl::StatusOr<std::string> FileSystem::HashByReading(std::string_view path, const Entry& listed,
+                                                      HashKind kind) {
   FERRY_ASSIGN_OR_RETURN(std::unique_ptr<File> file, OpenReadListed(path, listed));
   FERRY_ASSIGN_OR_RETURN(const int64_t size, file->Size());
   // Reads of up to 1 MiB: a hash needs the bytes in order, so one reader
   // streams them. A small file gets a small buffer (zeroing 1 MiB per 4 KiB
   // file was half of a 10,000-file sync's CPU).
   std::string buf(static_cast<size_t>(std::clamp<int64_t>(size, 1, int64_t{1} << 20)), '\0');
-  Md5Hasher hasher;
+  ContentHasher hasher(kind);
   int64_t offset = 0;
   while (offset < size) {
     FERRY_ASSIGN_OR_RETURN(const size_t n, file->ReadAt(offset, absl::MakeSpan(buf)));

@@ -321,4 +321,10 @@ absl::StatusOr<std::string> LocalFileSystem::Md5(std::string_view path, const En
   return FileSystem::Md5(path, listed, /*read_if_needed=*/true);
 }
 
+absl::StatusOr<std::string> LocalFileSystem::ContentHash(std::string_view path,
+                                                         const Entry& listed, HashKind kind,
+                                                         bool /*read_if_needed*/) {
+  return FileSystem::ContentHash(path, listed, kind, /*read_if_needed=*/true);
+}
+
 }  // namespace ferry::fs

@@ -100,6 +100,17 @@ struct ActiveFile {
   fs::File::Counters counters;  // the writer's, after its Close
 };
 
+// The hash two filesystems' content is compared by: one both servers keep
+// (no read on either side), else the one a side keeps (only the other side
+// reads: a local file's SHA-256 against iRODS' checksum), else MD5.
+HashKind ComparisonHash(const fs::FileSystem& src, const fs::FileSystem& dst) {
+  const std::optional<HashKind> a = src.server_hash(), b = dst.server_hash();
+  if (a && b) return *a == *b ? *a : HashKind::kMd5;
+  if (a) return *a;
+  if (b) return *b;
+  return HashKind::kMd5;
+}
+
 int64_t ChooseChunk(const CopyOptions& o, const fs::FileSystem& src, const fs::FileSystem& dst) {
   if (o.chunk_bytes > 0) return o.chunk_bytes;
   const int64_t pref = std::max(src.preferred_chunk_bytes(), dst.preferred_chunk_bytes());
@@ -137,6 +148,7 @@ class CopyRun {
         dst_(dst),
         options_(options),
         chunk_(ChooseChunk(options, src, dst)),
+        hash_(ComparisonHash(src, dst)),
         jobs_(std::max(options.jobs, 1)),
         finish_on_caller_(mode == Mode::kFile),
         start_(MonotonicNow()),
@@ -654,14 +666,17 @@ class CopyRun {
     }
   }
 
-  // Whether source and destination hold the same bytes, by MD5 (stored
-  // ones; read and hashed too with `read`); the source's MD5 to
-  // `*source_md5`.
+  // Whether source and destination hold the same bytes, by hash_ (stored
+  // or server-computed ones; read and hashed too with `read`); the
+  // source's MD5 to `*source_md5` when hash_ is MD5, else "".
   absl::StatusOr<bool> SameContent(const Task& task, const fs::Entry& source,
                                    const fs::Entry& there, bool read, std::string* source_md5) {
-    FERRY_ASSIGN_OR_RETURN(const std::string a, dst_.Md5(task.dst_path, there, read));
-    FERRY_ASSIGN_OR_RETURN(*source_md5, src_.Md5(task.src_path, source, read));
-    return a == *source_md5;
+    FERRY_ASSIGN_OR_RETURN(const std::string a,
+                           dst_.ContentHash(task.dst_path, there, hash_, read));
+    FERRY_ASSIGN_OR_RETURN(std::string b, src_.ContentHash(task.src_path, source, hash_, read));
+    const bool same = a == b;
+    *source_md5 = hash_ == HashKind::kMd5 ? std::move(b) : std::string();
+    return same;
   }
 
   // Counts `f` as left as it was (or with only its time set).
@@ -731,17 +746,19 @@ class CopyRun {
     return false;
   }
 
-  // Both sides of a published file, hashed (stored MD5s where the servers
-  // keep them, else read back).
+  // Both sides of a published file, hashed by hash_ (stored or
+  // server-computed hashes where the servers have them, else read back).
   absl::Status Verify(const ActiveFile& f) {
     fs::Entry src_entry = f.task.listed.value_or(fs::Entry{});
     FERRY_ASSIGN_OR_RETURN(const fs::Entry dst_entry, dst_.Stat(f.task.dst_path));
-    FERRY_ASSIGN_OR_RETURN(const std::string a, src_.Md5(f.task.src_path, src_entry, true));
-    FERRY_ASSIGN_OR_RETURN(const std::string b, dst_.Md5(f.task.dst_path, dst_entry, true));
+    FERRY_ASSIGN_OR_RETURN(const std::string a,
+                           src_.ContentHash(f.task.src_path, src_entry, hash_, true));
+    FERRY_ASSIGN_OR_RETURN(const std::string b,
+                           dst_.ContentHash(f.task.dst_path, dst_entry, hash_, true));
     if (a == b) return absl::OkStatus();
     return absl::DataLossError(absl::StrCat(
-        "verify ", dst_.Url(f.task.dst_path), ": its MD5 ", absl::BytesToHexString(b),
-        " is not the source's ", absl::BytesToHexString(a)));
+        "verify ", dst_.Url(f.task.dst_path), ": its ", HashKindName(hash_), " ",
+        absl::BytesToHexString(b), " is not the source's ", absl::BytesToHexString(a)));
   }
 
   // Counts `f` as done: its bytes in the totals, or its failure.
@@ -769,6 +786,7 @@ class CopyRun {
   fs::FileSystem& dst_;
   CopyOptions& options_;
   const int64_t chunk_;
+  const HashKind hash_;  // what content comparisons and --verify hash by
   const int jobs_;
   const bool finish_on_caller_;
   const absl::Time start_;

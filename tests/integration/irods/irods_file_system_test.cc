@@ -233,6 +233,23 @@ TEST_F(IrodsTest, A40MiBFileMovesOverJoinedParallelStreams) {
   EXPECT_GT(Count(PeerLog(), "(big) joined replica (read)"), joins_before);
 }
 
+TEST_F(IrodsTest, Sha256ContentHashIsTheServersChecksumOfTheBytes) {
+  const std::string data = RandomBytes(300000);
+  const std::string path = absl::StrCat(coll_, "/hashed");
+  ASSERT_TRUE(CopyFile(runtime_, local_, WriteLocal("hashed", data), *fs_, path).ok());
+  ContentHasher local(HashKind::kSha256);
+  local.Update(std::span<const char>(data.data(), data.size()));
+  auto stored = fs_->ContentHash(path, fs::Entry{}, HashKind::kSha256, /*read_if_needed=*/false);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ(*stored, local.Finish());
+  EXPECT_EQ(fs_->server_hash(), HashKind::kSha256);
+}
+
+TEST_F(IrodsTest, ContentHashOfAMissingObjectIsNotFound) {
+  auto h = fs_->ContentHash(absl::StrCat(coll_, "/none"), fs::Entry{}, HashKind::kSha256, false);
+  EXPECT_TRUE(absl::IsNotFound(h.status())) << h.status();
+}
+
 TEST_F(IrodsTest, AnotherUserIsDeniedUntilGrantedRead) {
   auto up = CopyFile(runtime_, local_, WriteLocal("s", "secret"), *fs_, absl::StrCat(coll_, "/s"));
   ASSERT_TRUE(up.ok());

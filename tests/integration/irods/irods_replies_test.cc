@@ -105,6 +105,20 @@ TEST(NativeAuthResponseTest, JsonThatIsNotAnObjectIsDataLoss) {
             absl::StatusCode::kDataLoss);
 }
 
+TEST(DecodeStrPiTest, ReadsTheStringOfAChecksumReply) {
+  auto sum = DecodeStrPi("<STR_PI><myStr>sha2:AAAA</myStr></STR_PI>", "checksum /z/a");
+  ASSERT_TRUE(sum.ok()) << sum.status();
+  EXPECT_EQ(*sum, "sha2:AAAA");
+}
+
+TEST(DecodeStrPiTest, AnotherReplyIsDataLossNamingTheCall) {
+  for (const char* msg : {"", "<STR_PI></STR_PI>", "<Other><myStr>x</myStr></Other>", "<STR_PI>"}) {
+    auto sum = DecodeStrPi(msg, "checksum /z/a");
+    EXPECT_TRUE(absl::IsDataLoss(sum.status())) << msg;
+    EXPECT_NE(sum.status().message().find("checksum /z/a"), absl::string_view::npos);
+  }
+}
+
 TEST(DecodeReplicaTokenTest, ReadsTheTokenOfADescriptorInfoReply) {
   absl::StatusOr<std::string> token =
       DecodeReplicaToken(BinBytesBuf(R"({"replica_token": "t-1", "fd": 3})"), "info");

@@ -48,14 +48,17 @@ dest_mtime() {  # dest_mtime KIND REL
     nfs) stat -c %Y "$EXPORT/$RUN/copy/$2" ;;
     s3) aws s3api head-object --bucket "$BUCKET" --key "copy/$2" --query Metadata.mtime --output text |
           cut -d. -f1 ;;
-    irods) "$PY" - "$IR_COLL/copy/$2" <<PYEOF
+    irods) dest_mtime_of "$IR_COLL/copy/$2" ;;
+  esac
+}
+# An iRODS object's modification time by logical path (python-irodsclient).
+dest_mtime_of() {
+  "$PY" - "$1" <<PYEOF
 import sys, calendar
 from irods.session import iRODSSession
 with iRODSSession(host="127.0.0.1", port=$IRODS_PORT, user="rods", password="rods", zone="tempZone") as s:
     print(calendar.timegm(s.data_objects.get(sys.argv[1]).modify_time.utctimetuple()))
 PYEOF
-      ;;
-  esac
 }
 want_mtime=$(date -d '2024-05-01 12:00:00 UTC' +%s)
 
@@ -197,6 +200,42 @@ etag=$(aws s3api head-object --bucket "$BUCKET" --key mp/nine.bin --query ETag -
 if [ $rc -eq 0 ] && [ "$kept" = "$want" ] && [[ $etag == *-* ]] && [ "$(field copied "$out")" = 0 ]; then
   pass AChecksumSyncKeepsAMultipartUploadsMd5
 else fail AChecksumSyncKeepsAMultipartUploadsMd5 "rc=$rc kept=$kept want=$want etag=$etag out=$out"; fi
+
+# --- iRODS: content compared by the server's own SHA-256 ------------------
+# python-irodsclient's chksum() (the server's "sha2:") is the SHA-256 of the
+# local file; a checksum rerun copies nothing; other bytes under the same
+# size and time are found; a touch alone only sets the time (no transfer).
+mkdir -p "$WORK/ck"
+head -c 300000 /dev/urandom >"$WORK/ck/a.bin"
+touch -d '2024-05-01 12:00:00 UTC' "$WORK/ck/a.bin"
+CK="irods://rods@127.0.0.1:$IRODS_PORT$IR_COLL/ck"
+"$SYNC" --quiet --checksum "$WORK/ck" "$CK"
+prc=$("$PY" - "$IR_COLL/ck/a.bin" <<PYEOF
+import sys
+from irods.session import iRODSSession
+with iRODSSession(host="127.0.0.1", port=$IRODS_PORT, user="rods", password="rods", zone="tempZone") as s:
+    print(s.data_objects.get(sys.argv[1]).chksum())
+PYEOF
+)
+want="sha2:$(openssl dgst -sha256 -binary "$WORK/ck/a.bin" | base64)"
+again=$("$SYNC" --json --checksum "$WORK/ck" "$CK" 2>"$WORK/err")
+printf 'X' | dd of="$WORK/ck/a.bin" bs=1 seek=100 conv=notrunc status=none
+touch -d '2024-05-01 12:00:00 UTC' "$WORK/ck/a.bin"
+changed=$("$SYNC" --json --checksum "$WORK/ck" "$CK" 2>>"$WORK/err")
+touch -d '2024-06-01 12:00:00 UTC' "$WORK/ck/a.bin"
+touched=$("$SYNC" --json "$WORK/ck" "$CK" 2>>"$WORK/err")
+echo "irods sha2: prc=$prc local=$want; reruns copied $(field copied "$again")," \
+  "$(field copied "$changed") after a change, $(field copied "$touched") after a touch" \
+  "($(field times_updated "$touched") time set)"
+if [ "$prc" = "$want" ] && [ "$(field copied "$again")" = 0 ]; then
+  pass IrodsChecksumIsTheSha256PythonIrodsclientReads
+else fail IrodsChecksumIsTheSha256PythonIrodsclientReads "prc=$prc want=$want again=$again err=$(cat "$WORK/err")"; fi
+if [ "$(field copied "$changed")" = 1 ]; then pass IrodsChecksumSyncFindsOtherBytesOfTheSameSizeAndTime
+else fail IrodsChecksumSyncFindsOtherBytesOfTheSameSizeAndTime "changed=$changed"; fi
+if [ "$(field copied "$touched")" = 0 ] && [ "$(field times_updated "$touched")" = 1 ] &&
+   [ "$(dest_mtime_of "$IR_COLL/ck/a.bin")" = "$(date -d '2024-06-01 12:00:00 UTC' +%s)" ]; then
+  pass IrodsTouchedFileGetsItsTimeSetWithoutACopy
+else fail IrodsTouchedFileGetsItsTimeSetWithoutACopy "touched=$touched"; fi
 
 # --- --verify hashes both sides; --bwlimit holds the rate -----------------
 head -c $((5 << 19)) /dev/urandom >"$WORK/two-and-a-half.bin"

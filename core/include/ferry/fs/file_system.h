@@ -32,6 +32,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +43,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "ferry/fs/entry.h"
+#include "ferry/transfer/checksum.h"
 
 namespace ferry::fs {
 
@@ -231,11 +233,29 @@ class FileSystem {
   virtual absl::StatusOr<std::string> Md5(std::string_view path, const Entry& listed,
                                           bool read_if_needed);
 
+  // The content hash this filesystem's server keeps or computes itself, so
+  // ContentHash of that kind moves no file bytes (S3: MD5, in ETags and
+  // md5chksum; iRODS: SHA-256, its default checksum scheme); nullopt for
+  // none (every hash is a read). A sync compares by a kind the two sides
+  // share (see ComparisonHash in copy_engine.cc).
+  virtual std::optional<HashKind> server_hash() const { return std::nullopt; }
+
+  // The raw digest of kind `kind` of file `path`: for kMd5, Md5(). A kind
+  // the server keeps comes from it; others are read and hashed with
+  // `read_if_needed`, else Unimplemented.
+  virtual absl::StatusOr<std::string> ContentHash(std::string_view path, const Entry& listed,
+                                                  HashKind kind, bool read_if_needed);
+
   // The chunk size the engine should move this filesystem's bytes in, and
   // how many chunks of one file it should keep in flight; 0: no preference
   // (the local disk has none: the other side decides).
   virtual int64_t preferred_chunk_bytes() const { return 0; }
   virtual int preferred_parallelism() const { return 0; }
+
+ protected:
+  // `kind` of file `path`, read through OpenReadListed and hashed.
+  absl::StatusOr<std::string> HashByReading(std::string_view path, const Entry& listed,
+                                            HashKind kind);
 };
 
 // How a filesystem would have the copy engine move its files (what its

@@ -38,6 +38,8 @@ class LocalFileSystem final : public FileSystem {
   // Always hashes: reading the local disk is what a stored hash costs elsewhere.
   absl::StatusOr<std::string> Md5(std::string_view path, const Entry& listed,
                                   bool read_if_needed) override;
+  absl::StatusOr<std::string> ContentHash(std::string_view path, const Entry& listed,
+                                          HashKind kind, bool read_if_needed) override;
 };
 
 // The LocalFileSystem path of a local path as a user wrote it: made

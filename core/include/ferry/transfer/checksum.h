@@ -68,6 +68,34 @@ class Md5Hasher {
   uint64_t length_ = 0;
 };
 
+// Whole-content hashes a sync compares files by: MD5 (what S3 keeps) or
+// SHA-256 (what iRODS keeps by its default checksum scheme).
+enum class HashKind { kMd5, kSha256 };
+
+// "MD5" or "SHA-256".
+const char* HashKindName(HashKind kind);
+
+// A content hash of bytes that arrive in pieces, in order.
+// Thread-safety: one thread at a time.
+class ContentHasher {
+ public:
+  explicit ContentHasher(HashKind kind);
+  ~ContentHasher();
+  ContentHasher(ContentHasher&&) noexcept;
+  ContentHasher& operator=(ContentHasher&&) noexcept;
+
+  void Update(std::span<const char> bytes);
+  // The raw digest (16 bytes for MD5, 32 for SHA-256) of everything given
+  // since construction or the last Finish; the hasher starts over.
+  std::string Finish();
+
+ private:
+  struct Sha256State;  // OpenSSL's, kept out of this header
+  HashKind kind_;
+  Md5Hasher md5_;
+  std::unique_ptr<Sha256State> sha256_;
+};
+
 // `bytes` digested with `algorithm`. Thread-safe (pure).
 Checksum ComputeChecksum(ChecksumAlgorithm algorithm, std::span<const char> bytes);
 

@@ -170,6 +170,10 @@ class IrodsClient {
   // Sets a data object's modification time (seconds; iRODS 4.3's touch,
   // never creating one).
   absl::Status SetModifyTime(std::string_view path, absl::Time mtime);
+  // The data object's checksum as the server computes and records it
+  // (DATA_OBJ_CHKSUM: "sha2:<base64 SHA-256>" under iRODS' default
+  // scheme, hex MD5 under the MD5 one); the bytes stay on the server.
+  absl::StatusOr<std::string> Checksum(std::string_view path);
   // Renames a data object or (is_collection) a collection.
   absl::Status Rename(std::string_view from, std::string_view to, bool is_collection);
 

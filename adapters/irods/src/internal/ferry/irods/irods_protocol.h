@@ -22,6 +22,7 @@ enum Api : int {
   kDataObjOpen = 602,
   kDataObjUnlink = 615,
   kDataObjRename = 627,
+  kDataObjChksum = 629,  // DATA_OBJ_CHKSUM_AN: the server hashes the replica
   kObjStat = 633,
   kDataObjClose = 673,
   kDataObjLseek = 674,

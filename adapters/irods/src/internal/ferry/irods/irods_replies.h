@@ -54,6 +54,10 @@ absl::StatusOr<std::string> NativeAuthResponse(std::string_view msg, std::string
 // JSON); DataLoss naming `context` without one.
 absl::StatusOr<std::string> DecodeReplicaToken(std::string_view msg, std::string_view context);
 
+// The string of a STR_PI reply (<STR_PI><myStr>...</myStr></STR_PI>);
+// DataLoss naming `context` for anything else.
+absl::StatusOr<std::string> DecodeStrPi(std::string_view msg, std::string_view context);
+
 }  // namespace ferry::irods
 
 #endif  // FERRY_IRODS_IRODS_REPLIES_H_

@@ -19,7 +19,7 @@ public final class SyncOptions {
     SIZE_AND_TIME,
     /** Same size. */
     SIZE,
-    /** Same size and MD5 (stored ones where the servers keep them, else both files read). */
+    /** Same size and content hash (MD5, or SHA-256 where iRODS is a side; ones the servers keep or compute, else both files read). */
     CHECKSUM,
     /** Any file there. */
     EXISTING,

@@ -57,6 +57,8 @@ sync_once() {
       rclone:plain) rclone_ sync "$LOCAL/tree" "$REMOTE/rclone" ;;
       rclone:checksum) rclone_ sync --checksum "$LOCAL/tree" "$REMOTE/rclone" ;;
       aws:plain) aws s3 sync --only-show-errors "$LOCAL/tree" "s3://bench/aws" ;;
+      # The floor of any no-op sync: the destination's listing alone.
+      walk:plain) "$BUILD/examples/ferry-walk" "s3://bench/ferry" ;;
     esac >/dev/null 2>"$WORK/err-$tool" ) ; } 2>&1 ) ||
     { echo "sync.sh: $tool $mode failed: $(cat "$WORK/err-$tool")" >&2; exit 1; }
   awk '{printf "%.4f %.4f\n", $1, $2 + $3}' <<<"$out"
@@ -109,6 +111,14 @@ phase=seed
 for tool in ferry rclone aws; do sync_once "$tool" plain >/dev/null; done
 check_prefixes ferry rclone aws
 phase noop plain ferry rclone aws
+# The listing a no-op sync cannot skip, by itself (versitygw's posix backend
+# stats every object it lists): how close the no-op sync is to the server.
+walls=(); cpus=()
+for ((i = 0; i < RUNS; i++)); do
+  r=$(sync_once walk plain); walls+=("${r% *}"); cpus+=("${r#* }")
+  echo "  listing floor run $i: ${r% *} s wall, ${r#* } s CPU" >&2
+done
+WALL[floor-walk]=$(median "${walls[@]}"); CPU[floor-walk]=$(median "${cpus[@]}")
 phase changed plain ferry rclone aws
 phase checksum checksum ferry rclone
 
@@ -126,6 +136,8 @@ for p in noop changed checksum; do
   done
   echo "$line"
 done
+printf 'listing floor (ferry-walk of the 10,000 objects) %6.3f s / %6.3f s: the no-op sync is %.2fx it; aws s3 sync could be beaten by at most %.2fx\n' \
+  "${WALL[floor-walk]}" "${CPU[floor-walk]}" "$(ratio noop-ferry floor-walk)" "$(ratio noop-aws floor-walk)"
 echo "10^6-file sync between synthetic filesystems: peak RSS $rss_mib MiB"
 printf 'RESULT {"bench":"sync","runs":%d,"files":%d,"kib":%d,"changed_pct":%d,' \
   "$RUNS" "$FILES" "$KIB" "$CHANGED_PCT"
@@ -138,6 +150,8 @@ printf '"noop_vs_rclone_cpu_ratio":%.2f,"noop_vs_aws_cpu_ratio":%.2f,' \
   "$(cpu_ratio noop-rclone noop-ferry)" "$(cpu_ratio noop-aws noop-ferry)"
 printf '"changed_vs_rclone_cpu_ratio":%.2f,"checksum_vs_rclone_cpu_ratio":%.2f,' \
   "$(cpu_ratio changed-rclone changed-ferry)" "$(cpu_ratio checksum-rclone checksum-ferry)"
+printf '"noop_listing_floor_s":%.3f,"noop_sync_over_listing_floor":%.2f,"aws_noop_over_listing_floor":%.2f,' \
+  "${WALL[floor-walk]}" "$(ratio noop-ferry floor-walk)" "$(ratio noop-aws floor-walk)"
 printf '"peak_rss_mib_sync_1m":%s,"seconds":{' "${rss_mib:-null}"
 sep=
 for key in "${!WALL[@]}"; do

@@ -76,7 +76,10 @@ from ferry.bench import report
 recs = report.read_records(sys.argv[1])
 r = report.Report(recs, "", "", plots=False)
 r.render(None)
+summary = r.ratio_summary()
 print("RESULT " + json.dumps({"bench": "all", "records": len(recs),
       "errors": sum(1 for x in recs if x.errors),
+      "rows_below_1": sum(int(t["rows_below_1"]) for t in summary.values()),
+      "per_target": summary,
       "ratios": {f"{t} {w}: {f} vs {p}": round(v, 2) for t, w, f, p, v in r.ratios}}))
 EOF

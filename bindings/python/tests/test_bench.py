@@ -232,6 +232,20 @@ def test_ratios_compare_programs_with_programs_and_libraries_with_libraries():
                                                                      ("ferry-cp", "aws", 4.0)]
 
 
+def test_ratio_summary_counts_the_comparisons_ferry_loses_per_target():
+    recs = []
+    for target, tool, wall in (("s3", "ferry-cp", 2.0), ("s3", "aws", 8.0),
+                               ("nfs", "ferry-cp", 4.0), ("nfs", "nfs-cp", 1.0)):
+        r = BenchRecord(scenario="tree", target=target, tool=tool, ops=1, bytes=1)
+        r.parameters["files"], r.parameters["direction"] = "1", "put"
+        r.times_s["wall"] = wall
+        recs.append(r)
+    rep = report.Report(recs, "", "", plots=False)
+    rep.render(None)
+    assert rep.ratio_summary() == {"s3": {"rows": 1, "rows_below_1": 0, "min_ratio": 4.0},
+                                   "nfs": {"rows": 1, "rows_below_1": 1, "min_ratio": 0.25}}
+
+
 def test_the_run_prefix_is_removed_from_the_bucket(s3_run, versitygw):
     from conftest import boto3_client
 

@@ -122,6 +122,18 @@ class Report:
         self.lines.append(f"![{title}]({self.image_prefix}{name})")
         self.lines.append("")
 
+    def ratio_summary(self) -> Dict[str, Dict[str, float]]:
+        """Per target (after render): how many comparisons there are
+        (``rows``), how many ferry loses (``rows_below_1``: ratio < 1) and
+        the lowest ratio (``min_ratio``); what a quiet run must show 0 of."""
+        out: Dict[str, Dict[str, float]] = {}
+        for target, _what, _f, _peer, ratio in self.ratios:
+            t = out.setdefault(target, {"rows": 0, "rows_below_1": 0, "min_ratio": ratio})
+            t["rows"] += 1
+            t["rows_below_1"] += ratio < 1
+            t["min_ratio"] = round(min(t["min_ratio"], ratio), 2)
+        return out
+
     def _ratio(self, target: str, what: str, times: Dict[str, float], lower_is_better: bool = True) -> None:
         """Ratios of every peer to each ferry tool it is compared with:
         > 1 means ferry is faster."""

@@ -34,6 +34,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -842,7 +843,7 @@ class DestinationSurvey {
               } else if (e.kind == fs::EntryKind::kFile &&
                          !fs::IsFerryTemporaryName(fs::BaseName(e.path)) &&
                          (filter == nullptr || filter->Includes(e.path))) {
-                files_.emplace_back(std::move(e.path), e.size);
+                AddFile(e.path, e.size);
               }
             }
             return !cancelled_.load(std::memory_order_relaxed);
@@ -860,13 +861,33 @@ class DestinationSurvey {
     if (thread_.joinable()) thread_.join();
     return walked_;
   }
-  std::vector<std::pair<std::string, int64_t>>& files() { return files_; }
+  // Calls `visit(path, size)` for every file found, in walk order.
+  template <typename Visit>
+  void ForEachFile(Visit visit) const {
+    size_t at = 0;
+    for (int64_t size : sizes_) {
+      uint32_t n;
+      std::memcpy(&n, names_.data() + at, sizeof(n));
+      visit(std::string_view(names_.data() + at + sizeof(n), n), size);
+      at += sizeof(n) + n;
+    }
+  }
   std::vector<std::string>& dirs() { return dirs_; }
 
  private:
+  // Names packed as (length, bytes) in one string: a 10^6-file
+  // destination costs its names' bytes, not a std::string each.
+  void AddFile(std::string_view path, int64_t size) {
+    const uint32_t n = static_cast<uint32_t>(path.size());
+    names_.append(reinterpret_cast<const char*>(&n), sizeof(n));
+    names_.append(path.data(), path.size());
+    sizes_.push_back(size);
+  }
+
   std::atomic<bool> cancelled_{false};
   absl::StatusOr<fs::WalkStats> walked_ = absl::UnknownError("not walked");
-  std::vector<std::pair<std::string, int64_t>> files_;  // relative path, size
+  std::string names_;            // the files' relative paths, packed
+  std::vector<int64_t> sizes_;   // their sizes, in the same order
   std::vector<std::string> dirs_;
   std::thread thread_;  // last: starts once the members above exist
 };
@@ -897,14 +918,14 @@ absl::Status DeleteExtraneous(Runtime& runtime, fs::FileSystem& dst, const std::
     return absl::OkStatus();
   }
   std::vector<fs::Entry> files;
-  for (auto& [path, size] : survey->files()) {
-    if (source_names.contains(path)) continue;
+  survey->ForEachFile([&](std::string_view path, int64_t size) {
+    if (source_names.contains(ToAbsl(path))) return;
     fs::Entry e;
-    e.path = std::move(path);
+    e.path = std::string(path);
     e.size = size;
     e.kind = fs::EntryKind::kFile;
     files.push_back(std::move(e));
-  }
+  });
   std::vector<std::string> dirs;
   for (std::string& d : survey->dirs()) {
     if (!source_names.contains(d)) dirs.push_back(std::move(d));

@@ -48,7 +48,7 @@ null_port=$(cat "$STATE/null.port")
 null_delayed=$(toxi_delay_proxy bench_null "$null_port" "$DELAY_MS")
 echo "== against ferry_null_rpc_server ==" >&2
 "$BENCH" --host=127.0.0.1 --port="$null_port" --delayed_port="$null_delayed" \
-  --delay_ms="$DELAY_MS" --server_pid="$null_pid" "$@" | tee "$STATE/null.out" | grep -v '^RESULT '
+  --delay_ms="$DELAY_MS" --server_pid="$null_pid" --server=ferry_null_rpc_server "$@" | tee "$STATE/null.out" | grep -v '^RESULT '
 
 # One RESULT: ganesha's keys as before, the null server's with "_null".
 jq -c -n --argjson g "$(sed -n 's/^RESULT //p' "$STATE/ganesha.out")" \

@@ -57,6 +57,7 @@ constexpr RpcProcedure kNfs3Null{100003, 3, 0, "NFS", "NULL"};
 
 struct Flags {
   std::string host = "127.0.0.1";
+  std::string server = "nfs-ganesha 4.3";  // what answers, for the report
   int port = 2049;
   int delayed_port = 0;  // 0: no delayed path
   int delay_ms = 1;
@@ -103,6 +104,8 @@ Flags ParseFlags(int argc, char** argv) {
       ok = absl::SimpleAtoi(v, &f.port);
     } else if (name == "delayed_port") {
       ok = absl::SimpleAtoi(v, &f.delayed_port);
+    } else if (name == "server") {
+      f.server = std::string(v);
     } else if (name == "delay_ms") {
       ok = absl::SimpleAtoi(v, &f.delay_ms);
     } else if (name == "server_pid") {
@@ -231,7 +234,8 @@ int Main(int argc, char** argv) {
     }
   }
 
-  std::printf("RpcPool NFS v3 NULL calls to %s:%d (nfs-ganesha)", flags.host.c_str(), flags.port);
+  std::printf("RpcPool NFS v3 NULL calls to %s:%d (%s)", flags.host.c_str(), flags.port,
+              flags.server.c_str());
   if (flags.delayed_port > 0) {
     std::printf(", and via toxiproxy :%d with +%d ms each way", flags.delayed_port,
                 flags.delay_ms);
@@ -304,7 +308,7 @@ int Main(int argc, char** argv) {
   auto num = [](double v) { return absl::StrFormat("%.4g", v); };
   std::vector<std::string> fields = {
       "\"bench\":\"rpc\"",
-      "\"peer\":\"nfs-ganesha 4.3, NFS v3 NULL over TCP\"",
+      absl::StrCat("\"peer\":\"", flags.server, ", NFS v3 NULL over TCP\""),
       absl::StrCat("\"runs\":", flags.runs),
       absl::StrCat("\"seconds_per_point\":", num(flags.seconds)),
       absl::StrCat("\"delay_ms_each_way\":", flags.delay_ms),

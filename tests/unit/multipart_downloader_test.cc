@@ -174,8 +174,8 @@ TEST_F(MultipartDownloaderTest, ObjectChangedMidDownloadFailsWithFailedPrecondit
   MultipartDownloaderOptions o = DefaultOptions();
   o.concurrency = 2;
   auto d = Open(8 * kChunk, o);
-  auto whole = StartRead(*d, 0, 8 * kChunk);  // a whole-object read starts the download
-  EXPECT_TRUE(d->stats().download_started);
+  d->StartDownload();
+  auto whole = StartRead(*d, 0, 8 * kChunk);
   ASSERT_TRUE(store_.RunNext());  // chunk 0 of the old version lands
   store_.PutSyntheticObject(kKey, 8 * kChunk, kSeed + 1);  // new version, new ETag
   Drain(store_, timers_);
@@ -380,13 +380,64 @@ TEST_F(MultipartDownloaderTest, AWholeReadOfAnObjectOfOneChunkIsOneDirectGet) {
   EXPECT_EQ(budget_.peak(), 0);
 }
 
-TEST_F(MultipartDownloaderTest, AWholeReadOfALargerObjectStartsTheDownload) {
-  auto d = Open(4 * kChunk, DefaultOptions());
-  auto r = StartRead(*d, 0, 4 * kChunk);
+TEST_F(MultipartDownloaderTest, AWholeReadOfALargerObjectIsParallelRangedGetsIntoTheReadersBuffer) {
+  const int64_t size = 64 * kChunk;  // 4 MiB: four 1 MiB slices over 4 lanes
+  auto d = Open(size, DefaultOptions());
+  auto r = StartRead(*d, 0, size);
+  EXPECT_EQ(store_.pending(), 4u);  // every lane in flight at once
   Drain(store_, timers_);
   ASSERT_TRUE(r->result.ok()) << r->result.status();
+  EXPECT_EQ(*r->result, static_cast<size_t>(size));
   EXPECT_TRUE(HoldsSynthetic(r->buf, 0));
-  EXPECT_TRUE(d->stats().download_started);
+  EXPECT_FALSE(d->stats().download_started);
+  EXPECT_EQ(store_.bytes_served(), size);  // every byte once
+  EXPECT_EQ(budget_.peak(), 0);            // no chunk buffers, no copy
+}
+
+TEST_F(MultipartDownloaderTest, LargeReadKeepsAtMostConcurrencyRequestsInFlight) {
+  const int64_t size = 256 * kChunk;  // 16 MiB: sixteen 1 MiB slices
+  auto d = Open(size, DefaultOptions());
+  auto r = StartRead(*d, 0, size);
+  size_t most = 0;
+  while (!r->done) {
+    most = std::max(most, store_.pending());
+    if (!store_.RunNext()) break;
+  }
+  ASSERT_TRUE(r->result.ok()) << r->result.status();
+  EXPECT_TRUE(HoldsSynthetic(r->buf, 0));
+  EXPECT_EQ(most, 4u);
+  EXPECT_EQ(store_.requests(InMemoryObjectStore::Op::kGetRange), 16);
+}
+
+TEST_F(MultipartDownloaderTest, LargeReadWithASliceThatKeepsFailingFailsWithTheSlicesError) {
+  store_.SetFault([&](const InMemoryObjectStore::Request& r) {
+    return r.op == InMemoryObjectStore::Op::kGetRange && r.offset == (int64_t{2} << 20)
+               ? absl::UnavailableError("connection reset")
+               : absl::OkStatus();
+  });
+  const int64_t size = 64 * kChunk;
+  auto d = Open(size, DefaultOptions());
+  auto r = StartRead(*d, 0, size);
+  Drain(store_, timers_);
+  ASSERT_TRUE(r->done);
+  EXPECT_EQ(r->result.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(r->result.status().message(), HasSubstr("connection reset"));
+  EXPECT_THAT(r->result.status().message(), HasSubstr("[2097152, 3145728)"));
+}
+
+TEST_F(MultipartDownloaderTest, LargeReadOfAShortReplyIsDataLossNotAShortCount) {
+  store_.SetFault([&](const InMemoryObjectStore::Request& r) {
+    return r.op == InMemoryObjectStore::Op::kGetRange && r.offset == (int64_t{1} << 20)
+               ? absl::DataLossError("short reply")
+               : absl::OkStatus();
+  });
+  const int64_t size = 64 * kChunk;
+  auto d = Open(size, DefaultOptions());
+  auto r = StartRead(*d, 0, size);
+  Drain(store_, timers_);
+  ASSERT_TRUE(r->done);
+  EXPECT_FALSE(r->result.ok());
+  EXPECT_EQ(r->result.status().code(), absl::StatusCode::kDataLoss);
 }
 
 TEST_F(MultipartDownloaderTest, DirectReadLandsInTheReadersBufferWithoutBudget) {

@@ -41,6 +41,8 @@
 #include "ferry/transfer/multipart_downloader.h"
 
 #include <algorithm>
+#include <atomic>
+#include <functional>
 #include <cstring>
 #include <deque>
 #include <optional>
@@ -143,15 +145,20 @@ class DownloadState : public std::enable_shared_from_this<DownloadState> {
     }
     const int64_t len = std::min<int64_t>(static_cast<int64_t>(dst.size()), info_.size - offset);
     dst = dst.first(static_cast<size_t>(len));
-    // A read of a whole object larger than a chunk is a download (chunks in
-    // parallel); one of a chunk or less stays a direct read: one GET into
-    // the reader's buffer, no budget, no copy (a tree of small objects).
-    if (!download_started_ && offset == 0 && len == info_.size && len > options_.chunk_bytes) {
-      StartLocked(d);
-    }
+    // Before any download started, a read goes straight into the reader's
+    // buffer: no budget, no chunk buffers, no copy. One of a chunk or less
+    // is one GET (a tree of small objects); a larger one (a whole-file
+    // read) is ranged GETs into slices of that buffer, `concurrency` in
+    // flight, which is what a Python read() of a whole object wants.
     if (!download_started_ && len <= options_.chunk_bytes) {
       d.calls.push_back([self = shared_from_this(), offset, dst, done = std::move(done)]() mutable {
         self->DirectRead(offset, dst, std::move(done));
+      });
+      return;
+    }
+    if (!download_started_) {
+      d.calls.push_back([self = shared_from_this(), offset, dst, done = std::move(done)]() mutable {
+        self->StripedDirectRead(offset, dst, std::move(done));
       });
       return;
     }
@@ -231,6 +238,75 @@ class DownloadState : public std::enable_shared_from_this<DownloadState> {
                      }
                      done(std::move(s));
                    });
+  }
+
+  // A read larger than a chunk, before any download: slices of `dst`
+  // fetched by DirectRead, `concurrency` lanes each taking the next slice
+  // when its last one lands. The first error fails the read (the other
+  // lanes stop taking slices); the read completes once every lane ended,
+  // so no request still writes into `dst` after `done`.
+  void StripedDirectRead(int64_t offset, std::span<char> dst, Callback<size_t> done) {
+    struct Striped {
+      std::span<char> dst;
+      int64_t offset = 0;
+      int64_t slice = 0;
+      int64_t slices = 0;
+      std::atomic<int64_t> next{0};
+      std::atomic<int> lanes{0};
+      Mutex mu;
+      absl::Status error ABSL_GUARDED_BY(mu);
+      std::atomic<bool> failed{false};
+      Callback<size_t> done;
+    };
+    auto st = std::make_shared<Striped>();
+    st->dst = dst;
+    st->offset = offset;
+    const int64_t len = static_cast<int64_t>(dst.size());
+    const int64_t lanes = std::max<int64_t>(1, options_.concurrency);
+    // Slices of at least 1 MiB (fewer, larger requests when the server is
+    // the bottleneck), at most a chunk, spread over every lane.
+    st->slice = std::clamp<int64_t>((len + lanes - 1) / lanes, int64_t{1} << 20,
+                                    std::max<int64_t>(options_.chunk_bytes, int64_t{1} << 20));
+    st->slices = (len + st->slice - 1) / st->slice;
+    st->done = std::move(done);
+    const int n = static_cast<int>(std::min<int64_t>(lanes, st->slices));
+    st->lanes = n;
+    auto self = shared_from_this();
+    // One lane: fetch the next slice, then the one after, until none is
+    // left or a slice failed; the last lane to end completes the read.
+    auto lane = std::make_shared<std::function<void()>>();
+    *lane = [self, st, weak = std::weak_ptr<std::function<void()>>(lane)]() {
+      const int64_t i = st->failed ? st->slices : st->next.fetch_add(1);
+      if (i >= st->slices) {
+        if (st->lanes.fetch_sub(1) == 1) {
+          absl::Status s;
+          {
+            MutexLock l(&st->mu);
+            s = st->error;
+          }
+          if (s.ok()) {
+            st->done(st->dst.size());
+          } else {
+            st->done(std::move(s));
+          }
+        }
+        return;
+      }
+      const int64_t begin = i * st->slice;
+      const int64_t end = std::min<int64_t>(begin + st->slice, st->dst.size());
+      auto next = weak.lock();
+      self->DirectRead(st->offset + begin,
+                       st->dst.subspan(static_cast<size_t>(begin), static_cast<size_t>(end - begin)),
+                       [st, next](absl::StatusOr<size_t> r) {
+                         if (!r.ok()) {
+                           MutexLock l(&st->mu);
+                           if (st->error.ok()) st->error = r.status();
+                           st->failed = true;
+                         }
+                         (*next)();
+                       });
+    };
+    for (int k = 0; k < n; ++k) (*lane)();
   }
 
   // GetRangeInto `dst`, pinned to the open ETag, retried per the policy. A

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
 #include "ferry/runtime/runtime.h"
 #include "ferry/transfer/checksum.h"
@@ -252,6 +253,39 @@ TEST_F(S3ClientTest, TruncatedBodyIsAnErrorNotAShortFile) {
   EXPECT_THAT(down.status().code(),
               AnyOf(absl::StatusCode::kDataLoss, absl::StatusCode::kUnavailable));
   EXPECT_TRUE(dir_.Files().empty());
+}
+
+// A whole-object read through the file table (Python's open().read()):
+// parallel ranged GETs straight into the caller's buffer.
+absl::StatusOr<std::string> ReadWholeObject(ObjectFileTable& files, const std::string& key,
+                                            size_t size) {
+  FERRY_ASSIGN_OR_RETURN(int fd, files.Open(key, OpenMode::kRead));
+  std::string buf(size, '\0');
+  absl::StatusOr<size_t> n = files.Read(fd, absl::MakeSpan(buf));
+  files.Close(fd).IgnoreError();
+  if (!n.ok()) return n.status();
+  buf.resize(*n);
+  return buf;
+}
+
+TEST_F(S3ClientTest, WholeReadOfAMultiMiBObjectThroughTheFileTableIsByteExact) {
+  const std::string data = RandomBytes(9 * kMiB + 12345, 11);
+  PutObject("obj", data);
+  auto got = ReadWholeObject(client_->files(), Key("obj"), data.size());
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(Md5Hex(*got), Md5Hex(data));
+}
+
+TEST_F(S3ClientTest, TruncatedBodyDuringAWholeReadIsAnErrorNotAShortRead) {
+  const std::string data = RandomBytes(4 * kMiB, 12);
+  PutObject("obj", data);
+  auto c = ClientThroughProxy("s3_client_truncate_read");
+  ASSERT_NE(c, nullptr);
+  ASSERT_TRUE(proxy_->AddToxic({.name = "cut", .type = "limit_data",
+                              .attributes = {{"bytes", 1 * kMiB}}}).ok());
+  auto got = ReadWholeObject(c->files(), Key("obj"), data.size());
+  EXPECT_THAT(got.status().code(),
+              AnyOf(absl::StatusCode::kDataLoss, absl::StatusCode::kUnavailable));
 }
 
 TEST_F(S3ClientTest, ResetMidUploadFailsAndLeavesNoOrphanMultipartUpload) {

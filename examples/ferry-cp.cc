@@ -84,6 +84,7 @@ struct CpOptions {
   // the requests in flight past what one server answers well.
   int jobs = ferry::CopyOptions{}.jobs;
   int64_t chunk_bytes = 0;
+  int64_t resume_min_bytes = ferry::CopyOptions{}.resume_min_bytes;
   int concurrency = 0;
   int parallelism = 0;
   int64_t memory_budget_bytes = 512 * kMiB;
@@ -219,11 +220,16 @@ std::optional<int> ParseArgs(int argc, char** argv, CpOptions& o) {
       ->type_name("N")
       ->check(CLI::Range(1, std::numeric_limits<int>::max()).description(""));
   constexpr int64_t kMaxMiB = std::numeric_limits<int64_t>::max() / kMiB;
-  int64_t chunk_mib = 0, memory_mib = 0, idle_mib = -1;
+  int64_t chunk_mib = 0, memory_mib = 0, idle_mib = -1, resume_mib = -1;
   app.add_option("--chunk-mib", chunk_mib,
                  "bytes per chunk / S3 part (default: the sides' preference, 8 for S3, 1 for NFS)")
       ->type_name("N")
       ->check(CLI::Range(int64_t{1}, kMaxMiB).description(""));
+  app.add_option("--resume-min-mib", resume_mib,
+                 "files this large are continued by a rerun after a kill, where the destination "
+                 "can (local disk; default 64; 0: never)")
+      ->type_name("N")
+      ->check(CLI::Range(int64_t{0}, kMaxMiB).description(""));
   app.add_option("--concurrency", o.concurrency, "S3 requests in flight per file (default 10)")
       ->type_name("N")
       ->check(CLI::Range(1, std::numeric_limits<int>::max()).description(""));
@@ -371,6 +377,7 @@ std::optional<int> ParseArgs(int argc, char** argv, CpOptions& o) {
   }
 
   if (chunk_mib > 0) o.chunk_bytes = MiB(chunk_mib);
+  if (resume_mib >= 0) o.resume_min_bytes = MiB(resume_mib);
   if (memory_mib > 0) o.memory_budget_bytes = MiB(memory_mib);
   if (idle_mib >= 0) o.idle_buffer_bytes = MiB(idle_mib);
   if (!range.empty()) o.range = *ParseRange(range);
@@ -528,7 +535,8 @@ void PrintJson(std::FILE* out, const Summary& s) {
       "\"direction\":\"%s\",\"files\":%lld,\"files_failed\":%lld,\"files_skipped\":%lld,"
       "\"entries_refused\":%lld,"
       "\"bytes\":%lld,\"seconds\":%.4f,\"mib_s\":%.1f,\"requests\":%lld,\"retries\":%lld,"
-      "\"parts\":%d,\"bytes_fetched\":%lld,\"bytes_uploaded\":%lld,\"peak_memory_bytes\":%lld,"
+      "\"parts\":%d,\"bytes_fetched\":%lld,\"bytes_uploaded\":%lld,\"bytes_resumed\":%lld,"
+      "\"peak_memory_bytes\":%lld,"
       "\"memory_budget_bytes\":%lld,\"peak_rss_bytes\":%lld,\"errors\":[%s],\"warnings\":[%s]}\n",
       s.direction.c_str(), static_cast<long long>(t.files + s.result.files_failed),
       static_cast<long long>(s.result.files_failed),
@@ -536,7 +544,8 @@ void PrintJson(std::FILE* out, const Summary& s) {
       static_cast<long long>(s.result.entries_refused), static_cast<long long>(t.bytes), s.seconds,
       static_cast<double>(t.bytes) / kMiB / s.seconds, static_cast<long long>(t.requests),
       static_cast<long long>(t.retries), t.parts, static_cast<long long>(t.bytes_fetched),
-      static_cast<long long>(t.bytes_uploaded), static_cast<long long>(t.peak_memory_bytes),
+      static_cast<long long>(t.bytes_uploaded), static_cast<long long>(t.bytes_resumed),
+      static_cast<long long>(t.peak_memory_bytes),
       static_cast<long long>(s.memory_budget_bytes), static_cast<long long>(s.peak_rss_bytes),
       errors.c_str(), warnings.c_str());
 }
@@ -837,6 +846,7 @@ int main(int argc, char** argv) {
   const bool show = ShowProgress(*options);
   ferry::CopyOptions copy;
   copy.chunk_bytes = options->chunk_bytes;
+  copy.resume_min_bytes = options->resume_min_bytes;
   copy.parallelism = options->parallelism;
   copy.jobs = options->jobs;
   copy.skip = options->skip;

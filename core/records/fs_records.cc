@@ -75,6 +75,7 @@ void ToTransferStatsProto(const TransferRecordContext& context, const ferry::Tra
   out->set_files(Unsigned(stats.files));
   out->set_bytes_fetched(Unsigned(stats.bytes_fetched));
   out->set_bytes_uploaded(Unsigned(stats.bytes_uploaded));
+  out->set_bytes_resumed(Unsigned(stats.bytes_resumed));
   out->set_requests(Count32(stats.requests));
   out->set_parts(Count32(stats.parts));
   out->set_retries(Count32(stats.retries));

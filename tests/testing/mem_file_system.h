@@ -11,7 +11,10 @@
 // Faults for tests: fail_read_at (a ReadAt covering that offset fails
 // once per setting), abort_first_close (a Close says Aborted once, as an
 // NFS server that lost unstable writes), read_delay (each ReadAt takes that
-// long, as over a network), and counters of calls in flight.
+// long, as over a network), keeps_leftovers (a discarded writer of a
+// resumable file leaves its gap-free prefix for the next writer of the
+// same path and WriteOptions::resume_source, as a killed local copy's
+// temporary does), and counters of calls in flight.
 //
 // Thread-safety: thread-safe (one lock; tests, not speed).
 #ifndef FERRY_TESTING_MEM_FILE_SYSTEM_H_
@@ -118,6 +121,7 @@ class MemFileSystem : public fs::FileSystem {
   std::atomic<int> set_mtime_calls{0};
   std::atomic<int> removes{0};
   bool offers_copy_within = false;
+  std::atomic<bool> keeps_leftovers{false};
   // Called (on the listing thread, no lock held) before each List lists
   // `dir`: a test can hold the walk there.
   std::function<void(std::string_view dir)> on_list;
@@ -183,8 +187,16 @@ class MemFileSystem : public fs::FileSystem {
       return absl::FailedPreconditionError(absl::StrCat("open ", Url(p), ": a directory"));
     }
     AtomicMax(max_open_writers, ++open_writers);
-    return std::unique_ptr<fs::File>(
-        new Writer(this, p, std::max<int64_t>(options.size, 0), options.mtime));
+    auto writer = std::make_unique<Writer>(this, p, std::max<int64_t>(options.size, 0),
+                                           options.mtime, options.resume_source);
+    auto left = leftovers_.find(p);
+    if (left != leftovers_.end()) {
+      if (!options.resume_source.empty() && left->second.first == options.resume_source) {
+        writer->Keep(left->second.second);
+      }
+      leftovers_.erase(left);
+    }
+    return std::unique_ptr<fs::File>(std::move(writer));
   }
 
   absl::Status CreateDir(std::string_view path, bool parents) override {
@@ -286,19 +298,56 @@ class MemFileSystem : public fs::FileSystem {
 
   class Writer final : public fs::File {
    public:
-    Writer(MemFileSystem* fs, std::string path, int64_t size, absl::Time mtime)
-        : fs_(fs), path_(std::move(path)), mtime_(mtime), bytes_(static_cast<size_t>(size), '\0') {}
-    ~Writer() override { --fs_->open_writers; }
+    Writer(MemFileSystem* fs, std::string path, int64_t size, absl::Time mtime,
+           std::string resume_source)
+        : fs_(fs),
+          path_(std::move(path)),
+          mtime_(mtime),
+          resume_source_(std::move(resume_source)),
+          bytes_(static_cast<size_t>(size), '\0'),
+          written_(static_cast<size_t>(size), false) {}
+    ~Writer() override {
+      --fs_->open_writers;
+      if (!closed_) Discard().IgnoreError();
+    }
+    // Takes `kept` as the first bytes an interrupted writer left.
+    void Keep(const std::string& kept) {
+      MutexLock lock(&mu_);
+      resumed_ = static_cast<int64_t>(std::min(kept.size(), bytes_.size()));
+      std::memcpy(bytes_.data(), kept.data(), static_cast<size_t>(resumed_));
+      std::fill(written_.begin(), written_.begin() + resumed_, true);
+    }
+    absl::StatusOr<size_t> ReadAt(int64_t offset, absl::Span<char> buf) override {
+      MutexLock lock(&mu_);
+      if (offset >= static_cast<int64_t>(bytes_.size())) return 0;
+      const size_t n = std::min(buf.size(), bytes_.size() - static_cast<size_t>(offset));
+      std::memcpy(buf.data(), bytes_.data() + offset, n);
+      return n;
+    }
     absl::StatusOr<size_t> WriteAt(int64_t offset, absl::Span<const char> data) override {
       MutexLock lock(&mu_);
       const size_t end = static_cast<size_t>(offset) + data.size();
-      if (end > bytes_.size()) bytes_.resize(end);
+      if (end > bytes_.size()) {
+        bytes_.resize(end);
+        written_.resize(end, false);
+      }
       std::memcpy(bytes_.data() + offset, data.data(), data.size());
+      std::fill(written_.begin() + offset, written_.begin() + static_cast<int64_t>(end), true);
       return data.size();
     }
     absl::StatusOr<int64_t> Size() override {
       MutexLock lock(&mu_);
       return static_cast<int64_t>(bytes_.size());
+    }
+    int64_t resumed_bytes() const override {
+      MutexLock lock(&mu_);
+      return resumed_;
+    }
+    absl::Status ForgetResumed() override {
+      MutexLock lock(&mu_);
+      resumed_ = 0;
+      std::fill(written_.begin(), written_.end(), false);
+      return absl::OkStatus();
     }
     absl::Status Close() override {
       ++fs_->closes;
@@ -306,7 +355,22 @@ class MemFileSystem : public fs::FileSystem {
         return absl::AbortedError("close: injected lost writes (write every byte again)");
       }
       MutexLock lock(&mu_);
+      closed_ = true;
       fs_->PutFile(path_, bytes_, mtime_ == absl::InfinitePast() ? absl::Now() : mtime_);
+      return absl::OkStatus();
+    }
+    absl::Status Discard() override {
+      std::string kept;
+      {
+        MutexLock lock(&mu_);
+        if (closed_) return absl::OkStatus();
+        closed_ = true;
+        if (!fs_->keeps_leftovers || resume_source_.empty()) return absl::OkStatus();
+        kept = bytes_.substr(0, static_cast<size_t>(std::find(written_.begin(), written_.end(),
+                                                              false) - written_.begin()));
+      }
+      MutexLock fs_lock(&fs_->mu_);
+      fs_->leftovers_[path_] = {resume_source_, std::move(kept)};
       return absl::OkStatus();
     }
 
@@ -314,8 +378,12 @@ class MemFileSystem : public fs::FileSystem {
     MemFileSystem* fs_;
     const std::string path_;
     const absl::Time mtime_;
-    Mutex mu_;
+    const std::string resume_source_;
+    mutable Mutex mu_;
     std::string bytes_ ABSL_GUARDED_BY(mu_);
+    std::vector<bool> written_ ABSL_GUARDED_BY(mu_);
+    int64_t resumed_ ABSL_GUARDED_BY(mu_) = 0;
+    bool closed_ ABSL_GUARDED_BY(mu_) = false;
   };
 
   fs::Entry EntryOf(std::string name, const std::string& /*full*/, const Node& n) const {
@@ -353,6 +421,8 @@ class MemFileSystem : public fs::FileSystem {
   mutable Mutex mu_;
   std::map<std::string, Node> nodes_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::vector<fs::Entry>> extra_listed_ ABSL_GUARDED_BY(mu_);
+  // keeps_leftovers: path -> (resume_source, the gap-free prefix written).
+  std::map<std::string, std::pair<std::string, std::string>> leftovers_ ABSL_GUARDED_BY(mu_);
 };
 
 // mem://NAME/path -> the MemFileSystem called NAME (made at first use).

@@ -77,6 +77,97 @@ TEST_F(CopyEngineTest, CopiesOneFileByteForByte) {
   EXPECT_EQ(stats->files, 1);
 }
 
+// Resuming: a copy stopped mid-file (here a failed read; in the field a
+// SIGKILL) leaves its gap-free prefix where the destination keeps one
+// (MemFileSystem::keeps_leftovers stands for a local temporary).
+class CopyEngineResumeTest : public CopyEngineTest {
+ protected:
+  void SetUp() override { dst_.keeps_leftovers = true; }
+
+  // One chunk at a time, so the prefix before a failure is exact.
+  CopyOptions Resumable() {
+    CopyOptions o = Small();
+    o.parallelism = 1;
+    o.resume_min_bytes = 1;
+    return o;
+  }
+
+  // Puts `data` at src "f" (modified at kTime) and fails a copy of it to
+  // dst "f" at byte 6,500: chunks 0-5 (6,000 bytes) are left.
+  void InterruptedCopy(const std::string& data) {
+    src_.PutFile("f", data, kTime);
+    src_.fail_read_at = 6'500;
+    ASSERT_FALSE(CopyFile(runtime_, src_, "f", dst_, "f", Resumable()).ok());
+  }
+
+  const absl::Time kTime = absl::FromUnixSeconds(1'700'000'000);
+};
+
+TEST_F(CopyEngineResumeTest, ARerunKeepsWhatAnInterruptedCopyOfTheSameSourceLeftAndFetchesTheRest) {
+  const std::string data = Pattern(10'000);
+  InterruptedCopy(data);
+  absl::StatusOr<TransferStats> stats = CopyFile(runtime_, src_, "f", dst_, "f", Resumable());
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_THAT(dst_.GetFile("f"), Optional(data));
+  EXPECT_EQ(stats->bytes, 10'000);
+  EXPECT_EQ(stats->bytes_resumed, 6'000);
+  EXPECT_EQ(stats->bytes_fetched, 4'000);
+}
+
+TEST_F(CopyEngineResumeTest, ALeftoverOfASourceChangedSinceIsNotKept) {
+  InterruptedCopy(Pattern(10'000));
+  const std::string changed = Pattern(10'000, 9);
+  src_.PutFile("f", changed, kTime + absl::Seconds(1));
+  absl::StatusOr<TransferStats> stats = CopyFile(runtime_, src_, "f", dst_, "f", Resumable());
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_THAT(dst_.GetFile("f"), Optional(changed));
+  EXPECT_EQ(stats->bytes_resumed, 0);
+}
+
+TEST_F(CopyEngineResumeTest, ALeftoverWhoseLastBytesDifferFromTheSourceIsCopiedAgainWhole) {
+  InterruptedCopy(Pattern(10'000));
+  // Rewritten in place, same size and time: only its bytes tell.
+  std::string changed = Pattern(10'000);
+  changed[5'999] ^= 1;
+  src_.PutFile("f", changed, kTime);
+  absl::StatusOr<TransferStats> stats = CopyFile(runtime_, src_, "f", dst_, "f", Resumable());
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_THAT(dst_.GetFile("f"), Optional(changed));
+  EXPECT_EQ(stats->bytes_resumed, 0);
+  EXPECT_EQ(stats->bytes_fetched, 10'000);
+}
+
+TEST_F(CopyEngineResumeTest, AFileSmallerThanResumeMinBytesIsNotResumed) {
+  const std::string data = Pattern(10'000);
+  InterruptedCopy(data);
+  CopyOptions o = Resumable();
+  o.resume_min_bytes = 10'001;
+  absl::StatusOr<TransferStats> stats = CopyFile(runtime_, src_, "f", dst_, "f", std::move(o));
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_THAT(dst_.GetFile("f"), Optional(data));
+  EXPECT_EQ(stats->bytes_resumed, 0);
+}
+
+TEST_F(CopyEngineResumeTest, AResumedTreeCopyCountsTheKeptBytesAsDoneInItsProgress) {
+  const std::string data = Pattern(10'000);
+  src_.PutFile("t/f", data, kTime);
+  ASSERT_TRUE(dst_.CreateDir("c", false).ok());
+  src_.fail_read_at = 6'500;
+  ASSERT_TRUE(CopyTree(runtime_, src_, "t", dst_, "c", Resumable()).ok());  // the file failed
+  CopyOptions o = Resumable();
+  TransferProgress last;
+  o.progress = [&](const TransferProgress& p) {
+    last = p;
+    return absl::OkStatus();
+  };
+  absl::StatusOr<TreeCopyResult> r = CopyTree(runtime_, src_, "t", dst_, "c", std::move(o));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_THAT(dst_.GetFile("c/f"), Optional(data));
+  EXPECT_EQ(r->totals.bytes_resumed, 6'000);
+  EXPECT_EQ(last.bytes_done, 10'000);
+  EXPECT_EQ(last.bytes_total, 10'000);
+}
+
 TEST_F(CopyEngineTest, CopiesAnEmptyFile) {
   src_.PutFile("empty", "");
   ASSERT_TRUE(CopyFile(runtime_, src_, "empty", dst_, "empty", Small()).ok());

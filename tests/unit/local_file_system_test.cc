@@ -1,6 +1,10 @@
 #include "ferry/fs/local_file_system.h"
 
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <string>
@@ -57,6 +61,63 @@ TEST_F(LocalFileSystemTest, WrittenFileAppearsOnlyAtClose) {
   ASSERT_TRUE((*w)->Close().ok());
   EXPECT_EQ(testing::ReadFile(dir_.Path("t")), "abcdef");
   EXPECT_THAT(dir_.Files(), UnorderedElementsAre("t"));  // no temporary left
+}
+
+// Bytes 0..n of a recognisable pattern.
+std::string Pattern(size_t n) {
+  std::string s(n, '\0');
+  for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>(i * 7 % 251);
+  return s;
+}
+
+// Whether files in `dir` take user extended attributes (resumable writes
+// record their progress in one).
+bool KeepsUserAttributes(const std::string& dir) {
+  const std::string probe = dir + "/xattr-probe";
+  testing::WriteFile(probe, "");
+  const bool ok = ::setxattr(probe.c_str(), "user.probe", "1", 1, 0) == 0;
+  ::unlink(probe.c_str());
+  return ok;
+}
+
+TEST_F(LocalFileSystemTest, AKilledResumableWriteLeavesItsGapFreePrefixToTheNextWriteOfTheSameSource) {
+  if (!KeepsUserAttributes(dir_.Path(""))) GTEST_SKIP() << "no user xattrs under " << dir_.Path("");
+  const std::string data = Pattern(4000);
+  const WriteOptions options{.size = 4000, .resume_source = "src/f 4000 17"};
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // writes 0-2000 and 3000-4000, records after a second, is killed
+    absl::StatusOr<std::unique_ptr<File>> w = fs_.OpenWrite(P("t"), options);
+    if (w.ok()) {
+      (void)(*w)->WriteAt(1000, absl::MakeConstSpan(data.data() + 1000, 1000));
+      (void)(*w)->WriteAt(0, absl::MakeConstSpan(data.data(), 1000));
+      ::usleep(1'100'000);
+      (void)(*w)->WriteAt(3000, absl::MakeConstSpan(data.data() + 3000, 1000));
+    }
+    ::kill(::getpid(), SIGKILL);
+  }
+  ASSERT_EQ(::waitpid(child, nullptr, 0), child);
+  absl::StatusOr<std::unique_ptr<File>> w = fs_.OpenWrite(P("t"), options);
+  ASSERT_TRUE(w.ok()) << w.status();
+  ASSERT_EQ((*w)->resumed_bytes(), 2000);
+  std::string kept(2000, '\0');
+  ASSERT_EQ(*(*w)->ReadAt(0, absl::MakeSpan(kept)), 2000u);
+  EXPECT_EQ(kept, data.substr(0, 2000));
+  ASSERT_TRUE((*w)->WriteAt(2000, absl::MakeConstSpan(data.data() + 2000, 2000)).ok());
+  ASSERT_TRUE((*w)->Close().ok());
+  EXPECT_EQ(testing::ReadFile(dir_.Path("t")), data);
+  EXPECT_THAT(dir_.Files(), UnorderedElementsAre("t"));
+}
+
+TEST_F(LocalFileSystemTest, AResumableWriteDiscardedLeavesNoTemporary) {
+  {
+    absl::StatusOr<std::unique_ptr<File>> w =
+        fs_.OpenWrite(P("t"), {.size = 3, .resume_source = "src/f 3 17"});
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE((*w)->WriteAt(0, absl::MakeConstSpan("new", 3)).ok());
+    ASSERT_TRUE((*w)->Discard().ok());
+  }
+  EXPECT_TRUE(dir_.Files().empty());
 }
 
 TEST_F(LocalFileSystemTest, WriterDestroyedUnclosedLeavesTheTargetAndNoTemporary) {

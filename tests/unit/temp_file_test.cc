@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <optional>
@@ -167,6 +168,128 @@ TEST_F(TempFileTest, AWriterKilledMidWriteLeavesNothingOnceTheNextWriterCommits)
   ASSERT_TRUE(f.ok()) << f.status();
   WriteAndCommit(*f, "complete", dest);
   ExpectOnlyOutBinHolding("complete");
+}
+
+// Runs a resumable writer of `dest` for content `identity` in a child
+// process that writes `written` bytes of 'x' from offset 0, records the
+// first `recorded` of them, and is SIGKILLed holding its temporary.
+void KillResumableWriter(const std::string& dest, const std::string& identity, int64_t written,
+                         int64_t recorded) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    absl::StatusOr<TempFile> f = TempFile::CreateResumable(dest, identity);
+    if (f.ok() && f->WriteAt(std::string(static_cast<size_t>(written), 'x'), 0).ok()) {
+      (void)f->RecordPrefix(recorded);
+    }
+    ::kill(::getpid(), SIGKILL);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status));
+}
+
+// A resumable temporary for `dest`, or nullopt where the scratch folder's
+// filesystem keeps no user attributes (the caller skips).
+std::optional<TempFile> Resumable(const std::string& dest, const std::string& identity) {
+  absl::StatusOr<TempFile> f = TempFile::CreateResumable(dest, identity);
+  if (!f.ok() || !f->resumable()) return std::nullopt;
+  return *std::move(f);
+}
+
+TEST_F(TempFileTest, AKilledResumableWritersRecordedPrefixIsKeptForTheSameContent) {
+  const std::string dest = dir_.Path("out.bin");
+  if (!Resumable(dir_.Path("probe"), "p")) GTEST_SKIP() << "no user xattrs here";
+  KillResumableWriter(dest, "src/a 3000 17", 3000, 2000);
+  std::optional<TempFile> f = Resumable(dest, "src/a 3000 17");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->resumed_bytes(), 2000);
+  EXPECT_EQ(f->path(), dir_.Path(TempSlotFor("out.bin")));
+  std::string kept(2000, '\0');
+  ASSERT_EQ(::pread(f->fd(), kept.data(), kept.size(), 0), 2000);
+  EXPECT_EQ(kept, std::string(2000, 'x'));
+}
+
+TEST_F(TempFileTest, AKilledResumableWritersBytesAreDroppedForOtherContent) {
+  const std::string dest = dir_.Path("out.bin");
+  if (!Resumable(dir_.Path("probe"), "p")) GTEST_SKIP() << "no user xattrs here";
+  KillResumableWriter(dest, "src/a 3000 17", 3000, 2000);
+  std::optional<TempFile> f = Resumable(dest, "src/a 3000 18");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->resumed_bytes(), 0);
+  struct stat st;
+  ASSERT_EQ(::fstat(f->fd(), &st), 0);
+  EXPECT_EQ(st.st_size, 0);  // truncated like any leftover
+}
+
+TEST_F(TempFileTest, AResumableWriterKilledBeforeItsFirstRecordLeavesNothingToKeep) {
+  const std::string dest = dir_.Path("out.bin");
+  if (!Resumable(dir_.Path("probe"), "p")) GTEST_SKIP() << "no user xattrs here";
+  KillResumableWriter(dest, "same", 3000, 0);
+  std::optional<TempFile> f = Resumable(dest, "same");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->resumed_bytes(), 0);
+}
+
+TEST_F(TempFileTest, ALeftoverRecordedInAnotherBootOfTheMachineKeepsNothing) {
+  const std::string dest = dir_.Path("out.bin");
+  if (!Resumable(dir_.Path("probe"), "p")) GTEST_SKIP() << "no user xattrs here";
+  KillResumableWriter(dest, "same", 3000, 2000);
+  // The record as a crash and a reboot would find it: another boot id.
+  const std::string slot = dir_.Path(TempSlotFor("out.bin"));
+  char value[200];
+  const ssize_t n = ::getxattr(slot.c_str(), "user.ferry.resume", value, sizeof(value));
+  ASSERT_GT(n, 0);
+  std::string record(value, static_cast<size_t>(n));
+  const size_t slash = record.find('/');
+  ASSERT_NE(slash, std::string::npos);
+  record.replace(slash + 1, 36, "00000000-0000-0000-0000-000000000000");
+  ASSERT_EQ(::setxattr(slot.c_str(), "user.ferry.resume", record.data(), record.size(), 0), 0);
+  std::optional<TempFile> f = Resumable(dest, "same");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->resumed_bytes(), 0);
+}
+
+TEST_F(TempFileTest, ForgottenResumedBytesAreNotKeptForTheNextWriter) {
+  const std::string dest = dir_.Path("out.bin");
+  if (!Resumable(dir_.Path("probe"), "p")) GTEST_SKIP() << "no user xattrs here";
+  KillResumableWriter(dest, "same", 3000, 3000);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // finds the bytes, forgets them, is killed
+    absl::StatusOr<TempFile> f = TempFile::CreateResumable(dest, "same");
+    if (f.ok() && f->resumed_bytes() == 3000) (void)f->ForgetResumed();
+    ::kill(::getpid(), SIGKILL);
+  }
+  ASSERT_EQ(::waitpid(child, nullptr, 0), child);
+  std::optional<TempFile> f = Resumable(dest, "same");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->resumed_bytes(), 0);
+}
+
+TEST_F(TempFileTest, ACommittedResumableTemporaryCarriesNoRecord) {
+  const std::string dest = dir_.Path("out.bin");
+  std::optional<TempFile> f = Resumable(dest, "same");
+  if (!f) GTEST_SKIP() << "no user xattrs here";
+  Write(*f, "complete");
+  ASSERT_TRUE(f->RecordPrefix(8).ok());
+  ASSERT_TRUE(f->Commit(dest).ok());
+  ExpectOnlyOutBinHolding("complete");
+  char value[8];
+  EXPECT_LT(::getxattr(dest.c_str(), "user.ferry.resume", value, sizeof(value)), 0);
+  EXPECT_EQ(errno, ENODATA);
+}
+
+TEST_F(TempFileTest, AResumableWriterBesideALiveOneKeepsNothingAndUsesAnotherTemporary) {
+  const std::string dest = dir_.Path("out.bin");
+  std::optional<TempFile> first = Resumable(dest, "same");
+  if (!first) GTEST_SKIP() << "no user xattrs here";
+  Write(*first, "first");
+  ASSERT_TRUE(first->RecordPrefix(5).ok());
+  absl::StatusOr<TempFile> second = TempFile::CreateResumable(dest, "same");
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(second->resumed_bytes(), 0);
+  EXPECT_NE(second->path(), first->path());
 }
 
 TEST(TempNameForTest, TheSlotIsTheSameInEveryRunAndLooksLikeATemporary) {

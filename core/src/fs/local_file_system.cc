@@ -24,6 +24,7 @@
 #include "ferry/base/strings.h"
 #include "ferry/io/internal/positional_io.h"
 #include "ferry/io/internal/temp_file.h"
+#include "transfer/interval_set.h"
 
 namespace ferry::fs {
 namespace {
@@ -59,16 +60,7 @@ class LocalReadFile final : public File {
   ~LocalReadFile() override { ::close(fd_); }
 
   absl::StatusOr<size_t> ReadAt(int64_t offset, absl::Span<char> buf) override {
-    size_t done = 0;
-    while (done < buf.size()) {
-      const ssize_t n = ::pread(fd_, buf.data() + done, buf.size() - done,
-                                static_cast<off_t>(offset + static_cast<int64_t>(done)));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return ErrnoStatus(errno, absl::StrCat("read at offset ", offset), path_);
-      if (n == 0) break;  // end of file
-      done += static_cast<size_t>(n);
-    }
-    return done;
+    return io_internal::PreadAll(fd_, std::span<char>(buf.data(), buf.size()), offset, path_);
   }
 
   absl::StatusOr<int64_t> Size() override { return size_; }
@@ -80,19 +72,41 @@ class LocalReadFile final : public File {
 };
 
 // A file being written: a TempFile beside the target, renamed over it by
-// Close; destroyed unclosed, the temporary is removed.
+// Close; destroyed unclosed, the temporary is removed. A resumable one
+// (WriteOptions::resume_source) records, about once per kRecordInterval,
+// how far it is written without a gap, so a killed copy's successor
+// continues there.
 class LocalWriteFile final : public File {
  public:
   LocalWriteFile(io_internal::TempFile temp, std::string target, absl::Time mtime)
-      : temp_(std::move(temp)), target_(std::move(target)), mtime_(mtime) {}
+      : temp_(std::move(temp)),
+        target_(std::move(target)),
+        mtime_(mtime),
+        high_water_(temp_.resumed_bytes()) {
+    if (temp_.resumed_bytes() > 0) written_.Add(0, temp_.resumed_bytes());
+  }
+
+  absl::StatusOr<size_t> ReadAt(int64_t offset, absl::Span<char> buf) override {
+    return io_internal::PreadAll(temp_.fd(), std::span<char>(buf.data(), buf.size()), offset,
+                                 temp_.path());
+  }
 
   absl::StatusOr<size_t> WriteAt(int64_t offset, absl::Span<const char> data) override {
     FERRY_RETURN_IF_ERROR(temp_.WriteAt(std::span<const char>(data.data(), data.size()), offset));
     AtomicMax(high_water_, offset + static_cast<int64_t>(data.size()));
+    if (temp_.resumable()) FERRY_RETURN_IF_ERROR(NoteWritten(offset, data.size()));
     return data.size();
   }
 
   absl::StatusOr<int64_t> Size() override { return high_water_.load(); }
+
+  int64_t resumed_bytes() const override { return temp_.resumed_bytes(); }
+
+  absl::Status ForgetResumed() override {
+    MutexLock lock(&mu_);
+    written_ = internal::IntervalSet();
+    return temp_.ForgetResumed();
+  }
 
   absl::Status Close() override {
     MutexLock lock(&mu_);
@@ -116,12 +130,39 @@ class LocalWriteFile final : public File {
   }
 
  private:
+  // A kill loses at most this long's bytes.
+  static constexpr absl::Duration kRecordInterval = absl::Seconds(1);
+
+  // Notes [offset, offset + n) written; passes the gap-free prefix to the
+  // record (TempFile::RecordPrefix) if the last time is kRecordInterval
+  // ago. One writer records at a time, outside the lock; the others go on
+  // writing.
+  absl::Status NoteWritten(int64_t offset, size_t n) {
+    int64_t prefix;
+    {
+      MutexLock lock(&mu_);
+      written_.Add(offset, offset + static_cast<int64_t>(n));
+      prefix = written_.PrefixEnd();
+      const absl::Time now = absl::Now();
+      if (recording_ || now - last_record_ < kRecordInterval) return absl::OkStatus();
+      recording_ = true;
+      last_record_ = now;
+    }
+    absl::Status s = temp_.RecordPrefix(prefix);
+    MutexLock lock(&mu_);
+    recording_ = false;
+    return s;
+  }
+
   io_internal::TempFile temp_;
   const std::string target_;
   const absl::Time mtime_;
   std::atomic<int64_t> high_water_{0};
   Mutex mu_;
   bool committed_ ABSL_GUARDED_BY(mu_) = false;
+  internal::IntervalSet written_ ABSL_GUARDED_BY(mu_);
+  bool recording_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Time last_record_ ABSL_GUARDED_BY(mu_) = absl::Now();
 };
 
 // A character device written in place (`ferry-cp s3://b/k /dev/null`, the
@@ -262,8 +303,11 @@ absl::StatusOr<std::unique_ptr<File>> LocalFileSystem::OpenWrite(std::string_vie
     if (fd < 0) return ErrnoStatus(errno, "open", abs);
     return std::unique_ptr<File>(new DeviceWriteFile(fd, abs));
   }
-  FERRY_ASSIGN_OR_RETURN(io_internal::TempFile temp,
-                         io_internal::TempFile::CreateBeside(abs, options.mode));
+  FERRY_ASSIGN_OR_RETURN(
+      io_internal::TempFile temp,
+      options.resume_source.empty()
+          ? io_internal::TempFile::CreateBeside(abs, options.mode)
+          : io_internal::TempFile::CreateResumable(abs, options.resume_source, options.mode));
   if (options.size > 0) FERRY_RETURN_IF_ERROR(temp.Resize(options.size));
   return std::unique_ptr<File>(new LocalWriteFile(std::move(temp), abs, options.mtime));
 }

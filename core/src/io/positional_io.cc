@@ -20,4 +20,18 @@ absl::Status PwriteAll(int fd, std::span<const char> data, int64_t offset, std::
   return absl::OkStatus();
 }
 
+absl::StatusOr<size_t> PreadAll(int fd, std::span<char> buf, int64_t offset,
+                                std::string_view path) {
+  size_t done = 0;
+  while (done < buf.size()) {
+    const ssize_t n = ::pread(fd, buf.data() + done, buf.size() - done,
+                              static_cast<off_t>(offset + static_cast<int64_t>(done)));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoStatus(errno, absl::StrCat("read at offset ", offset), path);
+    if (n == 0) break;  // end of file
+    done += static_cast<size_t>(n);
+  }
+  return done;
+}
+
 }  // namespace ferry::io_internal

@@ -16,17 +16,24 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <utility>
 
+#include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "ferry/base/random.h"
+#include "ferry/base/small_file.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
 #include "ferry/io/internal/positional_io.h"
+#include "ferry/transfer/checksum.h"
 
 namespace ferry::io_internal {
 
@@ -46,10 +53,24 @@ std::string TempSlotFor(std::string_view name) {
 
 namespace {
 
+// The attribute a resumable temporary's record lives in: "1 <tag> <done>".
+constexpr char kResumeAttribute[] = "user.ferry.resume";
+
+// This boot of the machine (the kernel's random boot_id), or "" if unknown.
+// A record names the boot it was made in: the bytes it counts were written
+// to the page cache, not flushed, so they outlive a killed writer but not
+// a crash of the machine, after which the record is not trusted.
+std::string BootId() {
+  absl::StatusOr<std::string> id = ReadSmallFile("/proc/sys/kernel/random/boot_id", 64);
+  if (!id.ok()) return "";
+  std::string out(absl::StripAsciiWhitespace(*id));
+  return out.find(' ') == std::string::npos ? out : "";
+}
+
 // Opens the slot `path` if no live writer holds it: returns its descriptor,
-// locked (truncated if it was a leftover), or -1 (held by a live writer,
-// or not usable: the caller takes a random name).
-int ClaimSlot(const std::string& path, uint32_t mode) {
+// locked (truncated if it was a leftover, unless `truncate` is false), or
+// -1 (held by a live writer, or not usable: the caller takes another name).
+int ClaimSlot(const std::string& path, uint32_t mode, bool truncate = true) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, static_cast<mode_t>(mode));
   if (fd < 0) return -1;
   struct stat opened{}, named{};
@@ -57,7 +78,8 @@ int ClaimSlot(const std::string& path, uint32_t mode) {
   // away (committed) between our open and our lock left us a destination.
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0 || ::fstat(fd, &opened) != 0 ||
       ::lstat(path.c_str(), &named) != 0 || opened.st_ino != named.st_ino ||
-      opened.st_dev != named.st_dev || !S_ISREG(opened.st_mode) || ::ftruncate(fd, 0) != 0) {
+      opened.st_dev != named.st_dev || !S_ISREG(opened.st_mode) ||
+      (truncate && ::ftruncate(fd, 0) != 0)) {
     ::close(fd);
     return -1;
   }
@@ -104,17 +126,15 @@ const char* SpecialFileKind(mode_t mode) {
   return "special file";
 }
 
-}  // namespace
-
-absl::StatusOr<TempFile> TempFile::CreateBeside(const std::string& destination, uint32_t mode,
-                                                Naming naming) {
-  const auto [dir, base] = SplitDestination(destination);
-  if (base.empty()) {
+// Whether a temporary may be made for `destination` (its name split off):
+// InvalidArgument for a directory's path; FailedPrecondition where a
+// device, FIFO or socket would be replaced by the rename (/dev/null once
+// was).
+absl::Status CheckDestination(const std::string& destination, const DirAndBase& where) {
+  if (where.base.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("temporary file for ", destination, ": the path names a directory"));
   }
-  // The temporary is renamed over the destination: a device, FIFO or socket
-  // there would be replaced by a regular file (/dev/null once was).
   struct stat st;
   if (::lstat(destination.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode) &&
       !S_ISDIR(st.st_mode)) {
@@ -123,6 +143,72 @@ absl::StatusOr<TempFile> TempFile::CreateBeside(const std::string& destination, 
         ", not a regular file: a file is written beside it and renamed over it, which would "
         "replace it; not written"));
   }
+  return absl::OkStatus();
+}
+
+// The prefix a resumable temporary `fd` records for `tag`: 0 if it has no
+// record, another tag's, or one longer than the file.
+int64_t RecordedPrefix(int fd, std::string_view tag) {
+  char value[160];
+  const ssize_t n = ::fgetxattr(fd, kResumeAttribute, value, sizeof(value));
+  if (n <= 0) return 0;
+  const std::vector<absl::string_view> fields =
+      absl::StrSplit(absl::string_view(value, static_cast<size_t>(n)), ' ');
+  int64_t done = 0;
+  struct stat st;
+  if (fields.size() != 3 || fields[0] != "1" || fields[1] != ToAbsl(tag) ||
+      !absl::SimpleAtoi(fields[2], &done) || done < 0 || ::fstat(fd, &st) != 0 ||
+      done > st.st_size) {
+    return 0;
+  }
+  return done;
+}
+
+}  // namespace
+
+absl::StatusOr<TempFile> TempFile::CreateResumable(const std::string& destination,
+                                                   std::string_view identity, uint32_t mode) {
+  const DirAndBase where = SplitDestination(destination);
+  FERRY_RETURN_IF_ERROR(CheckDestination(destination, where));
+  const std::string path = where.dir + TempSlotFor(where.base);
+  const std::string boot = BootId();
+  const int fd = boot.empty() ? -1 : ClaimSlot(path, mode, /*truncate=*/false);
+  if (fd < 0) return CreateBeside(destination, mode);
+  ContentHasher hasher(HashKind::kSha256);
+  hasher.Update(std::span<const char>(identity.data(), identity.size()));
+  // The tag names the boot too: a record of another boot is another tag's.
+  std::string tag = absl::StrCat(absl::BytesToHexString(hasher.Finish()), "/", boot);
+  const int64_t kept = RecordedPrefix(fd, tag);
+  const int lock_fd = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (lock_fd < 0 || (kept == 0 && ::ftruncate(fd, 0) != 0)) {
+    const int e = errno;
+    ::close(fd);
+    if (lock_fd >= 0) ::close(lock_fd);
+    ::unlink(path.c_str());
+    return ErrnoStatus(e, "claim temporary file", path);
+  }
+  TempFile temp(path, fd, lock_fd, false);
+  temp.tag_ = std::move(tag);
+  temp.resumed_ = kept;
+  // Tagged at once: a kill before the first record leaves a leftover the
+  // next write of the same content knows for its own (with nothing kept).
+  if (const int e = temp.WriteRecord(kept); e != 0) {
+    // No user attributes here (some network and FUSE filesystems): an
+    // ordinary temporary, truncated like any leftover.
+    if (e != ENOTSUP && e != EOPNOTSUPP) return ErrnoStatus(e, "tag temporary file", path);
+    temp.tag_.clear();
+    temp.resumed_ = 0;
+    if (::ftruncate(fd, 0) != 0) return ErrnoStatus(errno, "truncate temporary file", path);
+  }
+  return temp;
+}
+
+absl::StatusOr<TempFile> TempFile::CreateBeside(const std::string& destination, uint32_t mode,
+                                                Naming naming) {
+  const DirAndBase where = SplitDestination(destination);
+  FERRY_RETURN_IF_ERROR(CheckDestination(destination, where));
+  const std::string& dir = where.dir;
+  const std::string& base = where.base;
   if (naming == Naming::kUnnamedWhereSupported) {
     if (const int fd = OpenUnnamed(dir, mode); fd >= 0) {
       return TempFile(absl::StrCat("unnamed temporary for ", destination), fd, -1, true);
@@ -156,7 +242,9 @@ TempFile::TempFile(TempFile&& other) noexcept
     : path_(std::exchange(other.path_, std::string())),
       fd_(std::exchange(other.fd_, -1)),
       lock_fd_(std::exchange(other.lock_fd_, -1)),
-      unnamed_(std::exchange(other.unnamed_, false)) {}
+      unnamed_(std::exchange(other.unnamed_, false)),
+      tag_(std::exchange(other.tag_, std::string())),
+      resumed_(std::exchange(other.resumed_, 0)) {}
 
 TempFile& TempFile::operator=(TempFile&& other) noexcept {
   if (this != &other) {
@@ -165,6 +253,8 @@ TempFile& TempFile::operator=(TempFile&& other) noexcept {
     fd_ = std::exchange(other.fd_, -1);
     lock_fd_ = std::exchange(other.lock_fd_, -1);
     unnamed_ = std::exchange(other.unnamed_, false);
+    tag_ = std::exchange(other.tag_, std::string());
+    resumed_ = std::exchange(other.resumed_, 0);
   }
   return *this;
 }
@@ -204,6 +294,12 @@ absl::Status TempFile::WriteAt(std::span<const char> data, int64_t offset) const
 }
 
 absl::Status TempFile::Commit(const std::string& destination) {
+  // The record is the temporary's, not the published file's.
+  if (resumable() && ::fremovexattr(fd_, kResumeAttribute) != 0 && errno != ENODATA) {
+    absl::Status s = ErrnoStatus(errno, "untag temporary file", path_);
+    Discard();
+    return s;
+  }
   if (!unnamed_) return CloseAndRename(destination);
   // A new destination: linked in whole, in one step (linkat never replaces).
   int err = LinkAs(destination);
@@ -246,6 +342,24 @@ absl::Status TempFile::Commit(const std::string& destination) {
   return s;
 }
 
+int TempFile::WriteRecord(int64_t done) const {
+  const std::string value = absl::StrCat("1 ", tag_, " ", done);
+  return ::fsetxattr(fd_, kResumeAttribute, value.data(), value.size(), 0) == 0 ? 0 : errno;
+}
+
+absl::Status TempFile::RecordPrefix(int64_t done) {
+  if (!resumable()) return absl::OkStatus();
+  if (const int e = WriteRecord(done); e != 0) return ErrnoStatus(e, "record progress in", path_);
+  return absl::OkStatus();
+}
+
+absl::Status TempFile::ForgetResumed() {
+  resumed_ = 0;
+  if (!resumable()) return absl::OkStatus();
+  if (const int e = WriteRecord(0); e != 0) return ErrnoStatus(e, "record progress in", path_);
+  return absl::OkStatus();
+}
+
 int TempFile::LinkAs(const std::string& name) const {
   const int rc = ::linkat(AT_FDCWD, SelfFdPath(fd_).c_str(), AT_FDCWD, name.c_str(),
                           AT_SYMLINK_FOLLOW);
@@ -279,6 +393,8 @@ void TempFile::Discard() {
   if (!path_.empty() && !unnamed_) ::unlink(path_.c_str());
   path_.clear();
   unnamed_ = false;
+  tag_.clear();
+  resumed_ = 0;
   Unlock();
 }
 

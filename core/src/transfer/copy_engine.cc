@@ -62,6 +62,9 @@ namespace {
 
 constexpr int64_t kDefaultChunkBytes = int64_t{8} << 20;
 constexpr int kDefaultParallelism = 16;
+// Bytes at the end of a kept prefix read from both sides before it is
+// trusted (CopyRun::KeptPrefix).
+constexpr int64_t kResumeCheckBytes = int64_t{64} << 10;
 // A worker's buffer while its chunks are this short: heap memory, below
 // LargeBuffer::kHugePageBytes (see Worker).
 constexpr size_t kSmallBufferBytes = size_t{1} << 20;
@@ -92,6 +95,9 @@ struct ActiveFile {
   std::unique_ptr<fs::File> reader;
   std::unique_ptr<fs::File> writer;
   int64_t size = 0;
+  // Where chunk 0 starts: bytes before it were kept from an interrupted
+  // earlier copy (fs::File::resumed_bytes), not copied again.
+  int64_t base = 0;
   int64_t chunks = 0;
   int64_t next_chunk = 0;
   int64_t chunks_done = 0;
@@ -517,6 +523,7 @@ class CopyRun {
       Record(*f, std::move(s));
     } else if (f->writer != nullptr) {
       if (!listed) bytes_total_ += f->size;
+      bytes_done_ += f->base;
       active_.push_back(f);
       follow_up = ClaimChunk(f);
       if (!follow_up) follow_up = ClaimFinish(f);
@@ -588,7 +595,6 @@ class CopyRun {
       FERRY_ASSIGN_OR_RETURN(f.reader, src_.OpenRead(task.src_path));
     }
     FERRY_ASSIGN_OR_RETURN(f.size, f.reader->Size());
-    f.chunks = (f.size + chunk_ - 1) / chunk_;
     const absl::Time mtime =
         options_.preserve_mtime && source ? source->mtime : absl::InfinitePast();
     // A checksum sync keeps the content's MD5 with the copy where the
@@ -602,8 +608,45 @@ class CopyRun {
                                                           .mode = options_.mode,
                                                           .reclaim_before = reclaim_before_,
                                                           .mtime = mtime,
-                                                          .content_md5 = std::move(md5)}));
+                                                          .content_md5 = std::move(md5),
+                                                          .resume_source = ResumeSource(f, source)}));
+    FERRY_ASSIGN_OR_RETURN(f.base, KeptPrefix(f));
+    f.chunks = (f.size - f.base + chunk_ - 1) / chunk_;
     return absl::OkStatus();
+  }
+
+  // What names `f`'s content for resuming (fs::WriteOptions::
+  // resume_source), or "" where it is too small to resume or its source
+  // tells neither a time nor a version.
+  std::string ResumeSource(const ActiveFile& f, const std::optional<fs::Entry>& source) const {
+    if (options_.resume_min_bytes <= 0 || f.size < options_.resume_min_bytes || !source ||
+        (source->mtime == absl::InfinitePast() && source->version.empty())) {
+      return "";
+    }
+    return absl::StrCat(ToAbsl(f.task.src_path), "\n", f.size, "\n",
+                        absl::ToUnixNanos(source->mtime), "\n", ToAbsl(source->version));
+  }
+
+  // Bytes of `f` an interrupted earlier copy left that its writer kept
+  // and that end as the source's do: the copy goes on from there. Any
+  // other bytes kept are forgotten (the whole file is copied).
+  absl::StatusOr<int64_t> KeptPrefix(ActiveFile& f) {
+    const int64_t kept = f.writer->resumed_bytes();
+    if (kept <= 0) return 0;
+    // The source named the same (path, size, time) could still have
+    // changed in place; its last kept bytes would then differ, unless the
+    // change was earlier in the file (which rclone's rules would not see
+    // either).
+    const int64_t tail = std::min<int64_t>(kept, kResumeCheckBytes);
+    std::string ours(static_cast<size_t>(tail), '\0'), theirs(static_cast<size_t>(tail), '\0');
+    FERRY_ASSIGN_OR_RETURN(const size_t n,
+                           f.reader->ReadAt(kept - tail, absl::MakeSpan(theirs)));
+    absl::StatusOr<size_t> m = f.writer->ReadAt(kept - tail, absl::MakeSpan(ours));
+    if (kept <= f.size && n == theirs.size() && m.ok() && *m == ours.size() && ours == theirs) {
+      return kept;
+    }
+    FERRY_RETURN_IF_ERROR(f.writer->ForgetResumed());
+    return 0;
   }
 
   enum class Verdict { kCopy, kUpToDate, kSetTime };
@@ -698,12 +741,12 @@ class CopyRun {
 
   // Bytes of chunk `index` of `f` (the last one may be short).
   size_t ChunkLength(const ActiveFile& f, int64_t index) const {
-    return static_cast<size_t>(std::min(chunk_, f.size - index * chunk_));
+    return static_cast<size_t>(std::min(chunk_, f.size - f.base - index * chunk_));
   }
 
   absl::Status MoveChunk(ActiveFile& f, int64_t index, const LargeBuffer& buffer,
                          int64_t* moved) {
-    const int64_t offset = index * chunk_;
+    const int64_t offset = f.base + index * chunk_;
     const size_t len = ChunkLength(f, index);
     absl::Span<char> buf(buffer.data(), len);
     throttle_.Take(static_cast<int64_t>(len));
@@ -731,6 +774,8 @@ class CopyRun {
     if (s.code() == absl::StatusCode::kAborted && f.rewrites == 0) {
       MutexLock lock(&mu_);
       ++f.rewrites;
+      f.base = 0;  // every byte again, kept ones too
+      f.chunks = (f.size + chunk_ - 1) / chunk_;
       f.next_chunk = 0;
       f.chunks_done = 0;
       f.finishing = false;
@@ -772,6 +817,7 @@ class CopyRun {
       return;
     }
     totals_.bytes += f.size;
+    totals_.bytes_resumed += f.base;
     totals_.bytes_fetched += f.bytes_written;
     totals_.bytes_uploaded += f.bytes_written;
     totals_.requests += f.chunks * (f.rewrites + 1);

@@ -1,6 +1,7 @@
 // IntervalSet: byte ranges [begin, end) already covered, kept sorted and
 // merged. Private to the transfer code: tracks which bytes of a chunk were
-// copied to readers and which bytes of a part were written. Not
+// copied to readers, which bytes of a part were written, and how far a
+// resumable local temporary is written without a gap. Not
 // thread-safe (its owner's lock guards it).
 #ifndef FERRY_SRC_TRANSFER_INTERVAL_SET_H_
 #define FERRY_SRC_TRANSFER_INTERVAL_SET_H_
@@ -60,6 +61,12 @@ class IntervalSet {
     }
     if (at < end) gaps.emplace_back(at, end);
     return gaps;
+  }
+
+  // Where the range added from 0 on ends: every byte before it was added
+  // (0 if byte 0 was not).
+  int64_t PrefixEnd() const {
+    return !spans_.empty() && spans_.front().first <= 0 ? spans_.front().second : 0;
   }
 
  private:

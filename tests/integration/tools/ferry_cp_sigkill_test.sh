@@ -6,7 +6,8 @@
 # to be killed go through toxiproxy (peer_toxiproxy) slowed, so they are
 # surely mid-flight when killed. A killed S3 upload of an unchanged file is
 # resumed: the rerun sends only the parts the server lacks (counted in
-# versitygw's access log, ACCESS_LOG).
+# versitygw's access log, ACCESS_LOG). A killed download to local disk is
+# resumed too: the rerun fetches only what its temporary lacks.
 #   ferry_cp_sigkill_test.sh FERRY_CP FERRY_WALK EXPORT_DIR ACCESS_LOG
 set -uo pipefail
 CP=${1:?usage: ferry_cp_sigkill_test.sh FERRY_CP FERRY_WALK EXPORT_DIR}
@@ -81,17 +82,44 @@ if [ $rc -eq 0 ] && [ "$(sub_temps)" = 0 ] && grep -q "removed 1 leftover" <<<"$
 else fail CleanUpRemovesAKilledCopysTemporaryBelowTheUrlAndNothingElse "rc=$rc out=$out"; fi
 
 # --- local: killed mid-copy from NFS, then the same copy again ------------
+# The killed copy's temporary records how far it got (a user attribute);
+# the rerun keeps that prefix and fetches the rest.
+recorded() {  # recorded DIR NAME: the prefix NAME's temporary in DIR records, else 0
+  python3 - "$1" "$2" <<'PY'
+import glob, os, sys
+for p in glob.glob(os.path.join(sys.argv[1], "." + sys.argv[2] + ".ferry-*")):
+    try:
+        print(int(os.getxattr(p, "user.ferry.resume").split()[2])); break
+    except (OSError, IndexError, ValueError):
+        pass
+else:
+    print(0)
+PY
+}
+json_field() { grep -o "\"$1\":[0-9]*" <<<"$2" | tail -1 | cut -d: -f2; }  # json_field KEY JSON
 local_temps() { ls -A "$WORK/dst" | grep -c '\.ferry-'; }
 mkdir -p "$WORK/dst"
-"$CP" --quiet --parallelism=1 --chunk-mib=1 "$NFS/big.bin?nfsport=18431&mountport=20048" \
-  "$WORK/dst/big.bin" &
-pid=$!
-sleep 1.5
-kill -KILL $pid; wait $pid 2>/dev/null
-"$CP" --quiet "$NFS/big.bin$Q" "$WORK/dst/big.bin"; rc=$?
-if [ $rc -eq 0 ] && [ "$(local_temps)" = 0 ] && cmp -s "$WORK/big.bin" "$WORK/dst/big.bin"; then
-  pass LocalRerunAfterSigkillLeavesNoTemporary
-else fail LocalRerunAfterSigkillLeavesNoTemporary "rc=$rc left=$(ls -A "$WORK/dst")"; fi
+kill_mid_copy recorded "$WORK/dst" big.bin -- --bwlimit=8M "$NFS/big.bin$Q" "$WORK/dst/big.bin"
+kept=$(recorded "$WORK/dst" big.bin)
+out=$("$CP" --json "$NFS/big.bin$Q" "$WORK/dst/big.bin"); rc=$?
+resumed=$(json_field bytes_resumed "$out"); fetched=$(json_field bytes_fetched "$out")
+echo "local from nfs: $kept bytes recorded at the kill; the rerun kept $resumed, fetched $fetched"
+if [ $seen -eq 0 ] && [ $rc -eq 0 ] && [ "$(local_temps)" = 0 ] && [ "${resumed:-0}" -ge "$kept" ] &&
+   [ "$((resumed + fetched))" = $((64 << 20)) ] && cmp -s "$WORK/big.bin" "$WORK/dst/big.bin"; then
+  pass LocalRerunAfterSigkillKeepsTheRecordedPrefixAndFetchesOnlyTheRest
+else fail LocalRerunAfterSigkillKeepsTheRecordedPrefixAndFetchesOnlyTheRest "seen=$seen rc=$rc kept=$kept out=$out"; fi
+
+# A source changed since the kill: nothing kept, the whole file fetched.
+kill_mid_copy recorded "$WORK/dst" changed.bin -- --bwlimit=8M "$NFS/big.bin$Q" "$WORK/dst/changed.bin"
+# The same bytes under a new time, written through NFS (ganesha's cache
+# would not see a change made behind it).
+sleep 1 && touch "$WORK/big.bin" && "$CP" --quiet "$WORK/big.bin" "$NFS/big.bin$Q"
+out=$("$CP" --json "$NFS/big.bin$Q" "$WORK/dst/changed.bin"); rc=$?
+resumed=$(json_field bytes_resumed "$out")
+if [ $seen -eq 0 ] && [ $rc -eq 0 ] && [ "$resumed" = 0 ] && [ "$(local_temps)" = 0 ] &&
+   cmp -s "$WORK/big.bin" "$WORK/dst/changed.bin"; then
+  pass LocalRerunAfterSigkillOfAChangedSourceKeepsNothing
+else fail LocalRerunAfterSigkillOfAChangedSourceKeepsNothing "seen=$seen rc=$rc out=$out"; fi
 
 # --- iRODS: killed, then the same copy again ------------------------------
 slow_proxy irods "$IRODS_PORT" 18432
@@ -172,6 +200,22 @@ if [ $seen -eq 0 ] && [ $rc -eq 0 ] && [ "$sent" = 13 ] && [ "$created" = 1 ] &&
    [ "$(uploads t/)" = 0 ] && [ $same -eq 0 ]; then
   pass S3RerunAfterSigkillOfAChangedSourceStartsAfreshAndAbortsTheOldUpload
 else fail S3RerunAfterSigkillOfAChangedSourceStartsAfreshAndAbortsTheOldUpload "seen=$seen rc=$rc sent=$sent created=$created"; fi
+
+# --- local: killed mid-download from S3; the rerun's GETs counted --------
+kill_mid_copy recorded "$WORK/dst" s3.bin -- --bwlimit=8M --chunk-mib=1 "s3://$BUCKET/r/big.bin" \
+  "$WORK/dst/s3.bin"
+kept=$(recorded "$WORK/dst" s3.bin)
+from=$(($(wc -l <"$ACCESS_LOG") + 1))
+out=$("$CP" --json --chunk-mib=1 "s3://$BUCKET/r/big.bin" "$WORK/dst/s3.bin"); rc=$?
+gets=$(logged $from GetObject r/big.bin)
+resumed=$(json_field bytes_resumed "$out")
+# A GET per missing MiB, and one for the check of the kept bytes' end.
+want=$(((((64 << 20) - ${resumed:-0} + (1 << 20) - 1) >> 20) + 1))
+echo "local from s3: $kept bytes recorded at the kill; the rerun kept $resumed and sent $gets GETs (a whole download: 64)"
+if [ $seen -eq 0 ] && [ $rc -eq 0 ] && [ "${resumed:-0}" -ge "$kept" ] && [ "$gets" = "$want" ] &&
+   [ "$(local_temps)" = 0 ] && cmp -s "$WORK/big.bin" "$WORK/dst/s3.bin"; then
+  pass LocalRerunAfterSigkillOfAnS3DownloadGetsOnlyTheMissingBytes
+else fail LocalRerunAfterSigkillOfAnS3DownloadGetsOnlyTheMissingBytes "seen=$seen rc=$rc kept=$kept gets=$gets want=$want out=$out"; fi
 
 kill_mid_copy uploads q/ -- --concurrency=2 --endpoint-url "http://127.0.0.1:18433" "$WORK/big.bin" \
   "s3://$BUCKET/q/deep/x.bin"

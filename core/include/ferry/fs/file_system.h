@@ -98,6 +98,17 @@ class File {
     int64_t retries = 0;
   };
   virtual Counters counters() const { return {}; }
+
+  // For a written file opened with WriteOptions::resume_source: bytes
+  // [0, n) that an interrupted earlier write of the same source left in
+  // place and this one kept (local: its temporary), so the caller writes
+  // from n on, after checking a few of them (ReadAt reads them back). 0
+  // where nothing was kept or the protocol keeps nothing.
+  virtual int64_t resumed_bytes() const { return 0; }
+
+  // Forgets the kept bytes (resumed_bytes() becomes 0): the caller found
+  // they are not the source's, and writes the whole file.
+  virtual absl::Status ForgetResumed() { return absl::OkStatus(); }
 };
 
 struct WriteOptions {
@@ -124,6 +135,14 @@ struct WriteOptions {
   // upload's ETag is no MD5, so it goes in md5chksum, as rclone keeps it),
   // so a later checksum comparison needs no read.
   std::string content_md5;
+  // What the bytes are, for resuming: a string naming the source's content
+  // (its path, size, modification time and version; empty: no resuming).
+  // A writer that can keep a half-written file through a crash (local: a
+  // named temporary tagged with it) continues one an interrupted write of
+  // the same content left: see File::resumed_bytes. A failed or discarded
+  // write still leaves nothing; only a killed process (or a lost machine)
+  // leaves something to resume.
+  std::string resume_source;
 };
 
 // What FileSystem::RemoveLeftovers found.

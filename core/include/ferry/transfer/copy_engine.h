@@ -135,6 +135,13 @@ struct CopyOptions {
   // (fs::WriteOptions::reclaim_before); fs::FileSystem::RemoveLeftovers
   // finds the rest on demand.
   bool reclaim_leftovers = true;
+  // Files this large or larger are written so that a killed copy's rerun
+  // continues them where the destination can (fs::WriteOptions::
+  // resume_source; local destinations): the bytes it finds in place for
+  // the same source (path, size, time, version) are checked at their end
+  // (64 KiB read from both sides: one small request) and kept; the rest
+  // is copied. 0: never.
+  int64_t resume_min_bytes = int64_t{64} << 20;
 
   // Sync. What decides that a destination file needs no copy.
   SkipRule skip = SkipRule::kNever;

@@ -40,6 +40,9 @@ struct TransferStats {
   int64_t bytes = 0;           // payload bytes moved
   int64_t bytes_fetched = 0;   // bytes received from the source
   int64_t bytes_uploaded = 0;  // bytes the destination accepted
+  // Bytes an interrupted earlier copy left in place and this one kept
+  // instead of moving them again (CopyOptions::resume_min_bytes).
+  int64_t bytes_resumed = 0;
   int64_t requests = 0;        // chunks / GETs / parts that succeeded
   int parts = 0;               // multipart parts uploaded
   int64_t retries = 0;         // attempts repeated (a rewrite counts one)

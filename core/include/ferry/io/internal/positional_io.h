@@ -1,6 +1,6 @@
-// Positional writes that finish: pwrite again after EINTR or a short write,
-// for the local files ferry writes (download temporaries, devices written
-// in place). Users must not touch anything here.
+// Positional reads and writes that finish: pread/pwrite again after EINTR
+// or a short transfer, for the local files ferry reads and writes (download
+// temporaries, devices written in place). Users must not touch anything here.
 //
 // Thread-safety: thread-safe (pwrite on one descriptor from many threads,
 // each at its own offset).
@@ -12,12 +12,19 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace ferry::io_internal {
 
 // Writes all of `data` at `offset` of `fd`. An error is the errno status
 // naming the offset and `path` (a write that makes no progress is EIO).
 absl::Status PwriteAll(int fd, std::span<const char> data, int64_t offset, std::string_view path);
+
+// Reads `buf.size()` bytes at `offset` of `fd`, fewer only at the end of
+// the file; returns how many. An error is the errno status naming the
+// offset and `path`.
+absl::StatusOr<size_t> PreadAll(int fd, std::span<char> buf, int64_t offset,
+                                std::string_view path);
 
 }  // namespace ferry::io_internal
 

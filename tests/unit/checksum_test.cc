@@ -103,5 +103,16 @@ TEST(ChecksumTest, ComputeChecksumEncodesCrc32cBigEndian) {
   EXPECT_EQ(ComputeChecksum(ChecksumAlgorithm::kMd5, Span("abc")).value.size(), 16u);
 }
 
+TEST(ChecksumTest, Md5OfEtagReadsASinglePartEtagQuotedOrNot) {
+  EXPECT_EQ(Hex(Md5OfEtag("\"900150983cd24fb0d6963f7d28e17f72\"")), "900150983cd24fb0d6963f7d28e17f72");
+  EXPECT_EQ(Hex(Md5OfEtag("900150983CD24FB0D6963F7D28E17F72")), "900150983cd24fb0d6963f7d28e17f72");
+}
+
+TEST(ChecksumTest, Md5OfEtagOfAMultipartObjectOrAnythingElseIsEmpty) {
+  EXPECT_EQ(Md5OfEtag("\"900150983cd24fb0d6963f7d28e17f72-3\""), "");
+  EXPECT_EQ(Md5OfEtag("\"zz0150983cd24fb0d6963f7d28e17f72\""), "");
+  EXPECT_EQ(Md5OfEtag(""), "");
+}
+
 }  // namespace
 }  // namespace ferry

@@ -76,6 +76,22 @@ class MultipartDownloaderTest : public ::testing::Test {
     return r.op == InMemoryObjectStore::Op::kGetRange && r.offset == chunk * kChunk;
   }
 
+  // A whole read of a 64-chunk object, before any download, whose slice at
+  // `slice_offset` fails every time with `fault`: the read's status.
+  absl::Status LargeReadWithAFailingSlice(int64_t slice_offset, absl::Status fault) {
+    store_.SetFault([=](const InMemoryObjectStore::Request& r) {
+      return r.op == InMemoryObjectStore::Op::kGetRange && r.offset == slice_offset
+                 ? fault
+                 : absl::OkStatus();
+    });
+    const int64_t size = 64 * kChunk;
+    auto d = Open(size, DefaultOptions());
+    auto r = StartRead(*d, 0, size);
+    Drain(store_, timers_);
+    if (!r->done) return absl::InternalError("the read never ended");
+    return r->result.status();
+  }
+
   MemoryBudget budget_{256 * kChunk};
   BufferPool pool_{int64_t{64} << 20};
   InMemoryObjectStore store_;
@@ -410,34 +426,17 @@ TEST_F(MultipartDownloaderTest, LargeReadKeepsAtMostConcurrencyRequestsInFlight)
 }
 
 TEST_F(MultipartDownloaderTest, LargeReadWithASliceThatKeepsFailingFailsWithTheSlicesError) {
-  store_.SetFault([&](const InMemoryObjectStore::Request& r) {
-    return r.op == InMemoryObjectStore::Op::kGetRange && r.offset == (int64_t{2} << 20)
-               ? absl::UnavailableError("connection reset")
-               : absl::OkStatus();
-  });
-  const int64_t size = 64 * kChunk;
-  auto d = Open(size, DefaultOptions());
-  auto r = StartRead(*d, 0, size);
-  Drain(store_, timers_);
-  ASSERT_TRUE(r->done);
-  EXPECT_EQ(r->result.status().code(), absl::StatusCode::kUnavailable);
-  EXPECT_THAT(r->result.status().message(), HasSubstr("connection reset"));
-  EXPECT_THAT(r->result.status().message(), HasSubstr("[2097152, 3145728)"));
+  const absl::Status s =
+      LargeReadWithAFailingSlice(int64_t{2} << 20, absl::UnavailableError("connection reset"));
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(s.message(), HasSubstr("connection reset"));
+  EXPECT_THAT(s.message(), HasSubstr("[2097152, 3145728)"));
 }
 
 TEST_F(MultipartDownloaderTest, LargeReadOfAShortReplyIsDataLossNotAShortCount) {
-  store_.SetFault([&](const InMemoryObjectStore::Request& r) {
-    return r.op == InMemoryObjectStore::Op::kGetRange && r.offset == (int64_t{1} << 20)
-               ? absl::DataLossError("short reply")
-               : absl::OkStatus();
-  });
-  const int64_t size = 64 * kChunk;
-  auto d = Open(size, DefaultOptions());
-  auto r = StartRead(*d, 0, size);
-  Drain(store_, timers_);
-  ASSERT_TRUE(r->done);
-  EXPECT_FALSE(r->result.ok());
-  EXPECT_EQ(r->result.status().code(), absl::StatusCode::kDataLoss);
+  const absl::Status s =
+      LargeReadWithAFailingSlice(int64_t{1} << 20, absl::DataLossError("short reply"));
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
 }
 
 TEST_F(MultipartDownloaderTest, DirectReadLandsInTheReadersBufferWithoutBudget) {

@@ -114,16 +114,6 @@ absl::Time ParseMtimeMeta(std::string_view v) {
   return absl::FromUnixSeconds(seconds) + absl::Nanoseconds(seconds < 0 ? -nanos : nanos);
 }
 
-// The MD5 a single-part upload's ETag is ("\"<32 hex>\""); empty for a
-// multipart one ("...-N") or anything else.
-std::string Md5OfEtag(std::string_view etag) {
-  if (etag.size() == 34 && etag.front() == '"' && etag.back() == '"') etag = etag.substr(1, 32);
-  if (etag.size() != 32 || etag.find_first_not_of("0123456789abcdefABCDEF") != std::string_view::npos) {
-    return "";
-  }
-  return absl::HexStringToBytes(ToAbsl(etag));
-}
-
 absl::Status NeedsBucket(std::string_view what, const BucketKey& at, std::string_view path) {
   if (!at.bucket.empty()) return absl::OkStatus();
   return absl::InvalidArgumentError(
@@ -459,7 +449,7 @@ class ClientFileSystem final : public S3FileSystem {
     const BucketKey at = Split(dir);
     FERRY_RETURN_IF_ERROR(NeedsBucket("clean up", at, dir));
     const std::string prefix = at.key.empty() ? "" : absl::StrCat(at.key, "/");
-    return AbortUploadsBefore(at.bucket, prefix, /*exact_key=*/false, before);
+    return AbortUploadsBefore(at.bucket, prefix, before);
   }
 
   absl::Status CreateDir(std::string_view path, bool /*parents*/) override {
@@ -635,10 +625,10 @@ class ClientFileSystem final : public S3FileSystem {
     return resume;
   }
 
-  // Aborts the unfinished multipart uploads of `bucket` under `prefix` (of
-  // key `prefix` alone if `exact_key`) started before `before`.
+  // Aborts the unfinished multipart uploads of `bucket` under `prefix`
+  // started before `before`.
   absl::StatusOr<fs::LeftoverStats> AbortUploadsBefore(const std::string& bucket,
-                                                       const std::string& prefix, bool exact_key,
+                                                       const std::string& prefix,
                                                        absl::Time before) {
     S3ObjectStore& store = client_->store();
     FERRY_ASSIGN_OR_RETURN(std::vector<MultipartUploadInfo> uploads,
@@ -647,7 +637,6 @@ class ClientFileSystem final : public S3FileSystem {
                            }));
     fs::LeftoverStats stats;
     for (const MultipartUploadInfo& u : uploads) {
-      if (exact_key && u.key != prefix) continue;
       if (u.initiated == absl::InfinitePast() || u.initiated >= before) {
         ++stats.kept_recent;
         continue;

@@ -18,6 +18,8 @@
 #include <nmmintrin.h>
 #endif
 
+#include "absl/strings/escaping.h"
+#include "ferry/base/strings.h"
 #include "ferry/transfer/internal/crc32c.h"
 #include "openssl/evp.h"
 
@@ -274,6 +276,14 @@ const char* ChecksumAlgorithmName(ChecksumAlgorithm algorithm) {
       return "crc32c";
   }
   return "unknown";
+}
+
+std::string Md5OfEtag(std::string_view etag) {
+  if (etag.size() == 34 && etag.front() == '"' && etag.back() == '"') etag = etag.substr(1, 32);
+  if (etag.size() != 32 || etag.find_first_not_of("0123456789abcdefABCDEF") != std::string_view::npos) {
+    return "";
+  }
+  return absl::HexStringToBytes(ToAbsl(etag));
 }
 
 }  // namespace ferry

@@ -36,8 +36,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/escaping.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "ferry/base/large_buffer.h"
 #include "ferry/base/mutex.h"
@@ -394,12 +392,8 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
     if (it == stored_parts.end() || it->second.size != static_cast<int64_t>(bytes.size())) {
       return nullptr;
     }
-    std::string_view etag = it->second.etag;
-    if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"') {
-      etag = etag.substr(1, etag.size() - 2);
-    }
-    const std::string md5 = absl::BytesToHexString(ToAbsl(Md5(bytes)));
-    return absl::EqualsIgnoreCase(ToAbsl(etag), md5) ? &it->second : nullptr;
+    const std::string stated = Md5OfEtag(it->second.etag);
+    return !stated.empty() && stated == Md5(bytes) ? &it->second : nullptr;
   }
 
   // Seals part `n` (all written, no writer copying): checksum on this

@@ -16,6 +16,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 
 namespace ferry {
 
@@ -43,6 +44,11 @@ uint32_t Crc32c(std::span<const char> bytes, uint32_t crc = 0);
 
 // The 16-byte MD5 digest of `bytes`.
 std::string Md5(std::span<const char> bytes);
+
+// The 16-byte MD5 an S3 ETag states ("\"<32 hex>\"", quotes optional: a
+// single-part upload's, or a part's); empty for a multipart object's
+// ("...-N") or anything else. Thread-safe (pure).
+std::string Md5OfEtag(std::string_view etag);
 
 struct Md5State;
 

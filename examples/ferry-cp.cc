@@ -110,6 +110,8 @@ struct CpOptions {
   std::string filter_from;
   bool verify = false;
   int64_t bandwidth_limit = 0;  // bytes/s; 0: none
+  // The name it runs as, for messages: ferry-cp or ferry-sync.
+  const char* tool = "ferry-cp";
 };
 
 // ferry-sync is ferry-cp with a sync's defaults (a tree, mirrored), chosen
@@ -191,6 +193,7 @@ absl::Status ReadTextFile(const std::string& path, std::string* out) {
 std::optional<int> ParseArgs(int argc, char** argv, CpOptions& o) {
   const bool as_sync = RunAsSync(argc > 0 ? argv[0] : nullptr);
   const char* const tool = as_sync ? "ferry-sync" : "ferry-cp";
+  o.tool = tool;
   CLI::App app(
       as_sync ? "Makes DST a copy of the tree SRC: copies what is missing or changed (same size\n"
               "and modification time: up to date, as rclone decides), then deletes what SRC\n"
@@ -742,8 +745,8 @@ absl::StatusOr<ferry::TreeCopyResult> CopyFromStdin(const ferry::fs::Location& d
   return result;
 }
 
-int Fail(int exit_code, const absl::Status& status) {
-  std::fprintf(stderr, "ferry-cp: %s\n", ErrorText(status).c_str());
+int Fail(const char* tool, int exit_code, const absl::Status& status) {
+  std::fprintf(stderr, "%s: %s\n", tool, ErrorText(status).c_str());
   return exit_code;
 }
 
@@ -762,7 +765,7 @@ int FailWhole(const CpOptions& options, std::FILE* report, int exit_code,
                  JsonString(ferry::ToStd(status.message())).c_str());
     std::fflush(report);
   }
-  return Fail(exit_code, status);
+  return Fail(options.tool, exit_code, status);
 }
 
 // --clean-up URL: what interrupted copies left below URL, removed; each
@@ -843,6 +846,18 @@ int main(int argc, char** argv) {
     dst = *std::move(d);
   }
 
+  // A tree whose root is a file (ferry-sync FILE DST, ferry-cp -r FILE DST)
+  // is that one file, as cp -r and rclone take it: copied if missing or
+  // changed; a sync's deletion has nothing else to look at. A URL ending
+  // in '/' always names a tree.
+  if (o.recursive && src && !src->names_directory) {
+    absl::StatusOr<ferry::fs::Entry> root = src->fs->Stat(src->path);
+    if (root.ok() && root->kind == ferry::fs::EntryKind::kFile) {
+      o.recursive = false;
+      o.delete_extraneous = false;
+    }
+  }
+
   const bool show = ShowProgress(*options);
   ferry::CopyOptions copy;
   copy.chunk_bytes = options->chunk_bytes;
@@ -890,8 +905,8 @@ int main(int argc, char** argv) {
   };
   // Trouble is told as it happens (a long copy shows it while it runs),
   // each once; the summary below only counts it.
-  copy.on_notice = [show](const ferry::CopyNotice& n) {
-    std::fprintf(stderr, "%sferry-cp: %s%s\n", show ? "\r\033[K" : "",
+  copy.on_notice = [show, tool = options->tool](const ferry::CopyNotice& n) {
+    std::fprintf(stderr, "%s%s: %s%s\n", show ? "\r\033[K" : "", tool,
                  n.kind == ferry::CopyNotice::Kind::kFailed ? "" : "warning: ", n.text.c_str());
   };
   const absl::Time start = absl::Now();
@@ -923,7 +938,7 @@ int main(int argc, char** argv) {
   s.peak_rss_bytes = int64_t{ru.ru_maxrss} * 1024;  // Linux reports KiB
   if (!options->recursive) {  // a tree's were told as they happened
     for (const ferry::FileCopyFailure& f : s.result.failures) {
-      std::fprintf(stderr, "ferry-cp: %s\n", ferry::DescribeFailure(f).c_str());
+      std::fprintf(stderr, "%s: %s\n", options->tool, ferry::DescribeFailure(f).c_str());
     }
   }
   if (options->json) {

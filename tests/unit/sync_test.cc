@@ -323,6 +323,14 @@ TEST_F(SyncTest, ASingleFileCopyLeavesAnUpToDateTarget) {
   EXPECT_THAT(Paths(FileEvent::Kind::kUpToDate), ElementsAre("a"));
 }
 
+TEST_F(SyncTest, ASingleFileCopyTellsOnFileItsCopyByItsDestinationName) {
+  src_.PutFile("a", "alpha", kMonday);
+  ASSERT_TRUE(dst_.CreateDir("d", false).ok());
+  events_.clear();
+  ASSERT_TRUE(CopyFile(runtime_, src_, "a", dst_, "d/b", Sync()).ok());
+  EXPECT_THAT(Paths(FileEvent::Kind::kCopied), ElementsAre("b"));
+}
+
 TEST_F(SyncTest, TheLocalDiskKeepsTheTimeToTheNanosecond) {
   ferry::testing::ScratchDir scratch("sync_test");
   ASSERT_TRUE(scratch.ok());

@@ -239,6 +239,9 @@ class CopyRun {
         active_.clear();
         break;
       }
+      // The file's event comes after the final report; its failure is the
+      // caller's to tell (CopyFile returns it).
+      NoticeFailures(/*events_only=*/true);
     } else if (stop.ok()) {
       stop = Report(/*final=*/true);
     }
@@ -298,14 +301,14 @@ class CopyRun {
   }
 
   // Hands failures recorded since the last call to on_notice (on the
-  // caller's thread, outside the lock).
-  // Also hands the FileEvents queued since to on_file.
-  void NoticeFailures() {
+  // caller's thread, outside the lock), unless `events_only`, and the
+  // FileEvents queued since to on_file.
+  void NoticeFailures(bool events_only = false) {
     std::vector<CopyNotice> notices;
     std::vector<FileEvent> events;
     {
       MutexLock lock(&mu_);
-      if (options_.on_notice) {
+      if (options_.on_notice && !events_only) {
         for (; failures_noticed_ < failures_.size(); ++failures_noticed_) {
           const FileCopyFailure& f = failures_[failures_noticed_];
           notices.push_back({CopyNotice::Kind::kFailed, DescribeFailure(f)});
@@ -1054,8 +1057,9 @@ absl::StatusOr<TransferStats> CopyFile(Runtime& runtime, fs::FileSystem& src,
   const absl::Time start = MonotonicNow();
   CopyRun run(runtime, src, dst, options, CopyRun::Mode::kFile);
   std::vector<Task> task;
-  task.push_back({fs::NormalizePath(src_path), fs::NormalizePath(dst_path), std::nullopt,
-                  fs::NormalizePath(dst_path)});
+  const std::string dst_normal = fs::NormalizePath(dst_path);
+  const std::string event_path(fs::BaseName(dst_normal));
+  task.push_back({fs::NormalizePath(src_path), dst_normal, std::nullopt, event_path});
   absl::Status stop = run.Add(std::move(task));
   const absl::Status finished = run.Finish();
   if (stop.ok()) stop = finished;

@@ -254,4 +254,14 @@ err=$("$CP" --bwlimit 10Q "$WORK/two-and-a-half.bin" "$WORK/x.bin" 2>&1); rc=$?
 if [ $rc -eq 2 ] && [[ $err == *"10Q"* ]]; then pass ABadRateIsAUsageError
 else fail ABadRateIsAUsageError "rc=$rc err=$err"; fi
 
+# --- ferry-sync FILE DST: that one file, as rclone and cp -r take it ------
+echo one >"$WORK/one.txt"
+first=$("$SYNC" --json "$WORK/one.txt" "s3://$BUCKET/single/"); rc1=$?
+again=$("$SYNC" --json "$WORK/one.txt" "s3://$BUCKET/single/"); rc2=$?
+if [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ "$(field copied "$first")" = 1 ] &&
+   [ "$(field 'copied_files[0]' "$first")" = one.txt ] && [ "$(field copied "$again")" = 0 ] &&
+   [ "$(field skipped "$again")" = 1 ] && [ "$(field deleted "$again")" = 0 ]; then
+  pass SyncOfAFileCopiesItOnceThenLeavesIt
+else fail SyncOfAFileCopiesItOnceThenLeavesIt "rc=$rc1/$rc2 first=$first again=$again"; fi
+
 finish

@@ -87,7 +87,7 @@ enum class SkipRule {
 
 // One file's outcome, for a listing of what a sync did (or, in a dry run,
 // would do). `path` is relative to the tree's roots (a single file's: its
-// destination path).
+// name in the destination's directory).
 struct FileEvent {
   enum class Kind {
     kCopied,       // copied (dry run: would be)

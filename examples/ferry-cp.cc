@@ -463,8 +463,7 @@ struct Summary {
   ferry::TreeCopyResult result;
   // Paths (relative to SRC/DST) copied and deleted, the first
   // kMaxListedFiles of each, and how many more there were.
-  std::vector<std::string> copied_files, deleted_files;
-  int64_t copied_unlisted = 0, deleted_unlisted = 0;
+  ferry::FileEventLists files{kMaxListedFiles};
   double seconds = 0;
   int64_t memory_budget_bytes = 0;
   int64_t peak_rss_bytes = 0;
@@ -531,8 +530,8 @@ void PrintJson(std::FILE* out, const Summary& s) {
       static_cast<long long>(r.files_up_to_date), static_cast<long long>(r.times_updated),
       static_cast<long long>(r.files_deleted), static_cast<long long>(r.files_excluded),
       static_cast<long long>(r.entries_refused), static_cast<long long>(r.files_failed),
-      list(s.copied_files).c_str(), static_cast<long long>(s.copied_unlisted),
-      list(s.deleted_files).c_str(), static_cast<long long>(s.deleted_unlisted),
+      list(s.files.copied).c_str(), static_cast<long long>(s.files.copied_unlisted),
+      list(s.files.deleted).c_str(), static_cast<long long>(s.files.deleted_unlisted),
       static_cast<long long>(r.bytes_deleted));
   std::fprintf(out,
       "\"direction\":\"%s\",\"files\":%lld,\"files_failed\":%lld,\"files_skipped\":%lld,"
@@ -875,27 +874,14 @@ int main(int argc, char** argv) {
   copy.filter = &filter;
   // What each file came to: listed for --json and the dry run's lines.
   Summary s;
-  int64_t files_up_to_date = 0, times_updated = 0;
   copy.on_file = [&](const ferry::FileEvent& e) {
     const bool copied = e.kind == ferry::FileEvent::Kind::kCopied;
     const bool deleted = e.kind == ferry::FileEvent::Kind::kDeleted;
-    if (e.kind == ferry::FileEvent::Kind::kUpToDate) ++files_up_to_date;
-    if (e.kind == ferry::FileEvent::Kind::kTimeUpdated) {
-      ++files_up_to_date;
-      ++times_updated;
-    }
     if (options->dry_run && !options->json && (copied || deleted)) {
       std::fprintf(report, "%swould %s %s (%lld bytes)\n", show ? "\r\033[K" : "",
                    copied ? "copy" : "delete", e.path.c_str(), static_cast<long long>(e.bytes));
     }
-    if (copied || deleted) {
-      std::vector<std::string>& into = copied ? s.copied_files : s.deleted_files;
-      if (into.size() < kMaxListedFiles) {
-        into.push_back(e.path);
-      } else {
-        ++(copied ? s.copied_unlisted : s.deleted_unlisted);
-      }
-    }
+    s.files.Add(e);
   };
   // Always installed, bar or not: it is how a signal stops the engine.
   copy.progress = [show](const ferry::TransferProgress& p) {
@@ -927,8 +913,8 @@ int main(int argc, char** argv) {
   s.direction = src_local && !dst_local ? "upload" : !src_local && dst_local ? "download" : "copy";
   s.result = *std::move(result);
   if (!options->recursive) {  // a tree's result counts these itself
-    s.result.files_up_to_date = files_up_to_date;
-    s.result.times_updated = times_updated;
+    s.result.files_up_to_date = s.files.up_to_date;
+    s.result.times_updated = s.files.times_updated;
     s.result.dry_run = options->dry_run;
   }
   s.seconds = std::max(absl::ToDoubleSeconds(absl::Now() - start), 1e-9);

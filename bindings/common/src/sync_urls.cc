@@ -14,24 +14,10 @@ absl::StatusOr<SyncReport> SyncUrls(Runtime& runtime, fs::FileSystemRegistry& re
   FERRY_ASSIGN_OR_RETURN(fs::Location src, registry.Resolve(src_url));
   FERRY_ASSIGN_OR_RETURN(fs::Location dst, registry.Resolve(dst_url));
   SyncReport report;
+  report.files.max_listed = request.max_listed;
   CopyOptions& o = request.options;
   o.filter = &filter;
-  const size_t max_listed = request.max_listed;
-  o.on_file = [&report, max_listed](const FileEvent& e) {
-    if (e.kind == FileEvent::Kind::kCopied) {
-      if (report.copied_files.size() < max_listed) {
-        report.copied_files.push_back(e.path);
-      } else {
-        ++report.copied_unlisted;
-      }
-    } else if (e.kind == FileEvent::Kind::kDeleted) {
-      if (report.deleted_files.size() < max_listed) {
-        report.deleted_files.push_back(e.path);
-      } else {
-        ++report.deleted_unlisted;
-      }
-    }
-  };
+  o.on_file = [&report](const FileEvent& e) { report.files.Add(e); };
   // A file is synced on its own (as ferry-cp FILE DST compares it): the
   // same rules, no walk, nothing deleted; filters are for trees.
   FERRY_ASSIGN_OR_RETURN(const fs::Entry source, src.fs->Stat(src.path));
@@ -39,15 +25,11 @@ absl::StatusOr<SyncReport> SyncUrls(Runtime& runtime, fs::FileSystemRegistry& re
     TreeCopyResult& r = report.result;
     o.filter = nullptr;
     o.delete_extraneous = false;
-    o.on_file = [&r](const FileEvent& e) {
-      if (e.kind == FileEvent::Kind::kUpToDate || e.kind == FileEvent::Kind::kTimeUpdated) {
-        ++r.files_up_to_date;
-      }
-      if (e.kind == FileEvent::Kind::kTimeUpdated) ++r.times_updated;
-    };
     r.dry_run = o.dry_run;
     FERRY_ASSIGN_OR_RETURN(r.totals,
                            CopyFile(runtime, *src.fs, src.path, *dst.fs, dst.path, std::move(o)));
+    r.files_up_to_date = report.files.up_to_date;
+    r.times_updated = report.files.times_updated;
     return report;
   }
   FERRY_ASSIGN_OR_RETURN(report.result,

@@ -306,10 +306,10 @@ class PyFileSystems {
     out["refused"] = r.result.entries_refused;
     out["failed"] = r.result.files_failed;
     out["bytes"] = r.result.totals.bytes;
-    out["copied_files"] = r.copied_files;
-    out["copied_files_unlisted"] = r.copied_unlisted;
-    out["deleted_files"] = r.deleted_files;
-    out["deleted_files_unlisted"] = r.deleted_unlisted;
+    out["copied_files"] = r.files.copied;
+    out["copied_files_unlisted"] = r.files.copied_unlisted;
+    out["deleted_files"] = r.files.deleted;
+    out["deleted_files_unlisted"] = r.files.deleted_unlisted;
     out["warnings"] = r.result.warnings;
     return out;
   }

@@ -113,6 +113,7 @@ def test_a_single_file_is_synced_by_the_same_rules(fs, target, tmp_path):
     changed = fs.sync(str(src), dst)
     assert (first["copied"], again["copied"], again["skipped"]) == (1, 0, 1)
     assert (changed["copied"], changed["bytes"]) == (1, 5)
+    assert (first["copied_files"], again["copied_files"]) == (["one.txt"], [])
     with fs.open(dst, "rb") as f:
         assert f.read() == b"twice"
 

@@ -1046,6 +1046,29 @@ absl::Status DeleteExtraneous(Runtime& runtime, fs::FileSystem& dst, const std::
 
 }  // namespace
 
+void FileEventLists::Add(const FileEvent& e) {
+  switch (e.kind) {
+    case FileEvent::Kind::kCopied:
+    case FileEvent::Kind::kDeleted: {
+      const bool copied = e.kind == FileEvent::Kind::kCopied;
+      std::vector<std::string>& into = copied ? this->copied : deleted;
+      if (into.size() < max_listed) {
+        into.push_back(e.path);
+      } else {
+        ++(copied ? copied_unlisted : deleted_unlisted);
+      }
+      break;
+    }
+    case FileEvent::Kind::kTimeUpdated:
+      ++times_updated;
+      ++up_to_date;
+      break;
+    case FileEvent::Kind::kUpToDate:
+      ++up_to_date;
+      break;
+  }
+}
+
 std::string DescribeFailure(const FileCopyFailure& f) {
   return absl::StrCat(f.source, " -> ", f.destination.empty() ? "(not copied)" : f.destination,
                       ": ", absl::StatusCodeToString(f.status.code()), ": ", f.status.message());

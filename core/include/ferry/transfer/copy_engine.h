@@ -100,6 +100,26 @@ struct FileEvent {
   int64_t bytes = 0;
 };
 
+// What a copy's FileEvents came to, for a listing of what a sync did (or
+// would do): the paths copied and deleted, the first `max_listed` of each
+// and how many more (a sync of millions lists a sample), and the files
+// left up to date. Fed by CopyOptions::on_file:
+//
+//   FileEventLists lists(10000);
+//   options.on_file = [&lists](const FileEvent& e) { lists.Add(e); };
+//
+// Thread-safety: thread-compatible (on_file runs on the caller's thread).
+struct FileEventLists {
+  explicit FileEventLists(size_t max_listed) : max_listed(max_listed) {}
+  void Add(const FileEvent& e);
+
+  size_t max_listed;
+  std::vector<std::string> copied, deleted;
+  int64_t copied_unlisted = 0, deleted_unlisted = 0;
+  int64_t up_to_date = 0;     // kUpToDate and kTimeUpdated
+  int64_t times_updated = 0;  // kTimeUpdated
+};
+
 struct CopyOptions {
   // Bytes per chunk; 0: the larger of the two filesystems' preferences
   // (S3 8 MiB, NFS 1 MiB), else 8 MiB.

@@ -42,10 +42,8 @@ struct SyncRequest {
 
 struct SyncReport {
   TreeCopyResult result;
-  std::vector<std::string> copied_files;   // relative paths (dry run: would be)
-  std::vector<std::string> deleted_files;
-  int64_t copied_unlisted = 0;             // beyond max_listed
-  int64_t deleted_unlisted = 0;
+  // Relative paths copied and deleted (dry run: would be), max_listed of each.
+  FileEventLists files{0};
 };
 
 absl::StatusOr<SyncReport> SyncUrls(Runtime& runtime, fs::FileSystemRegistry& registry,

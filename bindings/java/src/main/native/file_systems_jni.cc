@@ -158,8 +158,8 @@ JNIEXPORT jobjectArray JNICALL Java_io_ferry_FileSystems_sync(
   const ferry::TreeCopyResult& t = r->result;
   const jlong counts[] = {t.dry_run ? 1 : 0,    t.totals.files,  t.files_up_to_date,
                           t.times_updated,      t.files_deleted, t.files_excluded,
-                          t.entries_refused,    t.totals.bytes,  r->copied_unlisted,
-                          r->deleted_unlisted};
+                          t.entries_refused,    t.totals.bytes,  r->files.copied_unlisted,
+                          r->files.deleted_unlisted};
   jlongArray jcounts = env->NewLongArray(static_cast<jsize>(std::size(counts)));
   if (jcounts == nullptr) return nullptr;
   env->SetLongArrayRegion(jcounts, 0, static_cast<jsize>(std::size(counts)), counts);
@@ -169,7 +169,7 @@ JNIEXPORT jobjectArray JNICALL Java_io_ferry_FileSystems_sync(
   env->DeleteLocalRef(object_class);
   if (out == nullptr) return nullptr;
   env->SetObjectArrayElement(out, 0, jcounts);
-  const std::vector<std::string>* lists[] = {&r->copied_files, &r->deleted_files, &t.warnings};
+  const std::vector<std::string>* lists[] = {&r->files.copied, &r->files.deleted, &t.warnings};
   for (int i = 0; i < 3; ++i) {
     jobjectArray a = ToJavaStrings(env, *lists[i]);
     if (a == nullptr) return nullptr;

@@ -5,6 +5,7 @@ plots made from them, and what the page splicing keeps."""
 import collections
 import json
 import os
+import shutil
 
 import pytest
 
@@ -76,6 +77,18 @@ def test_every_scenario_records_ferry_and_boto3_on_versitygw(s3_run, scenario):
 def test_a_run_against_real_peers_has_no_failed_measurement(local_run, s3_run):
     failed = [(r.scenario, r.target, r.tool, r.error) for _, rs in (local_run, s3_run) for r in rs if r.errors]
     assert failed == []
+
+
+@pytest.mark.skipif(shutil.which("rclone") is None, reason="rclone not installed")
+def test_rclone_puts_and_gets_on_versitygw_with_a_ca_bundle_in_the_environment(s3_run, tmp_path, monkeypatch):
+    # Machines that export AWS_CA_BUNDLE made every rclone record of a run an
+    # error (rclone refuses a CA bundle for an http:// endpoint).
+    monkeypatch.setenv("AWS_CA_BUNDLE", "/etc/ssl/certs/ca-certificates.crt")
+    rclone = targets.Rclone(targets.Target.parse("s3://ferry-bench/rclone"), shutil.which("rclone"))
+    (tmp_path / "one.bin").write_bytes(b"x" * 1000)
+    rclone.put(str(tmp_path / "one.bin"), "one.bin")
+    rclone.get("one.bin", str(tmp_path / "back.bin"))
+    assert (tmp_path / "back.bin").read_bytes() == b"x" * 1000
 
 
 def test_no_time_is_negative(local_run, s3_run):

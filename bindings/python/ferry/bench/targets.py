@@ -644,7 +644,10 @@ class AwsCli(Tool):
 
 class Rclone(Tool):
     """rclone (``copyto``, ``copy``; ``--transfers``, ``--multi-thread-streams``)
-    with an on-the-fly S3 remote from the AWS environment."""
+    with an on-the-fly S3 remote from the AWS environment, less
+    AWS_CA_BUNDLE: rclone refuses to start with one for an http:// endpoint
+    (LoadCustomCABundleError), which failed every rclone record of the
+    2026-11-28 run on a machine that exports it."""
 
     name = "rclone"
     in_process = False
@@ -661,7 +664,8 @@ class Rclone(Tool):
         return self.remote + self.target.join(rel)
 
     def _run(self, *args: str) -> Usage:
-        return run_process([self.rclone, "--config", "/dev/null", *args])
+        env = {k: v for k, v in os.environ.items() if k != "AWS_CA_BUNDLE"}
+        return run_process([self.rclone, "--config", "/dev/null", *args], env)
 
     def put(self, local: str, rel: str, threads: int = 0) -> Usage:
         return self._run("copyto", *([f"--multi-thread-streams={threads}"] if threads else []), local, self._u(rel))

@@ -123,6 +123,14 @@ bench_pip_ensure() {
 now() { date +%s.%N; }
 elapsed_since() { echo "$(now) - $1" | bc -l; }
 timed() { local t0; t0=$(now); "$@" >/dev/null; elapsed_since "$t0"; }
+# timed_run COMMAND...: "WALL CPU" seconds of it, CPU being the client's
+# user+sys (children included); a failure ends the bench naming it.
+timed_run() {
+  local TIMEFORMAT='%R %U %S' out
+  out=$( { time ("$@" >/dev/null 2>"$WORK/err") ; } 2>&1 ) ||
+    { echo "$(basename "$0"): $* failed: $(cat "$WORK/err")" >&2; exit 1; }
+  awk '{printf "%.3f %.3f\n", $1, $2 + $3}' <<<"$out"
+}
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
 # toxi_delay_proxy NAME UPSTREAM_PORT DELAY_MS: a toxiproxy proxy (API on

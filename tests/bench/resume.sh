@@ -31,13 +31,6 @@ head -c $((SIZE_MIB << 20)) /dev/urandom >"$WORK/big.bin"
 PARTS=$(((SIZE_MIB + PART_MIB - 1) / PART_MIB))
 echo "resume: $SIZE_MIB MiB in $PARTS parts of $PART_MIB MiB, versitygw on loopback" >&2
 
-# timed_run COMMAND...: "WALL CPU" of it (client user+sys, children included).
-timed_run() {
-  local TIMEFORMAT='%R %U %S' out
-  out=$( { time ("$@" >/dev/null 2>"$WORK/err") ; } 2>&1 ) ||
-    { echo "resume.sh: $* failed: $(cat "$WORK/err")" >&2; exit 1; }
-  awk '{printf "%.3f %.3f\n", $1, $2 + $3}' <<<"$out"
-}
 stored_parts() {  # stored_parts KEY: parts of KEY's unfinished upload
   local id
   id=$(aws s3api list-multipart-uploads --endpoint-url "$DIRECT" --bucket bench --prefix "$1" \

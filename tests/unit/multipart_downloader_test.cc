@@ -126,6 +126,48 @@ TEST_F(MultipartDownloaderTest, LoneReaderGetsNoReadAhead) {
   EXPECT_EQ(store_.requests(InMemoryObjectStore::Op::kGetRange), 4);
 }
 
+// Reads `n` pieces of `piece` bytes in order from offset 0, each served
+// before the next is asked for; false if one failed.
+bool ReadInOrder(MultipartDownloader& d, InMemoryObjectStore& store, int n, size_t piece) {
+  for (int i = 0; i < n; ++i) {
+    auto r = StartRead(d, i * static_cast<int64_t>(piece), piece);
+    while (!r->done && store.RunNext()) {
+    }
+    if (!r->done || !r->result.ok()) return false;
+  }
+  return true;
+}
+
+TEST_F(MultipartDownloaderTest, ALoneReaderReadingOnPastOneMiBGetsChunksFetchedAhead) {
+  auto d = Open(64 * kChunk, DefaultOptions());
+  ASSERT_TRUE(ReadInOrder(*d, store_, 31, kChunk / 2));  // just under 1 MiB in order
+  EXPECT_FALSE(d->stats().download_started);
+  ASSERT_TRUE(ReadInOrder(*d, store_, 32, kChunk / 2));  // the first 31 again, then on
+  EXPECT_TRUE(d->stats().download_started);
+  // Chunks past the reader are asked for before it reads them.
+  EXPECT_GT(store_.pending(), 1u);
+}
+
+TEST_F(MultipartDownloaderTest, ALoneReadersReadAheadStopsAtItsWindowNotTheObjectsEnd) {
+  auto d = Open(64 * kChunk, DefaultOptions());
+  ASSERT_TRUE(ReadInOrder(*d, store_, 32, kChunk / 2));  // 1 MiB in order
+  store_.RunAll();
+  // 31 exact GETs, then the chunk of the 32nd read and the window past it:
+  // `concurrency` (4) chunks, not the object's other 47.
+  EXPECT_EQ(store_.requests(InMemoryObjectStore::Op::kGetRange), 31 + 1 + 4);
+}
+
+TEST_F(MultipartDownloaderTest, ReadsOutOfOrderStayExactGets) {
+  auto d = Open(64 * kChunk, DefaultOptions());
+  for (int i = 0; i < 40; ++i) {  // 40 x 32 KiB, each away from the last
+    auto r = StartRead(*d, (i * 7 % 40) * (kChunk / 2) + (i % 2), kChunk / 2);
+    store_.RunAll();
+    ASSERT_TRUE(r->result.ok());
+  }
+  EXPECT_FALSE(d->stats().download_started);
+  EXPECT_EQ(store_.bytes_served(), 40 * (kChunk / 2));
+}
+
 TEST_F(MultipartDownloaderTest, SecondReaderStartsOneParallelDownload) {
   auto d = Open(32 * kChunk, DefaultOptions());
   d->OnReaderCountChanged(1);

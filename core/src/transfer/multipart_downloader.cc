@@ -17,7 +17,9 @@
 // Pump() keeps up to `concurrency` fetches going: wanted chunks first, then
 // (only once the download started) read-ahead just past where recent reads
 // ended (one cursor per reading stream, served round robin), then the rest
-// of the object in order. Every fetch first takes a chunk-sized ticket from
+// of the object in order. A lone reader whose direct reads run on from one
+// another for kSequentialRunBytes starts the download in read-ahead-only
+// mode: chunks ahead of it, never the rest of the object. Every fetch first takes a chunk-sized ticket from
 // the shared MemoryBudget: TryAcquire, or else one AcquireAsync per
 // download whose grant picks whatever chunk is most urgent by then. If a
 // reader waits and the budget is spent, a landed chunk is dropped to make
@@ -65,6 +67,14 @@ namespace {
 // Read-ahead cursors remembered per download: one per reading stream. 32
 // covers iRODS parallel gets (16 threads at most by default) with room.
 constexpr size_t kMaxCursors = 32;
+
+// A lone reader is served exactly the bytes it asks for until its reads,
+// each starting where the one before ended, have covered this much: then
+// it reads sequentially, and chunks are fetched ahead of it (Linux's
+// readahead starts on the same evidence). Below it, a few small reads in
+// order (a file's header, an NFS client's first READs) still move only
+// their bytes.
+constexpr int64_t kSequentialRunBytes = int64_t{1} << 20;
 
 using internal::IntervalSet;
 
@@ -150,6 +160,16 @@ class DownloadState : public std::enable_shared_from_this<DownloadState> {
     // is one GET (a tree of small objects); a larger one (a whole-file
     // read) is ranged GETs into slices of that buffer, `concurrency` in
     // flight, which is what a Python read() of a whole object wants.
+    if (!download_started_) {
+      const bool continues = offset == direct_end_;
+      sequential_run_ = continues ? sequential_run_ + len : len;
+      direct_end_ = offset + len;
+      if (continues && sequential_run_ >= kSequentialRunBytes) {
+        // Read-ahead past this reader, not the whole object: no scan.
+        read_ahead_only_ = true;
+        StartLocked(d);
+      }
+    }
     if (!download_started_ && len <= options_.chunk_bytes) {
       d.calls.push_back([self = shared_from_this(), offset, dst, done = std::move(done)]() mutable {
         self->DirectRead(offset, dst, std::move(done));
@@ -171,7 +191,11 @@ class DownloadState : public std::enable_shared_from_this<DownloadState> {
   void StartDownload(int readers) {
     Deferred d;
     MutexLock l(&mu_);
-    if (download_started_) return;
+    read_ahead_only_ = false;  // the whole object from now on
+    if (download_started_) {
+      PumpLocked(d);
+      return;
+    }
     if (readers > 1 && cursors_.empty()) {
       const int64_t stripe = (info_.size + readers - 1) / readers;
       for (int i = 0; i < readers && i < static_cast<int>(kMaxCursors); ++i) {
@@ -442,6 +466,7 @@ class DownloadState : public std::enable_shared_from_this<DownloadState> {
         }
       }
     }
+    if (read_ahead_only_) return std::nullopt;
     while (scan_ < num_chunks_ && !free_chunk(scan_)) ++scan_;
     if (scan_ < num_chunks_) return scan_;
     return std::nullopt;
@@ -625,6 +650,13 @@ class DownloadState : public std::enable_shared_from_this<DownloadState> {
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status poison_ ABSL_GUARDED_BY(mu_);  // FailedPrecondition once the object changed
   bool download_started_ ABSL_GUARDED_BY(mu_) = false;
+  // Started by a sequential reader: chunks ahead of readers only, not the
+  // rest of the object (StartDownload clears it).
+  bool read_ahead_only_ ABSL_GUARDED_BY(mu_) = false;
+  // Where the last direct read ended, and how many bytes the reads ending
+  // there in a row covered (kSequentialRunBytes).
+  int64_t direct_end_ ABSL_GUARDED_BY(mu_) = -1;
+  int64_t sequential_run_ ABSL_GUARDED_BY(mu_) = 0;
   std::unordered_map<int64_t, Chunk> chunks_ ABSL_GUARDED_BY(mu_);  // node-based: stable refs
   std::deque<int64_t> wanted_ ABSL_GUARDED_BY(mu_);  // chunks readers wait on, oldest first
   std::vector<Visit> visited_ ABSL_GUARDED_BY(mu_);

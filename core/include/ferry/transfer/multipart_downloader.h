@@ -5,7 +5,10 @@
 // The iRODS S3 plugin blocks every reader until the whole object is in a
 // cache file; ferry instead:
 //  - serves a lone reader with ranged GETs of exactly the bytes it asked
-//    for (no read-ahead): 1 KiB from a 100 GiB object moves 1 KiB;
+//    for (no read-ahead): 1 KiB from a 100 GiB object moves 1 KiB; once
+//    its reads have run on from one another for 1 MiB it reads
+//    sequentially, and chunks are fetched ahead of it (never the rest of
+//    the object);
 //  - when a second reader appears (OnReaderCountChanged(2+)), a reader asks
 //    for the whole object, or StartDownload() is called, starts one
 //    multipart download of the object, `chunk_bytes` per request,

@@ -6,6 +6,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -130,6 +131,88 @@ absl::Status Session::SendRaw(std::string_view bytes) {
     return absl::FailedPreconditionError(Cat("session to ", target_, " is broken"));
   }
   return WriteAll(bytes);
+}
+
+absl::Status Session::SendRawParts(absl::Span<const std::string_view> parts) {
+  if (broken_) {
+    return absl::FailedPreconditionError(Cat("session to ", target_, " is broken"));
+  }
+  constexpr size_t kMaxIov = 16;
+  const absl::Time deadline = absl::Now() + io_timeout_;
+  size_t first = 0, skip = 0;  // the first part not fully sent, and its bytes sent
+  while (first < parts.size()) {
+    iovec iov[kMaxIov];
+    size_t count = 0;
+    for (size_t i = first; i < parts.size() && count < kMaxIov; ++i) {
+      const size_t off = i == first ? skip : 0;
+      if (parts[i].size() == off) continue;
+      iov[count].iov_base = const_cast<char*>(parts[i].data() + off);
+      iov[count].iov_len = parts[i].size() - off;
+      ++count;
+    }
+    if (count == 0) break;
+    msghdr mh{};
+    mh.msg_iov = iov;
+    mh.msg_iovlen = count;
+    ssize_t n = ::sendmsg(fd_, &mh, MSG_NOSIGNAL);
+    if (n > 0) {
+      size_t left = static_cast<size_t>(n);
+      while (first < parts.size() && left >= parts[first].size() - skip) {
+        left -= parts[first].size() - skip;
+        ++first;
+        skip = 0;
+      }
+      skip += left;
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (absl::Status s = WaitFor(fd_, POLLOUT, deadline, "sending to", target_); !s.ok()) {
+        broken_ = true;
+        return s;
+      }
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    broken_ = true;
+    return absl::UnavailableError(
+        Cat("sending to ", target_, ": ", n < 0 ? std::strerror(errno) : "closed"));
+  }
+  return absl::OkStatus();
+}
+
+bool Session::at_record_boundary() const {
+  return next_ready_ >= ready_.size() && reader_->buffered_bytes() == 0;
+}
+
+absl::Status Session::ReceiveRaw(char* dst, size_t n) {
+  if (broken_) {
+    return absl::FailedPreconditionError(Cat("session to ", target_, " is broken"));
+  }
+  const absl::Time deadline = absl::Now() + io_timeout_;
+  size_t done = 0;
+  while (done < n) {
+    const ssize_t got = ::recv(fd_, dst + done, n - done, 0);
+    if (got > 0) {
+      done += static_cast<size_t>(got);
+      continue;
+    }
+    if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (absl::Status s = WaitFor(fd_, POLLIN, deadline, "waiting for a reply from", target_);
+          !s.ok()) {
+        broken_ = true;
+        return s;
+      }
+      continue;
+    }
+    if (got < 0 && errno == EINTR) continue;
+    broken_ = true;
+    if (got == 0) {
+      return absl::UnavailableError(Cat(target_, " closed the connection",
+                                        done > 0 ? " mid-reply (truncated)" : ""));
+    }
+    return absl::UnavailableError(Cat("reading from ", target_, ": ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::string> Session::Receive() {

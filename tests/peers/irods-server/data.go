@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 const (
@@ -199,6 +200,7 @@ func dataInpFields(body *node) (path string, flags int, kv map[string]string) {
 	// The create mode travels with the keywords to the new row (irods4j
 	// reads DATA_MODE as an integer).
 	kv["\x00createMode"] = strconv.FormatInt(body.Int("createMode"), 10)
+	kv["\x00dataSize"] = strconv.FormatInt(body.Int("dataSize"), 10)
 	return body.Str("objPath"), int(body.Int("openFlags")), kv
 }
 
@@ -287,6 +289,9 @@ func (s *session) open(path string, flags int, kv map[string]string) (reply, err
 			}
 		}
 		if write {
+			reserve(f, kv["\x00dataSize"])
+		}
+		if write {
 			if err := cat.exec(tx, `UPDATE r_data_main SET data_is_dirty = ? WHERE data_id = ?`, replIntermediate, d.id); err != nil {
 				return err
 			}
@@ -310,6 +315,25 @@ func (s *session) open(path string, flags int, kv map[string]string) (reply, err
 	}
 	return reply{intInfo: s.addFd(of)}, nil
 }
+
+// reserve allocates the vault file's blocks for the size a writer
+// announced (DataObjInp's dataSize), keeping its length: streams writing
+// their ranges at once then fill blocks already allocated, in any order,
+// instead of each extending the file. Best effort: a file system without
+// fallocate just allocates as it is written. The replica's size stays
+// what was written (finalize stats the file), never the announcement.
+func reserve(f *os.File, dataSize string) {
+	n, err := strconv.ParseInt(dataSize, 10, 64)
+	if err != nil || n <= 0 || n > maxReserveBytes {
+		return
+	}
+	const fallocKeepSize = 1 // FALLOC_FL_KEEP_SIZE
+	syscall.Fallocate(int(f.Fd()), fallocKeepSize, 0, n)
+}
+
+// maxReserveBytes bounds what one announcement reserves: a client's
+// dataSize is a hint, never a way to fill the vault's disk.
+const maxReserveBytes = 64 << 30
 
 // parentToWrite is the collection holding path, which the user must be able
 // to modify; CAT_UNKNOWN_COLLECTION if it does not exist.

@@ -94,49 +94,25 @@ Session::~Session() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-absl::Status Session::WriteAll(std::string_view bytes) {
-  const absl::Time deadline = absl::Now() + io_timeout_;
-  while (!bytes.empty()) {
-    const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-    if (n > 0) {
-      bytes.remove_prefix(static_cast<size_t>(n));
-      continue;
-    }
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      if (absl::Status s = WaitFor(fd_, POLLOUT, deadline, "sending to", target_); !s.ok()) {
-        broken_ = true;
-        return s;
-      }
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    broken_ = true;
-    return absl::UnavailableError(
-        Cat("sending to ", target_, ": ", n < 0 ? std::strerror(errno) : "closed"));
-  }
-  return absl::OkStatus();
-}
-
 absl::Status Session::Send(std::string_view record) {
   if (broken_) {
     return absl::FailedPreconditionError(Cat("session to ", target_, " is broken"));
   }
   out_.clear();
   framing_->Append(record, &out_);
-  return WriteAll(out_);
+  const std::string_view parts[] = {out_};
+  return WriteAll(parts);
 }
 
 absl::Status Session::SendRaw(std::string_view bytes) {
   if (broken_) {
     return absl::FailedPreconditionError(Cat("session to ", target_, " is broken"));
   }
-  return WriteAll(bytes);
+  const std::string_view parts[] = {bytes};
+  return WriteAll(parts);
 }
 
-absl::Status Session::SendRawParts(absl::Span<const std::string_view> parts) {
-  if (broken_) {
-    return absl::FailedPreconditionError(Cat("session to ", target_, " is broken"));
-  }
+absl::Status Session::WriteAll(absl::Span<const std::string_view> parts) {
   constexpr size_t kMaxIov = 16;
   const absl::Time deadline = absl::Now() + io_timeout_;
   size_t first = 0, skip = 0;  // the first part not fully sent, and its bytes sent
@@ -180,22 +156,21 @@ absl::Status Session::SendRawParts(absl::Span<const std::string_view> parts) {
   return absl::OkStatus();
 }
 
+absl::Status Session::SendRawParts(absl::Span<const std::string_view> parts) {
+  if (broken_) {
+    return absl::FailedPreconditionError(Cat("session to ", target_, " is broken"));
+  }
+  return WriteAll(parts);
+}
+
 bool Session::at_record_boundary() const {
   return next_ready_ >= ready_.size() && reader_->buffered_bytes() == 0;
 }
 
-absl::Status Session::ReceiveRaw(char* dst, size_t n) {
-  if (broken_) {
-    return absl::FailedPreconditionError(Cat("session to ", target_, " is broken"));
-  }
-  const absl::Time deadline = absl::Now() + io_timeout_;
-  size_t done = 0;
-  while (done < n) {
-    const ssize_t got = ::recv(fd_, dst + done, n - done, 0);
-    if (got > 0) {
-      done += static_cast<size_t>(got);
-      continue;
-    }
+absl::StatusOr<size_t> Session::RecvSome(char* dst, size_t n, absl::Time deadline, bool mid_record) {
+  for (;;) {
+    const ssize_t got = ::recv(fd_, dst, n, 0);
+    if (got > 0) return static_cast<size_t>(got);
     if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
       if (absl::Status s = WaitFor(fd_, POLLIN, deadline, "waiting for a reply from", target_);
           !s.ok()) {
@@ -207,10 +182,21 @@ absl::Status Session::ReceiveRaw(char* dst, size_t n) {
     if (got < 0 && errno == EINTR) continue;
     broken_ = true;
     if (got == 0) {
-      return absl::UnavailableError(Cat(target_, " closed the connection",
-                                        done > 0 ? " mid-reply (truncated)" : ""));
+      return absl::UnavailableError(
+          Cat(target_, " closed the connection", mid_record ? " mid-reply (truncated)" : ""));
     }
     return absl::UnavailableError(Cat("reading from ", target_, ": ", std::strerror(errno)));
+  }
+}
+
+absl::Status Session::ReceiveRaw(char* dst, size_t n) {
+  if (broken_) {
+    return absl::FailedPreconditionError(Cat("session to ", target_, " is broken"));
+  }
+  const absl::Time deadline = absl::Now() + io_timeout_;
+  for (size_t done = 0; done < n;) {
+    FERRY_ASSIGN_OR_RETURN(size_t got, RecvSome(dst + done, n - done, deadline, done > 0));
+    done += got;
   }
   return absl::OkStatus();
 }
@@ -224,31 +210,11 @@ absl::StatusOr<std::string> Session::Receive() {
   while (next_ready_ >= ready_.size()) {
     ready_.clear();
     next_ready_ = 0;
-    const ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
-    if (n > 0) {
-      if (absl::Status s = reader_->Consume(std::string_view(buf, static_cast<size_t>(n)), &ready_);
-          !s.ok()) {
-        broken_ = true;
-        return absl::DataLossError(Cat("from ", target_, ": ", s.message()));
-      }
-      continue;
+    FERRY_ASSIGN_OR_RETURN(size_t n, RecvSome(buf, sizeof(buf), deadline, reader_->buffered_bytes() > 0));
+    if (absl::Status s = reader_->Consume(std::string_view(buf, n), &ready_); !s.ok()) {
+      broken_ = true;
+      return absl::DataLossError(Cat("from ", target_, ": ", s.message()));
     }
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      if (absl::Status s = WaitFor(fd_, POLLIN, deadline, "waiting for a reply from", target_);
-          !s.ok()) {
-        broken_ = true;
-        return s;
-      }
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    broken_ = true;
-    if (n == 0) {
-      return absl::UnavailableError(Cat(
-          target_, " closed the connection",
-          reader_->buffered_bytes() > 0 ? " mid-reply (truncated)" : ""));
-    }
-    return absl::UnavailableError(Cat("reading from ", target_, ": ", std::strerror(errno)));
   }
   ++exchanges_;
   return std::move(ready_[next_ready_++]);

@@ -89,7 +89,12 @@ class Session {
   friend class SessionPool;
   Session(int fd, std::string target, std::shared_ptr<const Framing> framing,
           absl::Duration io_timeout);
-  absl::Status WriteAll(std::string_view bytes);
+  // One recv of up to n bytes, polling until `deadline`: how many came,
+  // or an error (the peer closed: "mid-reply" if `mid_record`), which
+  // marks the session broken.
+  absl::StatusOr<size_t> RecvSome(char* dst, size_t n, absl::Time deadline, bool mid_record);
+  // Writes every part, in gather writes, within io_timeout.
+  absl::Status WriteAll(absl::Span<const std::string_view> parts);
 
   int fd_;
   const std::string target_;

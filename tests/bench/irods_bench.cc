@@ -4,8 +4,11 @@
 //   list_cached_s     the same listing from IrodsCacheSet, warm
 //   put_small_s / get_small_s   the tree SMALL_DIR up and back (CopyTree)
 //   put_big_s / get_big_s       the file BIG up and back (CopyFile)
+//   put_big_cpu_s / get_big_cpu_s   this process's CPU (user + system) for each
 // Each is the median of RUNS runs.
 //   ferry_irods_bench PORT COLLECTION SMALL_DIR BIG_FILE WORK_DIR RUNS
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -25,6 +28,14 @@ namespace {
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// This process's CPU seconds (user + system, every thread) so far.
+double CpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
 int Fail(const absl::Status& s, const char* what) {
@@ -54,7 +65,7 @@ int main(int argc, char** argv) {
   if (!fs.ok()) return Fail(fs.status(), "connect");
   const std::string irods_root = coll.substr(1, coll.rfind('/') - 1);  // the bench's parent collection
 
-  std::vector<double> uncached, cached, put_small, get_small, put_big, get_big;
+  std::vector<double> uncached, cached, put_small, get_small, put_big, get_big, put_big_cpu, get_big_cpu;
   size_t listed = 0;
   irods::IrodsCacheSet cache((*fs)->client());
   for (int r = 0; r < runs; ++r) {
@@ -92,20 +103,25 @@ int main(int argc, char** argv) {
     const std::string dst = absl::StrCat(irods_root, "/ferry-big-", r);
     const std::string back = absl::StrCat(work, "/ferry-big-back");
     absl::Time t = absl::Now();
+    double cpu = CpuSeconds();
     auto up = CopyFile(runtime, local, fs::LocalPathToFsPath(big), **fs, dst);
     if (!up.ok()) return Fail(up.status(), "put big");
     put_big.push_back(absl::ToDoubleSeconds(absl::Now() - t));
+    put_big_cpu.push_back(CpuSeconds() - cpu);
     t = absl::Now();
+    cpu = CpuSeconds();
     auto down = CopyFile(runtime, **fs, dst, local, fs::LocalPathToFsPath(back));
     if (!down.ok()) return Fail(down.status(), "get big");
     get_big.push_back(absl::ToDoubleSeconds(absl::Now() - t));
+    get_big_cpu.push_back(CpuSeconds() - cpu);
     std::filesystem::remove(back);
     (void)(*fs)->Remove(dst);
   }
   std::printf(
       "{\"listed\": %zu, \"list_uncached_s\": %.6f, \"list_cached_s\": %.9f, \"put_small_s\": %.4f, "
-      "\"get_small_s\": %.4f, \"put_big_s\": %.4f, \"get_big_s\": %.4f}\n",
+      "\"get_small_s\": %.4f, \"put_big_s\": %.4f, \"get_big_s\": %.4f, \"put_big_cpu_s\": %.4f, "
+      "\"get_big_cpu_s\": %.4f}\n",
       listed, Median(uncached), Median(cached), Median(put_small), Median(get_small), Median(put_big),
-      Median(get_big));
+      Median(get_big), Median(put_big_cpu), Median(get_big_cpu));
   return 0;
 }

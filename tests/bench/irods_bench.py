@@ -5,6 +5,7 @@ with the peer's CPU seconds for each, and one line RESULT {json}."""
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -18,6 +19,13 @@ def cpu(pid):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def self_cpu():
+    """This process's CPU seconds (user + system, every thread: PRC's
+    parallel transfers run on threads)."""
+    u = resource.getrusage(resource.RUSAGE_SELF)
+    return u.ru_utime + u.ru_stime
 
 
 def prc_side(a):
@@ -50,20 +58,24 @@ def prc_side(a):
             shutil.rmtree(back)
         out["put_small_s"] = statistics.median(put_t)
         out["get_small_s"] = statistics.median(get_t)
-        put_t, get_t = [], []
+        put_t, get_t, put_c, get_c = [], [], [], []
         for r in range(a.runs):
             dst = f"{root}/prc-big-{r}"
             back = os.path.join(a.work, "prc-big-back")
-            t = time.monotonic()
+            t, c = time.monotonic(), self_cpu()
             s.data_objects.put(a.big, dst)
             put_t.append(time.monotonic() - t)
-            t = time.monotonic()
+            put_c.append(self_cpu() - c)
+            t, c = time.monotonic(), self_cpu()
             s.data_objects.get(dst, back)
             get_t.append(time.monotonic() - t)
+            get_c.append(self_cpu() - c)
             os.remove(back)
             s.data_objects.unlink(dst, force=True)
         out["put_big_s"] = statistics.median(put_t)
         out["get_big_s"] = statistics.median(get_t)
+        out["put_big_cpu_s"] = statistics.median(put_c)
+        out["get_big_cpu_s"] = statistics.median(get_c)
     return out
 
 
@@ -94,9 +106,11 @@ def main():
     assert ferry["listed"] == prc["listed"], (ferry["listed"], prc["listed"])
 
     print(f"{'':24}{'ferry':>12}{'prc':>12}{'ratio':>8}")
-    for k in ("list_uncached_s", "put_small_s", "get_small_s", "put_big_s", "get_big_s", "peer_cpu_s"):
+    for k in ("list_uncached_s", "put_small_s", "get_small_s", "put_big_s", "put_big_cpu_s", "get_big_s",
+              "get_big_cpu_s", "peer_cpu_s"):
         print(f"{k:24}{ferry[k]:12.4f}{prc[k]:12.4f}{prc[k] / max(ferry[k], 1e-9):8.2f}")
     print(f"{'list_cached_s':24}{ferry['list_cached_s']:12.6f}")
+    gib = os.path.getsize(a.big) / (1 << 30)
     result = {
         "entries": ferry["listed"],
         "list_10k_speedup_vs_prc": round(prc["list_uncached_s"] / ferry["list_uncached_s"], 2),
@@ -109,6 +123,13 @@ def main():
         "get_small_speedup_vs_prc": round(prc["get_small_s"] / ferry["get_small_s"], 2),
         "get_1g_speedup_vs_prc": round(prc["get_big_s"] / ferry["get_big_s"], 2),
         "put_1g_speedup_vs_prc": round(prc["put_big_s"] / ferry["put_big_s"], 2),
+        # Client CPU (user + system) per GiB moved, and ferry's over PRC's.
+        "put_1g_cpu_s_per_gib_ferry": round(ferry["put_big_cpu_s"] / gib, 3),
+        "put_1g_cpu_s_per_gib_prc": round(prc["put_big_cpu_s"] / gib, 3),
+        "put_1g_cpu_ratio": round(ferry["put_big_cpu_s"] / max(prc["put_big_cpu_s"], 1e-9), 2),
+        "get_1g_cpu_s_per_gib_ferry": round(ferry["get_big_cpu_s"] / gib, 3),
+        "get_1g_cpu_s_per_gib_prc": round(prc["get_big_cpu_s"] / gib, 3),
+        "get_1g_cpu_ratio": round(ferry["get_big_cpu_s"] / max(prc["get_big_cpu_s"], 1e-9), 2),
         "peer_cpu_s_ferry": round(ferry["peer_cpu_s"], 2),
         "peer_cpu_s_prc": round(prc["peer_cpu_s"], 2),
         "runs": a.runs,

@@ -45,6 +45,40 @@ TEST(SessionPool, ExchangesARecordOnALeasedSession) {
   EXPECT_EQ(*(*lease)->Exchange("hello"), "hello");
 }
 
+TEST(SessionPool, RawPartsAndRawReceiveCarryAFrameTheProtocolFramesItself) {
+  EchoServer echo;  // length-prefix framing: the parts below build its frame by hand
+  auto pool = SessionPool::Create(Options(echo.server.port()));
+  ASSERT_TRUE(pool.ok());
+  auto lease = (*pool)->Acquire();
+  ASSERT_TRUE(lease.ok()) << lease.status();
+  const std::string payload(3 << 20, 'p');  // larger than one socket buffer
+  const uint32_t n = static_cast<uint32_t>(5 + payload.size());
+  const char prefix[4] = {static_cast<char>(n >> 24), static_cast<char>(n >> 16), static_cast<char>(n >> 8),
+                          static_cast<char>(n)};
+  const std::string_view parts[] = {std::string_view(prefix, 4), "head:", "", payload};
+  ASSERT_TRUE((*lease)->SendRawParts(parts).ok());
+  ASSERT_TRUE((*lease)->at_record_boundary());
+  std::string back(4 + n, '\0');
+  ASSERT_TRUE((*lease)->ReceiveRaw(back.data(), back.size()).ok());
+  EXPECT_EQ(back.substr(4, 5), "head:");
+  EXPECT_EQ(back.substr(9), payload);
+  // The framed path still works after raw reads of a whole record.
+  EXPECT_EQ(*(*lease)->Exchange("after"), "after");
+}
+
+TEST(SessionPool, RawReceiveOfMoreThanThePeerSendsIsUnavailableAndBreaksTheSession) {
+  EchoServer echo;
+  auto pool = SessionPool::Create(Options(echo.server.port()));
+  ASSERT_TRUE(pool.ok());
+  auto lease = (*pool)->Acquire();
+  ASSERT_TRUE(lease.ok());
+  ASSERT_TRUE((*lease)->Send("hang up").ok());
+  char buf[16];
+  absl::Status s = (*lease)->ReceiveRaw(buf, sizeof(buf));
+  EXPECT_TRUE(absl::IsUnavailable(s)) << s;
+  EXPECT_TRUE((*lease)->broken());
+}
+
 TEST(SessionPool, RunsTheHandshakeOncePerConnectionAndReusesIt) {
   EchoServer echo;
   std::atomic<int> logins{0};

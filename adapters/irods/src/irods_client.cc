@@ -42,14 +42,15 @@ std::string BinBytesBuf(std::string_view payload) {
       .Take();
 }
 
-std::string DataObjInp(std::string_view path, int flags, const KeyVals& kv, int opr_type = 0) {
+std::string DataObjInp(std::string_view path, int flags, const KeyVals& kv, int opr_type = 0,
+                       int64_t data_size = -1) {
   return XmlWriter()
       .Open("DataObjInp_PI")
       .Str("objPath", path)
       .Int("createMode", 0644)
       .Int("openFlags", flags)
       .Int("offset", 0)
-      .Int("dataSize", -1)
+      .Int("dataSize", data_size)
       .Int("numThreads", 0)
       .Int("oprType", opr_type)
       .KeyVals(kv)
@@ -305,9 +306,33 @@ absl::StatusOr<std::unique_ptr<IrodsClient>> IrodsClient::Connect(IrodsAccount a
   return client;
 }
 
+namespace {
+
+// The status of a reply whose intInfo is negative: the iRODS error, with
+// the server's text from its RError_PI when there is one.
+absl::Status ReplyError(int64_t int_info, std::string_view error_section, std::string_view context) {
+  std::string text;
+  if (!error_section.empty()) {
+    if (auto e = ParseXml(error_section); e.ok()) {
+      if (const XmlNode* em = (*e)->Child("RErrMsg_PI")) text = std::string(em->Text("msg"));
+    }
+  }
+  return IrodsError(int_info, context, text);
+}
+
+// Sends one request; a payload goes from the caller's buffer in the same
+// gather write, uncopied (the iRODS framing adds nothing to a frame).
+absl::Status SendRequest(Session& session, int api, std::string_view msg, std::string_view bs) {
+  const std::string head = EncodeMessageHead("RODS_API_REQ", api, msg, bs.size());
+  const std::string_view parts[] = {head, bs};
+  return session.SendRawParts(parts);
+}
+
+}  // namespace
+
 absl::StatusOr<Reply> IrodsClient::Call(Session& session, int api, std::string_view msg,
                                         std::string_view bs, std::string_view context) {
-  FERRY_RETURN_IF_ERROR(session.Send(EncodeMessage("RODS_API_REQ", api, msg, bs)));
+  FERRY_RETURN_IF_ERROR(SendRequest(session, api, msg, bs));
   for (;;) {
     absl::StatusOr<std::string> frame = session.Receive();
     if (!frame.ok()) return AppendToMessage(frame.status(), Cat("(", context, ")"));
@@ -326,17 +351,57 @@ absl::StatusOr<Reply> IrodsClient::Call(Session& session, int api, std::string_v
       FERRY_RETURN_IF_ERROR(session.SendRaw(ack));
       continue;
     }
-    if (m->int_info < 0) {
-      std::string text;
-      if (!m->error.empty()) {
-        if (auto e = ParseXml(m->error); e.ok()) {
-          if (const XmlNode* em = (*e)->Child("RErrMsg_PI")) text = std::string(em->Text("msg"));
-        }
-      }
-      return IrodsError(m->int_info, context, text);
-    }
+    if (m->int_info < 0) return ReplyError(m->int_info, m->error, context);
     return Reply{m->int_info, std::move(m->msg), std::move(m->bs)};
   }
+}
+
+absl::StatusOr<IrodsClient::IntoReply> IrodsClient::CallInto(Session& session, int api, std::string_view msg,
+                                                            std::string_view context, char* out,
+                                                            size_t out_size) {
+  if (!session.at_record_boundary()) {
+    // Bytes already buffered (never seen after a whole exchange): the
+    // framed path, one copy.
+    FERRY_ASSIGN_OR_RETURN(Reply r, Call(session, api, msg, {}, context));
+    if (r.bs.size() > out_size) {
+      session.MarkBroken();
+      return absl::DataLossError(Cat(context, ": server sent ", r.bs.size(), " bytes, asked ", out_size));
+    }
+    std::copy(r.bs.begin(), r.bs.end(), out);
+    return IntoReply{r.status, r.bs.size()};
+  }
+  FERRY_RETURN_IF_ERROR(SendRequest(session, api, msg, {}));
+  auto fail = [&](absl::Status s) {
+    session.MarkBroken();
+    return AppendToMessage(s, Cat("(", context, ")"));
+  };
+  char prefix[4];
+  if (absl::Status s = session.ReceiveRaw(prefix, 4); !s.ok()) return fail(s);
+  const uint32_t header_len = (static_cast<uint32_t>(static_cast<unsigned char>(prefix[0])) << 24) |
+                              (static_cast<uint32_t>(static_cast<unsigned char>(prefix[1])) << 16) |
+                              (static_cast<uint32_t>(static_cast<unsigned char>(prefix[2])) << 8) |
+                              static_cast<uint32_t>(static_cast<unsigned char>(prefix[3]));
+  if (header_len == 0 || header_len > kMaxFrameHeaderBytes) {
+    return fail(absl::DataLossError(Cat("iRODS header of ", header_len, " bytes")));
+  }
+  std::string header(header_len, '\0');
+  if (absl::Status s = session.ReceiveRaw(header.data(), header.size()); !s.ok()) return fail(s);
+  absl::StatusOr<FrameHeader> h = ParseFrameHeader(header);
+  if (!h.ok()) return fail(h.status());
+  std::string reply_msg(static_cast<size_t>(h->msg), '\0'), error(static_cast<size_t>(h->error), '\0');
+  for (std::string* part : {&reply_msg, &error}) {
+    if (absl::Status s = session.ReceiveRaw(part->data(), part->size()); !s.ok()) return fail(s);
+  }
+  if (static_cast<uint64_t>(h->bs) > out_size) {
+    return fail(absl::DataLossError(Cat("server sent ", h->bs, " bytes, asked ", out_size)));
+  }
+  if (absl::Status s = session.ReceiveRaw(out, static_cast<size_t>(h->bs)); !s.ok()) return fail(s);
+  session.NoteRawExchange();
+  if (h->int_info == kSvrToCliCollStat) {
+    return fail(absl::DataLossError("an interim collection reply to a data call"));
+  }
+  if (h->int_info < 0) return ReplyError(h->int_info, error, context);
+  return IntoReply{h->int_info, static_cast<size_t>(h->bs)};
 }
 
 RetryPolicy IrodsClient::retry_policy() const {
@@ -669,20 +734,22 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> IrodsClient::Ge
 }
 
 absl::StatusOr<std::unique_ptr<IrodsStream>> IrodsClient::OpenOn(SessionLease lease, std::string_view path,
-                                                                 int flags, std::string_view replica_token) {
+                                                                 int flags, std::string_view replica_token,
+                                                                 int64_t data_size) {
   KeyVals kv;
   if (!replica_token.empty()) kv.emplace_back("replicaToken", std::string(replica_token));
-  FERRY_ASSIGN_OR_RETURN(Reply r, Call(*lease, kDataObjOpen, DataObjInp(path, flags, kv), {},
+  FERRY_ASSIGN_OR_RETURN(Reply r, Call(*lease, kDataObjOpen, DataObjInp(path, flags, kv, 0, data_size), {},
                                        Cat("open ", path)));
   return std::unique_ptr<IrodsStream>(
       new IrodsStream(this, std::move(lease), r.status, std::string(path), replica_token.empty()));
 }
 
-absl::StatusOr<std::unique_ptr<IrodsStream>> IrodsClient::Open(std::string_view path, int flags) {
+absl::StatusOr<std::unique_ptr<IrodsStream>> IrodsClient::Open(std::string_view path, int flags,
+                                                               int64_t data_size) {
   if ((flags & O_ACCMODE) != O_RDONLY) {
     // Creating or truncating is not repeated; only the lease is retried.
     FERRY_ASSIGN_OR_RETURN(SessionLease lease, AcquireWithRetry());
-    return OpenOn(std::move(lease), path, flags, {});
+    return OpenOn(std::move(lease), path, flags, {}, data_size);
   }
   return RetryBlocking(retry_policy(), [&](int) -> absl::StatusOr<std::unique_ptr<IrodsStream>> {
     FERRY_ASSIGN_OR_RETURN(SessionLease lease, pool_->Acquire());
@@ -714,17 +781,18 @@ void IrodsStream::Abandon() {
 }
 
 absl::StatusOr<size_t> IrodsStream::Read(char* buf, size_t n) {
-  FERRY_ASSIGN_OR_RETURN(Reply r, IrodsClient::Call(*lease_, kDataObjRead,
-                                                    OpenedDataObjInp(fd_, static_cast<int64_t>(n)), {},
-                                                    Cat("read ", path_)));
-  if (r.bs.size() > n || static_cast<int64_t>(r.bs.size()) != r.status) {
+  // iRODS caps one read's bs at its buffer size; ask no more than a frame holds.
+  n = std::min(n, size_t{32} << 20);
+  FERRY_ASSIGN_OR_RETURN(IrodsClient::IntoReply r,
+                         IrodsClient::CallInto(*lease_, kDataObjRead, OpenedDataObjInp(fd_, static_cast<int64_t>(n)),
+                                               Cat("read ", path_), buf, n));
+  if (static_cast<int64_t>(r.bs_size) != r.status) {
     lease_->MarkBroken();
-    return absl::DataLossError(Cat("read ", path_, ": server sent ", r.bs.size(),
+    return absl::DataLossError(Cat("read ", path_, ": server sent ", r.bs_size,
                                             " bytes, said ", r.status, ", asked ", n));
   }
-  std::copy(r.bs.begin(), r.bs.end(), buf);
-  position_ += static_cast<int64_t>(r.bs.size());
-  return r.bs.size();
+  position_ += static_cast<int64_t>(r.bs_size);
+  return r.bs_size;
 }
 
 absl::Status IrodsStream::Write(std::string_view data) {

@@ -341,25 +341,25 @@ class ClientFileSystem final : public IrodsFileSystem {
   // (iRODS 4.3 ignores O_EXCL and overwrites a dead run's slot, but
   // refuses one a live writer holds open with a lock error).
   absl::StatusOr<std::unique_ptr<IrodsStream>> CreateTemporary(const std::string& logical,
-                                                               absl::Time reclaim_before,
+                                                               absl::Time reclaim_before, int64_t size,
                                                                std::string* temp) {
     const std::string_view parent = fs::DirName(logical);
     const std::string dir = Cat(parent, parent == "/" ? "" : "/");
     const std::string_view name = fs::BaseName(logical);
     *temp = Cat(dir, io_internal::TempSlotFor(name));
     absl::StatusOr<std::unique_ptr<IrodsStream>> slot =
-        client_->Open(*temp, O_WRONLY | O_CREAT | O_EXCL | O_TRUNC);
+        client_->Open(*temp, O_WRONLY | O_CREAT | O_EXCL | O_TRUNC, size);
     if (absl::IsAlreadyExists(slot.status()) && reclaim_before != absl::InfinitePast()) {
       absl::StatusOr<IrodsStat> st = client_->Stat(*temp);
       if (st.ok() && st->type == IrodsObjectType::kDataObject &&
           absl::FromUnixSeconds(st->modify_time) < reclaim_before &&
           client_->RemoveDataObject(*temp).ok()) {
-        slot = client_->Open(*temp, O_WRONLY | O_CREAT | O_EXCL | O_TRUNC);
+        slot = client_->Open(*temp, O_WRONLY | O_CREAT | O_EXCL | O_TRUNC, size);
       }
     }
     if (slot.ok()) return slot;
     *temp = Cat(dir, io_internal::TempNameFor(name));
-    return client_->Open(*temp, O_WRONLY | O_CREAT | O_TRUNC);
+    return client_->Open(*temp, O_WRONLY | O_CREAT | O_TRUNC, size);
   }
 
   absl::StatusOr<std::unique_ptr<fs::File>> OpenWrite(std::string_view path,
@@ -367,7 +367,7 @@ class ClientFileSystem final : public IrodsFileSystem {
     const std::string logical = LogicalPath(path);
     std::string temp;
     FERRY_ASSIGN_OR_RETURN(std::unique_ptr<IrodsStream> primary,
-                           CreateTemporary(logical, options.reclaim_before, &temp));
+                           CreateTemporary(logical, options.reclaim_before, options.size, &temp));
     const int flags = O_WRONLY | O_CREAT | O_TRUNC;
     std::string token;
     if (parallelism_ > 1 && (options.size < 0 || options.size > chunk_bytes_)) {

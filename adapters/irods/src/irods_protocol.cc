@@ -22,18 +22,15 @@ uint32_t GetBigEndian32(std::string_view b) {
          static_cast<uint32_t>(static_cast<unsigned char>(b[3]));
 }
 
-struct HeaderLengths {
-  int64_t msg = 0, error = 0, bs = 0, int_info = 0;
-  std::string type;
-};
+}  // namespace
 
-absl::StatusOr<HeaderLengths> ParseHeader(std::string_view header) {
+absl::StatusOr<FrameHeader> ParseFrameHeader(std::string_view header) {
   auto node = ParseXml(header);
   if (!node.ok()) return absl::DataLossError(Cat("iRODS header: ", node.status().message()));
   if ((*node)->name != "MsgHeader_PI") {
     return absl::DataLossError(Cat("iRODS header is <", (*node)->name, ">"));
   }
-  HeaderLengths h;
+  FrameHeader h;
   h.type = std::string((*node)->Text("type"));
   h.msg = (*node)->Int("msgLen", -1);
   h.error = (*node)->Int("errorLen", -1);
@@ -48,19 +45,23 @@ absl::StatusOr<HeaderLengths> ParseHeader(std::string_view header) {
   return h;
 }
 
-}  // namespace
-
-std::string EncodeMessage(std::string_view type, int64_t int_info, std::string_view msg,
-                          std::string_view bs) {
+std::string EncodeMessageHead(std::string_view type, int64_t int_info, std::string_view msg,
+                              size_t bs_size) {
   const std::string header =
       Cat("<MsgHeader_PI><type>", EscapeXml(type), "</type><msgLen>", msg.size(),
-                   "</msgLen><errorLen>0</errorLen><bsLen>", bs.size(), "</bsLen><intInfo>",
+                   "</msgLen><errorLen>0</errorLen><bsLen>", bs_size, "</bsLen><intInfo>",
                    int_info, "</intInfo></MsgHeader_PI>");
   std::string out;
-  out.reserve(4 + header.size() + msg.size() + bs.size());
+  out.reserve(4 + header.size() + msg.size());
   PutBigEndian32(static_cast<uint32_t>(header.size()), &out);
   out += header;
   out += msg;
+  return out;
+}
+
+std::string EncodeMessage(std::string_view type, int64_t int_info, std::string_view msg,
+                          std::string_view bs) {
+  std::string out = EncodeMessageHead(type, int_info, msg, bs.size());
   out += bs;
   return out;
 }
@@ -69,7 +70,7 @@ absl::StatusOr<Message> DecodeMessage(std::string_view frame) {
   if (frame.size() < 4) return absl::DataLossError("iRODS frame shorter than its length prefix");
   const uint32_t header_len = GetBigEndian32(frame);
   if (header_len > frame.size() - 4) return absl::DataLossError("iRODS frame shorter than its header");
-  FERRY_ASSIGN_OR_RETURN(HeaderLengths h, ParseHeader(frame.substr(4, header_len)));
+  FERRY_ASSIGN_OR_RETURN(FrameHeader h, ParseFrameHeader(frame.substr(4, header_len)));
   std::string_view body = frame.substr(4 + header_len);
   if (static_cast<int64_t>(body.size()) != h.msg + h.error + h.bs) {
     return absl::DataLossError(Cat("iRODS frame body is ", body.size(), " bytes, header says ",
@@ -87,10 +88,10 @@ absl::StatusOr<Message> DecodeMessage(std::string_view frame) {
 std::shared_ptr<const Framing> NewIrodsFraming() {
   return NewHeaderDescribedFraming(
       [](std::string_view header) -> absl::StatusOr<size_t> {
-        FERRY_ASSIGN_OR_RETURN(HeaderLengths h, ParseHeader(header));
+        FERRY_ASSIGN_OR_RETURN(FrameHeader h, ParseFrameHeader(header));
         return static_cast<size_t>(h.msg + h.error + h.bs);
       },
-      HeaderDescribedOptions{.max_header_size = 4096, .max_body_size = (size_t{64} << 20) * 3});
+      HeaderDescribedOptions{.max_header_size = kMaxFrameHeaderBytes, .max_body_size = (size_t{64} << 20) * 3});
 }
 
 std::string_view IrodsErrorName(int64_t code) {

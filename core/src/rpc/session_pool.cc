@@ -6,6 +6,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -93,12 +94,51 @@ Session::~Session() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-absl::Status Session::WriteAll(std::string_view bytes) {
+absl::Status Session::Send(std::string_view record) {
+  if (broken_) {
+    return absl::FailedPreconditionError(Cat("session to ", target_, " is broken"));
+  }
+  out_.clear();
+  framing_->Append(record, &out_);
+  const std::string_view parts[] = {out_};
+  return WriteAll(parts);
+}
+
+absl::Status Session::SendRaw(std::string_view bytes) {
+  if (broken_) {
+    return absl::FailedPreconditionError(Cat("session to ", target_, " is broken"));
+  }
+  const std::string_view parts[] = {bytes};
+  return WriteAll(parts);
+}
+
+absl::Status Session::WriteAll(absl::Span<const std::string_view> parts) {
+  constexpr size_t kMaxIov = 16;
   const absl::Time deadline = absl::Now() + io_timeout_;
-  while (!bytes.empty()) {
-    const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+  size_t first = 0, skip = 0;  // the first part not fully sent, and its bytes sent
+  while (first < parts.size()) {
+    iovec iov[kMaxIov];
+    size_t count = 0;
+    for (size_t i = first; i < parts.size() && count < kMaxIov; ++i) {
+      const size_t off = i == first ? skip : 0;
+      if (parts[i].size() == off) continue;
+      iov[count].iov_base = const_cast<char*>(parts[i].data() + off);
+      iov[count].iov_len = parts[i].size() - off;
+      ++count;
+    }
+    if (count == 0) break;
+    msghdr mh{};
+    mh.msg_iov = iov;
+    mh.msg_iovlen = count;
+    ssize_t n = ::sendmsg(fd_, &mh, MSG_NOSIGNAL);
     if (n > 0) {
-      bytes.remove_prefix(static_cast<size_t>(n));
+      size_t left = static_cast<size_t>(n);
+      while (first < parts.size() && left >= parts[first].size() - skip) {
+        left -= parts[first].size() - skip;
+        ++first;
+        skip = 0;
+      }
+      skip += left;
       continue;
     }
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
@@ -116,20 +156,49 @@ absl::Status Session::WriteAll(std::string_view bytes) {
   return absl::OkStatus();
 }
 
-absl::Status Session::Send(std::string_view record) {
+absl::Status Session::SendRawParts(absl::Span<const std::string_view> parts) {
   if (broken_) {
     return absl::FailedPreconditionError(Cat("session to ", target_, " is broken"));
   }
-  out_.clear();
-  framing_->Append(record, &out_);
-  return WriteAll(out_);
+  return WriteAll(parts);
 }
 
-absl::Status Session::SendRaw(std::string_view bytes) {
+bool Session::at_record_boundary() const {
+  return next_ready_ >= ready_.size() && reader_->buffered_bytes() == 0;
+}
+
+absl::StatusOr<size_t> Session::RecvSome(char* dst, size_t n, absl::Time deadline, bool mid_record) {
+  for (;;) {
+    const ssize_t got = ::recv(fd_, dst, n, 0);
+    if (got > 0) return static_cast<size_t>(got);
+    if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (absl::Status s = WaitFor(fd_, POLLIN, deadline, "waiting for a reply from", target_);
+          !s.ok()) {
+        broken_ = true;
+        return s;
+      }
+      continue;
+    }
+    if (got < 0 && errno == EINTR) continue;
+    broken_ = true;
+    if (got == 0) {
+      return absl::UnavailableError(
+          Cat(target_, " closed the connection", mid_record ? " mid-reply (truncated)" : ""));
+    }
+    return absl::UnavailableError(Cat("reading from ", target_, ": ", std::strerror(errno)));
+  }
+}
+
+absl::Status Session::ReceiveRaw(char* dst, size_t n) {
   if (broken_) {
     return absl::FailedPreconditionError(Cat("session to ", target_, " is broken"));
   }
-  return WriteAll(bytes);
+  const absl::Time deadline = absl::Now() + io_timeout_;
+  for (size_t done = 0; done < n;) {
+    FERRY_ASSIGN_OR_RETURN(size_t got, RecvSome(dst + done, n - done, deadline, done > 0));
+    done += got;
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::string> Session::Receive() {
@@ -141,31 +210,11 @@ absl::StatusOr<std::string> Session::Receive() {
   while (next_ready_ >= ready_.size()) {
     ready_.clear();
     next_ready_ = 0;
-    const ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
-    if (n > 0) {
-      if (absl::Status s = reader_->Consume(std::string_view(buf, static_cast<size_t>(n)), &ready_);
-          !s.ok()) {
-        broken_ = true;
-        return absl::DataLossError(Cat("from ", target_, ": ", s.message()));
-      }
-      continue;
+    FERRY_ASSIGN_OR_RETURN(size_t n, RecvSome(buf, sizeof(buf), deadline, reader_->buffered_bytes() > 0));
+    if (absl::Status s = reader_->Consume(std::string_view(buf, n), &ready_); !s.ok()) {
+      broken_ = true;
+      return absl::DataLossError(Cat("from ", target_, ": ", s.message()));
     }
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      if (absl::Status s = WaitFor(fd_, POLLIN, deadline, "waiting for a reply from", target_);
-          !s.ok()) {
-        broken_ = true;
-        return s;
-      }
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    broken_ = true;
-    if (n == 0) {
-      return absl::UnavailableError(Cat(
-          target_, " closed the connection",
-          reader_->buffered_bytes() > 0 ? " mid-reply (truncated)" : ""));
-    }
-    return absl::UnavailableError(Cat("reading from ", target_, ": ", std::strerror(errno)));
   }
   ++exchanges_;
   return std::move(ready_[next_ready_++]);

@@ -121,6 +121,21 @@ func readMessageInto(r *bufio.Reader, bsBuf []byte) (*message, error) {
 	return m, nil
 }
 
+// writeHeaderAndMsg writes and flushes a reply's header and msg section
+// for bsLen bytes of bs that the caller sends itself, next.
+func writeHeaderAndMsg(w *bufio.Writer, typ string, intInfo int, msg []byte, bsLen int) error {
+	hdr := fmt.Sprintf("<MsgHeader_PI><type>%s</type><msgLen>%d</msgLen><errorLen>0</errorLen>"+
+		"<bsLen>%d</bsLen><intInfo>%d</intInfo></MsgHeader_PI>", typ, len(msg), bsLen, intInfo)
+	var lenBuf [4]byte
+	binary.BigEndian.PutUint32(lenBuf[:], uint32(len(hdr)))
+	for _, b := range [][]byte{lenBuf[:], []byte(hdr), msg} {
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+	}
+	return w.Flush()
+}
+
 func writeMessage(w *bufio.Writer, typ string, intInfo int, msg, errSection, bs []byte) error {
 	hdr := fmt.Sprintf("<MsgHeader_PI><type>%s</type><msgLen>%d</msgLen><errorLen>%d</errorLen>"+
 		"<bsLen>%d</bsLen><intInfo>%d</intInfo></MsgHeader_PI>",

@@ -36,6 +36,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "ferry/base/mutex.h"
 #include "ferry/rpc/framing.h"
 
@@ -60,6 +61,21 @@ class Session {
   // Writes raw bytes outside the framing (iRODS's 4-byte collection-stat
   // acknowledgement).
   absl::Status SendRaw(std::string_view bytes);
+  // Writes `parts` back to back, outside the framing, in gather writes: a
+  // protocol whose records carry their own framing (header-described, such
+  // as iRODS) sends a large payload from the caller's buffer, uncopied.
+  absl::Status SendRawParts(absl::Span<const std::string_view> parts);
+  // True when no received byte waits in the session (no record read ahead,
+  // nothing of a partial one buffered): the next bytes on the connection
+  // may then be read raw by ReceiveRaw.
+  bool at_record_boundary() const;
+  // Reads exactly `n` bytes from the connection into `dst`, outside the
+  // framing (a protocol that parses its own header reads a large payload
+  // straight into the caller's buffer). REQUIRES: at_record_boundary()
+  // before the first raw read of a record. Errors as Receive's.
+  absl::Status ReceiveRaw(char* dst, size_t n);
+  // Counts one exchange done by raw calls (as Receive does).
+  void NoteRawExchange() { ++exchanges_; }
 
   // The session's state can no longer be trusted: close it at lease end.
   void MarkBroken() { broken_ = true; }
@@ -73,7 +89,12 @@ class Session {
   friend class SessionPool;
   Session(int fd, std::string target, std::shared_ptr<const Framing> framing,
           absl::Duration io_timeout);
-  absl::Status WriteAll(std::string_view bytes);
+  // One recv of up to n bytes, polling until `deadline`: how many came,
+  // or an error (the peer closed: "mid-reply" if `mid_record`), which
+  // marks the session broken.
+  absl::StatusOr<size_t> RecvSome(char* dst, size_t n, absl::Time deadline, bool mid_record);
+  // Writes every part, in gather writes, within io_timeout.
+  absl::Status WriteAll(absl::Span<const std::string_view> parts);
 
   int fd_;
   const std::string target_;

@@ -197,7 +197,9 @@ class IrodsClient {
 
   // Opens a data object (flags as POSIX: O_RDONLY, O_WRONLY|O_CREAT|O_TRUNC...).
   // A read-only open is retried as the options' timeouts.retry_window says.
-  absl::StatusOr<std::unique_ptr<IrodsStream>> Open(std::string_view path, int flags);
+  // A writer that knows the object's final size sends it as `data_size`
+  // (DataObjInp's dataSize; -1: unknown), so the server can reserve it.
+  absl::StatusOr<std::unique_ptr<IrodsStream>> Open(std::string_view path, int flags, int64_t data_size = -1);
   // Opens another descriptor of the replica a primary stream holds open
   // (its ReplicaToken) on another session, or ResourceExhausted if no
   // session is free right now (the caller then uses the streams it has:
@@ -215,6 +217,16 @@ class IrodsClient {
   // collection-stat replies. `context` names the call for messages.
   static absl::StatusOr<Reply> Call(Session& session, int api, std::string_view msg,
                                            std::string_view bs, std::string_view context);
+  // A data call's reply: its status and how many payload bytes it put in
+  // the caller's buffer.
+  struct IntoReply {
+    int64_t status = 0;
+    size_t bs_size = 0;
+  };
+  // Call for a reply whose payload (a read's bytes) is received straight
+  // into `out` (at most `out_size` bytes; more is DataLoss), uncopied.
+  static absl::StatusOr<IntoReply> CallInto(Session& session, int api, std::string_view msg,
+                                            std::string_view context, char* out, size_t out_size);
 
  private:
   friend class IrodsStream;
@@ -235,7 +247,8 @@ class IrodsClient {
   // A session lease, retried while connects fail (retry_policy()).
   absl::StatusOr<SessionLease> AcquireWithRetry();
   absl::StatusOr<std::unique_ptr<IrodsStream>> OpenOn(SessionLease lease, std::string_view path,
-                                                       int flags, std::string_view replica_token);
+                                                       int flags, std::string_view replica_token,
+                                                       int64_t data_size = -1);
 
   const IrodsAccount account_;
   const IrodsClientOptions options_;

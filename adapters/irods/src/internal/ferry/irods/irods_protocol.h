@@ -56,6 +56,21 @@ struct Message {
 // One frame, ready for Session::Send (the framing adds nothing).
 std::string EncodeMessage(std::string_view type, int64_t int_info, std::string_view msg,
                           std::string_view bs = {});
+// The frame up to its bs section (length prefix, header, msg) for `bs_size`
+// payload bytes the caller sends after it from its own buffer.
+std::string EncodeMessageHead(std::string_view type, int64_t int_info, std::string_view msg,
+                              size_t bs_size);
+// A frame header's fields.
+struct FrameHeader {
+  std::string type;
+  int64_t int_info = 0;
+  int64_t msg = 0, error = 0, bs = 0;  // section lengths, each 0..64 MiB
+};
+// Largest MsgHeader_PI accepted (real ones are ~200 bytes).
+constexpr size_t kMaxFrameHeaderBytes = 4096;
+// Parses a MsgHeader_PI (the bytes after the length prefix). DataLoss for
+// a malformed one or a section length outside 0..64 MiB.
+absl::StatusOr<FrameHeader> ParseFrameHeader(std::string_view header);
 // A frame as the framing hands it out (prefix, header, sections). DataLoss
 // for a malformed header or sections that do not add up.
 absl::StatusOr<Message> DecodeMessage(std::string_view frame);

@@ -157,6 +157,13 @@ TEST_F(MultipartDownloaderTest, ALoneReadersReadAheadStopsAtItsWindowNotTheObjec
   EXPECT_EQ(store_.requests(InMemoryObjectStore::Op::kGetRange), 31 + 1 + 4);
 }
 
+TEST_F(MultipartDownloaderTest, ReadsOfAChunkOrMoreInOrderStayDirect) {
+  auto d = Open(64 * kChunk, DefaultOptions());
+  ASSERT_TRUE(ReadInOrder(*d, store_, 32, kChunk));  // 2 MiB in order, a chunk at a time
+  EXPECT_FALSE(d->stats().download_started);
+  EXPECT_EQ(store_.requests(InMemoryObjectStore::Op::kGetRange), 32);
+}
+
 TEST_F(MultipartDownloaderTest, ReadsOutOfOrderStayExactGets) {
   auto d = Open(64 * kChunk, DefaultOptions());
   for (int i = 0; i < 40; ++i) {  // 40 x 32 KiB, each away from the last

@@ -69,8 +69,9 @@ namespace {
 constexpr size_t kMaxCursors = 32;
 
 // A lone reader is served exactly the bytes it asks for until its reads,
-// each starting where the one before ended, have covered this much: then
-// it reads sequentially, and chunks are fetched ahead of it (Linux's
+// each smaller than a chunk and starting where the one before ended, have
+// covered this much: then it reads sequentially, and chunks are fetched
+// ahead of it (Linux's
 // readahead starts on the same evidence). Below it, a few small reads in
 // order (a file's header, an NFS client's first READs) still move only
 // their bytes.
@@ -161,7 +162,10 @@ class DownloadState : public std::enable_shared_from_this<DownloadState> {
     // read) is ranged GETs into slices of that buffer, `concurrency` in
     // flight, which is what a Python read() of a whole object wants.
     if (!download_started_) {
-      const bool continues = offset == direct_end_;
+      // Only reads smaller than a chunk: a chunk or more is already a
+      // request worth its round trip (the copy engine's reads, a whole
+      // read), and goes straight into its buffer.
+      const bool continues = offset == direct_end_ && len < options_.chunk_bytes;
       sequential_run_ = continues ? sequential_run_ + len : len;
       direct_end_ = offset + len;
       if (continues && sequential_run_ >= kSequentialRunBytes) {

@@ -191,8 +191,10 @@ class MemFileSystem : public fs::FileSystem {
                                            options.mtime, options.resume_source);
     auto left = leftovers_.find(p);
     if (left != leftovers_.end()) {
+      // Not through Keep: a writer's lock is taken before this one (Close
+      // publishes under it), never after.
       if (!options.resume_source.empty() && left->second.first == options.resume_source) {
-        writer->Keep(left->second.second);
+        writer->KeepUnshared(left->second.second);
       }
       leftovers_.erase(left);
     }
@@ -310,9 +312,9 @@ class MemFileSystem : public fs::FileSystem {
       --fs_->open_writers;
       if (!closed_) Discard().IgnoreError();
     }
-    // Takes `kept` as the first bytes an interrupted writer left.
-    void Keep(const std::string& kept) {
-      MutexLock lock(&mu_);
+    // Takes `kept` as the first bytes an interrupted writer left. Only
+    // before the writer is handed out (no other thread can see it yet).
+    void KeepUnshared(const std::string& kept) ABSL_NO_THREAD_SAFETY_ANALYSIS {
       resumed_ = static_cast<int64_t>(std::min(kept.size(), bytes_.size()));
       std::memcpy(bytes_.data(), kept.data(), static_cast<size_t>(resumed_));
       std::fill(written_.begin(), written_.begin() + resumed_, true);

@@ -2,11 +2,15 @@
 // the specification of what a server's or user's bytes may do.
 #include "ferry/irods/irods_replies.h"
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -129,11 +133,15 @@ TEST(DecodeReplicaTokenTest, ReadsTheTokenOfADescriptorInfoReply) {
 class IrodsEnvironmentFile : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = ::testing::TempDir() + "/irods_environment.json";
+    // One file per test process: ctest runs these tests at once.
+    path_ = absl::StrCat(::testing::TempDir(), "/irods_environment-", ::getpid(), ".json");
     setenv("IRODS_ENVIRONMENT_FILE", path_.c_str(), 1);
     for (const char* v : {"IRODS_HOST", "IRODS_PORT", "IRODS_USER_NAME", "IRODS_ZONE_NAME"}) unsetenv(v);
   }
-  void TearDown() override { unsetenv("IRODS_ENVIRONMENT_FILE"); }
+  void TearDown() override {
+    unsetenv("IRODS_ENVIRONMENT_FILE");
+    std::remove(path_.c_str());
+  }
   void Write(const std::string& text) { std::ofstream(path_) << text; }
   std::string path_;
 };
@@ -171,7 +179,7 @@ TEST_F(IrodsEnvironmentFile, PasswordFileThatIsADeviceIsRefusedAtOnce) {
 
 TEST_F(IrodsEnvironmentFile, PasswordIsTheFirstLineOfThePasswordFile) {
   Write(R"({"irods_host": "h"})");
-  const std::string password_file = ::testing::TempDir() + "/irods_password";
+  const std::string password_file = absl::StrCat(::testing::TempDir(), "/irods_password-", ::getpid());
   std::ofstream(password_file) << "s3cret\nsecond line\n";
   unsetenv("IRODS_PASSWORD");
   setenv("IRODS_PASSWORD_FILE", password_file.c_str(), 1);

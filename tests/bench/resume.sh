@@ -83,18 +83,7 @@ done
 # --- the download ---------------------------------------------------------
 "$CP" --quiet "$WORK/big.bin" s3://bench/down
 # recorded FILE: the prefix FILE's resumable temporary records, else 0.
-recorded() {
-  python3 - "$(dirname "$1")" "$(basename "$1")" <<'PY'
-import glob, os, sys
-for p in glob.glob(os.path.join(sys.argv[1], "." + sys.argv[2] + ".ferry-*")):
-    try:
-        print(int(os.getxattr(p, "user.ferry.resume").split()[2])); break
-    except (OSError, IndexError, ValueError):
-        pass
-else:
-    print(0)
-PY
-}
+recorded() { python3 "$ROOT/tests/testing/resume_record.py" "$1"; }
 # kill_download_halfway SECONDS_OR_EMPTY COMMAND... (ferry: until its
 # temporary records half; rclone: after SECONDS, ferry's time to its kill).
 declare -a dfull_w dfull_c drerun_w drerun_c drc_w drc_c dkept dgets

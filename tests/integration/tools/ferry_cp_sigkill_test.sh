@@ -85,16 +85,7 @@ else fail CleanUpRemovesAKilledCopysTemporaryBelowTheUrlAndNothingElse "rc=$rc o
 # The killed copy's temporary records how far it got (a user attribute);
 # the rerun keeps that prefix and fetches the rest.
 recorded() {  # recorded DIR NAME: the prefix NAME's temporary in DIR records, else 0
-  python3 - "$1" "$2" <<'PY'
-import glob, os, sys
-for p in glob.glob(os.path.join(sys.argv[1], "." + sys.argv[2] + ".ferry-*")):
-    try:
-        print(int(os.getxattr(p, "user.ferry.resume").split()[2])); break
-    except (OSError, IndexError, ValueError):
-        pass
-else:
-    print(0)
-PY
+  python3 "$(dirname "$0")/../../testing/resume_record.py" "$1/$2"
 }
 json_field() { grep -o "\"$1\":[0-9]*" <<<"$2" | tail -1 | cut -d: -f2; }  # json_field KEY JSON
 local_temps() { ls -A "$WORK/dst" | grep -c '\.ferry-'; }

@@ -131,6 +131,18 @@ timed_run() {
     { echo "$(basename "$0"): $* failed: $(cat "$WORK/err")" >&2; exit 1; }
   awk '{printf "%.3f %.3f\n", $1, $2 + $3}' <<<"$out"
 }
+# json_map NAME ASSOC LABEL=KEY...: prints "NAME":{"LABEL":value,...}, each
+# value ASSOC[KEY] to three decimals (a RESULT line's map of figures).
+json_map() {
+  local name=$1 pair sep=
+  local -n values=$2
+  shift 2
+  printf '"%s":{' "$name"
+  for pair in "$@"; do
+    printf '%s"%s":%.3f' "$sep" "${pair%%=*}" "${values[${pair#*=}]}"; sep=,
+  done
+  printf '}'
+}
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
 # toxi_delay_proxy NAME UPSTREAM_PORT DELAY_MS: a toxiproxy proxy (API on

@@ -118,19 +118,9 @@ printf '"s3_small_files_up_cpu_ratio":%.2f,"s3_small_files_down_cpu_ratio":%.2f,
   "$(cpu_ratio rclone16-up ferry16-up)" "$(cpu_ratio rclone16-down ferry16-down)"
 printf '"s3_small_files_up_defaults_vs_rclone":%.2f,"s3_small_files_down_defaults_vs_rclone":%.2f,' \
   "$(ratio rclone-up ferry-up)" "$(ratio rclone-down ferry-down)"
-printf '"cpu_seconds":{'
-sep=
+labels=()
 for dir in up down; do
-  for tool in "${TOOLS[@]}"; do
-    printf '%s"%s_%s":%.3f' "$sep" "${tool/16/_16}" "$dir" "${CPU_OF[$tool-$dir]}"; sep=,
-  done
+  for tool in "${TOOLS[@]}"; do labels+=("${tool/16/_16}_$dir=$tool-$dir"); done
 done
-printf '},'
-printf '"seconds":{'
-sep=
-for dir in up down; do
-  for tool in "${TOOLS[@]}"; do
-    printf '%s"%s_%s":%.3f' "$sep" "${tool/16/_16}" "$dir" "${SECONDS_OF[$tool-$dir]}"; sep=,
-  done
-done
-printf '}}\n'
+json_map cpu_seconds CPU_OF "${labels[@]}"; printf ','
+json_map seconds SECONDS_OF "${labels[@]}"; printf '}\n'

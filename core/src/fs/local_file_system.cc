@@ -105,6 +105,7 @@ class LocalWriteFile final : public File {
   absl::Status ForgetResumed() override {
     MutexLock lock(&mu_);
     written_ = internal::IntervalSet();
+    recorded_prefix_ = 0;
     return temp_.ForgetResumed();
   }
 
@@ -144,13 +145,18 @@ class LocalWriteFile final : public File {
       written_.Add(offset, offset + static_cast<int64_t>(n));
       prefix = written_.PrefixEnd();
       const absl::Time now = absl::Now();
-      if (recording_ || now - last_record_ < kRecordInterval) return absl::OkStatus();
+      // A record only when the gap-free prefix has grown: writes past a
+      // gap change nothing a rerun could keep.
+      if (recording_ || prefix == recorded_prefix_ || now - last_record_ < kRecordInterval) {
+        return absl::OkStatus();
+      }
       recording_ = true;
       last_record_ = now;
     }
     absl::Status s = temp_.RecordPrefix(prefix);
     MutexLock lock(&mu_);
     recording_ = false;
+    if (s.ok()) recorded_prefix_ = prefix;
     return s;
   }
 
@@ -163,6 +169,7 @@ class LocalWriteFile final : public File {
   internal::IntervalSet written_ ABSL_GUARDED_BY(mu_);
   bool recording_ ABSL_GUARDED_BY(mu_) = false;
   absl::Time last_record_ ABSL_GUARDED_BY(mu_) = absl::Now();
+  int64_t recorded_prefix_ ABSL_GUARDED_BY(mu_) = 0;  // in the temporary's tag
 };
 
 // A character device written in place (`ferry-cp s3://b/k /dev/null`, the

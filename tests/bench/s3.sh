@@ -14,7 +14,11 @@
 # boto3 with pip into the project's .venv (BENCH_VENV to use another).
 # Starts its own versitygw (127.0.0.1:7070; run it in a network namespace
 # beside a test run) and stops it by PID on exit. About 4 minutes with the
-# defaults. Ends with one line `RESULT {json}`.
+# defaults. Ends with one line `RESULT {json}` (tests/bench/s3_bench.py
+# lists its keys): per size and direction, {upload,download}_speedup_vs_
+# {aws,boto3}_{64m,256m,1g} (wall) and the same + _cpu_ratio (the peer's
+# client CPU over ferry-cp's), beside the older cpu_ratio_vs_{aws,boto3}_*
+# (ferry-cp's CPU over the peer's).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 require_built s3.sh "$CP"

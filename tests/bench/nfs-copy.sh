@@ -199,18 +199,25 @@ fi
 lower() { echo "if ($1 < $2) $1 else $2" | bc -l; }
 printf 'RESULT {"bench":"nfs-copy","runs":%d,"copy_mib":%d,"small_files":%d,"small_kib":%d,"delay_ms_each_way":%d,' \
   "$RUNS" "$COPY_MIB" "$SMALL_FILES" "$SMALL_KIB" "$DELAY_MS"
-printf '"nfs_read_speedup_vs_nfs_cp_1g":%.2f,"nfs_write_speedup_vs_nfs_cp_1g":%.2f,' \
-  "$(lower "${RESULT[speedup_read_0ms]}" "${RESULT[speedup_read_1ms]}")" \
-  "$(lower "${RESULT[speedup_write_0ms]}" "${RESULT[speedup_write_1ms]}")"
-printf '"nfs_small_files_speedup_vs_nfs_cp":%.2f,' \
-  "$(lower "$(lower "${RESULT[speedup_small-read_0ms]}" "${RESULT[speedup_small-read_1ms]}")" \
-           "$(lower "${RESULT[speedup_small-write_0ms]}" "${RESULT[speedup_small-write_1ms]}")")"
-printf '"nfs_read_speedup_vs_nfs_cp_1g_cpu_ratio":%.2f,"nfs_write_speedup_vs_nfs_cp_1g_cpu_ratio":%.2f,' \
-  "$(lower "${RESULT[cpu_ratio_read_0ms]}" "${RESULT[cpu_ratio_read_1ms]}")" \
-  "$(lower "${RESULT[cpu_ratio_write_0ms]}" "${RESULT[cpu_ratio_write_1ms]}")"
-printf '"nfs_small_files_speedup_vs_nfs_cp_cpu_ratio":%.2f,' \
-  "$(lower "$(lower "${RESULT[cpu_ratio_small-read_0ms]}" "${RESULT[cpu_ratio_small-read_1ms]}")" \
-           "$(lower "${RESULT[cpu_ratio_small-write_0ms]}" "${RESULT[cpu_ratio_small-write_1ms]}")")"
+# lowest PREFIX CASE...: the lowest RESULT[PREFIX_CASE_Dms] over the CASEs
+# and both links.
+lowest() {
+  local prefix=$1 case delayed low= v
+  shift
+  for case in "$@"; do
+    for delayed in 0 1; do
+      v=${RESULT[${prefix}_${case}_${delayed}ms]}
+      if [ -z "$low" ]; then low=$v; else low=$(lower "$low" "$v"); fi
+    done
+  done
+  echo "$low"
+}
+for prefix in speedup cpu_ratio; do
+  suffix=$([ "$prefix" = cpu_ratio ] && echo _cpu_ratio || true)
+  printf '"nfs_read_speedup_vs_nfs_cp_1g%s":%.2f,"nfs_write_speedup_vs_nfs_cp_1g%s":%.2f,' \
+    "$suffix" "$(lowest "$prefix" read)" "$suffix" "$(lowest "$prefix" write)"
+  printf '"nfs_small_files_speedup_vs_nfs_cp%s":%.2f,' "$suffix" "$(lowest "$prefix" small-read small-write)"
+done
 ratio_map speedup speedup 0 1; printf ','
 ratio_map cpu_ratio cpu_ratio 0 1; printf ','
 seconds_map seconds ferry nfs_cp; printf ','

@@ -2,9 +2,10 @@
 
 Times ferry-cp, `/usr/bin/aws s3 cp` and boto3's TransferManager on the
 same files against the same S3 server, each run under /usr/bin/time for the
-client's CPU (user+sys) and peak RSS, and reads the server's CPU from
-/proc around every run. Prints a table and one line `RESULT {json}`; per
-size label (64m, 256m, 1g) and direction (upload, download):
+client's peak RSS, its CPU (user+sys) from the children's rusage, and reads
+the server's CPU from /proc around every run. Prints a table and one line
+`RESULT {json}`; per size label (64m, 256m, 1g) and direction (upload,
+download):
   DIRECTION_speedup_vs_aws_LABEL, ..._vs_boto3_...: the peer's median wall
     over ferry-cp's;
   the same keys + _cpu_ratio: the peer's median client CPU over ferry-cp's
@@ -24,6 +25,7 @@ import argparse
 import hashlib
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -66,6 +68,12 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def children_cpu_seconds():
+    """user + sys of the children this process has waited for."""
+    u = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return u.ru_utime + u.ru_stime
+
+
 class Bench:
     def __init__(self, args):
         self.args = args
@@ -100,8 +108,9 @@ class Bench:
         """Runs one transfer; returns wall, client CPU, RSS, server CPU."""
         os.sync()  # no write-back of the previous run's file during this one
         timing = os.path.join(self.work, "time.out")
-        cmd = ["/usr/bin/time", "-f", "%U %S %M", "-o", timing] + self.command(tool, direction, local, key)
+        cmd = ["/usr/bin/time", "-f", "%M", "-o", timing] + self.command(tool, direction, local, key)
         server_before = cpu_seconds(self.args.server_pid)
+        children_before = children_cpu_seconds()
         t0 = time.perf_counter()
         p = subprocess.run(cmd, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         wall = time.perf_counter() - t0
@@ -109,8 +118,14 @@ class Bench:
         if p.returncode != 0:
             sys.exit(f"s3_bench: {tool} {direction} failed ({p.returncode}): {' '.join(cmd)}\n{p.stderr}")
         with open(timing) as f:
-            user, sys_, rss_kib = f.read().split()[-3:]
-        run = {"s": wall, "cpu_s": float(user) + float(sys_), "rss_mib": int(rss_kib) / 1024,
+            rss_kib = f.read().split()[-1]
+        # CPU from this process's children's rusage (microseconds: time's
+        # %U %S print hundredths, too coarse for a 64 MiB copy): the tool's,
+        # plus about 2 ms alike for every tool (the fork from this Python and
+        # /usr/bin/time's own run; it weighs on ferry-cp's small CPU most).
+        # RSS from time's %M: a child forked from this Python starts with
+        # its pages, so only time's child reports the tool's own peak.
+        run = {"s": wall, "cpu_s": children_cpu_seconds() - children_before, "rss_mib": int(rss_kib) / 1024,
                "server_cpu_s": server}
         if tool == "ferry":
             stats = json.loads(p.stdout.strip().splitlines()[-1])

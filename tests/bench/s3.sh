@@ -4,7 +4,8 @@
 # all three against the same versitygw on loopback, in the same run:
 # uploads and downloads of 64 MiB, 256 MiB and 1 GiB files, medians of 5
 # runs (tools interleaved within each run), with each client's CPU seconds
-# (user+sys) and peak RSS from /usr/bin/time, and versitygw's CPU per run.
+# (user+sys, from its rusage) and peak RSS (from /usr/bin/time), and
+# versitygw's CPU per run.
 # Every tool runs with its defaults (ferry-cp's and the CLI's: 8 MiB parts,
 # 10 requests in flight). Local files live in one temp dir on the same
 # filesystem as versitygw's data; nothing is written into the repo.

@@ -126,9 +126,6 @@ run_copy() {
   echo "$r"
 }
 
-# div A B: A / B, 0 when B is 0 (a CPU too small to count).
-div() { echo "if ($2 == 0) 0 else $1 / $2" | bc -l; }
-
 declare -A RESULT
 bench_case() {  # bench_case CASE DELAYED
   local case=$1 delayed=$2 f=() n=() fc=() nc=() i r

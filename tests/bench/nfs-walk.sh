@@ -55,9 +55,6 @@ url() {  # url TREE DELAYED(0|1)
   fi
 }
 
-# div A B: A / B, 0 when B is 0 (a CPU too small to count).
-div() { echo "if ($2 == 0) 0 else $1 / $2" | bc -l; }
-
 declare -A RESULT
 bench_tree() {  # bench_tree TREE EXPECTED_ENTRIES
   local tree=$1 expected=$2

@@ -9,13 +9,21 @@
 //   walk      FileSystems.walk(nfs://...) counted in this JVM vs `ferry-walk`
 // Ratios are C++ time over Java time (1.0: as fast; >= 0.95: within 5 %).
 // Java times are the calls in a running JVM (FerryRuntime and FileSystems made
-// and closed inside the timed call); C++ times are whole processes.
-// Ends with one line `RESULT {json}`.
+// and closed inside the timed call); C++ times are whole processes. Beside
+// each time, the client's CPU (user + system): the JVM's own around a call
+// (every thread, the JIT's and the collector's included), the child's
+// around a process.
+// Ends with one line `RESULT {json}`: download_java_vs_cpp and
+// walk_java_vs_cpp (C++ wall over Java wall) and each + _cpu_ratio (C++ CPU
+// over Java CPU: > 1, the JVM uses less); download_s, walk_s and
+// download_cpu_s, walk_cpu_s ({"java","cpp"} medians); cache_hits_per_s_*
+// (a hit is all CPU: no CPU figure beside it).
 
 import io.ferry.Entry;
 import io.ferry.FileSystems;
 import io.ferry.FerryRuntime;
 import io.ferry.TtlCache;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
@@ -49,10 +57,23 @@ public class JavaBench {
     void run() throws Exception;
   }
 
-  static double seconds(Timed t) throws Exception {
+  // The client's CPU seconds so far: this JVM's (every thread) and that of
+  // the children it has waited for (the C++ tools: cutime + cstime of
+  // /proc/self/stat, in clock ticks of 1/100 s on Linux).
+  static double cpuSeconds() throws Exception {
+    var os = (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+    String stat = Files.readString(Path.of("/proc/self/stat"));
+    String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");  // f[0]: field 3
+    return os.getProcessCpuTime() / 1e9 + (Long.parseLong(f[13]) + Long.parseLong(f[14])) / 100.0;
+  }
+
+  // {wall seconds, client CPU seconds} of one call.
+  static double[] timed(Timed t) throws Exception {
+    double c0 = cpuSeconds();
     long t0 = System.nanoTime();
     t.run();
-    return (System.nanoTime() - t0) / 1e9;
+    double wall = (System.nanoTime() - t0) / 1e9;
+    return new double[] {wall, cpuSeconds() - c0};
   }
 
   static void process(String... cmd) throws Exception {
@@ -143,18 +164,23 @@ public class JavaBench {
       throw new RuntimeException("a download differs from the object");
     }
     List<Double> dlJava = new ArrayList<>(), dlCpp = new ArrayList<>();
+    List<Double> dlJavaCpu = new ArrayList<>(), dlCppCpu = new ArrayList<>();
     for (int r = 0; r < runs; r++) {
       for (int k = 0; k < 2; k++) {
         boolean java = (r + k) % 2 == 0;
         Files.deleteIfExists(java ? javaOut : cppOut);
-        (java ? dlJava : dlCpp).add(seconds(java ? javaDownload : cppDownload));
+        double[] t = timed(java ? javaDownload : cppDownload);
+        (java ? dlJava : dlCpp).add(t[0]);
+        (java ? dlJavaCpu : dlCppCpu).add(t[1]);
       }
     }
     double dlJ = median(dlJava), dlC = median(dlCpp);
+    double dlJCpu = median(dlJavaCpu), dlCCpu = median(dlCppCpu);
     int mib = Integer.parseInt(a.get("download-mib"));
-    System.out.printf("== S3 download, %d MiB, versitygw (medians of %d) ==%n", mib, runs);
-    System.out.printf("  %-34s %7.3f s %8.1f MiB/s%n", "FileSystems.copy (in the JVM)", dlJ, mib / dlJ);
-    System.out.printf("  %-34s %7.3f s %8.1f MiB/s%n", "ferry-cp (C++ process)", dlC, mib / dlC);
+    System.out.printf("== S3 download, %d MiB, versitygw (medians of %d; wall / client CPU) ==%n", mib, runs);
+    System.out.printf("  %-34s %7.3f s %8.1f MiB/s %7.3f s CPU%n", "FileSystems.copy (in the JVM)", dlJ, mib / dlJ,
+        dlJCpu);
+    System.out.printf("  %-34s %7.3f s %8.1f MiB/s %7.3f s CPU%n", "ferry-cp (C++ process)", dlC, mib / dlC, dlCCpu);
 
     // Walk: counted from the Stream<Entry>; three times the runs (it is short).
     String nfsUrl = a.get("nfs-url");
@@ -173,25 +199,32 @@ public class JavaBench {
     }
     cppWalk.run();
     List<Double> wJava = new ArrayList<>(), wCpp = new ArrayList<>();
+    List<Double> wJavaCpu = new ArrayList<>(), wCppCpu = new ArrayList<>();
     for (int r = 0; r < 3 * runs; r++) {
       for (int k = 0; k < 2; k++) {
         boolean java = (r + k) % 2 == 0;
-        (java ? wJava : wCpp).add(seconds(java ? javaWalk : cppWalk));
+        double[] t = timed(java ? javaWalk : cppWalk);
+        (java ? wJava : wCpp).add(t[0]);
+        (java ? wJavaCpu : wCppCpu).add(t[1]);
       }
     }
     double wJ = median(wJava), wC = median(wCpp);
-    System.out.printf("== NFS walk, %d entries, ganesha (medians of %d) ==%n", wantEntries, 3 * runs);
-    System.out.printf("  %-34s %7.3f s%n", "FileSystems.walk (in the JVM)", wJ);
-    System.out.printf("  %-34s %7.3f s%n", "ferry-walk (C++ process)", wC);
+    double wJCpu = median(wJavaCpu), wCCpu = median(wCppCpu);
+    System.out.printf("== NFS walk, %d entries, ganesha (medians of %d; wall / client CPU) ==%n", wantEntries,
+        3 * runs);
+    System.out.printf("  %-34s %7.3f s %7.3f s CPU%n", "FileSystems.walk (in the JVM)", wJ, wJCpu);
+    System.out.printf("  %-34s %7.3f s %7.3f s CPU%n", "ferry-walk (C++ process)", wC, wCCpu);
 
     System.out.printf(
         "RESULT {\"bench\":\"java\",\"runs\":%d,\"cache_hits_per_s_java\":%.0f,"
             + "\"cache_hits_per_s_cpp\":%.0f,\"cache_hits_per_s_concurrent_hash_map\":%.0f,"
             + "\"download_mib\":%d,\"download_java_vs_cpp\":%.3f,\"download_s\":{\"java\":%.4f,\"cpp\":%.4f},"
             + "\"walk_entries\":%d,\"walk_runs\":%d,\"walk_java_vs_cpp\":%.3f,"
-            + "\"walk_s\":{\"java\":%.4f,\"cpp\":%.4f}}%n",
+            + "\"walk_s\":{\"java\":%.4f,\"cpp\":%.4f},"
+            + "\"download_java_vs_cpp_cpu_ratio\":%.3f,\"download_cpu_s\":{\"java\":%.4f,\"cpp\":%.4f},"
+            + "\"walk_java_vs_cpp_cpu_ratio\":%.3f,\"walk_cpu_s\":{\"java\":%.4f,\"cpp\":%.4f}}%n",
         runs, javaHits, cppHits, mapHits, mib, dlC / dlJ, dlJ, dlC, wantEntries, 3 * runs, wC / wJ,
-        wJ, wC);
+        wJ, wC, dlCCpu / Math.max(dlJCpu, 1e-9), dlJCpu, dlCCpu, wCCpu / Math.max(wJCpu, 1e-9), wJCpu, wCCpu);
     if (sink == 42) System.out.println();  // keeps the loops' sums alive
   }
 }

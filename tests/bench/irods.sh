@@ -8,7 +8,13 @@
 # run are reported beside, so a ratio is the clients' difference, not the
 # peer's ceiling. Each side runs with its defaults (ferry: 16 files at once,
 # 4 streams of 8 MiB per large file; PRC: one file at a time, its own
-# parallel threads above 32 MiB). About 3 minutes.
+# parallel threads above 32 MiB). Each side's client CPU (user+sys, every
+# thread, its own process's clock around the same calls) is reported beside
+# its wall time. About 3 minutes. Ends with one line `RESULT {json}`
+# (tests/bench/irods_bench.py lists the keys): each wall ratio
+# *_speedup_vs_prc gains *_speedup_vs_prc_cpu_ratio (PRC's client CPU over
+# ferry's), beside the older {put,get}_1g_cpu_s_per_gib_* and
+# {put,get}_1g_cpu_ratio (ferry's over PRC's).
 #   BENCH_RUNS=3  BENCH_BIG_MIB=1024  BENCH_ENTRIES=10000  BENCH_SMALL=1000
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"

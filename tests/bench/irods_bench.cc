@@ -4,7 +4,9 @@
 //   list_cached_s     the same listing from IrodsCacheSet, warm
 //   put_small_s / get_small_s   the tree SMALL_DIR up and back (CopyTree)
 //   put_big_s / get_big_s       the file BIG up and back (CopyFile)
-//   put_big_cpu_s / get_big_cpu_s   this process's CPU (user + system) for each
+//   list_uncached_cpu_s, put_small_cpu_s / get_small_cpu_s,
+//   put_big_cpu_s / get_big_cpu_s   this process's CPU (user + system, every
+//                                   thread) for each
 // Each is the median of RUNS runs.
 //   ferry_irods_bench PORT COLLECTION SMALL_DIR BIG_FILE WORK_DIR RUNS
 #include <sys/resource.h>
@@ -65,11 +67,13 @@ int main(int argc, char** argv) {
   if (!fs.ok()) return Fail(fs.status(), "connect");
   const std::string irods_root = coll.substr(1, coll.rfind('/') - 1);  // the bench's parent collection
 
-  std::vector<double> uncached, cached, put_small, get_small, put_big, get_big, put_big_cpu, get_big_cpu;
+  std::vector<double> uncached, cached, put_small, get_small, put_big, get_big;
+  std::vector<double> uncached_cpu, put_small_cpu, get_small_cpu, put_big_cpu, get_big_cpu;
   size_t listed = 0;
   irods::IrodsCacheSet cache((*fs)->client());
   for (int r = 0; r < runs; ++r) {
     absl::Time t = absl::Now();
+    double cpu = CpuSeconds();
     size_t n = 0;
     absl::Status s = (*fs)->client().List(coll, [&](std::vector<irods::IrodsEntry>& b) {
       n += b.size();
@@ -77,6 +81,7 @@ int main(int argc, char** argv) {
     });
     if (!s.ok()) return Fail(s, "list");
     uncached.push_back(absl::ToDoubleSeconds(absl::Now() - t));
+    uncached_cpu.push_back(CpuSeconds() - cpu);
     listed = n;
   }
   if (!cache.List("rods", coll).ok()) return Fail(absl::UnknownError("warm"), "cache warm-up");
@@ -90,13 +95,17 @@ int main(int argc, char** argv) {
     const std::string dst = absl::StrCat(irods_root, "/ferry-small-", r);
     const std::string back = absl::StrCat(work, "/ferry-small-back-", r);
     absl::Time t = absl::Now();
+    double cpu = CpuSeconds();
     auto up = CopyTree(runtime, local, fs::LocalPathToFsPath(small), **fs, dst, {.jobs = 16});
     if (!up.ok() || up->files_failed > 0) return Fail(up.status(), "put small");
     put_small.push_back(absl::ToDoubleSeconds(absl::Now() - t));
+    put_small_cpu.push_back(CpuSeconds() - cpu);
     t = absl::Now();
+    cpu = CpuSeconds();
     auto down = CopyTree(runtime, **fs, dst, local, fs::LocalPathToFsPath(back), {.jobs = 16});
     if (!down.ok() || down->files_failed > 0) return Fail(down.status(), "get small");
     get_small.push_back(absl::ToDoubleSeconds(absl::Now() - t));
+    get_small_cpu.push_back(CpuSeconds() - cpu);
     std::filesystem::remove_all(back);
   }
   for (int r = 0; r < runs; ++r) {
@@ -120,8 +129,10 @@ int main(int argc, char** argv) {
   std::printf(
       "{\"listed\": %zu, \"list_uncached_s\": %.6f, \"list_cached_s\": %.9f, \"put_small_s\": %.4f, "
       "\"get_small_s\": %.4f, \"put_big_s\": %.4f, \"get_big_s\": %.4f, \"put_big_cpu_s\": %.4f, "
-      "\"get_big_cpu_s\": %.4f}\n",
+      "\"get_big_cpu_s\": %.4f, \"list_uncached_cpu_s\": %.6f, \"put_small_cpu_s\": %.4f, "
+      "\"get_small_cpu_s\": %.4f}\n",
       listed, Median(uncached), Median(cached), Median(put_small), Median(get_small), Median(put_big),
-      Median(get_big), Median(put_big_cpu), Median(get_big_cpu));
+      Median(get_big), Median(put_big_cpu), Median(get_big_cpu), Median(uncached_cpu), Median(put_small_cpu),
+      Median(get_small_cpu));
   return 0;
 }

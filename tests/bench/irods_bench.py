@@ -1,6 +1,16 @@
 """python-irodsclient's side of scripts/bench irods, and the driver: the
 same operations as tests/bench/irods_bench.cc, then both sides' figures,
-with the peer's CPU seconds for each, and one line RESULT {json}."""
+with the peer's CPU seconds for each, and one line RESULT {json}.
+
+Each side times its calls inside its own process, and the client's CPU
+(user + system, every thread) around the same calls. RESULT keys: the wall
+ratios *_speedup_vs_prc (PRC's median over ferry's: list_10k, small_files
+(put + get), put_small, get_small, get_1g, put_1g) and beside each the same
+key + _cpu_ratio (PRC's client CPU over ferry's: > 1, ferry uses less);
+{put,get}_1g_cpu_s_per_gib_{ferry,prc} and {put,get}_1g_cpu_ratio (ferry's
+CPU over PRC's: the older keys, the other way round); client_cpu_s
+{ferry,prc} {list_uncached,put_small,get_small,put_big,get_big}: the
+medians; list_10k_*_ms, peer_cpu_s_{ferry,prc}, entries, runs, bench."""
 
 import argparse
 import json
@@ -28,36 +38,50 @@ def self_cpu():
     return u.ru_utime + u.ru_stime
 
 
+CPU_OPS = ("list_uncached", "put_small", "get_small", "put_big", "get_big")
+
+
+def cpu_ratio(prc, ferry, *ops):
+    """PRC's client CPU over ferry's for the sum of OPS ("put_small", ...)."""
+    return sum(prc[f"{op}_cpu_s"] for op in ops) / max(sum(ferry[f"{op}_cpu_s"] for op in ops), 1e-9)
+
+
 def prc_side(a):
     out = {}
     with iRODSSession(host="127.0.0.1", port=a.port, user="rods", password="rods", zone="tempZone") as s:
         root = a.coll.rsplit("/", 1)[0]
-        times = []
+        times, cpus = [], []
         for _ in range(a.runs):
-            t = time.monotonic()
+            t, c0 = time.monotonic(), self_cpu()
             c = s.collections.get(a.coll)
             n = len(c.data_objects) + len(c.subcollections)
             times.append(time.monotonic() - t)
+            cpus.append(self_cpu() - c0)
         out["listed"] = n
         out["list_uncached_s"] = statistics.median(times)
-        put_t, get_t = [], []
+        out["list_uncached_cpu_s"] = statistics.median(cpus)
+        put_t, get_t, put_c, get_c = [], [], [], []
         names = sorted(os.listdir(a.small))
         for r in range(a.runs):
             dst = f"{root}/prc-small-{r}"
             s.collections.create(dst)
-            t = time.monotonic()
+            t, c = time.monotonic(), self_cpu()
             for n_ in names:
                 s.data_objects.put(os.path.join(a.small, n_), f"{dst}/{n_}")
             put_t.append(time.monotonic() - t)
+            put_c.append(self_cpu() - c)
             back = os.path.join(a.work, f"prc-small-back-{r}")
             os.makedirs(back)
-            t = time.monotonic()
+            t, c = time.monotonic(), self_cpu()
             for n_ in names:
                 s.data_objects.get(f"{dst}/{n_}", os.path.join(back, n_))
             get_t.append(time.monotonic() - t)
+            get_c.append(self_cpu() - c)
             shutil.rmtree(back)
         out["put_small_s"] = statistics.median(put_t)
         out["get_small_s"] = statistics.median(get_t)
+        out["put_small_cpu_s"] = statistics.median(put_c)
+        out["get_small_cpu_s"] = statistics.median(get_c)
         put_t, get_t, put_c, get_c = [], [], [], []
         for r in range(a.runs):
             dst = f"{root}/prc-big-{r}"
@@ -106,12 +130,13 @@ def main():
     assert ferry["listed"] == prc["listed"], (ferry["listed"], prc["listed"])
 
     print(f"{'':24}{'ferry':>12}{'prc':>12}{'ratio':>8}")
-    for k in ("list_uncached_s", "put_small_s", "get_small_s", "put_big_s", "put_big_cpu_s", "get_big_s",
-              "get_big_cpu_s", "peer_cpu_s"):
+    for k in ("list_uncached_s", "list_uncached_cpu_s", "put_small_s", "put_small_cpu_s", "get_small_s",
+              "get_small_cpu_s", "put_big_s", "put_big_cpu_s", "get_big_s", "get_big_cpu_s", "peer_cpu_s"):
         print(f"{k:24}{ferry[k]:12.4f}{prc[k]:12.4f}{prc[k] / max(ferry[k], 1e-9):8.2f}")
     print(f"{'list_cached_s':24}{ferry['list_cached_s']:12.6f}")
     gib = os.path.getsize(a.big) / (1 << 30)
     result = {
+        "bench": "irods",
         "entries": ferry["listed"],
         "list_10k_speedup_vs_prc": round(prc["list_uncached_s"] / ferry["list_uncached_s"], 2),
         "list_10k_uncached_ms": round(ferry["list_uncached_s"] * 1e3, 2),
@@ -130,6 +155,18 @@ def main():
         "get_1g_cpu_s_per_gib_ferry": round(ferry["get_big_cpu_s"] / gib, 3),
         "get_1g_cpu_s_per_gib_prc": round(prc["get_big_cpu_s"] / gib, 3),
         "get_1g_cpu_ratio": round(ferry["get_big_cpu_s"] / max(prc["get_big_cpu_s"], 1e-9), 2),
+        # Beside each wall ratio, PRC's client CPU over ferry's (> 1: ferry
+        # uses less; the *_cpu_ratio convention of the other benches, the
+        # inverse of put_1g_cpu_ratio / get_1g_cpu_ratio above).
+        **{f"{key}_cpu_ratio": round(cpu_ratio(prc, ferry, *ops), 2) for key, ops in (
+            ("list_10k_speedup_vs_prc", ("list_uncached",)),
+            ("small_files_speedup_vs_prc", ("put_small", "get_small")),
+            ("put_small_speedup_vs_prc", ("put_small",)),
+            ("get_small_speedup_vs_prc", ("get_small",)),
+            ("get_1g_speedup_vs_prc", ("get_big",)),
+            ("put_1g_speedup_vs_prc", ("put_big",)))},
+        "client_cpu_s": {side: {op: round(d[f"{op}_cpu_s"], 4) for op in CPU_OPS}
+                         for side, d in (("ferry", ferry), ("prc", prc))},
         "peer_cpu_s_ferry": round(ferry["peer_cpu_s"], 2),
         "peer_cpu_s_prc": round(prc["peer_cpu_s"], 2),
         "runs": a.runs,

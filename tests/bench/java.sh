@@ -12,7 +12,12 @@
 # skipped) from the Release build's JNI library. Starts its own versitygw
 # (127.0.0.1:7070) and ganesha (2049/20048) and stops them on exit: beside a
 # test run, run it in a network namespace (FERRY_PEERS_NETNS=1).
-# About 2 minutes. Ends with one line `RESULT {json}`.
+# Each timed run also takes the client's CPU (user+sys): the JVM's own
+# around a call, the child's around a C++ process. About 2 minutes. Ends
+# with one line `RESULT {json}` (tests/bench/JavaBench.java lists the keys):
+# download_java_vs_cpp and walk_java_vs_cpp each gain the same key +
+# _cpu_ratio (C++ CPU over Java CPU), and download_cpu_s / walk_cpu_s the
+# medians beside download_s / walk_s.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 CACHE_BENCH="$BUILD/tests/ferry_cache_bench"

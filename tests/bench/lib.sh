@@ -119,7 +119,7 @@ bench_pip_ensure() {
 
 # Timing helpers for the shell benches: `now` (seconds, ns precision),
 # `elapsed_since T0`, `timed CMD...` (runs CMD quietly, prints its wall
-# seconds) and `median X...`.
+# seconds), `median X...` and `div A B` (below).
 now() { date +%s.%N; }
 elapsed_since() { echo "$(now) - $1" | bc -l; }
 timed() { local t0; t0=$(now); "$@" >/dev/null; elapsed_since "$t0"; }
@@ -143,6 +143,9 @@ json_map() {
   done
   printf '}'
 }
+# div A B: A / B, 0 when B is 0 (a CPU figure too small to count), for
+# the *_cpu_ratio keys.
+div() { echo "if ($2 == 0) 0 else $1 / $2" | bc -l; }
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
 # toxi_delay_proxy NAME UPSTREAM_PORT DELAY_MS: a toxiproxy proxy (API on

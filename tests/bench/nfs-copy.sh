@@ -14,12 +14,22 @@
 # open after they are removed behind its back, so it is restarted after
 # every upload round (outside the timing) to give their memory back.
 # CASES and DELAYS (e.g. CASES="small-write" DELAYS=1) pick a subset; the
-# RESULT line then names the speedups measured. FERRY_CP_ARGS go to every
-# ferry-cp (e.g. "--jobs=16"), to try settings against the defaults. Medians of RUNS (3) wall-clock times of the whole command (start-up,
-# mount, copy), tools interleaved; every copy is checked by sha256. Starts
-# its own ganesha (+ rpcbind) and toxiproxy (API port 18479) and stops them
-# on exit. Takes about 4 minutes. Ends with one line `RESULT {json}`; a
-# named speedup is the lower of the two links (the target holds at both).
+# RESULT line then names the speedups (and CPU ratios) measured.
+# FERRY_CP_ARGS go to every ferry-cp (e.g. "--jobs=16"), to try settings
+# against the defaults. Medians of RUNS (3) wall-clock times of the whole
+# command (start-up, mount, copy), and of the client's CPU (user+sys, every
+# process it starts: all 16 nfs-cp at once for a tree) beside them, tools
+# interleaved; every copy is checked by sha256. Starts its own ganesha
+# (+ rpcbind) and toxiproxy (API port 18479) and stops them on exit. Takes
+# about 4 minutes. Ends with one line `RESULT {json}`:
+#   nfs_read_speedup_vs_nfs_cp_1g, nfs_write_speedup_vs_nfs_cp_1g,
+#     nfs_small_files_speedup_vs_nfs_cp: nfs-cp's median wall over
+#     ferry-cp's, the lower of the two links (the target holds at both);
+#     the small-files key the lowest of read and write;
+#   the same keys + _cpu_ratio: nfs-cp's median client CPU over ferry-cp's
+#     (> 1: ferry-cp uses less), lower of the links likewise;
+#   speedup, cpu_ratio: those ratios per CASE_DELAYms (read_0ms, ...);
+#   seconds, cpu_seconds: the medians behind them, {"ferry_cp","nfs_cp"}.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 RUNS=${RUNS:-3}
@@ -71,108 +81,141 @@ url() {  # url PATH DELAYED(0|1)
   fi
 }
 
+# nfs-cp copies one file per process: a tree is `ls | xargs -P 16 nfs-cp`,
+# as a function so that timed_run counts the CPU of every process it starts.
+nfs_cp_tree_read() {  # nfs_cp_tree_read DELAYED DST
+  mkdir -p "$2"
+  (cd "$LOCAL/small" && ls) | xargs -P 16 -I{} nfs-cp "$(url "small/{}" "$1")" "$2/{}"
+}
+nfs_cp_tree_write() {  # nfs_cp_tree_write DELAYED TREE (below the export)
+  mkdir -p "$EXPORT/$2"
+  (cd "$LOCAL/small" && ls) | xargs -P 16 -I{} nfs-cp "$LOCAL/small/{}" "$(url "$2/{}" "$1")"
+}
+
 # One timed copy: run_copy TOOL(ferry|nfs-cp) CASE(read|write|small-read|small-write) DELAYED RUN
-# -> seconds; checks the bytes that arrived.
+# -> "WALL CPU" (seconds; CPU: the client's user+sys); checks the bytes that arrived.
 run_copy() {
-  local tool=$1 case=$2 delayed=$3 run=$4 t0 t dst
+  local tool=$1 case=$2 delayed=$3 run=$4 r
   local tag="$tool-$delayed-$run"
+  # shellcheck disable=SC2206  # FERRY_CP_ARGS: words, as the user wrote them
+  local cp=("$CP" ${FERRY_CP_ARGS:-})
+  case "$tool:$case" in
+    ferry:read) r=$(timed_run "${cp[@]}" "$(url big.bin "$delayed")" "$LOCAL/read-$tag.bin") ;;
+    nfs-cp:read) r=$(timed_run nfs-cp "$(url big.bin "$delayed")" "$LOCAL/read-$tag.bin") ;;
+    ferry:write) r=$(timed_run "${cp[@]}" "$LOCAL/big.bin" "$(url "up-$tag.bin" "$delayed")") ;;
+    nfs-cp:write) r=$(timed_run nfs-cp "$LOCAL/big.bin" "$(url "up-$tag.bin" "$delayed")") ;;
+    ferry:small-read) r=$(timed_run "${cp[@]}" -r "$(url small "$delayed")" "$LOCAL/tree-$tag") ;;
+    nfs-cp:small-read) r=$(timed_run nfs_cp_tree_read "$delayed" "$LOCAL/tree-$tag") ;;
+    ferry:small-write) r=$(timed_run "${cp[@]}" -r "$LOCAL/small" "$(url "tree-$tag" "$delayed")") ;;
+    nfs-cp:small-write) r=$(timed_run nfs_cp_tree_write "$delayed" "tree-$tag") ;;
+  esac || exit 1
   case "$case" in
     read)
-      dst="$LOCAL/read-$tag.bin"
-      t0=$(now)
-      if [ "$tool" = ferry ]; then "$CP" ${FERRY_CP_ARGS:-} "$(url big.bin "$delayed")" "$dst" >/dev/null
-      else nfs-cp "$(url big.bin "$delayed")" "$dst" >/dev/null; fi
-      t=$(elapsed_since "$t0")
-      [ "$(sha256sum "$dst" | cut -d' ' -f1)" = "$big_sum" ] || { echo "$tool $case: checksum mismatch" >&2; exit 1; }
-      rm -f "$dst" ;;
+      [ "$(sha256sum "$LOCAL/read-$tag.bin" | cut -d' ' -f1)" = "$big_sum" ] || { echo "$tool $case: checksum mismatch" >&2; exit 1; }
+      rm -f "$LOCAL/read-$tag.bin" ;;
     write)
-      t0=$(now)
-      if [ "$tool" = ferry ]; then "$CP" ${FERRY_CP_ARGS:-} "$LOCAL/big.bin" "$(url "up-$tag.bin" "$delayed")" >/dev/null
-      else nfs-cp "$LOCAL/big.bin" "$(url "up-$tag.bin" "$delayed")" >/dev/null; fi
-      t=$(elapsed_since "$t0")
       [ "$(sha256sum "$EXPORT/up-$tag.bin" | cut -d' ' -f1)" = "$big_sum" ] || { echo "$tool $case: checksum mismatch" >&2; exit 1; }
       rm -f "$EXPORT/up-$tag.bin" ;;
     small-read)
-      dst="$LOCAL/tree-$tag"
-      t0=$(now)
-      if [ "$tool" = ferry ]; then "$CP" ${FERRY_CP_ARGS:-} -r "$(url small "$delayed")" "$dst" >/dev/null
-      else
-        mkdir -p "$dst"
-        (cd "$LOCAL/small" && ls) | xargs -P 16 -I{} nfs-cp "$(url "small/{}" "$delayed")" "$dst/{}" >/dev/null
-      fi
-      t=$(elapsed_since "$t0")
-      [ "$(tree_sum "$dst")" = "$small_sum" ] || { echo "$tool $case: tree checksum mismatch" >&2; exit 1; }
-      rm -rf "$dst" ;;
+      [ "$(tree_sum "$LOCAL/tree-$tag")" = "$small_sum" ] || { echo "$tool $case: tree checksum mismatch" >&2; exit 1; }
+      rm -rf "$LOCAL/tree-$tag" ;;
     small-write)
-      t0=$(now)
-      if [ "$tool" = ferry ]; then "$CP" ${FERRY_CP_ARGS:-} -r "$LOCAL/small" "$(url "tree-$tag" "$delayed")" >/dev/null
-      else
-        mkdir -p "$EXPORT/tree-$tag"
-        (cd "$LOCAL/small" && ls) | xargs -P 16 -I{} nfs-cp "$LOCAL/small/{}" "$(url "tree-$tag/{}" "$delayed")" >/dev/null
-      fi
-      t=$(elapsed_since "$t0")
       [ "$(tree_sum "$EXPORT/tree-$tag")" = "$small_sum" ] || { echo "$tool $case: tree checksum mismatch" >&2; exit 1; }
       rm -rf "$EXPORT/tree-$tag" ;;
   esac
-  echo "$t"
+  echo "$r"
 }
 
 declare -A RESULT
 bench_case() {  # bench_case CASE DELAYED
-  local case=$1 delayed=$2 f=() n=() i
+  local case=$1 delayed=$2 f=() n=() fc=() nc=() i r
   for ((i = 0; i < RUNS; i++)); do
     # Interleaved, the first tool alternating: neither always runs warm.
-    if ((i % 2 == 0)); then
-      f+=("$(run_copy ferry "$case" "$delayed" "$i")"); n+=("$(run_copy nfs-cp "$case" "$delayed" "$i")")
-    else
-      n+=("$(run_copy nfs-cp "$case" "$delayed" "$i")"); f+=("$(run_copy ferry "$case" "$delayed" "$i")")
-    fi
+    local tool order="ferry nfs-cp"
+    ((i % 2 == 0)) || order="nfs-cp ferry"
+    for tool in $order; do
+      r=$(run_copy "$tool" "$case" "$delayed" "$i")
+      if [ "$tool" = ferry ]; then f+=("${r% *}"); fc+=("${r#* }"); else n+=("${r% *}"); nc+=("${r#* }"); fi
+    done
     case "$case" in *write) restart_ganesha ;; esac
   done
   local key="${case}_${delayed}ms" mf mn
   mf=$(median "${f[@]}"); mn=$(median "${n[@]}")
   RESULT[ferry_$key]=$mf; RESULT[nfs_cp_$key]=$mn
   RESULT[speedup_$key]=$(echo "$mn / $mf" | bc -l)
-  printf '%-12s %-16s ferry-cp %8.3f s   nfs-cp %8.3f s   %6.2fx\n' "$case" \
-    "$([ "$delayed" = 1 ] && echo "+${DELAY_MS} ms each way" || echo direct)" "$mf" "$mn" "${RESULT[speedup_$key]}"
+  RESULT[cpu_ferry_$key]=$(median "${fc[@]}"); RESULT[cpu_nfs_cp_$key]=$(median "${nc[@]}")
+  RESULT[cpu_ratio_$key]=$(div "${RESULT[cpu_nfs_cp_$key]}" "${RESULT[cpu_ferry_$key]}")
+  printf '%-12s %-16s ferry-cp %6.3f s / %6.3f s CPU   nfs-cp %6.3f s / %6.3f s CPU   %5.2fx wall %5.2fx CPU\n' "$case" \
+    "$([ "$delayed" = 1 ] && echo "+${DELAY_MS} ms each way" || echo direct)" "$mf" "${RESULT[cpu_ferry_$key]}" \
+    "$mn" "${RESULT[cpu_nfs_cp_$key]}" "${RESULT[speedup_$key]}" "${RESULT[cpu_ratio_$key]}"
 }
 
-echo "== ferry-cp vs nfs-cp (wall clock, medians of $RUNS) =="
+# The RESULT line's maps over CASES: ratio_map NAME PREFIX DELAYS... prints
+# "NAME":{"CASE_Dms":RESULT[PREFIX_CASE_Dms],...}; seconds_map NAME
+# FERRY_PREFIX NFS_CP_PREFIX, "NAME":{"CASE_Dms":{"ferry_cp":..,"nfs_cp":..},...}
+# over DELAYS.
+ratio_map() {
+  local name=$1 prefix=$2 delayed case sep=
+  shift 2
+  printf '"%s":{' "$name"
+  for delayed in "$@"; do
+    for case in $CASES; do
+      printf '%s"%s_%dms":%.2f' "$sep" "$case" "$delayed" "${RESULT[${prefix}_${case}_${delayed}ms]}"; sep=,
+    done
+  done
+  printf '}'
+}
+
+seconds_map() {
+  local delayed case sep=
+  printf '"%s":{' "$1"
+  for delayed in $DELAYS; do
+    for case in $CASES; do
+      printf '%s"%s_%dms":{"ferry_cp":%.3f,"nfs_cp":%.3f}' "$sep" "$case" "$delayed" \
+        "${RESULT[${2}_${case}_${delayed}ms]}" "${RESULT[${3}_${case}_${delayed}ms]}"; sep=,
+    done
+  done
+  printf '}'
+}
+
+echo "== ferry-cp vs nfs-cp (medians of $RUNS; wall / client CPU) =="
 for delayed in $DELAYS; do
   for case in $CASES; do bench_case "$case" "$delayed"; done
 done
 if [ "$CASES" != "read write small-read small-write" ] || [ "$DELAYS" != "0 1" ]; then
-  sep='RESULT {"bench":"nfs-copy","subset":true,"speedup":{'
-  for delayed in $DELAYS; do
-    for case in $CASES; do
-      printf '%s"%s_%dms":%.2f' "$sep" "$case" "$delayed" "${RESULT[speedup_${case}_${delayed}ms]}"; sep=,
-    done
-  done
-  printf '}}\n'
+  printf 'RESULT {"bench":"nfs-copy","subset":true,'
+  # shellcheck disable=SC2086
+  ratio_map speedup speedup $DELAYS; printf ','
+  # shellcheck disable=SC2086
+  ratio_map cpu_ratio cpu_ratio $DELAYS; printf ','
+  seconds_map seconds ferry nfs_cp; printf ','
+  seconds_map cpu_seconds cpu_ferry cpu_nfs_cp; printf '}\n'
   exit 0
 fi
 
 lower() { echo "if ($1 < $2) $1 else $2" | bc -l; }
 printf 'RESULT {"bench":"nfs-copy","runs":%d,"copy_mib":%d,"small_files":%d,"small_kib":%d,"delay_ms_each_way":%d,' \
   "$RUNS" "$COPY_MIB" "$SMALL_FILES" "$SMALL_KIB" "$DELAY_MS"
-printf '"nfs_read_speedup_vs_nfs_cp_1g":%.2f,"nfs_write_speedup_vs_nfs_cp_1g":%.2f,' \
-  "$(lower "${RESULT[speedup_read_0ms]}" "${RESULT[speedup_read_1ms]}")" \
-  "$(lower "${RESULT[speedup_write_0ms]}" "${RESULT[speedup_write_1ms]}")"
-printf '"nfs_small_files_speedup_vs_nfs_cp":%.2f,' \
-  "$(lower "$(lower "${RESULT[speedup_small-read_0ms]}" "${RESULT[speedup_small-read_1ms]}")" \
-           "$(lower "${RESULT[speedup_small-write_0ms]}" "${RESULT[speedup_small-write_1ms]}")")"
-sep='"speedup":{'
-for delayed in 0 1; do
-  for case in read write small-read small-write; do
-    printf '%s"%s_%dms":%.2f' "$sep" "$case" "$delayed" "${RESULT[speedup_${case}_${delayed}ms]}"; sep=,
+# lowest PREFIX CASE...: the lowest RESULT[PREFIX_CASE_Dms] over the CASEs
+# and both links.
+lowest() {
+  local prefix=$1 case delayed low= v
+  shift
+  for case in "$@"; do
+    for delayed in 0 1; do
+      v=${RESULT[${prefix}_${case}_${delayed}ms]}
+      if [ -z "$low" ]; then low=$v; else low=$(lower "$low" "$v"); fi
+    done
   done
+  echo "$low"
+}
+for prefix in speedup cpu_ratio; do
+  suffix=$([ "$prefix" = cpu_ratio ] && echo _cpu_ratio || true)
+  printf '"nfs_read_speedup_vs_nfs_cp_1g%s":%.2f,"nfs_write_speedup_vs_nfs_cp_1g%s":%.2f,' \
+    "$suffix" "$(lowest "$prefix" read)" "$suffix" "$(lowest "$prefix" write)"
+  printf '"nfs_small_files_speedup_vs_nfs_cp%s":%.2f,' "$suffix" "$(lowest "$prefix" small-read small-write)"
 done
-printf '},"seconds":{'
-sep=
-for delayed in 0 1; do
-  for case in read write small-read small-write; do
-    printf '%s"%s_%dms":{"ferry_cp":%.3f,"nfs_cp":%.3f}' "$sep" "$case" "$delayed" \
-      "${RESULT[ferry_${case}_${delayed}ms]}" "${RESULT[nfs_cp_${case}_${delayed}ms]}"; sep=,
-  done
-done
-printf '}}\n'
+ratio_map speedup speedup 0 1; printf ','
+ratio_map cpu_ratio cpu_ratio 0 1; printf ','
+seconds_map seconds ferry nfs_cp; printf ','
+seconds_map cpu_seconds cpu_ferry cpu_nfs_cp; printf '}\n'

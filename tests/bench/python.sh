@@ -19,7 +19,14 @@
 # scripts/test-python does) and boto3 if missing. Starts its own versitygw
 # (127.0.0.1:7070) and ganesha (2049/20048) and stops them by PID on exit:
 # beside a test run, run it in a network namespace (FERRY_PEERS_NETNS=1).
-# About 2 minutes. Ends with one line `RESULT {json}`.
+# Each timed run also takes the client's CPU (user+sys): the Python
+# process's own CPU clock around an in-process call, the child's around a
+# process. About 2 minutes. Ends with one line `RESULT {json}`
+# (tests/bench/python_bench.py lists the keys): each wall ratio
+# (download_python_vs_cpp, download_python_process_vs_cpp,
+# download_speedup_vs_boto3, walk_python_vs_cpp) gains the same key +
+# _cpu_ratio, and download_cpu_s / walk_cpu_s the medians beside
+# download_s / walk_s.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 RUNS=${RUNS:-5}

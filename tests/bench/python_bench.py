@@ -6,8 +6,15 @@ Three comparisons, each in one run against the same server:
   walk      ferry.nfs.walk vs `ferry-walk` (C++)
   cache     TtlCache.get hit vs dict.get vs a functools.lru_cache hit
 Ratios are "C++ time over Python time" (1.0 = as fast; above 0.95 is within
-5 %) and "boto3 time over ferry time". Prints readable lines and ends with
-one line `RESULT {json}`.
+5 %) and "boto3 time over ferry time". Each timed call also takes the
+client's CPU (user + system): this process's CPU clock around an in-process
+call, the waited-for child's around a process. Prints readable lines and
+ends with one line `RESULT {json}`: download_python_vs_cpp,
+download_python_process_vs_cpp, download_speedup_vs_boto3,
+walk_python_vs_cpp (wall ratios) and each + _cpu_ratio (the same ratio of
+client CPU); download_s, walk_s and download_cpu_s, walk_cpu_s (medians per
+side); cache_hit_ns (a hit is all CPU: no CPU figure beside it);
+peak_rss_mib.
 """
 
 import argparse
@@ -37,6 +44,19 @@ def timed(fn):
     t0 = time.perf_counter()
     fn()
     return time.perf_counter() - t0
+
+
+def timed_cpu(fn):
+    """(wall seconds, client CPU seconds) of fn(): this process's CPU clock
+    (user + system, every thread: ferry's and boto3's workers) plus that of
+    the children it waited for (the C++ tools, `python -c`)."""
+    def children():
+        u = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return u.ru_utime + u.ru_stime
+    c0, k0, t0 = time.process_time(), children(), time.perf_counter()
+    fn()
+    wall = time.perf_counter() - t0
+    return wall, time.process_time() - c0 + children() - k0
 
 
 def run(cmd, env=None):
@@ -90,6 +110,7 @@ def bench_download(args):
         if got != want:
             sys.exit(f"python_bench: {name} download differs from the object")
     times = {name: [] for name in tools}
+    cpus = {name: [] for name in tools}
     names = list(tools)
     for r in range(args.runs):
         # Each run starts with another tool: none always follows the same one.
@@ -98,15 +119,19 @@ def bench_download(args):
             # Untimed: replacing a 256 MiB file drops its page cache inside
             # the rename, a cost that depends on how recently it was written.
             os.remove(out[name])
-            times[name].append(timed(fn))
+            wall, cpu = timed_cpu(fn)
+            times[name].append(wall)
+            cpus[name].append(cpu)
     med = {name: statistics.median(t) for name, t in times.items()}
-    print(f"== S3 download, {args.download_mib} MiB, versitygw (medians of {args.runs}) ==")
+    cpu_med = {name: statistics.median(c) for name, c in cpus.items()}
+    print(f"== S3 download, {args.download_mib} MiB, versitygw (medians of {args.runs}; wall / client CPU) ==")
     for name, label in (("python", "ferry.s3.download (in Python)"),
                         ("python_process", "python -c (import + download)"),
                         ("cpp", "ferry-cp (C++ process)"),
                         ("boto3", "boto3 download_file")):
-        print(f"  {label:32s} {med[name]:7.3f} s  {args.download_mib / med[name]:8.1f} MiB/s")
-    return med
+        print(f"  {label:32s} {med[name]:7.3f} s  {args.download_mib / med[name]:8.1f} MiB/s  "
+              f"{cpu_med[name]:7.3f} s CPU")
+    return med, cpu_med
 
 
 def bench_walk(args):
@@ -131,15 +156,19 @@ def bench_walk(args):
     # the runs of the download for the same confidence at little cost.
     runs = 3 * args.runs
     times = {"python": [], "cpp": []}
+    cpus = {"python": [], "cpp": []}
     for r in range(runs):
         order = [("python", ferry_python), ("cpp", ferry_cpp)]
         for name, fn in order if r % 2 == 0 else reversed(order):
-            times[name].append(timed(fn))
+            wall, cpu = timed_cpu(fn)
+            times[name].append(wall)
+            cpus[name].append(cpu)
     med = {name: statistics.median(t) for name, t in times.items()}
-    print(f"== NFS walk, {args.walk_entries} entries, ganesha (medians of {runs}) ==")
-    print(f"  {'ferry.nfs.walk (in Python)':32s} {med['python']:7.3f} s")
-    print(f"  {'ferry-walk (C++ process)':32s} {med['cpp']:7.3f} s")
-    return med
+    cpu_med = {name: statistics.median(c) for name, c in cpus.items()}
+    print(f"== NFS walk, {args.walk_entries} entries, ganesha (medians of {runs}; wall / client CPU) ==")
+    print(f"  {'ferry.nfs.walk (in Python)':32s} {med['python']:7.3f} s  {cpu_med['python']:7.3f} s CPU")
+    print(f"  {'ferry-walk (C++ process)':32s} {med['cpp']:7.3f} s  {cpu_med['cpp']:7.3f} s CPU")
+    return med, cpu_med
 
 
 def bench_cache(args):
@@ -188,8 +217,8 @@ def main():
     p.add_argument("--download-mib", type=int, default=256)
     args = p.parse_args()
 
-    dl = bench_download(args)
-    walk = bench_walk(args)
+    dl, dl_cpu = bench_download(args)
+    walk, walk_cpu = bench_walk(args)
     cache = bench_cache(args)
     rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     child_rss_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
@@ -203,10 +232,19 @@ def main():
         "download_python_process_vs_cpp": round(dl["cpp"] / dl["python_process"], 3),
         "download_speedup_vs_boto3": round(dl["boto3"] / dl["python"], 2),
         "download_s": {k: round(v, 4) for k, v in dl.items()},
+        # Beside each wall ratio, the same ratio of client CPU (> 1: the
+        # ferry side named first uses less).
+        "download_python_vs_cpp_cpu_ratio": round(dl_cpu["cpp"] / max(dl_cpu["python"], 1e-9), 3),
+        "download_python_process_vs_cpp_cpu_ratio": round(
+            dl_cpu["cpp"] / max(dl_cpu["python_process"], 1e-9), 3),
+        "download_speedup_vs_boto3_cpu_ratio": round(dl_cpu["boto3"] / max(dl_cpu["python"], 1e-9), 2),
+        "download_cpu_s": {k: round(v, 4) for k, v in dl_cpu.items()},
         "walk_python_vs_cpp": round(walk["cpp"] / walk["python"], 3),
         "walk_runs": 3 * args.runs,
         "walk_entries": args.walk_entries,
         "walk_s": {k: round(v, 4) for k, v in walk.items()},
+        "walk_python_vs_cpp_cpu_ratio": round(walk_cpu["cpp"] / max(walk_cpu["python"], 1e-9), 3),
+        "walk_cpu_s": {k: round(v, 4) for k, v in walk_cpu.items()},
         "cache_hit_ns": {k: round(v, 1) for k, v in cache.items()},
         "peak_rss_mib": {"python": round(rss_mib), "largest_child": round(child_rss_mib)},
     }

@@ -4,7 +4,8 @@
 # all three against the same versitygw on loopback, in the same run:
 # uploads and downloads of 64 MiB, 256 MiB and 1 GiB files, medians of 5
 # runs (tools interleaved within each run), with each client's CPU seconds
-# (user+sys) and peak RSS from /usr/bin/time, and versitygw's CPU per run.
+# (user+sys, from its rusage) and peak RSS (from /usr/bin/time), and
+# versitygw's CPU per run.
 # Every tool runs with its defaults (ferry-cp's and the CLI's: 8 MiB parts,
 # 10 requests in flight). Local files live in one temp dir on the same
 # filesystem as versitygw's data; nothing is written into the repo.
@@ -14,7 +15,11 @@
 # boto3 with pip into the project's .venv (BENCH_VENV to use another).
 # Starts its own versitygw (127.0.0.1:7070; run it in a network namespace
 # beside a test run) and stops it by PID on exit. About 4 minutes with the
-# defaults. Ends with one line `RESULT {json}`.
+# defaults. Ends with one line `RESULT {json}` (tests/bench/s3_bench.py
+# lists its keys): per size and direction, {upload,download}_speedup_vs_
+# {aws,boto3}_{64m,256m,1g} (wall) and the same + _cpu_ratio (the peer's
+# client CPU over ferry-cp's), beside the older cpu_ratio_vs_{aws,boto3}_*
+# (ferry-cp's CPU over the peer's).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 require_built s3.sh "$CP"

@@ -2,8 +2,19 @@
 
 Times ferry-cp, `/usr/bin/aws s3 cp` and boto3's TransferManager on the
 same files against the same S3 server, each run under /usr/bin/time for the
-client's CPU (user+sys) and peak RSS, and reads the server's CPU from
-/proc around every run. Prints a table and one line `RESULT {json}`.
+client's peak RSS, its CPU (user+sys) from the children's rusage, and reads
+the server's CPU from /proc around every run. Prints a table and one line
+`RESULT {json}`; per size label (64m, 256m, 1g) and direction (upload,
+download):
+  DIRECTION_speedup_vs_aws_LABEL, ..._vs_boto3_...: the peer's median wall
+    over ferry-cp's;
+  the same keys + _cpu_ratio: the peer's median client CPU over ferry-cp's
+    (> 1: ferry-cp uses less; the convention of every bench's *_cpu_ratio);
+  cpu_ratio_vs_aws_LABEL_DIRECTION, cpu_ratio_vs_boto3_LABEL_DIRECTION and,
+    download + upload, cpu_ratio_vs_aws_LABEL, ...: the older keys, the
+    other way round: ferry-cp's CPU over the peer's (< 1: ferry-cp uses
+    less; target <= 1/3 of the CLI's);
+  per_size: every tool's medians (s, cpu_s, rss_mib, server_cpu_s, ...).
 
 Also the boto3 client itself, run as its own process so that it is timed
 like the other two (interpreter start and imports included, as for the CLI):
@@ -14,6 +25,7 @@ import argparse
 import hashlib
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -56,6 +68,12 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def children_cpu_seconds():
+    """user + sys of the children this process has waited for."""
+    u = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return u.ru_utime + u.ru_stime
+
+
 class Bench:
     def __init__(self, args):
         self.args = args
@@ -90,8 +108,9 @@ class Bench:
         """Runs one transfer; returns wall, client CPU, RSS, server CPU."""
         os.sync()  # no write-back of the previous run's file during this one
         timing = os.path.join(self.work, "time.out")
-        cmd = ["/usr/bin/time", "-f", "%U %S %M", "-o", timing] + self.command(tool, direction, local, key)
+        cmd = ["/usr/bin/time", "-f", "%M", "-o", timing] + self.command(tool, direction, local, key)
         server_before = cpu_seconds(self.args.server_pid)
+        children_before = children_cpu_seconds()
         t0 = time.perf_counter()
         p = subprocess.run(cmd, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         wall = time.perf_counter() - t0
@@ -99,8 +118,14 @@ class Bench:
         if p.returncode != 0:
             sys.exit(f"s3_bench: {tool} {direction} failed ({p.returncode}): {' '.join(cmd)}\n{p.stderr}")
         with open(timing) as f:
-            user, sys_, rss_kib = f.read().split()[-3:]
-        run = {"s": wall, "cpu_s": float(user) + float(sys_), "rss_mib": int(rss_kib) / 1024,
+            rss_kib = f.read().split()[-1]
+        # CPU from this process's children's rusage (microseconds: time's
+        # %U %S print hundredths, too coarse for a 64 MiB copy): the tool's,
+        # plus about 2 ms alike for every tool (the fork from this Python and
+        # /usr/bin/time's own run; it weighs on ferry-cp's small CPU most).
+        # RSS from time's %M: a child forked from this Python starts with
+        # its pages, so only time's child reports the tool's own peak.
+        run = {"s": wall, "cpu_s": children_cpu_seconds() - children_before, "rss_mib": int(rss_kib) / 1024,
                "server_cpu_s": server}
         if tool == "ferry":
             stats = json.loads(p.stdout.strip().splitlines()[-1])
@@ -166,7 +191,7 @@ class Bench:
         print(f"== s3: ferry-cp vs aws s3 cp ({versions['aws']}) vs boto3 {versions['boto3']} "
               f"upload_file/download_file; versitygw on loopback; medians of {self.args.runs} ==")
         print(f"{'size':>8} {'direction':9} {'tool':6} {'wall s':>8} {'MiB/s':>8} {'client CPU s':>13} "
-              f"{'peak RSS MiB':>13} {'server CPU s':>13} {'aws/tool':>9}")
+              f"{'peak RSS MiB':>13} {'server CPU s':>13} {'aws/tool':>9} {'CPU aws/tool':>13}")
         result = {"bench": "s3", "runs": self.args.runs, "sizes_mib": self.args.sizes,
                   "peer": "versitygw 1.8.0", "aws_cli": versions["aws"], "boto3": versions["boto3"],
                   "per_size": {}}
@@ -181,9 +206,14 @@ class Bench:
                     cpu[t] += m[t]["cpu_s"]
                     print(f"{size:>4} MiB {direction:9} {t:6} {m[t]['s']:8.3f} {m[t]['mib_s']:8.1f} "
                           f"{m[t]['cpu_s']:13.2f} {m[t]['rss_mib_max']:13.0f} {m[t]['server_cpu_s']:13.2f} "
-                          f"{m['aws']['s'] / m[t]['s']:8.2f}x")
+                          f"{m['aws']['s'] / m[t]['s']:8.2f}x {m['aws']['cpu_s'] / max(m[t]['cpu_s'], 1e-9):12.2f}x")
                 result[f"{direction}_speedup_vs_aws_{label}"] = round(m["aws"]["s"] / m["ferry"]["s"], 3)
                 result[f"{direction}_speedup_vs_boto3_{label}"] = round(m["boto3"]["s"] / m["ferry"]["s"], 3)
+                # Beside each wall ratio, the same ratio of client CPU (the
+                # peer tool's over ferry-cp's: > 1, ferry-cp uses less).
+                for peer in ("aws", "boto3"):
+                    result[f"{direction}_speedup_vs_{peer}_{label}_cpu_ratio"] = round(
+                        m[peer]["cpu_s"] / max(m["ferry"]["cpu_s"], 1e-9), 3)
                 result[f"cpu_ratio_vs_aws_{label}_{direction}"] = round(m["ferry"]["cpu_s"] / m["aws"]["cpu_s"], 3)
                 result[f"cpu_ratio_vs_boto3_{label}_{direction}"] = round(
                     m["ferry"]["cpu_s"] / m["boto3"]["cpu_s"], 3)

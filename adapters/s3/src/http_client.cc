@@ -102,8 +102,8 @@ bool TlsConfigFailure(CURLcode code) {
          code == CURLE_SSL_CERTPROBLEM || code == CURLE_SSL_ISSUER_ERROR;
 }
 
-absl::Status CurlStatus(const CurlApi* curl, const std::string& method, const std::string& url, CURLcode code,
-                        const char* errbuf, bool never_connected) {
+absl::Status CurlStatus(const CurlApi* curl, const std::string& method, const std::string& url,
+                        CURLcode code, const char* errbuf, bool never_connected) {
   std::string text = absl::StrCat("HTTP ", method, " ", url, ": ",
                                   errbuf[0] != '\0' ? errbuf : curl->easy_strerror(code),
                                   " (curl error ", static_cast<int>(code), ")");
@@ -499,7 +499,8 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
                       "HTTP ", t->request.method, " ", t->request.url, ": HTTP ",
                       t->response.status, " reply without Content-Length has a body longer than "
                       "the ", t->request.response_buffer.size(), "-byte response buffer"))
-                : CurlStatus(curl, t->request.method, t->request.url, code, t->errbuf, never_connected);
+                : CurlStatus(curl, t->request.method, t->request.url, code, t->errbuf,
+                             never_connected);
         if (t->attempts > 1) {
           // Say how hard we tried, and keep the transfer layer from
           // repeating the whole series.

@@ -17,7 +17,8 @@ TEST(CurlApiTest, MissingLibraryIsAnErrorNamingIt) {
   absl::StatusOr<CurlApi> api = LoadCurlApi("libferry-no-such-curl.so.4");
   ASSERT_FALSE(api.ok());
   EXPECT_EQ(api.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(std::string(api.status().message()), StartsWith("s3: cannot load libferry-no-such-curl.so.4: "));
+  EXPECT_THAT(std::string(api.status().message()),
+              StartsWith("s3: cannot load libferry-no-such-curl.so.4: "));
 }
 
 TEST(CurlApiTest, LibraryWithoutCurlsFunctionsIsAnErrorNamingTheSymbol) {

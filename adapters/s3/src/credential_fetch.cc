@@ -22,6 +22,7 @@
 #include "ferry/base/small_file.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
+#include "ferry/s3/curl_api.h"
 #include "ferry/s3/s3_xml.h"
 #include "ferry/s3/sigv4.h"
 
@@ -45,43 +46,47 @@ absl::StatusOr<Reply> Exchange(std::string_view what, const std::string& method,
                                const std::string& url, const Headers& headers,
                                const std::string& body, absl::Duration timeout,
                                const std::string& ca_bundle_path) {
-  std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(), curl_easy_cleanup);
+  FERRY_ASSIGN_OR_RETURN(const CurlApi* api, Curl());
+  std::unique_ptr<CURL, decltype(api->easy_cleanup)> curl(api->easy_init(), api->easy_cleanup);
   if (curl == nullptr) return absl::ResourceExhaustedError("curl_easy_init failed");
   curl_slist* list = nullptr;
-  for (const auto& [k, v] : headers) list = curl_slist_append(list, absl::StrCat(k, ": ", v).c_str());
-  list = curl_slist_append(list, "Expect:");
-  std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)> list_owner(list, curl_slist_free_all);
+  for (const auto& [k, v] : headers) {
+    list = api->slist_append(list, absl::StrCat(k, ": ", v).c_str());
+  }
+  list = api->slist_append(list, "Expect:");
+  std::unique_ptr<curl_slist, decltype(api->slist_free_all)> list_owner(list,
+                                                                       api->slist_free_all);
   Reply reply;
   CURL* c = curl.get();
-  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method.c_str());
-  curl_easy_setopt(c, CURLOPT_HTTPHEADER, list);
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(absl::ToInt64Milliseconds(timeout)));
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
+  api->easy_setopt(c, CURLOPT_URL, url.c_str());
+  api->easy_setopt(c, CURLOPT_CUSTOMREQUEST, method.c_str());
+  api->easy_setopt(c, CURLOPT_HTTPHEADER, list);
+  api->easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  api->easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(absl::ToInt64Milliseconds(timeout)));
+  api->easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
                    static_cast<long>(absl::ToInt64Milliseconds(timeout)));
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, AppendBody);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &reply.body);
+  api->easy_setopt(c, CURLOPT_WRITEFUNCTION, AppendBody);
+  api->easy_setopt(c, CURLOPT_WRITEDATA, &reply.body);
   if (method == "POST" || method == "PUT") {
-    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.c_str());
-    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
+    api->easy_setopt(c, CURLOPT_POSTFIELDS, body.c_str());
+    api->easy_setopt(c, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
   } else if (method == "HEAD") {
-    curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+    api->easy_setopt(c, CURLOPT_NOBODY, 1L);
   }
-  if (!ca_bundle_path.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, ca_bundle_path.c_str());
+  if (!ca_bundle_path.empty()) api->easy_setopt(c, CURLOPT_CAINFO, ca_bundle_path.c_str());
   char error[CURL_ERROR_SIZE] = {0};
-  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, error);
-  const CURLcode rc = curl_easy_perform(c);
+  api->easy_setopt(c, CURLOPT_ERRORBUFFER, error);
+  const CURLcode rc = api->easy_perform(c);
   if (rc != CURLE_OK) {
     const std::string text = absl::StrCat(ToAbsl(what), ": ", method, " ", url, ": ",
-                                          error[0] != 0 ? error : curl_easy_strerror(rc));
+                                          error[0] != 0 ? error : api->easy_strerror(rc));
     if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE) {
       return absl::UnauthenticatedError(text);
     }
     if (rc == CURLE_OPERATION_TIMEDOUT) return absl::DeadlineExceededError(text);
     return absl::UnavailableError(text);
   }
-  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &reply.status);
+  api->easy_getinfo(c, CURLINFO_RESPONSE_CODE, &reply.status);
   return reply;
 }
 

@@ -47,6 +47,7 @@
 #include "ferry/base/mutex.h"
 #include "ferry/base/strings.h"
 #include "ferry/runtime/runtime.h"
+#include "ferry/s3/curl_api.h"
 #include "ferry/s3/http_header_lines.h"
 #include "ferry/runtime/retry_policy.h"
 
@@ -87,10 +88,10 @@ bool ConnectFailure(CURLcode code, bool never_connected) {
 }
 
 // True when `easy` neither connected nor reached sending its request.
-bool NeverConnected(CURL* easy) {
+bool NeverConnected(const CurlApi* curl, CURL* easy) {
   curl_off_t connect_us = 0, pretransfer_us = 0;
-  curl_easy_getinfo(easy, CURLINFO_CONNECT_TIME_T, &connect_us);
-  curl_easy_getinfo(easy, CURLINFO_PRETRANSFER_TIME_T, &pretransfer_us);
+  curl->easy_getinfo(easy, CURLINFO_CONNECT_TIME_T, &connect_us);
+  curl->easy_getinfo(easy, CURLINFO_PRETRANSFER_TIME_T, &pretransfer_us);
   return connect_us == 0 && pretransfer_us == 0;
 }
 
@@ -101,10 +102,10 @@ bool TlsConfigFailure(CURLcode code) {
          code == CURLE_SSL_CERTPROBLEM || code == CURLE_SSL_ISSUER_ERROR;
 }
 
-absl::Status CurlStatus(const std::string& method, const std::string& url, CURLcode code,
-                        const char* errbuf, bool never_connected) {
+absl::Status CurlStatus(const CurlApi* curl, const std::string& method, const std::string& url,
+                        CURLcode code, const char* errbuf, bool never_connected) {
   std::string text = absl::StrCat("HTTP ", method, " ", url, ": ",
-                                  errbuf[0] != '\0' ? errbuf : curl_easy_strerror(code),
+                                  errbuf[0] != '\0' ? errbuf : curl->easy_strerror(code),
                                   " (curl error ", static_cast<int>(code), ")");
   if (ConnectFailure(code, never_connected)) {
     absl::Status s = absl::UnavailableError(
@@ -191,11 +192,20 @@ struct SocketWatch {
 };
 
 struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
-  Engine(Runtime& runtime, const HttpClientOptions& opts)
-      : io(runtime.io_context()), options(opts), timer(io) {}
+  Engine(Runtime& runtime, const HttpClientOptions& opts, absl::StatusOr<const CurlApi*> api)
+      : io(runtime.io_context()),
+        options(opts),
+        curl(api.ok() ? *api : nullptr),
+        curl_error(api.status()),
+        timer(io) {}
 
   asio::io_context& io;
   const HttpClientOptions options;
+  // libcurl, loaded by the first client (curl_api.h); null if it could not
+  // be, and then `curl_error` says why, every Send fails with it and the
+  // engine starts shut down. Both fixed at construction.
+  const CurlApi* const curl;
+  const absl::Status curl_error;
   std::atomic<int64_t> bytes_received{0};
 
   Mutex mu;
@@ -442,7 +452,7 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
 
   void RunAction(curl_socket_t s, int mask, Finished& finished) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     int running = 0;
-    curl_multi_socket_action(multi, s, mask, &running);
+    curl->multi_socket_action(multi, s, mask, &running);
     Collect(finished);
   }
 
@@ -450,24 +460,24 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
   // failed retryably and have attempts left.
   void Collect(Finished& finished) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     int left = 0;
-    while (CURLMsg* msg = curl_multi_info_read(multi, &left)) {
+    while (CURLMsg* msg = curl->multi_info_read(multi, &left)) {
       if (msg->msg != CURLMSG_DONE) continue;
       CURL* easy = msg->easy_handle;
       const CURLcode code = msg->data.result;
-      curl_multi_remove_handle(multi, easy);
+      curl->multi_remove_handle(multi, easy);
       auto it = active.find(easy);
       if (it == active.end()) continue;
       std::unique_ptr<Transfer> t = std::move(it->second);
       active.erase(it);
-      curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &t->response.status);
-      const bool never_connected = code != CURLE_OK && NeverConnected(easy);
-      curl_slist_free_all(t->headers);
+      curl->easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &t->response.status);
+      const bool never_connected = code != CURLE_OK && NeverConnected(curl, easy);
+      curl->slist_free_all(t->headers);
       t->headers = nullptr;
       t->easy = nullptr;
       if (idle.size() < kMaxIdleHandles) {
         idle.push_back(easy);
       } else {
-        curl_easy_cleanup(easy);
+        curl->easy_cleanup(easy);
       }
       // A body longer than the caller's buffer comes out the same way again.
       const bool overflowed = code == CURLE_WRITE_ERROR && t->reply.buffer_overflowed;
@@ -489,7 +499,8 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
                       "HTTP ", t->request.method, " ", t->request.url, ": HTTP ",
                       t->response.status, " reply without Content-Length has a body longer than "
                       "the ", t->request.response_buffer.size(), "-byte response buffer"))
-                : CurlStatus(t->request.method, t->request.url, code, t->errbuf, never_connected);
+                : CurlStatus(curl, t->request.method, t->request.url, code, t->errbuf,
+                             never_connected);
         if (t->attempts > 1) {
           // Say how hard we tried, and keep the transfer layer from
           // repeating the whole series.
@@ -548,10 +559,11 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
   // `t`, so a sender does it without `mu` (it was half of the time the
   // lock was held per request, which the I/O thread then waited for).
   CURL* Configure(CURL* easy, Transfer& transfer) {
+    if (curl == nullptr) return nullptr;
     if (easy != nullptr) {
-      curl_easy_reset(easy);
+      curl->easy_reset(easy);
     } else {
-      easy = curl_easy_init();
+      easy = curl->easy_init();
     }
     if (easy == nullptr) return nullptr;
     Transfer* const t = &transfer;
@@ -563,60 +575,60 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
     t->errbuf[0] = '\0';
     const HttpRequest& r = t->request;
     for (const auto& [name, value] : r.headers) {
-      t->headers = curl_slist_append(t->headers, absl::StrCat(name, ": ", value).c_str());
+      t->headers = curl->slist_append(t->headers, absl::StrCat(name, ": ", value).c_str());
     }
     // No "Expect: 100-continue": a round trip per upload for nothing.
-    t->headers = curl_slist_append(t->headers, "Expect:");
-    curl_easy_setopt(easy, CURLOPT_URL, r.url.c_str());
-    curl_easy_setopt(easy, CURLOPT_HTTPHEADER, t->headers);
-    curl_easy_setopt(easy, CURLOPT_PRIVATE, t);
-    curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, t->errbuf);
-    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &Engine::OnWrite);
-    curl_easy_setopt(easy, CURLOPT_WRITEDATA, t);
-    curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, &Engine::OnHeader);
-    curl_easy_setopt(easy, CURLOPT_HEADERDATA, t);
-    curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, &Engine::OnOpenSocket);
-    curl_easy_setopt(easy, CURLOPT_OPENSOCKETDATA, this);
-    curl_easy_setopt(easy, CURLOPT_CLOSESOCKETFUNCTION, &Engine::OnCloseSocket);
-    curl_easy_setopt(easy, CURLOPT_CLOSESOCKETDATA, this);
-    curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, kReceiveBufferBytes);
-    curl_easy_setopt(easy, CURLOPT_UPLOAD_BUFFERSIZE, kUploadBufferBytes);
-    curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
+    t->headers = curl->slist_append(t->headers, "Expect:");
+    curl->easy_setopt(easy, CURLOPT_URL, r.url.c_str());
+    curl->easy_setopt(easy, CURLOPT_HTTPHEADER, t->headers);
+    curl->easy_setopt(easy, CURLOPT_PRIVATE, t);
+    curl->easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+    curl->easy_setopt(easy, CURLOPT_ERRORBUFFER, t->errbuf);
+    curl->easy_setopt(easy, CURLOPT_WRITEFUNCTION, &Engine::OnWrite);
+    curl->easy_setopt(easy, CURLOPT_WRITEDATA, t);
+    curl->easy_setopt(easy, CURLOPT_HEADERFUNCTION, &Engine::OnHeader);
+    curl->easy_setopt(easy, CURLOPT_HEADERDATA, t);
+    curl->easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, &Engine::OnOpenSocket);
+    curl->easy_setopt(easy, CURLOPT_OPENSOCKETDATA, this);
+    curl->easy_setopt(easy, CURLOPT_CLOSESOCKETFUNCTION, &Engine::OnCloseSocket);
+    curl->easy_setopt(easy, CURLOPT_CLOSESOCKETDATA, this);
+    curl->easy_setopt(easy, CURLOPT_BUFFERSIZE, kReceiveBufferBytes);
+    curl->easy_setopt(easy, CURLOPT_UPLOAD_BUFFERSIZE, kUploadBufferBytes);
+    curl->easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
                      static_cast<long>(absl::ToInt64Milliseconds(options.connect_timeout)));
     // A transfer below 1 byte/s for stall_timeout fails: a stall, not a
     // slow link, whatever the object size.
-    curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME,
+    curl->easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl->easy_setopt(easy, CURLOPT_LOW_SPEED_TIME,
                      std::max(1L, static_cast<long>(absl::ToInt64Seconds(
                                       std::max(options.stall_timeout, r.min_stall_timeout)))));
-    curl_easy_setopt(easy, CURLOPT_TCP_NODELAY, 1L);
+    curl->easy_setopt(easy, CURLOPT_TCP_NODELAY, 1L);
     // Verification is curl's default; said here so no reset can lose it.
-    curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 1L);
-    curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 2L);
+    curl->easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl->easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 2L);
     if (!options.ca_bundle_path.empty()) {
-      curl_easy_setopt(easy, CURLOPT_CAINFO, options.ca_bundle_path.c_str());
+      curl->easy_setopt(easy, CURLOPT_CAINFO, options.ca_bundle_path.c_str());
     }
     // A PUT's or POST's body is read from the transfer, which rewinds it
     // for a resend.
     const auto send_body_from_transfer = [&] {
-      curl_easy_setopt(easy, CURLOPT_READFUNCTION, &Engine::OnRead);
-      curl_easy_setopt(easy, CURLOPT_READDATA, t);
-      curl_easy_setopt(easy, CURLOPT_SEEKFUNCTION, &Engine::OnSeek);
-      curl_easy_setopt(easy, CURLOPT_SEEKDATA, t);
+      curl->easy_setopt(easy, CURLOPT_READFUNCTION, &Engine::OnRead);
+      curl->easy_setopt(easy, CURLOPT_READDATA, t);
+      curl->easy_setopt(easy, CURLOPT_SEEKFUNCTION, &Engine::OnSeek);
+      curl->easy_setopt(easy, CURLOPT_SEEKDATA, t);
     };
     if (r.method == "HEAD") {
-      curl_easy_setopt(easy, CURLOPT_NOBODY, 1L);
+      curl->easy_setopt(easy, CURLOPT_NOBODY, 1L);
     } else if (r.method == "PUT") {
-      curl_easy_setopt(easy, CURLOPT_UPLOAD, 1L);
-      curl_easy_setopt(easy, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(r.body.size()));
+      curl->easy_setopt(easy, CURLOPT_UPLOAD, 1L);
+      curl->easy_setopt(easy, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(r.body.size()));
       send_body_from_transfer();
     } else if (r.method == "POST") {
-      curl_easy_setopt(easy, CURLOPT_POST, 1L);
-      curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(r.body.size()));
+      curl->easy_setopt(easy, CURLOPT_POST, 1L);
+      curl->easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(r.body.size()));
       send_body_from_transfer();
     } else if (r.method != "GET") {
-      curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, r.method.c_str());
+      curl->easy_setopt(easy, CURLOPT_CUSTOMREQUEST, r.method.c_str());
     }
     t->bytes_received = &bytes_received;
     return easy;
@@ -634,17 +646,17 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
     }
     Transfer* raw = t.get();
     active.emplace(easy, std::move(t));
-    const CURLMcode mc = curl_multi_add_handle(multi, easy);
+    const CURLMcode mc = curl->multi_add_handle(multi, easy);
     if (mc != CURLM_OK) {
       auto node = active.extract(easy);
-      curl_slist_free_all(raw->headers);
+      curl->slist_free_all(raw->headers);
       raw->headers = nullptr;
-      curl_easy_cleanup(easy);
+      curl->easy_cleanup(easy);
       finished.emplace_back(std::move(node.mapped()),
                             absl::InternalError(absl::StrCat("HTTP ", raw->request.method, " ",
                                                              raw->request.url,
                                                              ": curl_multi_add_handle: ",
-                                                             curl_multi_strerror(mc))));
+                                                             curl->multi_strerror(mc))));
     }
   }
 
@@ -669,8 +681,8 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
       shut_down = true;
       ++completing;
       for (auto& [easy, t] : active) {
-        curl_multi_remove_handle(multi, easy);
-        curl_slist_free_all(t->headers);
+        curl->multi_remove_handle(multi, easy);
+        curl->slist_free_all(t->headers);
         t->headers = nullptr;
         idle.push_back(easy);
         absl::Status status = absl::CancelledError(absl::StrCat(
@@ -687,9 +699,9 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
       }
       retrying.clear();
       timer.cancel();
-      curl_multi_cleanup(multi);  // closes cached connections (OnCloseSocket)
+      curl->multi_cleanup(multi);  // closes cached connections (OnCloseSocket)
       multi = nullptr;
-      for (CURL* easy : idle) curl_easy_cleanup(easy);
+      for (CURL* easy : idle) curl->easy_cleanup(easy);
       idle.clear();
       for (auto& [s, w] : sockets) {
         w->closed = true;
@@ -709,15 +721,20 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
 };
 
 HttpClient::HttpClient(Runtime& runtime, const HttpClientOptions& options)
-    : engine_(std::make_shared<Engine>(runtime, options)) {
+    : engine_(std::make_shared<Engine>(runtime, options, Curl())) {
   Engine* e = engine_.get();
+  const CurlApi* curl = e->curl;
   MutexLock l(&e->mu);
-  e->multi = curl_multi_init();
-  curl_multi_setopt(e->multi, CURLMOPT_SOCKETFUNCTION, &Engine::OnSocket);
-  curl_multi_setopt(e->multi, CURLMOPT_SOCKETDATA, e);
-  curl_multi_setopt(e->multi, CURLMOPT_TIMERFUNCTION, &Engine::OnTimer);
-  curl_multi_setopt(e->multi, CURLMOPT_TIMERDATA, e);
-  curl_multi_setopt(e->multi, CURLMOPT_MAXCONNECTS, kMaxCachedConnections);
+  if (curl == nullptr) {
+    e->shut_down = true;  // nothing to cancel; Send reports curl_error
+    return;
+  }
+  e->multi = curl->multi_init();
+  curl->multi_setopt(e->multi, CURLMOPT_SOCKETFUNCTION, &Engine::OnSocket);
+  curl->multi_setopt(e->multi, CURLMOPT_SOCKETDATA, e);
+  curl->multi_setopt(e->multi, CURLMOPT_TIMERFUNCTION, &Engine::OnTimer);
+  curl->multi_setopt(e->multi, CURLMOPT_TIMERDATA, e);
+  curl->multi_setopt(e->multi, CURLMOPT_MAXCONNECTS, kMaxCachedConnections);
 }
 
 HttpClient::~HttpClient() { Shutdown(); }
@@ -738,8 +755,10 @@ void HttpClient::Send(HttpRequest request, Callback<HttpResponse> done) {
   {
     MutexLock l(&engine_->mu);
     if (engine_->shut_down) {
-      if (easy != nullptr) curl_easy_cleanup(easy);
-      failed.emplace_back(std::move(t), absl::CancelledError("HTTP client destroyed"));
+      if (easy != nullptr) engine_->curl->easy_cleanup(easy);
+      failed.emplace_back(std::move(t), engine_->curl_error.ok()
+                                            ? absl::CancelledError("HTTP client destroyed")
+                                            : engine_->curl_error);
     } else {
       engine_->Add(easy, std::move(t), failed);
     }

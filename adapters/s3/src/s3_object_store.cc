@@ -33,6 +33,7 @@
 #include "ferry/runtime/runtime.h"
 #include "ferry/s3/s3_error.h"
 #include "ferry/s3/s3_replies.h"
+#include "ferry/s3/curl_api.h"
 #include "ferry/s3/http_client.h"
 #include "ferry/s3/s3_xml.h"
 #include "ferry/s3/s3_endpoint.h"
@@ -158,6 +159,9 @@ absl::StatusOr<S3ObjectStore::Call> S3ObjectStore::Call::RangedGet(std::string_v
 
 absl::StatusOr<std::unique_ptr<S3ObjectStore>> S3ObjectStore::Create(Runtime& runtime,
                                                                      const S3Config& config) {
+  // libcurl is loaded here, on the first S3 use (curl_api.h): a missing one
+  // is this call's error, not every request's.
+  FERRY_RETURN_IF_ERROR(Curl().status());
   FERRY_ASSIGN_OR_RETURN(std::unique_ptr<CredentialsProvider> credentials,
                          CredentialsProvider::Create(runtime, config));
   return std::unique_ptr<S3ObjectStore>(

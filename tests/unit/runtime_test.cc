@@ -1,7 +1,12 @@
 #include "ferry/runtime/runtime.h"
 
 #include <atomic>
+#include <filesystem>
+#include <thread>
 #include <utility>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
 
 #include "ferry/runtime/future.h"
 #include "gtest/gtest.h"
@@ -65,6 +70,67 @@ TEST(RuntimeTest, TicketsHeldByWorkDroppedAtShutdownReturnToALiveBudget) {
   ASSERT_TRUE(ticket.ok());
   rt->Post([t = std::move(*ticket)]() {});
   rt.reset();  // destroys the queued handler, and with it the ticket (ASan checks)
+}
+
+// Threads of this process (Linux: /proc/self/task).
+int ProcessThreads() {
+  int n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+  return n;
+}
+
+TEST(RuntimeTest, BlockingThreadsStartAsWorkNeedsThem) {
+  // A short job does not pay for the whole pool.
+  const int before = ProcessThreads();
+  Runtime rt({.io_threads = 1, .blocking_threads = 16});
+  EXPECT_EQ(ProcessThreads(), before + 1);  // the I/O thread only
+  Promise<int> p;
+  auto f = p.GetFuture();
+  rt.PostBlocking([p = std::move(p)]() mutable { p.Set(1); });
+  ASSERT_EQ(*std::move(f).Get(), 1);
+  EXPECT_EQ(ProcessThreads(), before + 2);  // and the one the task needed
+}
+
+TEST(RuntimeTest, BlockingTasksThatWaitForEachOtherGetAThreadEach) {
+  constexpr int kThreads = 6;
+  Runtime rt({.io_threads = 1, .blocking_threads = kThreads});
+  absl::Mutex mu;
+  int arrived = 0;
+  std::vector<Future<int>> done;
+  for (int i = 0; i < kThreads; ++i) {
+    Promise<int> p;
+    done.push_back(p.GetFuture());
+    rt.PostBlocking([&mu, &arrived, p = std::move(p)]() mutable {
+      absl::MutexLock lock(&mu);
+      ++arrived;
+      // Returns only once every task runs at the same time.
+      const bool all = mu.AwaitWithTimeout(
+          absl::Condition(+[](int* n) { return *n == kThreads; }, &arrived), absl::Seconds(30));
+      p.Set(all ? 1 : 0);
+    });
+  }
+  for (Future<int>& f : done) EXPECT_EQ(*std::move(f).Get(), 1);
+}
+
+TEST(RuntimeTest, BlockingTasksBeyondTheThreadsWaitTheirTurn) {
+  Runtime rt({.io_threads = 1, .blocking_threads = 2});
+  std::atomic<int> running{0}, most{0};
+  std::vector<Future<int>> done;
+  for (int i = 0; i < 20; ++i) {
+    Promise<int> p;
+    done.push_back(p.GetFuture());
+    rt.PostBlocking([&running, &most, p = std::move(p)]() mutable {
+      const int now = running.fetch_add(1) + 1;
+      int seen = most.load();
+      while (now > seen && !most.compare_exchange_weak(seen, now)) {
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      running.fetch_sub(1);
+      p.Set(1);
+    });
+  }
+  for (Future<int>& f : done) EXPECT_EQ(*std::move(f).Get(), 1);
+  EXPECT_LE(most.load(), 2);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // The Runtime runs one io_context on `io_threads` threads (kept alive by a
-// work guard) and a separate asio::thread_pool for blocking work, so a slow
-// disk write or user loader never stalls socket I/O.
+// work guard) and a separate BlockingPool for blocking work, so a slow disk
+// write or user loader never stalls socket I/O.
 #include "ferry/runtime/runtime.h"
 
 #include <algorithm>
@@ -10,7 +10,7 @@
 #include "asio/executor_work_guard.hpp"
 #include "asio/io_context.hpp"
 #include "asio/post.hpp"
-#include "asio/thread_pool.hpp"
+#include "runtime/blocking_pool.h"
 
 namespace ferry {
 
@@ -21,7 +21,7 @@ struct Runtime::Impl {
         buffers(o.idle_buffer_bytes >= 0 ? o.idle_buffer_bytes : o.memory_budget_bytes / 4),
         io(std::max(1, o.io_threads)),
         guard(asio::make_work_guard(io)),
-        blocking(static_cast<size_t>(std::max(1, o.blocking_threads))) {}
+        blocking(o.blocking_threads) {}
 
   RuntimeOptions options;
   // Declared before the executors so it is destroyed after them: handlers
@@ -31,7 +31,7 @@ struct Runtime::Impl {
   BufferPool buffers;  // as the budget: outlives handlers that hold buffers
   asio::io_context io;
   asio::executor_work_guard<asio::io_context::executor_type> guard;
-  asio::thread_pool blocking;
+  runtime_internal::BlockingPool blocking;
   std::vector<std::thread> io_threads;
 };
 
@@ -47,8 +47,7 @@ Runtime::~Runtime() {
   impl_->guard.reset();
   impl_->io.stop();
   for (std::thread& t : impl_->io_threads) t.join();
-  impl_->blocking.stop();
-  impl_->blocking.join();
+  impl_->blocking.Stop();
 }
 
 asio::io_context& Runtime::io_context() { return impl_->io; }
@@ -56,7 +55,7 @@ asio::io_context& Runtime::io_context() { return impl_->io; }
 void Runtime::Post(absl::AnyInvocable<void()> fn) { asio::post(impl_->io, std::move(fn)); }
 
 void Runtime::PostBlocking(absl::AnyInvocable<void()> fn) {
-  asio::post(impl_->blocking, std::move(fn));
+  impl_->blocking.Post(std::move(fn));
 }
 
 bool Runtime::InIoThread() const { return impl_->io.get_executor().running_in_this_thread(); }

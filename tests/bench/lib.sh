@@ -131,15 +131,17 @@ timed_run() {
     { echo "$(basename "$0"): $* failed: $(cat "$WORK/err")" >&2; exit 1; }
   awk '{printf "%.3f %.3f\n", $1, $2 + $3}' <<<"$out"
 }
-# json_map NAME ASSOC LABEL=KEY...: prints "NAME":{"LABEL":value,...}, each
-# value ASSOC[KEY] to three decimals (a RESULT line's map of figures).
+# json_map NAME ASSOC [%FORMAT] LABEL=KEY...: prints "NAME":{"LABEL":value,...},
+# each value ASSOC[KEY] printed with FORMAT (default %.3f): a RESULT line's
+# map of figures.
 json_map() {
-  local name=$1 pair sep=
+  local name=$1 pair sep= format=%.3f
   local -n values=$2
   shift 2
+  if [[ ${1-} == %* ]]; then format=$1; shift; fi
   printf '"%s":{' "$name"
   for pair in "$@"; do
-    printf '%s"%s":%.3f' "$sep" "${pair%%=*}" "${values[${pair#*=}]}"; sep=,
+    printf "%s\"%s\":$format" "$sep" "${pair%%=*}" "${values[${pair#*=}]}"; sep=,
   done
   printf '}'
 }

@@ -155,15 +155,12 @@ bench_case() {  # bench_case CASE DELAYED
 # FERRY_PREFIX NFS_CP_PREFIX, "NAME":{"CASE_Dms":{"ferry_cp":..,"nfs_cp":..},...}
 # over DELAYS.
 ratio_map() {
-  local name=$1 prefix=$2 delayed case sep=
+  local name=$1 prefix=$2 delayed case pairs=()
   shift 2
-  printf '"%s":{' "$name"
   for delayed in "$@"; do
-    for case in $CASES; do
-      printf '%s"%s_%dms":%.2f' "$sep" "$case" "$delayed" "${RESULT[${prefix}_${case}_${delayed}ms]}"; sep=,
-    done
+    for case in $CASES; do pairs+=("${case}_${delayed}ms=${prefix}_${case}_${delayed}ms"); done
   done
-  printf '}'
+  json_map "$name" RESULT %.2f "${pairs[@]}"
 }
 
 seconds_map() {

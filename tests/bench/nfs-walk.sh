@@ -148,15 +148,13 @@ printf '"speedup_vs_nfs_ls_0ms_20k_cpu_ratio":%.2f,"speedup_vs_nfs_ls_1ms_20k_cp
   "${RESULT[cpu_ratio_t20k_0ms]}" "${RESULT[cpu_ratio_t20k_1ms]}"
 printf '"speedup_vs_nfs_ls_0ms_100k_cpu_ratio":%.2f,"speedup_vs_nfs_ls_1ms_100k_cpu_ratio":%.2f,' \
   "${RESULT[cpu_ratio_t100k_0ms]}" "${RESULT[cpu_ratio_t100k_1ms]}"
-walk_map() {  # walk_map NAME PREFIX FORMAT: "NAME":{"20k_0ms":RESULT[PREFIX_t20k_0ms],...}
-  local sep= tree delayed
-  printf '"%s":{' "$1"
+walk_map() {  # walk_map NAME PREFIX FORMAT: "NAME":{"20k_0ms":RESULT[PREFIX_t20k_0ms],...},
+  local tree delayed pairs=()
   for tree in 20k 100k; do
-    for delayed in 0ms 1ms; do
-      printf "%s\"%s_%s\":$3" "$sep" "$tree" "$delayed" "${RESULT[${2}_t${tree}_${delayed}]}"; sep=,
-    done
+    for delayed in 0ms 1ms; do pairs+=("${tree}_${delayed}=${2}_t${tree}_${delayed}"); done
   done
-  printf '},'
+  json_map "$1" RESULT "$3" "${pairs[@]}"
+  printf ','
 }
 walk_map ferry_walk_cpu_s cpu_ferry %.4f
 walk_map nfs_ls_cpu_s cpu_nfs_ls %.4f
@@ -165,9 +163,7 @@ walk_map nfs_ls_cpu_ms_per_1k_entries cpu_ms_per_1k_nfs_ls %.3f
 printf '"copy_cpu_s":{"ferry_read":%.3f,"nfs_cp_read":%.3f,"ferry_write":%.3f,"nfs_cp_write":%.3f},' \
   "${RESULT[ferry_read_cpu_s]}" "${RESULT[nfs_cp_read_cpu_s]}" "${RESULT[ferry_write_cpu_s]}" "${RESULT[nfs_cp_write_cpu_s]}"
 printf '"copy_cpu_ratio":{"read":%.2f,"write":%.2f},' "${RESULT[copy_cpu_ratio_read]}" "${RESULT[copy_cpu_ratio_write]}"
-printf '"ferry_walk_s":{"20k_0ms":%.4f,"20k_1ms":%.4f,"100k_0ms":%.4f,"100k_1ms":%.4f},' \
-  "${RESULT[ferry_t20k_0ms]}" "${RESULT[ferry_t20k_1ms]}" "${RESULT[ferry_t100k_0ms]}" "${RESULT[ferry_t100k_1ms]}"
-printf '"nfs_ls_s":{"20k_0ms":%.4f,"20k_1ms":%.4f,"100k_0ms":%.4f,"100k_1ms":%.4f},' \
-  "${RESULT[nfs_ls_t20k_0ms]}" "${RESULT[nfs_ls_t20k_1ms]}" "${RESULT[nfs_ls_t100k_0ms]}" "${RESULT[nfs_ls_t100k_1ms]}"
+walk_map ferry_walk_s ferry %.4f
+walk_map nfs_ls_s nfs_ls %.4f
 printf '"copy_mib_s":{"ferry_read":%.1f,"nfs_cp_read":%.1f,"ferry_write":%.1f,"nfs_cp_write":%.1f},"ferry_walk_peak_rss_mib":%d}\n' \
   "${RESULT[ferry_read_mib_s]}" "${RESULT[nfs_cp_read_mib_s]}" "${RESULT[ferry_write_mib_s]}" "${RESULT[nfs_cp_write_mib_s]}" "$((rss / 1024))"

@@ -38,11 +38,6 @@ void BlockingPool::Stop() {
   for (std::thread& t : threads) t.join();
 }
 
-int BlockingPool::threads_started() const {
-  MutexLock lock(&mu_);
-  return static_cast<int>(threads_.size());
-}
-
 void BlockingPool::Work() {
   for (;;) {
     absl::AnyInvocable<void()> task;

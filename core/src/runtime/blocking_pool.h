@@ -32,14 +32,11 @@ class BlockingPool {
   // Idempotent; must not be called from a pool thread.
   void Stop();
 
-  // Threads started so far (for tests).
-  int threads_started() const;
-
  private:
   void Work();
 
   const int max_threads_;
-  mutable Mutex mu_;
+  Mutex mu_;
   CondVar ready_;
   std::deque<absl::AnyInvocable<void()>> queue_ ABSL_GUARDED_BY(mu_);
   int idle_ ABSL_GUARDED_BY(mu_) = 0;  // threads waiting for a task

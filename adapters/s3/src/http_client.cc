@@ -502,14 +502,7 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
       if (t->request.stream_id != 0) streams.erase(t->request.stream_id);
       curl->easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &t->response.status);
       const bool never_connected = code != CURLE_OK && NeverConnected(curl, easy);
-      curl->slist_free_all(t->headers);
-      t->headers = nullptr;
-      t->easy = nullptr;
-      if (idle.size() < kMaxIdleHandles) {
-        idle.push_back(easy);
-      } else {
-        curl->easy_cleanup(easy);
-      }
+      Release(easy, *t);
       // A body longer than the caller's buffer comes out the same way again.
       const bool overflowed = code == CURLE_WRITE_ERROR && t->reply.buffer_overflowed;
       const bool refused = code == CURLE_WRITE_ERROR && t->reply.sink_refused;
@@ -549,6 +542,19 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
         HttpResponse r = std::move(t->response);
         finished.emplace_back(std::move(t), std::move(r));
       }
+    }
+  }
+
+  // Frees `t`'s header list and keeps `easy`, out of the multi handle, for
+  // reuse (or frees it when enough are kept).
+  void Release(CURL* easy, Transfer& t) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    curl->slist_free_all(t.headers);
+    t.headers = nullptr;
+    t.easy = nullptr;
+    if (idle.size() < kMaxIdleHandles) {
+      idle.push_back(easy);
+    } else {
+      curl->easy_cleanup(easy);
     }
   }
 
@@ -735,14 +741,7 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
         auto node = active.extract(easy);
         if (node.empty()) return;
         t = std::move(node.mapped());
-        curl->slist_free_all(t->headers);
-        t->headers = nullptr;
-        t->easy = nullptr;
-        if (idle.size() < kMaxIdleHandles) {
-          idle.push_back(easy);
-        } else {
-          curl->easy_cleanup(easy);
-        }
+        Release(easy, *t);
       } else {
         for (auto r = retrying.begin(); r != retrying.end(); ++r) {
           if (r->second.second->request.stream_id != stream_id) continue;

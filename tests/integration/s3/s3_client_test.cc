@@ -333,55 +333,60 @@ absl::StatusOr<std::string> ReadPieces(fs::File& f, int64_t offset, size_t piece
 
 class S3StreamedReadTest : public S3ClientTest {
  protected:
-  std::shared_ptr<S3FileSystem> FileSystem(S3Config config = LocalConfig()) {
+  // Object `name` opened for reading through a new filesystem `s3_` with
+  // `config`; null after a test failure.
+  std::unique_ptr<fs::File> Open(const std::string& name, S3Config config = LocalConfig()) {
     auto s3 = S3FileSystem::Create(rt_, std::move(config));
     EXPECT_TRUE(s3.ok()) << s3.status();
-    return s3.ok() ? *s3 : nullptr;
+    if (!s3.ok()) return nullptr;
+    s3_ = *s3;
+    auto f = s3_->OpenRead(Key(name));
+    EXPECT_TRUE(f.ok()) << f.status();
+    return f.ok() ? std::move(*f) : nullptr;
   }
+  int64_t BodyBytesReceived() { return s3_->client().store().body_bytes_received(); }
   // A config through the test's proxy (made by ClientThroughProxy).
   S3Config ProxyConfig() {
     S3Config config = LocalConfig();
     config.endpoints = {absl::StrCat("127.0.0.1:", proxy_->port())};
     return config;
   }
+
+  std::shared_ptr<S3FileSystem> s3_;
 };
 
 TEST_F(S3StreamedReadTest, SequentialPiecesReturnExactlyTheObjectsBytesFromOneGet) {
   const std::string data = RandomBytes(9 * kMiB + 12345, 31);
   PutObject("obj", data);
-  auto s3 = FileSystem();
-  ASSERT_NE(s3, nullptr);
-  auto f = s3->OpenRead(Key("obj"));
-  ASSERT_TRUE(f.ok()) << f.status();
+  auto f = Open("obj");
+  ASSERT_NE(f, nullptr);
   std::string first(1, '\0');
-  ASSERT_EQ((*f)->ReadAt(0, absl::MakeSpan(first)).value_or(0), 1u);
-  const int64_t before = s3->client().store().body_bytes_received();
-  auto rest = ReadPieces(**f, 1, 1 * kMiB + 7);
+  ASSERT_EQ(f->ReadAt(0, absl::MakeSpan(first)).value_or(0), 1u);
+  const int64_t before = BodyBytesReceived();
+  auto rest = ReadPieces(*f, 1, 1 * kMiB + 7);
   ASSERT_TRUE(rest.ok()) << rest.status();
   EXPECT_EQ(Md5Hex(first + *rest), Md5Hex(data));
   // Every byte once: no read-ahead thrown away, no piece fetched twice.
-  EXPECT_EQ(s3->client().store().body_bytes_received() - before,
+  EXPECT_EQ(BodyBytesReceived() - before,
             static_cast<int64_t>(data.size()) - 1);
-  EXPECT_TRUE((*f)->Close().ok());
+  EXPECT_TRUE(f->Close().ok());
 }
 
 TEST_F(S3StreamedReadTest, ASeekMidStreamReadsTheRightBytesAndStreamsOnFromThere) {
   const std::string data = RandomBytes(6 * kMiB + 3, 32);
   PutObject("obj", data);
-  auto s3 = FileSystem();
-  ASSERT_NE(s3, nullptr);
-  auto f = s3->OpenRead(Key("obj"));
-  ASSERT_TRUE(f.ok()) << f.status();
+  auto f = Open("obj");
+  ASSERT_NE(f, nullptr);
   std::string buf(300000, '\0');
-  ASSERT_TRUE((*f)->ReadAt(0, absl::MakeSpan(buf)).ok());
-  ASSERT_EQ((*f)->ReadAt(300000, absl::MakeSpan(buf)).value_or(0), buf.size());  // streamed
+  ASSERT_TRUE(f->ReadAt(0, absl::MakeSpan(buf)).ok());
+  ASSERT_EQ(f->ReadAt(300000, absl::MakeSpan(buf)).value_or(0), buf.size());  // streamed
   EXPECT_EQ(buf, data.substr(300000, buf.size()));
   // Back, then forward: each answers its own offset's bytes.
-  ASSERT_EQ((*f)->ReadAt(17, absl::MakeSpan(buf)).value_or(0), buf.size());
+  ASSERT_EQ(f->ReadAt(17, absl::MakeSpan(buf)).value_or(0), buf.size());
   EXPECT_EQ(buf, data.substr(17, buf.size()));
-  ASSERT_EQ((*f)->ReadAt(4 * kMiB, absl::MakeSpan(buf)).value_or(0), buf.size());
+  ASSERT_EQ(f->ReadAt(4 * kMiB, absl::MakeSpan(buf)).value_or(0), buf.size());
   EXPECT_EQ(buf, data.substr(4 * kMiB, buf.size()));
-  auto rest = ReadPieces(**f, 4 * kMiB + 300000, 65536);
+  auto rest = ReadPieces(*f, 4 * kMiB + 300000, 65536);
   ASSERT_TRUE(rest.ok()) << rest.status();
   EXPECT_EQ(Md5Hex(*rest), Md5Hex(data.substr(4 * kMiB + 300000)));
 }
@@ -389,16 +394,14 @@ TEST_F(S3StreamedReadTest, ASeekMidStreamReadsTheRightBytesAndStreamsOnFromThere
 TEST_F(S3StreamedReadTest, ASecondReaderOfTheKeyGetsTheRightBytesBesideAStream) {
   const std::string data = RandomBytes(7 * kMiB + 5, 33);
   PutObject("obj", data);
-  auto s3 = FileSystem();
-  ASSERT_NE(s3, nullptr);
-  auto a = s3->OpenRead(Key("obj"));
-  ASSERT_TRUE(a.ok()) << a.status();
+  auto a = Open("obj");
+  ASSERT_NE(a, nullptr);
   std::string buf(1 * kMiB, '\0');
-  ASSERT_TRUE((*a)->ReadAt(0, absl::MakeSpan(buf)).ok());
-  ASSERT_TRUE((*a)->ReadAt(1 * kMiB, absl::MakeSpan(buf)).ok());  // streamed
-  auto b = s3->OpenRead(Key("obj"));  // the key's parallel download starts
+  ASSERT_TRUE(a->ReadAt(0, absl::MakeSpan(buf)).ok());
+  ASSERT_TRUE(a->ReadAt(1 * kMiB, absl::MakeSpan(buf)).ok());  // streamed
+  auto b = s3_->OpenRead(Key("obj"));  // the key's parallel download starts
   ASSERT_TRUE(b.ok()) << b.status();
-  auto rest_a = ReadPieces(**a, 2 * kMiB, 1 * kMiB);
+  auto rest_a = ReadPieces(*a, 2 * kMiB, 1 * kMiB);
   auto all_b = ReadPieces(**b, 0, 3 * kMiB);
   ASSERT_TRUE(rest_a.ok()) << rest_a.status();
   ASSERT_TRUE(all_b.ok()) << all_b.status();
@@ -411,18 +414,16 @@ TEST_F(S3StreamedReadTest, CloseMidStreamStopsTheTransferAndLaterReadsFail) {
   auto c = ClientThroughProxy("s3_stream_close");
   ASSERT_NE(c, nullptr);
   ASSERT_TRUE(SlowLink().ok());  // 8 MiB/s: the stream is still running at Close
-  auto s3 = FileSystem(ProxyConfig());
-  ASSERT_NE(s3, nullptr);
-  auto f = s3->OpenRead(Key("obj"));
-  ASSERT_TRUE(f.ok()) << f.status();
+  auto f = Open("obj", ProxyConfig());
+  ASSERT_NE(f, nullptr);
   std::string buf(64 * 1024, '\0');
-  ASSERT_TRUE((*f)->ReadAt(0, absl::MakeSpan(buf)).ok());
-  ASSERT_TRUE((*f)->ReadAt(buf.size(), absl::MakeSpan(buf)).ok());  // streamed
-  EXPECT_TRUE((*f)->Close().ok());
-  const int64_t at_close = s3->client().store().body_bytes_received();
+  ASSERT_TRUE(f->ReadAt(0, absl::MakeSpan(buf)).ok());
+  ASSERT_TRUE(f->ReadAt(buf.size(), absl::MakeSpan(buf)).ok());  // streamed
+  EXPECT_TRUE(f->Close().ok());
+  const int64_t at_close = BodyBytesReceived();
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  EXPECT_EQ(s3->client().store().body_bytes_received(), at_close);
-  auto after = (*f)->ReadAt(2 * buf.size(), absl::MakeSpan(buf));
+  EXPECT_EQ(BodyBytesReceived(), at_close);
+  auto after = f->ReadAt(2 * buf.size(), absl::MakeSpan(buf));
   EXPECT_EQ(after.status().code(), absl::StatusCode::kInvalidArgument) << after.status();
 }
 
@@ -431,17 +432,15 @@ TEST_F(S3StreamedReadTest, PeerResetMidStreamIsAnErrorNotAHangOrAShortRead) {
   auto c = ClientThroughProxy("s3_stream_reset");
   ASSERT_NE(c, nullptr);
   ASSERT_TRUE(SlowLink().ok());
-  auto s3 = FileSystem(ProxyConfig());
-  ASSERT_NE(s3, nullptr);
-  auto f = s3->OpenRead(Key("obj"));
-  ASSERT_TRUE(f.ok()) << f.status();
+  auto f = Open("obj", ProxyConfig());
+  ASSERT_NE(f, nullptr);
   std::string buf(1, '\0');
-  ASSERT_TRUE((*f)->ReadAt(0, absl::MakeSpan(buf)).ok());
+  ASSERT_TRUE(f->ReadAt(0, absl::MakeSpan(buf)).ok());
   // Every connection from now on is reset 300 ms after it starts: the
   // stream's, and the ranged GET the read falls back to.
   ASSERT_TRUE(proxy_->AddToxic({.name = "reset", .type = "reset_peer",
                                 .attributes = {{"timeout", 300}}}).ok());
-  auto rest = ReadPieces(**f, 1, 4 * kMiB);
+  auto rest = ReadPieces(*f, 1, 4 * kMiB);
   EXPECT_THAT(rest.status().code(),
               AnyOf(absl::StatusCode::kUnavailable, absl::StatusCode::kDataLoss));
   EXPECT_THAT(std::string(rest.status().message()), HasSubstr(Key("obj")));

@@ -106,6 +106,25 @@ TEST_F(ObjectFileTableTest, StatGivesTheSizeAndETagSeenAtOpen) {
   EXPECT_EQ(files_.Stat(*fd).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST_F(ObjectFileTableTest, SoleReaderHoldsForALoneReadDescriptorOnly) {
+  store_.PutObject(kKey, "hello");
+  auto a = files_.Open(kKey, OpenMode::kRead);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_TRUE(files_.SoleReader(*a));
+  auto b = files_.Open(kKey, OpenMode::kRead);
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_FALSE(files_.SoleReader(*a));
+  EXPECT_FALSE(files_.SoleReader(*b));
+  EXPECT_TRUE(files_.Close(*b).ok());
+  EXPECT_TRUE(files_.SoleReader(*a));
+  auto w = files_.Open("bucket/other", OpenMode::kWrite);
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_FALSE(files_.SoleReader(*w));
+  EXPECT_TRUE(files_.Abort(*w).ok());
+  EXPECT_TRUE(files_.Close(*a).ok());
+  EXPECT_FALSE(files_.SoleReader(*a));
+}
+
 TEST_F(ObjectFileTableTest, ReadWriteOpenIsRefused) {
   store_.PutObject(kKey, "x");
   auto fd = files_.Open(kKey, OpenMode::kReadWrite);

@@ -33,6 +33,7 @@ absl::Status Resolve(void* handle, const char* library, CurlApi& api) {
   find(api.easy_reset, "curl_easy_reset");
   find(api.easy_cleanup, "curl_easy_cleanup");
   find(api.easy_strerror, "curl_easy_strerror");
+  find(api.easy_pause, "curl_easy_pause");
   find(api.multi_init, "curl_multi_init");
   find(api.multi_setopt, "curl_multi_setopt");
   find(api.multi_add_handle, "curl_multi_add_handle");

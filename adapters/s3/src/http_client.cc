@@ -22,7 +22,11 @@
 // its chunk buffers). Where a body goes is chosen once the final reply's
 // headers have ended, from its status and Content-Length; a body with no
 // Content-Length that outgrows the buffer is refused in the write
-// callback and the transfer fails DataLoss, not retried.
+// callback and the transfer fails DataLoss, not retried. A request with a
+// body sink (a streamed read) hands its 2xx body over piece by piece; the
+// sink may pause the transfer (CURL_WRITEFUNC_PAUSE: curl keeps the piece)
+// until Resume, which calls curl_easy_pause under `mu` like every other
+// curl call; Cancel takes it out of the multi handle mid-body.
 //
 // Asio handlers hold a shared_ptr to the Engine: the HttpClient's
 // destructor shuts the engine down (cancelling everything) and handlers
@@ -160,6 +164,10 @@ struct ReplyState {
   // The body outgrew HttpRequest::response_buffer: the write callback
   // refused it, and curl's CURLE_WRITE_ERROR means DataLoss.
   bool buffer_overflowed = false;
+  // The body goes to HttpRequest::body_sink (a 2xx reply).
+  bool to_sink = false;
+  // The body sink refused a piece: CURLE_WRITE_ERROR means Cancelled.
+  bool sink_refused = false;
 };
 
 // One request from Send to its callback, retries included.
@@ -177,6 +185,8 @@ struct Transfer {
   // fresh one), not retry_count times, so a server that stops answering
   // fails in about two stall timeouts.
   int stalls = 0;
+  // The body sink took bytes: the transfer is not retried (see HttpRequest).
+  bool sank = false;
   char errbuf[CURL_ERROR_SIZE] = {};
   std::atomic<int64_t>* bytes_received = nullptr;
 };
@@ -220,6 +230,9 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
       retrying ABSL_GUARDED_BY(mu);
   uint64_t next_retry_id ABSL_GUARDED_BY(mu) = 0;
   std::vector<CURL*> idle ABSL_GUARDED_BY(mu);
+  // Active transfers with a stream id (HttpRequest::stream_id).
+  absl::flat_hash_map<uint64_t, CURL*> streams ABSL_GUARDED_BY(mu);
+  std::atomic<uint64_t> next_stream_id{1};
   bool shut_down ABSL_GUARDED_BY(mu) = false;
   // Batches of callbacks taken out under `mu` and not yet finished running
   // (on an I/O thread, or posted to one). Shutdown waits for none: a
@@ -290,6 +303,19 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
   static size_t OnWrite(char* data, size_t size, size_t n, void* userp) {
     auto* t = static_cast<Transfer*>(userp);
     const size_t bytes = size * n;
+    if (t->reply.to_sink) {
+      switch (t->request.body_sink(t->reply.status, std::string_view(data, bytes))) {
+        case BodySinkAction::kTaken:
+          t->sank = true;
+          t->bytes_received->fetch_add(static_cast<int64_t>(bytes), std::memory_order_relaxed);
+          return bytes;
+        case BodySinkAction::kPause:
+          return CURL_WRITEFUNC_PAUSE;  // handed over again after Resume
+        case BodySinkAction::kRefuse:
+          t->reply.sink_refused = true;
+          return 0;  // CURLE_WRITE_ERROR
+      }
+    }
     t->bytes_received->fetch_add(static_cast<int64_t>(bytes), std::memory_order_relaxed);
     HttpResponse& response = t->response;
     if (!response.body_in_buffer) {
@@ -338,6 +364,10 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
     reply.body_sink_chosen = true;
     const HttpRequest& r = t.request;
     const bool success = reply.status <= 299;
+    if (success && r.body_sink) {
+      reply.to_sink = true;
+      return;
+    }
     if (success && !r.response_buffer.empty() &&
         (reply.content_length < 0 ||
          static_cast<uint64_t>(reply.content_length) <= r.response_buffer.size())) {
@@ -469,22 +499,18 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
       if (it == active.end()) continue;
       std::unique_ptr<Transfer> t = std::move(it->second);
       active.erase(it);
+      if (t->request.stream_id != 0) streams.erase(t->request.stream_id);
       curl->easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &t->response.status);
       const bool never_connected = code != CURLE_OK && NeverConnected(curl, easy);
-      curl->slist_free_all(t->headers);
-      t->headers = nullptr;
-      t->easy = nullptr;
-      if (idle.size() < kMaxIdleHandles) {
-        idle.push_back(easy);
-      } else {
-        curl->easy_cleanup(easy);
-      }
+      Release(easy, *t);
       // A body longer than the caller's buffer comes out the same way again.
       const bool overflowed = code == CURLE_WRITE_ERROR && t->reply.buffer_overflowed;
+      const bool refused = code == CURLE_WRITE_ERROR && t->reply.sink_refused;
       if (code == CURLE_OPERATION_TIMEDOUT && !never_connected) ++t->stalls;
       const bool retryable =
           code != CURLE_OK
               ? code != CURLE_ABORTED_BY_CALLBACK && !TlsConfigFailure(code) && !overflowed &&
+                    !refused && !t->sank &&
                     !(t->request.fail_fast_on_connect && ConnectFailure(code, never_connected)) &&
                     t->stalls <= 1
               : RetryableHttpStatus(t->response.status);
@@ -494,7 +520,10 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
       }
       if (code != CURLE_OK) {
         absl::Status s =
-            overflowed
+            refused ? absl::CancelledError(absl::StrCat("HTTP ", t->request.method, " ",
+                                                        t->request.url,
+                                                        ": the body's reader stopped it"))
+            : overflowed
                 ? absl::DataLossError(absl::StrCat(
                       "HTTP ", t->request.method, " ", t->request.url, ": HTTP ",
                       t->response.status, " reply without Content-Length has a body longer than "
@@ -513,6 +542,19 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
         HttpResponse r = std::move(t->response);
         finished.emplace_back(std::move(t), std::move(r));
       }
+    }
+  }
+
+  // Frees `t`'s header list and keeps `easy`, out of the multi handle, for
+  // reuse (or frees it when enough are kept).
+  void Release(CURL* easy, Transfer& t) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    curl->slist_free_all(t.headers);
+    t.headers = nullptr;
+    t.easy = nullptr;
+    if (idle.size() < kMaxIdleHandles) {
+      idle.push_back(easy);
+    } else {
+      curl->easy_cleanup(easy);
     }
   }
 
@@ -646,8 +688,10 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
     }
     Transfer* raw = t.get();
     active.emplace(easy, std::move(t));
+    if (raw->request.stream_id != 0) streams[raw->request.stream_id] = easy;
     const CURLMcode mc = curl->multi_add_handle(multi, easy);
     if (mc != CURLM_OK) {
+      if (raw->request.stream_id != 0) streams.erase(raw->request.stream_id);
       auto node = active.extract(easy);
       curl->slist_free_all(raw->headers);
       raw->headers = nullptr;
@@ -673,6 +717,53 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
     if (--completing == 0) completions_done.SignalAll();
   }
 
+  void Resume(uint64_t stream_id) {
+    MutexLock l(&mu);
+    if (shut_down) return;
+    auto it = streams.find(stream_id);
+    if (it == streams.end()) return;
+    // May hand the kept piece to the sink now; then curl asks for a run
+    // at once (OnTimer(0)), which reads on.
+    curl->easy_pause(it->second, CURLPAUSE_CONT);
+  }
+
+  void Cancel(uint64_t stream_id) {
+    Finished cancelled;
+    {
+      MutexLock l(&mu);
+      if (shut_down) return;
+      std::unique_ptr<Transfer> t;
+      if (auto it = streams.find(stream_id); it != streams.end()) {
+        CURL* easy = it->second;
+        streams.erase(it);
+        // Mid-body, curl closes the connection (OnCloseSocket, under mu).
+        curl->multi_remove_handle(multi, easy);
+        auto node = active.extract(easy);
+        if (node.empty()) return;
+        t = std::move(node.mapped());
+        Release(easy, *t);
+      } else {
+        for (auto r = retrying.begin(); r != retrying.end(); ++r) {
+          if (r->second.second->request.stream_id != stream_id) continue;
+          r->second.first->cancel();
+          t = std::move(r->second.second);
+          retrying.erase(r);
+          break;
+        }
+      }
+      if (t == nullptr) return;
+      absl::Status status = absl::CancelledError(absl::StrCat(
+          "HTTP ", t->request.method, " ", t->request.url, ": cancelled by its reader"));
+      cancelled.emplace_back(std::move(t), std::move(status));
+      ++completing;
+    }
+    // Never complete inline on the caller's thread.
+    auto shared = std::make_shared<Finished>(std::move(cancelled));
+    asio::post(io, [self = shared_from_this(), shared]() mutable {
+      self->Complete(std::move(*shared));
+    });
+  }
+
   void Shutdown() {
     Finished cancelled;
     {
@@ -690,6 +781,7 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
         cancelled.emplace_back(std::move(t), std::move(status));
       }
       active.clear();
+      streams.clear();
       for (auto& [id, entry] : retrying) {
         entry.first->cancel();
         absl::Status status = absl::CancelledError(
@@ -773,6 +865,14 @@ void HttpClient::Send(HttpRequest request, Callback<HttpResponse> done) {
     });
   }
 }
+
+uint64_t HttpClient::NewStreamId() {
+  return engine_->next_stream_id.fetch_add(1, std::memory_order_relaxed);
+}
+
+void HttpClient::Resume(uint64_t stream_id) { engine_->Resume(stream_id); }
+
+void HttpClient::Cancel(uint64_t stream_id) { engine_->Cancel(stream_id); }
 
 int64_t HttpClient::body_bytes_received() const {
   return engine_->bytes_received.load(std::memory_order_relaxed);

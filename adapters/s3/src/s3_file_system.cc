@@ -20,6 +20,7 @@
 #include "ferry/base/strings.h"
 #include "ferry/fs/walk_guard.h"
 #include "ferry/runtime/future.h"
+#include "ferry/s3/s3_read_stream.h"
 #include "ferry/transfer/object_file_table.h"
 
 namespace ferry::s3 {
@@ -141,18 +142,79 @@ class S3File : public fs::File {
   std::atomic<bool> ended_{false};
 };
 
+// A lone sequential reader (each read starting where the one before
+// ended, no other read of this file running, no other descriptor of the
+// key) is served from one open GET (S3ReadStream) from its second read on;
+// any other read is the table's (a ranged GET, or the shared parallel
+// download when the key has several readers), and ends the stream. A
+// stream that fails ends streaming for the file: the read is asked again
+// of the table, whose ranged GET retries and reports its own error (a
+// server that closed a connection paused by a slow reader costs one
+// request, not the read).
+//
+// Thread-safety: as fs::File. Reads that overlap in time take the table's
+// path (the one that holds `mu_` may stream); `mu_` is held across a
+// streamed read.
 class S3ReadFile final : public S3File {
  public:
-  S3ReadFile(ObjectFileTable& files, int fd, int64_t size) : S3File(files, fd), size_(size) {}
+  // `store` null: never streams.
+  S3ReadFile(ObjectFileTable& files, int fd, int64_t size, S3ObjectStore* store, std::string key,
+             std::string etag)
+      : S3File(files, fd), size_(size), store_(store), key_(std::move(key)), etag_(std::move(etag)) {}
   ~S3ReadFile() override { (void)Close(); }
 
   absl::StatusOr<size_t> ReadAt(int64_t offset, absl::Span<char> buf) override {
-    return files_.PRead(fd_, offset, buf);
+    if (store_ == nullptr || buf.empty()) return files_.PRead(fd_, offset, buf);
+    if (!mu_.TryLock()) {
+      // Another read of this file is running: not a lone sequential reader.
+      no_stream_.store(true, std::memory_order_relaxed);
+      return files_.PRead(fd_, offset, buf);
+    }
+    absl::StatusOr<size_t> n = ReadLocked(offset, buf);
+    mu_.Unlock();
+    return n;
   }
   absl::StatusOr<int64_t> Size() override { return size_; }
+  absl::Status Close() override {
+    {
+      MutexLock l(&mu_);
+      stream_.reset();  // stops the transfer
+    }
+    return S3File::Close();
+  }
 
  private:
+  absl::StatusOr<size_t> ReadLocked(int64_t offset, absl::Span<char> buf)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    const bool follows = offset == next_offset_;
+    next_offset_ = offset + static_cast<int64_t>(buf.size());
+    if (!follows || offset >= size_ || no_stream_.load(std::memory_order_relaxed) ||
+        !files_.SoleReader(fd_)) {
+      stream_.reset();
+      return files_.PRead(fd_, offset, buf);
+    }
+    if (stream_ == nullptr || stream_->position() != offset) {
+      stream_.reset();
+      stream_ = std::make_unique<S3ReadStream>(*store_, key_, etag_, offset, size_);
+    }
+    absl::StatusOr<size_t> n = stream_->Read(buf);
+    if (n.ok()) return n;
+    stream_.reset();
+    no_stream_.store(true, std::memory_order_relaxed);
+    return files_.PRead(fd_, offset, buf);
+  }
+
   const int64_t size_;
+  S3ObjectStore* const store_;
+  const std::string key_;   // "bucket/key"
+  const std::string etag_;  // the reads' If-Match
+  // Set for good once reads overlapped or a stream failed.
+  std::atomic<bool> no_stream_{false};
+  Mutex mu_;
+  // Where the last read ended (-1: no read yet): a read starting there
+  // follows it.
+  int64_t next_offset_ ABSL_GUARDED_BY(mu_) = -1;
+  std::unique_ptr<S3ReadStream> stream_ ABSL_GUARDED_BY(mu_);
 };
 
 // Close completes the upload, Discard aborts it.
@@ -378,7 +440,8 @@ class ClientFileSystem final : public S3FileSystem {
       (void)files.Close(fd);
       return info.status();
     }
-    return std::unique_ptr<fs::File>(new S3ReadFile(files, fd, info->size));
+    return std::unique_ptr<fs::File>(new S3ReadFile(files, fd, info->size, &client_->store(),
+                                                    fs::NormalizePath(path), info->etag));
   }
 
   // A listed object opens without a HEAD (a tree of small objects is then
@@ -391,7 +454,12 @@ class ClientFileSystem final : public S3FileSystem {
     FERRY_ASSIGN_OR_RETURN(int fd, OpenReadFd(path, {.listed = ObjectInfo{.size = listed.size,
                                                                           .etag = listed.version,
                                                                           .last_modified = listed.mtime}}));
-    return std::unique_ptr<fs::File>(new S3ReadFile(client_->files(), fd, listed.size));
+    // The ETag the key's reads are pinned to (an earlier descriptor's, if
+    // one was open).
+    absl::StatusOr<ObjectInfo> info = client_->files().Stat(fd);
+    return std::unique_ptr<fs::File>(
+        new S3ReadFile(client_->files(), fd, listed.size, &client_->store(),
+                       fs::NormalizePath(path), info.ok() ? info->etag : listed.version));
   }
 
   absl::StatusOr<std::unique_ptr<fs::File>> OpenWrite(

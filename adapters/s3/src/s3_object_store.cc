@@ -60,6 +60,8 @@ struct S3ObjectStore::Call {
   // Any HTTP status is handed back as a reply (HeadBucket's region probe).
   bool raw_reply = false;
   absl::Duration min_stall_timeout;  // see HttpRequest::min_stall_timeout
+  BodySink body_sink;                // see HttpRequest::body_sink
+  uint64_t stream_id = 0;            // see HttpRequest::stream_id
 
   // The GetObject of bytes [offset, offset + length) of "bucket/key" `key`
   // (GetRange, GetRangeInto), If-Match `if_match` unless empty.
@@ -352,6 +354,8 @@ void S3ObjectStore::SendSigned(std::shared_ptr<Call> call, size_t endpoint_index
   // 5xx of a server that answers.
   req.fail_fast_on_connect = true;
   req.min_stall_timeout = call->min_stall_timeout;
+  req.body_sink = call->body_sink;
+  req.stream_id = call->stream_id;
 
   http_->Send(std::move(req), [this, call, endpoint_index, tried, region, done = std::move(done)](
                                   absl::StatusOr<HttpResponse> r) mutable {
@@ -485,6 +489,29 @@ void S3ObjectStore::GetRangeInto(std::string_view key, int64_t offset, std::span
     done(bytes->size());
   });
 }
+
+uint64_t S3ObjectStore::GetStream(std::string_view key, int64_t offset, std::string_view if_match,
+                                  BodySink sink, Callback<HttpResponse> done) {
+  const uint64_t id = http_->NewStreamId();
+  // RangedGet's checks; the range is then open-ended.
+  auto call = Call::RangedGet(key, offset, 1, if_match);
+  if (!call.ok()) {
+    FailLater(std::move(done), call.status());
+    return id;
+  }
+  for (auto& [name, value] : call->headers) {
+    if (name == "range") value = absl::StrCat("bytes=", offset, "-");
+  }
+  call->expected_body_bytes = -1;
+  call->body_sink = std::move(sink);
+  call->stream_id = id;
+  Issue(std::move(*call), std::move(done));
+  return id;
+}
+
+void S3ObjectStore::ResumeStream(uint64_t id) { http_->Resume(id); }
+
+void S3ObjectStore::CancelStream(uint64_t id) { http_->Cancel(id); }
 
 void S3ObjectStore::Put(std::string_view key, std::span<const char> bytes,
                         const Checksum& checksum, const ObjectMetadata& metadata,

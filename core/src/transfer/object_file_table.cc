@@ -328,6 +328,14 @@ absl::StatusOr<ObjectInfo> ObjectFileTable::Stat(int fd) {
   return handle->downloader()->info();
 }
 
+bool ObjectFileTable::SoleReader(int fd) const {
+  MutexLock l(&impl_->mu);
+  auto it = impl_->open.find(fd);
+  if (it == impl_->open.end() || it->second.writes) return false;
+  auto r = impl_->readers.find(it->second.key);
+  return r != impl_->readers.end() && r->second.descriptors == 1;
+}
+
 int ObjectFileTable::open_descriptors() const { return impl_->fds.size(); }
 
 }  // namespace ferry

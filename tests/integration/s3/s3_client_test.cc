@@ -7,8 +7,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <memory>
 #include <optional>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,8 @@
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
 #include "ferry/runtime/runtime.h"
+#include "ferry/s3/s3_file_system.h"
+#include "ferry/s3/s3_read_stream.h"
 #include "ferry/transfer/checksum.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -308,6 +312,187 @@ TEST_F(S3ClientTest, ResetMidUploadFailsAndLeavesNoOrphanMultipartUpload) {
   EXPECT_TRUE(pending->empty()) << pending->size() << " multipart uploads left";
   auto info = client_->downloads().Open(Key("obj"));
   EXPECT_EQ(info.status().code(), absl::StatusCode::kNotFound);
+}
+
+// A lone sequential reader in pieces (Python's f.read(1) then f.read(8 MiB)
+// until EOF) is served from one open GET (S3ReadStream) from its second read
+// on; the tests below read through S3FileSystem's files, then through the
+// stream itself for its pause and its errors.
+
+// The object in pieces of `piece` bytes from `offset` on, until EOF.
+absl::StatusOr<std::string> ReadPieces(fs::File& f, int64_t offset, size_t piece) {
+  std::string out;
+  std::string buf(piece, '\0');
+  for (;;) {
+    FERRY_ASSIGN_OR_RETURN(size_t n, f.ReadAt(offset, absl::MakeSpan(buf)));
+    out.append(buf.data(), n);
+    offset += static_cast<int64_t>(n);
+    if (n < piece) return out;
+  }
+}
+
+class S3StreamedReadTest : public S3ClientTest {
+ protected:
+  // Object `name` opened for reading through a new filesystem `s3_` with
+  // `config`; null after a test failure.
+  std::unique_ptr<fs::File> Open(const std::string& name, S3Config config = LocalConfig()) {
+    auto s3 = S3FileSystem::Create(rt_, std::move(config));
+    EXPECT_TRUE(s3.ok()) << s3.status();
+    if (!s3.ok()) return nullptr;
+    s3_ = *s3;
+    auto f = s3_->OpenRead(Key(name));
+    EXPECT_TRUE(f.ok()) << f.status();
+    return f.ok() ? std::move(*f) : nullptr;
+  }
+  int64_t BodyBytesReceived() { return s3_->client().store().body_bytes_received(); }
+  // A config through the test's proxy (made by ClientThroughProxy).
+  S3Config ProxyConfig() {
+    S3Config config = LocalConfig();
+    config.endpoints = {absl::StrCat("127.0.0.1:", proxy_->port())};
+    return config;
+  }
+
+  std::shared_ptr<S3FileSystem> s3_;
+};
+
+TEST_F(S3StreamedReadTest, SequentialPiecesReturnExactlyTheObjectsBytesFromOneGet) {
+  const std::string data = RandomBytes(9 * kMiB + 12345, 31);
+  PutObject("obj", data);
+  auto f = Open("obj");
+  ASSERT_NE(f, nullptr);
+  std::string first(1, '\0');
+  ASSERT_EQ(f->ReadAt(0, absl::MakeSpan(first)).value_or(0), 1u);
+  const int64_t before = BodyBytesReceived();
+  auto rest = ReadPieces(*f, 1, 1 * kMiB + 7);
+  ASSERT_TRUE(rest.ok()) << rest.status();
+  EXPECT_EQ(Md5Hex(first + *rest), Md5Hex(data));
+  // Every byte once: no read-ahead thrown away, no piece fetched twice.
+  EXPECT_EQ(BodyBytesReceived() - before,
+            static_cast<int64_t>(data.size()) - 1);
+  EXPECT_TRUE(f->Close().ok());
+}
+
+TEST_F(S3StreamedReadTest, ASeekMidStreamReadsTheRightBytesAndStreamsOnFromThere) {
+  const std::string data = RandomBytes(6 * kMiB + 3, 32);
+  PutObject("obj", data);
+  auto f = Open("obj");
+  ASSERT_NE(f, nullptr);
+  std::string buf(300000, '\0');
+  ASSERT_TRUE(f->ReadAt(0, absl::MakeSpan(buf)).ok());
+  ASSERT_EQ(f->ReadAt(300000, absl::MakeSpan(buf)).value_or(0), buf.size());  // streamed
+  EXPECT_EQ(buf, data.substr(300000, buf.size()));
+  // Back, then forward: each answers its own offset's bytes.
+  ASSERT_EQ(f->ReadAt(17, absl::MakeSpan(buf)).value_or(0), buf.size());
+  EXPECT_EQ(buf, data.substr(17, buf.size()));
+  ASSERT_EQ(f->ReadAt(4 * kMiB, absl::MakeSpan(buf)).value_or(0), buf.size());
+  EXPECT_EQ(buf, data.substr(4 * kMiB, buf.size()));
+  auto rest = ReadPieces(*f, 4 * kMiB + 300000, 65536);
+  ASSERT_TRUE(rest.ok()) << rest.status();
+  EXPECT_EQ(Md5Hex(*rest), Md5Hex(data.substr(4 * kMiB + 300000)));
+}
+
+TEST_F(S3StreamedReadTest, ASecondReaderOfTheKeyGetsTheRightBytesBesideAStream) {
+  const std::string data = RandomBytes(7 * kMiB + 5, 33);
+  PutObject("obj", data);
+  auto a = Open("obj");
+  ASSERT_NE(a, nullptr);
+  std::string buf(1 * kMiB, '\0');
+  ASSERT_TRUE(a->ReadAt(0, absl::MakeSpan(buf)).ok());
+  ASSERT_TRUE(a->ReadAt(1 * kMiB, absl::MakeSpan(buf)).ok());  // streamed
+  auto b = s3_->OpenRead(Key("obj"));  // the key's parallel download starts
+  ASSERT_TRUE(b.ok()) << b.status();
+  auto rest_a = ReadPieces(*a, 2 * kMiB, 1 * kMiB);
+  auto all_b = ReadPieces(**b, 0, 3 * kMiB);
+  ASSERT_TRUE(rest_a.ok()) << rest_a.status();
+  ASSERT_TRUE(all_b.ok()) << all_b.status();
+  EXPECT_EQ(Md5Hex(*rest_a), Md5Hex(data.substr(2 * kMiB)));
+  EXPECT_EQ(Md5Hex(*all_b), Md5Hex(data));
+}
+
+TEST_F(S3StreamedReadTest, CloseMidStreamStopsTheTransferAndLaterReadsFail) {
+  PutObject("obj", RandomBytes(8 * kMiB, 34));
+  auto c = ClientThroughProxy("s3_stream_close");
+  ASSERT_NE(c, nullptr);
+  ASSERT_TRUE(SlowLink().ok());  // 8 MiB/s: the stream is still running at Close
+  auto f = Open("obj", ProxyConfig());
+  ASSERT_NE(f, nullptr);
+  std::string buf(64 * 1024, '\0');
+  ASSERT_TRUE(f->ReadAt(0, absl::MakeSpan(buf)).ok());
+  ASSERT_TRUE(f->ReadAt(buf.size(), absl::MakeSpan(buf)).ok());  // streamed
+  EXPECT_TRUE(f->Close().ok());
+  const int64_t at_close = BodyBytesReceived();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(BodyBytesReceived(), at_close);
+  auto after = f->ReadAt(2 * buf.size(), absl::MakeSpan(buf));
+  EXPECT_EQ(after.status().code(), absl::StatusCode::kInvalidArgument) << after.status();
+}
+
+TEST_F(S3StreamedReadTest, PeerResetMidStreamIsAnErrorNotAHangOrAShortRead) {
+  PutObject("obj", RandomBytes(8 * kMiB, 35));
+  auto c = ClientThroughProxy("s3_stream_reset");
+  ASSERT_NE(c, nullptr);
+  ASSERT_TRUE(SlowLink().ok());
+  auto f = Open("obj", ProxyConfig());
+  ASSERT_NE(f, nullptr);
+  std::string buf(1, '\0');
+  ASSERT_TRUE(f->ReadAt(0, absl::MakeSpan(buf)).ok());
+  // Every connection from now on is reset 300 ms after it starts: the
+  // stream's, and the ranged GET the read falls back to.
+  ASSERT_TRUE(proxy_->AddToxic({.name = "reset", .type = "reset_peer",
+                                .attributes = {{"timeout", 300}}}).ok());
+  auto rest = ReadPieces(*f, 1, 4 * kMiB);
+  EXPECT_THAT(rest.status().code(),
+              AnyOf(absl::StatusCode::kUnavailable, absl::StatusCode::kDataLoss));
+  EXPECT_THAT(std::string(rest.status().message()), HasSubstr(Key("obj")));
+}
+
+TEST_F(S3StreamedReadTest, StreamCutShortByTheServerIsDataLossOrUnavailableNotAShortRead) {
+  PutObject("obj", RandomBytes(4 * kMiB, 36));
+  auto c = ClientThroughProxy("s3_stream_cut");
+  ASSERT_NE(c, nullptr);
+  ASSERT_TRUE(proxy_->AddToxic({.name = "cut", .type = "limit_data",
+                                .attributes = {{"bytes", 1 * kMiB}}}).ok());
+  S3ReadStream stream(c->store(), Key("obj"), "", 1, 4 * kMiB);
+  std::string buf(1 * kMiB, '\0');
+  absl::Status failed;
+  for (int i = 0; i < 5 && failed.ok(); ++i) failed = stream.Read(absl::MakeSpan(buf)).status();
+  EXPECT_THAT(failed.code(), AnyOf(absl::StatusCode::kDataLoss, absl::StatusCode::kUnavailable))
+      << failed;
+  EXPECT_THAT(std::string(failed.message()), HasSubstr(Key("obj")));
+  // And it stays failed.
+  EXPECT_EQ(stream.Read(absl::MakeSpan(buf)).status().code(), failed.code());
+}
+
+TEST_F(S3StreamedReadTest, StreamOfAReplacedObjectIsFailedPrecondition) {
+  PutObject("obj", RandomBytes(1 * kMiB, 37));
+  S3ReadStream stream(client_->store(), Key("obj"), "\"not-the-etag\"", 1, 1 * kMiB);
+  std::string buf(4096, '\0');
+  auto n = stream.Read(absl::MakeSpan(buf));
+  EXPECT_EQ(n.status().code(), absl::StatusCode::kFailedPrecondition) << n.status();
+  EXPECT_THAT(std::string(n.status().message()), HasSubstr(Key("obj")));
+}
+
+TEST_F(S3StreamedReadTest, AReaderSlowerThanTheNetworkPausesTheStreamAndGetsEveryByte) {
+  const std::string data = RandomBytes(4 * kMiB, 38);
+  PutObject("obj", data);
+  S3ReadStream stream(client_->store(), Key("obj"), "", 0, static_cast<int64_t>(data.size()));
+  const int64_t before = client_->store().body_bytes_received();
+  std::string got;
+  std::string buf(100000, '\0');
+  int64_t most_ahead = 0;
+  for (;;) {
+    auto n = stream.Read(absl::MakeSpan(buf));
+    ASSERT_TRUE(n.ok()) << n.status();
+    got.append(buf.data(), *n);
+    if (*n < buf.size()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(got.size() < kMiB ? 20 : 0));
+    most_ahead = std::max(most_ahead, client_->store().body_bytes_received() - before -
+                                          static_cast<int64_t>(got.size()));
+  }
+  EXPECT_EQ(Md5Hex(got), Md5Hex(data));
+  // Paused while the reader slept: what was taken ahead of it is at most
+  // the tail of one of curl's pieces (its 512 KiB receive buffer).
+  EXPECT_LE(most_ahead, 512 * 1024);
 }
 
 }  // namespace

@@ -107,6 +107,12 @@ class ObjectFileTable {
   // Size and ETag of the object behind a read descriptor (as opened).
   absl::StatusOr<ObjectInfo> Stat(int fd);
 
+  // True if `fd` is open for reading and no other descriptor reads its
+  // key: its reads do not share the key's downloader with anyone, so a
+  // caller may serve them another way (S3's streamed reads) without
+  // undoing the shared download. False otherwise.
+  bool SoleReader(int fd) const;
+
   // Descriptors open now.
   int open_descriptors() const;
 

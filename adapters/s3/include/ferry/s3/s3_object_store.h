@@ -38,6 +38,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <memory>
@@ -58,6 +59,7 @@ namespace ferry::s3 {
 // The wire pieces (src/internal): the HTTP engine and the credentials.
 class HttpClient;
 struct HttpResponse;
+enum class BodySinkAction : int;  // http_client.h
 class CredentialsProvider;
 
 // One object of a listing.
@@ -116,6 +118,21 @@ class S3ObjectStore : public ObjectStore {
   // is allocated per call. Errors as GetRange's.
   void GetRangeInto(std::string_view key, int64_t offset, std::span<char> dst,
                     std::string_view if_match, Callback<size_t> done) override;
+  // One GET of bytes [offset, end of object) of "bucket/key" `key` whose
+  // 2xx body goes to `sink` piece by piece as it arrives (HttpRequest::
+  // body_sink: called with the HTTP lock held, so it must not call the
+  // store), for a reader that takes a long object in pieces without a
+  // request per piece. The sink's kPause stops the transfer until
+  // ResumeStream(id); CancelStream(id) ends it. With a non-empty
+  // `if_match`, FailedPrecondition when the object's ETag is no longer it.
+  // `done` gets the reply (its body empty) or the error, as GetRange's;
+  // never retried once the sink took a byte. Returns the stream's id.
+  uint64_t GetStream(std::string_view key, int64_t offset, std::string_view if_match,
+                     std::function<BodySinkAction(long, std::string_view)> sink,
+                     Callback<HttpResponse> done);
+  void ResumeStream(uint64_t id);
+  void CancelStream(uint64_t id);
+
   using ObjectStore::CreateMultipart;
   using ObjectStore::Put;
   void Put(std::string_view key, std::span<const char> bytes, const Checksum& checksum,

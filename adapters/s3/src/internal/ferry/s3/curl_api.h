@@ -37,6 +37,7 @@ struct CurlApi {
   decltype(&::curl_easy_reset) easy_reset = nullptr;
   decltype(&::curl_easy_cleanup) easy_cleanup = nullptr;
   decltype(&::curl_easy_strerror) easy_strerror = nullptr;
+  decltype(&::curl_easy_pause) easy_pause = nullptr;
   decltype(&::curl_multi_init) multi_init = nullptr;
   decltype(&::curl_multi_setopt) multi_setopt = nullptr;
   decltype(&::curl_multi_add_handle) multi_add_handle = nullptr;

@@ -26,6 +26,7 @@
 #define FERRY_S3_HTTP_CLIENT_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -42,6 +43,17 @@ class Runtime;
 }  // namespace ferry
 
 namespace ferry::s3 {
+
+// What a body sink (HttpRequest::body_sink) does with a piece of the body.
+enum class BodySinkAction : int {
+  kTaken,   // consumed, every byte of it
+  kPause,   // none consumed: curl keeps the piece and pauses the transfer;
+            // HttpClient::Resume hands it over again
+  kRefuse,  // none consumed: the transfer ends, Cancelled
+};
+
+// Called with the reply's HTTP status and the next piece of a 2xx body.
+using BodySink = std::function<BodySinkAction(long http_status, std::string_view piece)>;
 
 struct HttpRequest {
   std::string method = "GET";  // GET, HEAD, PUT, POST, DELETE
@@ -71,6 +83,17 @@ struct HttpRequest {
   // that is longer than the client's stall_timeout: for a server that
   // legitimately thinks before its first byte (CompleteMultipartUpload).
   absl::Duration min_stall_timeout = absl::ZeroDuration();
+  // When set, a 2xx body goes to this sink piece by piece (neither to
+  // HttpResponse::body nor to response_buffer), so a reader can take a
+  // long body as it comes and pause it while it is busy. Called on an I/O
+  // thread, or inside Resume, with the client's lock held: it must not
+  // call the client. A transfer whose sink took a byte is never retried
+  // (the sink would see the body twice); error bodies go to
+  // HttpResponse::body as without it.
+  BodySink body_sink;
+  // Non-zero (from HttpClient::NewStreamId): the id Resume and Cancel
+  // name this request by.
+  uint64_t stream_id = 0;
 };
 
 struct HttpResponse {
@@ -126,6 +149,16 @@ class HttpClient {
 
   // Starts `request`; `done` runs on an I/O thread (never inline).
   void Send(HttpRequest request, Callback<HttpResponse> done);
+
+  // An id for HttpRequest::stream_id, unique in this client.
+  uint64_t NewStreamId();
+  // Resumes the request `stream_id` if its body sink paused it (the sink
+  // may run inside this call). No-op if it is not in flight.
+  void Resume(uint64_t stream_id);
+  // Ends the request `stream_id` at once (its connection is closed); its
+  // callback gets Cancelled, on an I/O thread. No-op if it is not in
+  // flight (not sent yet, or already done).
+  void Cancel(uint64_t stream_id);
 
   // Response body bytes received so far, over every transfer (retries and
   // error bodies included): lets tests check what moved.

@@ -575,7 +575,7 @@ absl::StatusOr<ferry::TreeCopyResult> CopyOneFile(ferry::Runtime& runtime,
   }
   ferry::TreeCopyResult result;
   absl::StatusOr<ferry::TransferStats> stats =
-      ferry::CopyFile(runtime, *src.fs, src.path, *dst.fs, target, std::move(options));
+      ferry::CopyFile(runtime, *src.fs, src.path, e, *dst.fs, target, std::move(options));
   if (stats.ok()) {
     result.totals = *stats;
   } else {

@@ -187,6 +187,27 @@ TEST_F(CopyEngineTest, SourceDirectoryIsFailedPrecondition) {
             absl::StatusCode::kFailedPrecondition);
 }
 
+TEST_F(CopyEngineTest, CopyFileGivenTheSourcesEntryDoesNotStatTheSourceAgain) {
+  src_.PutFile("f", Pattern(2'500));
+  absl::StatusOr<fs::Entry> entry = src_.Stat("f");
+  ASSERT_TRUE(entry.ok()) << entry.status();
+  const int stats_before = src_.stat_calls.load();
+  CopyOptions o = Small();
+  o.preserve_mtime = true;  // which needs the source's entry
+  absl::StatusOr<TransferStats> stats = CopyFile(runtime_, src_, "f", *entry, dst_, "f", std::move(o));
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_THAT(dst_.GetFile("f"), Optional(Pattern(2'500)));
+  EXPECT_EQ(src_.stat_calls.load(), stats_before);
+}
+
+TEST_F(CopyEngineTest, CopyFileGivenADirectorysEntryIsFailedPrecondition) {
+  ASSERT_TRUE(src_.CreateDir("d", false).ok());
+  absl::StatusOr<fs::Entry> entry = src_.Stat("d");
+  ASSERT_TRUE(entry.ok()) << entry.status();
+  EXPECT_EQ(CopyFile(runtime_, src_, "d", *entry, dst_, "d", Small()).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
 TEST_F(CopyEngineTest, FailedReadLeavesTheOldTargetAsItWas) {
   src_.PutFile("f", Pattern(8'000));
   dst_.PutFile("f", "old");

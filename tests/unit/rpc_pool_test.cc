@@ -213,6 +213,76 @@ TEST_F(RpcPoolTest, DispatchesToTheLeastLoadedOfFourConnections) {
   for (auto& f : calls) EXPECT_TRUE(std::move(f).Get().ok());
 }
 
+// Connections opened one at a time (connections_at_start).
+RpcPoolOptions LazyOptions(uint16_t port, int connections) {
+  RpcPoolOptions o = Options(port);
+  o.connections = connections;
+  o.connections_at_start = 1;
+  return o;
+}
+
+std::vector<std::string> ConnectionStates(const RpcPool& pool) {
+  std::vector<std::string> states;
+  for (const RpcConnectionMetrics& c : pool.metrics().connections) states.push_back(c.state);
+  return states;
+}
+
+TEST_F(RpcPoolTest, PoolOpeningOneConnectionAtStartCarriesCallsInSeriesOnIt) {
+  TestTcpServer server(Framing4(), Echo());
+  auto pool = MakePool(rt_, LazyOptions(server.port(), 4), /*wait_ready=*/false);
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(pool->CallBlocking(Req("x")).ok());
+  EXPECT_EQ(server.accepted(), 1);
+  EXPECT_THAT(ConnectionStates(*pool), ::testing::ElementsAre("ready", "idle", "idle", "idle"));
+}
+
+TEST_F(RpcPoolTest, PoolOpensItsSecondConnectionOnlyWhenCallsQueue) {
+  RpcPoolOptions o = LazyOptions(server_.port(), 2);
+  o.max_in_flight_per_connection = 1;
+  auto pool = MakePool(rt_, o, /*wait_ready=*/false);
+  pool->CallAsync(Req("a"), results_.For(0));
+  ASSERT_TRUE(log_.WaitForTotal(1));
+  EXPECT_EQ(ConnectionStates(*pool)[1], "idle");
+  // "b" finds the one connection full: it queues, and the second opens for it.
+  pool->CallAsync(Req("b"), results_.For(1));
+  ASSERT_TRUE(log_.WaitForTotal(2));
+  std::vector<RecordLog::Entry> held = log_.Take();
+  EXPECT_NE(held[0].conn->index(), held[1].conn->index());
+  for (auto& e : held) e.conn->Send(e.record);
+  ASSERT_TRUE(results_.WaitFor(2));
+}
+
+TEST_F(RpcPoolTest, PoolOpensAnotherConnectionOnceEveryOpenOneHasMoreThanTwoCallsInFlight) {
+  auto pool = MakePool(rt_, LazyOptions(server_.port(), 2), /*wait_ready=*/false);
+  pool->CallAsync(Req("a"), results_.For(0));
+  pool->CallAsync(Req("b"), results_.For(1));
+  ASSERT_TRUE(log_.WaitForTotal(2));
+  EXPECT_EQ(ConnectionStates(*pool)[1], "idle");
+  pool->CallAsync(Req("c"), results_.For(2));
+  EXPECT_TRUE(WaitUntil([&] { return server_.accepted() == 2; }));
+  ASSERT_TRUE(log_.WaitForTotal(3));
+  for (auto& e : log_.Take()) e.conn->Send(e.record);
+  ASSERT_TRUE(results_.WaitFor(3));
+}
+
+TEST_F(RpcPoolTest, WaitUntilReadyOpensTheIdleConnectionsItWaitsFor) {
+  TestTcpServer server(Framing4(), Echo());
+  auto pool = MakePool(rt_, LazyOptions(server.port(), 3), /*wait_ready=*/false);
+  ASSERT_TRUE(pool->WaitUntilReady(3, absl::Now() + absl::Seconds(10)).ok());
+  EXPECT_THAT(ConnectionStates(*pool), ::testing::ElementsAre("ready", "ready", "ready"));
+  // The client's connect can end before the server's accept has run.
+  EXPECT_TRUE(WaitUntil([&] { return server.accepted() == 3; }));
+}
+
+TEST_F(RpcPoolTest, PoolWithIdleConnectionsFailsFastWhenItsOpenOneIsRefused) {
+  const uint16_t port = RefusedPort();
+  RpcPoolOptions o = LazyOptions(port, 4);
+  o.max_connect_attempts = 2;
+  auto pool = MakePool(rt_, o, /*wait_ready=*/false);
+  absl::StatusOr<std::string> r = pool->CallBlocking(Req("x"));
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(r.status().message(), HasSubstr("2 attempts on each of 1 connection;"));
+}
+
 TEST_F(RpcPoolTest, FullQueueGivesResourceExhaustedToCallersThatWillNotWait) {
   RpcPoolOptions o = Options(server_.port());
   o.max_in_flight_per_connection = 2;

@@ -181,6 +181,7 @@ void PoolCore::BecomeReady(const std::shared_ptr<Session>& s) {
   s->ready = true;
   s->ready_at = SteadyClock::now();
   s->kicks.clear();
+  Connection* next = nullptr;
   {
     MutexLock l(&mu_);
     if (shutting_down_) return;
@@ -195,8 +196,10 @@ void PoolCore::BecomeReady(const std::shared_ptr<Session>& s) {
     all_down_ = false;
     last_connect_error_ = absl::OkStatus();
     DispatchLocked(&s->kicks);
+    next = OpenNextLocked();
     ready_cv_.SignalAll();
   }
+  if (next != nullptr) Open(next);
   RunKicks(s->kicks, c);
 }
 
@@ -256,6 +259,7 @@ void PoolCore::ScheduleReconnect(Connection* c, absl::Duration delay) {
 void PoolCore::CheckAllDownLocked(std::vector<Completion>* completions) {
   for (int i = 0; i < options_.connections; ++i) {
     const ConnShared& sh = shared(i);
+    if (sh.state == ConnState::kIdle) continue;  // never opened: judged by the open ones
     // A pool that has been connected rides out an outage (a server
     // restarting, a network blip): its calls wait for a reconnect until
     // their own deadlines. Failing fast is for a server never reached.
@@ -275,9 +279,12 @@ void PoolCore::CheckAllDownLocked(std::vector<Completion>* completions) {
 absl::Status PoolCore::AllDownStatusLocked() const {
   const absl::StatusCode code =
       last_connect_error_.ok() ? absl::StatusCode::kUnavailable : last_connect_error_.code();
+  int opened = 0;
+  for (const ConnShared& sh : conn_shared_) opened += sh.state == ConnState::kIdle ? 0 : 1;
   absl::Status status(code, absl::StrCat("rpc to ", target_, ": no connection after ",
                                          options_.max_connect_attempts, " attempts on each of ",
-                                         options_.connections, " connections; last error: ",
+                                         opened, opened == 1 ? " connection" : " connections",
+                                         "; last error: ",
                                          last_connect_error_.message()));
   // The pool has already retried its connects: a layer above that retries
   // Unavailable calls must not turn a wrong port into a long wait.

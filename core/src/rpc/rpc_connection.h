@@ -30,10 +30,12 @@ using Strand = asio::strand<asio::io_context::executor_type>;
 class PoolCore;
 struct Session;
 
-enum class ConnState : uint8_t { kConnecting, kHandshaking, kReady, kBackoff, kClosed };
+// kIdle: not opened yet (RpcPoolOptions::connections_at_start).
+enum class ConnState : uint8_t { kIdle, kConnecting, kHandshaking, kReady, kBackoff, kClosed };
 
 inline const char* ConnStateName(ConnState s) {
   switch (s) {
+    case ConnState::kIdle: return "idle";
     case ConnState::kConnecting: return "connecting";
     case ConnState::kHandshaking: return "handshaking";
     case ConnState::kReady: return "ready";

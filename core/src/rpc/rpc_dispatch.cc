@@ -107,6 +107,7 @@ RpcCallId PoolCore::Submit(std::string request, Callback<std::string> done, cons
   bool arm = false;
   absl::Status reject;
   RpcCallId id = 0;
+  Connection* next = nullptr;
   {
     MutexLock l(&mu_);
     int conn = -1;
@@ -177,8 +178,10 @@ RpcCallId PoolCore::Submit(std::string request, Callback<std::string> done, cons
         queued_bytes_ += bytes;
       }
       id = (RpcCallId{call->slot} << 32) | call->generation;
+      next = OpenNextLocked();
     }
   }
+  if (next != nullptr) Open(next);
   if (!reject.ok()) {
     PostCompletion(std::move(done), std::move(reject));
     return 0;

@@ -1,5 +1,6 @@
 #include "rpc/rpc_pool_core.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -21,6 +22,9 @@ PoolCore::PoolCore(Runtime& runtime, RpcPoolOptions options)
       target_(absl::StrCat(options_.host, ":", options_.port)),
       by_id_(options_.matching == RpcReplyMatching::kById),
       cap_(by_id_ ? options_.max_in_flight_per_connection : 1),
+      opened_at_start_(options_.connections_at_start <= 0
+                           ? options_.connections
+                           : std::min(options_.connections_at_start, options_.connections)),
       timer_strand_(asio::make_strand(io_)),
       deadline_timer_(io_) {
   std::error_code ec;
@@ -31,6 +35,7 @@ PoolCore::PoolCore(Runtime& runtime, RpcPoolOptions options)
   for (int i = 0; i < options_.connections; ++i) {
     conns_.push_back(std::make_unique<Connection>(i, io_));
     conn_shared_[i].metrics.index = i;
+    if (i >= opened_at_start_) conn_shared_[i].state = ConnState::kIdle;
   }
   // A random first xid, so a restarted client does not replay the ids of
   // its previous life into the server's duplicate request cache.
@@ -41,10 +46,36 @@ PoolCore::PoolCore(Runtime& runtime, RpcPoolOptions options)
 PoolCore::~PoolCore() = default;
 
 void PoolCore::Start() {
-  for (auto& c : conns_) {
-    Connection* conn = c.get();
-    asio::post(conn->strand, [this, conn, token = OpToken(this)] { StartConnect(conn); });
+  for (int i = 0; i < opened_at_start_; ++i) Open(conns_[i].get());
+}
+
+void PoolCore::Open(Connection* c) {
+  asio::post(c->strand, [this, c, token = OpToken(this)] { StartConnect(c); });
+}
+
+Connection* PoolCore::OpenNextLocked() {
+  // More than this many calls in flight on every open connection opens
+  // another: a caller with one call (or a pair) at a time stays on one
+  // connection; a pipelined transfer passes it at once.
+  constexpr int kOpenNextAbove = 2;
+  if (shutting_down_) return nullptr;
+  int idle = -1;
+  int least_load = cap_;
+  for (int i = 0; i < options_.connections; ++i) {
+    const ConnShared& sh = shared(i);
+    if (sh.state == ConnState::kIdle) {
+      if (idle < 0) idle = i;
+      continue;
+    }
+    // One opening at a time, and none while one is down: more connections
+    // to a server that is not answering would only be more failures.
+    if (sh.state != ConnState::kReady) return nullptr;
+    least_load = std::min(least_load, sh.load);
   }
+  if (idle < 0) return nullptr;
+  if (queue_.empty() && least_load <= kOpenNextAbove) return nullptr;
+  shared(idle).state = ConnState::kConnecting;
+  return conns_[idle].get();
 }
 
 void PoolCore::EndOp() {
@@ -95,6 +126,16 @@ void PoolCore::Shutdown() {
 absl::Status PoolCore::WaitUntilReady(int n, absl::Time deadline) {
   n = std::clamp(n, 0, options_.connections);
   MutexLock l(&mu_);
+  // Idle connections the caller waits for are opened now.
+  for (int i = 0, opened = 0; i < options_.connections; ++i) {
+    if (shared(i).state != ConnState::kIdle) {
+      ++opened;
+    } else if (opened < n && !shutting_down_) {
+      shared(i).state = ConnState::kConnecting;
+      Open(conns_[i].get());
+      ++opened;
+    }
+  }
   for (;;) {
     int ready = 0;
     for (const ConnShared& sh : conn_shared_) ready += sh.state == ConnState::kReady ? 1 : 0;

@@ -128,6 +128,10 @@ class PoolCore {
   // Under the lock.
   ConnShared& shared(int i) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return conn_shared_[i]; }
   int PickLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The idle connection to open next (marked connecting), or null: see
+  // RpcPoolOptions::connections_at_start. The caller passes it to Open.
+  Connection* OpenNextLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Open(Connection* c);
   void AssignLocked(int conn, Call* call, Kicks* kicks) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void DispatchLocked(Kicks* kicks) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool QueueFullLocked(size_t bytes) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -155,6 +159,7 @@ class PoolCore {
   const std::string target_;
   const bool by_id_;
   const int cap_;  // in-flight calls per connection
+  const int opened_at_start_;  // connections Start opens; the rest start idle
   std::optional<asio::ip::address> address_;  // when host is a literal IP
   std::vector<std::unique_ptr<Connection>> conns_;  // fixed after construction
 

@@ -1074,15 +1074,18 @@ std::string DescribeFailure(const FileCopyFailure& f) {
                       ": ", absl::StatusCodeToString(f.status.code()), ": ", f.status.message());
 }
 
-absl::StatusOr<TransferStats> CopyFile(Runtime& runtime, fs::FileSystem& src,
-                                       std::string_view src_path, fs::FileSystem& dst,
-                                       std::string_view dst_path, CopyOptions options) {
+namespace {
+
+absl::StatusOr<TransferStats> CopyOneTask(Runtime& runtime, fs::FileSystem& src,
+                                          std::string_view src_path, std::optional<fs::Entry> source,
+                                          fs::FileSystem& dst, std::string_view dst_path,
+                                          CopyOptions options) {
   const absl::Time start = MonotonicNow();
   CopyRun run(runtime, src, dst, options, CopyRun::Mode::kFile);
   std::vector<Task> task;
   const std::string dst_normal = fs::NormalizePath(dst_path);
   const std::string event_path(fs::BaseName(dst_normal));
-  task.push_back({fs::NormalizePath(src_path), dst_normal, std::nullopt, event_path});
+  task.push_back({fs::NormalizePath(src_path), dst_normal, std::move(source), event_path});
   absl::Status stop = run.Add(std::move(task));
   const absl::Status finished = run.Finish();
   if (stop.ok()) stop = finished;
@@ -1092,6 +1095,25 @@ absl::StatusOr<TransferStats> CopyFile(Runtime& runtime, fs::FileSystem& src,
   stats.elapsed = MonotonicNow() - start;
   stats.peak_memory_bytes = runtime.memory_budget().peak();
   return stats;
+}
+
+}  // namespace
+
+absl::StatusOr<TransferStats> CopyFile(Runtime& runtime, fs::FileSystem& src,
+                                       std::string_view src_path, fs::FileSystem& dst,
+                                       std::string_view dst_path, CopyOptions options) {
+  return CopyOneTask(runtime, src, src_path, std::nullopt, dst, dst_path, std::move(options));
+}
+
+absl::StatusOr<TransferStats> CopyFile(Runtime& runtime, fs::FileSystem& src,
+                                       std::string_view src_path, const fs::Entry& source,
+                                       fs::FileSystem& dst, std::string_view dst_path,
+                                       CopyOptions options) {
+  // Only a file is taken as listed: anything else gets the unlisted path's
+  // own look and error.
+  std::optional<fs::Entry> listed;
+  if (source.kind == fs::EntryKind::kFile) listed = source;
+  return CopyOneTask(runtime, src, src_path, std::move(listed), dst, dst_path, std::move(options));
 }
 
 absl::StatusOr<TreeCopyResult> CopyTree(Runtime& runtime, fs::FileSystem& src,

@@ -50,6 +50,7 @@ struct RpcHistogram {
 // One connection's figures.
 struct RpcConnectionMetrics {
   int index = 0;
+  // "idle" (not opened yet: RpcPoolOptions::connections_at_start),
   // "connecting", "handshaking", "ready", "backoff" or "closed".
   std::string state;
   uint64_t calls_sent = 0;       // call records written (retries included)

@@ -131,6 +131,14 @@ struct RpcPoolOptions {
   // Calls in flight on one connection (kById). 64 covers a 1 ms round trip
   // at 64k calls/s per connection; ganesha accepts far more. kInOrder: 1.
   int max_in_flight_per_connection = 64;
+  // Connections opened when the pool is created; 0 (or >= `connections`):
+  // all of them. The others open one at a time, each once every open
+  // connection is ready and either calls queue or the least loaded one has
+  // 2 calls in flight (1 for kInOrder): a caller making one call at a time
+  // (a small get: MOUNT's answer, a LOOKUP, a READ) connects once, while a
+  // pipelined transfer or crawl opens them all within its first calls.
+  // WaitUntilReady(n) opens up to n.
+  int connections_at_start = 0;
 
   // The queue of calls waiting for a connection slot, bounded by count and
   // by request bytes so memory never grows without bound. A single request

@@ -202,6 +202,14 @@ struct CopyOptions {
 absl::StatusOr<TransferStats> CopyFile(Runtime& runtime, fs::FileSystem& src,
                                        std::string_view src_path, fs::FileSystem& dst,
                                        std::string_view dst_path, CopyOptions options = {});
+// The same, for a source the caller has already stat'ed (`source` is its
+// Stat entry): the copy does not ask again (a round trip per file on NFS),
+// and a filesystem that opens from an entry skips its own look-up (S3: the
+// HEAD). A `source` that is not a file is looked at again as above.
+absl::StatusOr<TransferStats> CopyFile(Runtime& runtime, fs::FileSystem& src,
+                                       std::string_view src_path, const fs::Entry& source,
+                                       fs::FileSystem& dst, std::string_view dst_path,
+                                       CopyOptions options = {});
 
 // One file of a tree copy that did not make it.
 struct FileCopyFailure {

@@ -160,6 +160,23 @@ stored_parts() {  # stored_parts KEY: parts its unfinished upload holds
     --query 'length(Parts || `[]`)' --output text 2>/dev/null || echo 0
 }
 parts_past_one() { echo $(($(stored_parts "$1") - 1)); }  # > 0: two parts stored
+# whole_parts_settled KEY: the 5 MiB parts KEY's unfinished upload holds,
+# once its listing has stopped changing. Parts the killed copy had handed
+# to the slow proxy go on landing after the kill, and versitygw lists a
+# part while it is still being written (shorter, its ETag not yet the
+# bytes' MD5): the rerun rightly sends those again.
+whole_parts_settled() {
+  local id now last=none
+  id=$(upload_id "$1") && [ "$id" != None ] || { echo 0; return; }
+  for _ in $(seq 20); do
+    now=$(aws s3api list-parts --bucket "$BUCKET" --key "$1" --upload-id "$id" \
+      --query 'Parts[].[PartNumber,Size,ETag]' --output text 2>/dev/null)
+    [ "$now" = "$last" ] && break
+    last=$now
+    sleep 1
+  done
+  awk -v size=$((5 << 20)) '$2 == size' <<<"$last" | grep -c . || true
+}
 logged() {  # logged FROM_LINE OPERATION KEY: requests since line FROM_LINE
   # versitygw writes its log behind the replies: counted once it stops growing.
   local n=-1 m
@@ -178,8 +195,8 @@ resume_case() {  # resume_case KEY [touch]: kill, (touch the source,) rerun
   # A source changed after the upload began (versitygw dates an upload by
   # its last part, which may land just after the kill).
   [ "${2:-}" = touch ] && sleep 2 && touch "$WORK/big.bin"
-  sleep 1  # S3 dates uploads in whole seconds; parts sent whole before the kill land
-  before=$(stored_parts "$key")
+  sleep 1  # S3 dates uploads in whole seconds
+  before=$(whole_parts_settled "$key")
   from=$(($(wc -l <"$ACCESS_LOG") + 1))
   "$CP" --quiet --chunk-mib=5 "$WORK/big.bin" "s3://$BUCKET/$key"; rc=$?
   sent=$(logged $from UploadPart "$key")

@@ -26,8 +26,9 @@ absl::StatusOr<SyncReport> SyncUrls(Runtime& runtime, fs::FileSystemRegistry& re
     o.filter = nullptr;
     o.delete_extraneous = false;
     r.dry_run = o.dry_run;
-    FERRY_ASSIGN_OR_RETURN(r.totals,
-                           CopyFile(runtime, *src.fs, src.path, *dst.fs, dst.path, std::move(o)));
+    // The entry just stat'ed: the copy does not ask for it again.
+    FERRY_ASSIGN_OR_RETURN(
+        r.totals, CopyFile(runtime, *src.fs, src.path, source, *dst.fs, dst.path, std::move(o)));
     r.files_up_to_date = report.files.up_to_date;
     r.times_updated = report.files.times_updated;
     return report;

@@ -30,6 +30,7 @@
 // FileSystemRegistry): this program parses, presents the progress and
 // prints the figures.
 #include <fcntl.h>
+#include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -799,6 +800,19 @@ int CleanUp(ferry::fs::FileSystemRegistry& registry, const CpOptions& options) {
   return 0;
 }
 
+// The process is ferry-cp's: megabyte buffers freed (an NFS WRITE's
+// request, an S3 part) stay in the heap for the next one instead of going
+// back to the kernel, whose fresh pages the next one would fault in again.
+// glibc's own sliding threshold still trims them: a 256 MiB NFS put took
+// ~17 % more CPU without this (0.48 s against 0.40 s). The library leaves
+// the allocator alone: a process embedding it owns that choice.
+void KeepFreedBuffersInTheHeap() {
+#ifdef __GLIBC__
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 128 << 20);
+#endif
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -806,6 +820,7 @@ int main(int argc, char** argv) {
   if (std::optional<int> exit = ParseArgs(argc, argv, o)) return *exit;
   const CpOptions* options = &o;
   InstallInterruptHandlers();
+  KeepFreedBuffersInTheHeap();
   const bool from_stdin = options->operands[0] == "-";
   const bool to_stdout = options->operands[1] == "-";
   // Stdout carries the file's bytes when DST is -; reports go to stderr.

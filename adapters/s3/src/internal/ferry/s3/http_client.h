@@ -52,8 +52,11 @@ enum class BodySinkAction : int {
   kRefuse,  // none consumed: the transfer ends, Cancelled
 };
 
-// Called with the reply's HTTP status and the next piece of a 2xx body.
-using BodySink = std::function<BodySinkAction(long http_status, std::string_view piece)>;
+struct HttpResponse;
+
+// Called with the reply so far (its status and headers; the body empty)
+// and the next piece of its 2xx body.
+using BodySink = std::function<BodySinkAction(const HttpResponse& reply, std::string_view piece)>;
 
 struct HttpRequest {
   std::string method = "GET";  // GET, HEAD, PUT, POST, DELETE

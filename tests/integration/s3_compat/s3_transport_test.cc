@@ -10,7 +10,9 @@
 // - replies no S3 peer sends (a body without Content-Length, a server that
 //   ignores Range, a cut-off body then a good retry), from a tiny in-process
 //   server answering every request with crafted bytes, to check where
-//   HttpRequest::response_buffer puts a body and how GetRangeInto reads it.
+//   HttpRequest::response_buffer puts a body, how GetRangeInto reads it,
+//   and how a streamed read (S3ReadStream) meets a wrong Content-Range, a
+//   chunked body, a cut, a stall, or its own long pause.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -561,6 +563,19 @@ TEST_F(CraftedStreamTest, BodyCutBeforeItsContentLengthIsDataLossNotAShortRead) 
   reply.resize(reply.size() - 3);  // the connection closes after "3456"
   auto got = StreamFrom(std::move(reply), 3, 10);
   EXPECT_EQ(got.status().code(), absl::StatusCode::kDataLoss) << got.status();
+}
+
+TEST_F(CraftedStreamTest, ReplyThatEndsWhileTheStreamIsPausedIsReadWhole) {
+  CraftedHttpServer server({RangeReply(3, 10, "3456789")});
+  std::unique_ptr<S3ObjectStore> store = Store(server);
+  ASSERT_NE(store, nullptr);
+  S3ReadStream stream(*store, "b/k", "", 3, 10);
+  // No Read waits: the whole body comes, is held paused, and the server
+  // closes the connection.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto got = ReadAll(stream, 4);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(*got, "3456789");
 }
 
 TEST_F(CraftedStreamTest, ServerThatStallsMidBodyFailsAfterTheStallTimeoutNotAHang) {

@@ -118,6 +118,9 @@ struct HttpResponse {
 struct HttpClientOptions {
   absl::Duration connect_timeout = absl::Seconds(10);
   // A transfer that moves no byte for this long fails (DeadlineExceeded).
+  // curl judges it by its speed averaged over about 5 s, so one that stops
+  // after moving bytes fails up to 5 s later; one paused by its body sink
+  // is not judged at all.
   absl::Duration stall_timeout = absl::Seconds(60);
   int retry_count = 0;
   absl::Duration retry_wait = absl::Seconds(1);

@@ -545,6 +545,29 @@ TEST_F(CraftedStreamTest, ServerThatIgnoresRangeIsAnErrorNotTheObjectsFirstBytes
   EXPECT_EQ(got.status().code(), absl::StatusCode::kUnimplemented) << got.status();
 }
 
+TEST_F(CraftedStreamTest, FileReadOfAServerThatIgnoresRangeFallsBackAndGetsTheRightBytes) {
+  // Every request, the HEAD too, gets the whole object with a 200.
+  CraftedHttpServer server({Reply("200 OK", "0123456789")});
+  S3Config c = peers::S3PeerConfig(kPlainPort, /*stall_timeout=*/absl::Seconds(1));
+  c.endpoints = {server.endpoint()};
+  auto s3 = S3FileSystem::Create(rt_, c);
+  ASSERT_TRUE(s3.ok()) << s3.status();
+  auto f = (*s3)->OpenRead("b/k");
+  ASSERT_TRUE(f.ok()) << f.status();
+  std::string got;
+  for (size_t piece : {1, 4, 5}) {  // the second read on would be streamed
+    std::string buf(piece, '\0');
+    auto n = (*f)->ReadAt(static_cast<int64_t>(got.size()), absl::MakeSpan(buf));
+    ASSERT_TRUE(n.ok()) << n.status();
+    ASSERT_EQ(*n, piece);
+    got += buf;
+  }
+  EXPECT_EQ(got, "0123456789");
+  EXPECT_TRUE((*f)->Close().ok());
+  // The stream was tried (its open-ended GET), then its read asked again.
+  EXPECT_THAT(server.heads(), Contains(HasSubstr("range: bytes=1-\r\n")));
+}
+
 TEST_F(CraftedStreamTest, ChunkedRangeReplyGetsEveryByte) {
   auto got = StreamFrom(RangeReply(3, 10, "3456789", /*chunked=*/true), 3, 10);
   ASSERT_TRUE(got.ok()) << got.status();

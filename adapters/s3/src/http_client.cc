@@ -304,7 +304,7 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
     auto* t = static_cast<Transfer*>(userp);
     const size_t bytes = size * n;
     if (t->reply.to_sink) {
-      switch (t->request.body_sink(t->reply.status, std::string_view(data, bytes))) {
+      switch (t->request.body_sink(t->response, std::string_view(data, bytes))) {
         case BodySinkAction::kTaken:
           t->sank = true;
           t->bytes_received->fetch_add(static_cast<int64_t>(bytes), std::memory_order_relaxed);
@@ -366,6 +366,7 @@ struct HttpClient::Engine : std::enable_shared_from_this<HttpClient::Engine> {
     const bool success = reply.status <= 299;
     if (success && r.body_sink) {
       reply.to_sink = true;
+      t.response.status = reply.status;  // the sink sees it with the headers
       return;
     }
     if (success && !r.response_buffer.empty() &&

@@ -21,6 +21,7 @@
 #include "ferry/s3/s3_object_store.h"
 
 #include <cstring>
+#include <optional>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
@@ -64,11 +65,12 @@ struct S3ObjectStore::Call {
   uint64_t stream_id = 0;            // see HttpRequest::stream_id
 
   // The GetObject of bytes [offset, offset + length) of "bucket/key" `key`
-  // (GetRange, GetRangeInto), If-Match `if_match` unless empty.
-  // InvalidArgument for a key without bucket or a negative offset or
-  // length. REQUIRES: length > 0 for the call to be sent.
-  static absl::StatusOr<Call> RangedGet(std::string_view key, int64_t offset, int64_t length,
-                                        std::string_view if_match);
+  // (GetRange, GetRangeInto), or with no length of every byte from
+  // `offset` to the object's end (GetStream); If-Match `if_match` unless
+  // empty. InvalidArgument for a key without bucket or a negative offset
+  // or length. REQUIRES: length > 0 for the call to be sent.
+  static absl::StatusOr<Call> RangedGet(std::string_view key, int64_t offset,
+                                        std::optional<int64_t> length, std::string_view if_match);
 };
 
 namespace {
@@ -133,6 +135,11 @@ absl::StatusOr<std::string_view> RangeBytes(absl::StatusOr<HttpResponse>& r, int
     if (offset >= static_cast<int64_t>(body.size())) return std::string_view();
     return body.substr(static_cast<size_t>(offset), static_cast<size_t>(length));
   }
+  // The bytes of another place of the object would land at `offset`.
+  if (absl::Status s = CheckContentRangeStart(r->Header("content-range"), offset); !s.ok()) {
+    return absl::DataLossError(absl::StrCat("S3 GetObject of ", length, " bytes at offset ",
+                                            offset, ": ", s.message()));
+  }
   if (static_cast<int64_t>(body.size()) > length) {
     return absl::DataLossError(absl::StrCat("S3 GetObject: asked for ", length,
                                             " bytes at offset ", offset, ", got ", body.size()));
@@ -142,20 +149,23 @@ absl::StatusOr<std::string_view> RangeBytes(absl::StatusOr<HttpResponse>& r, int
 
 }  // namespace
 
-absl::StatusOr<S3ObjectStore::Call> S3ObjectStore::Call::RangedGet(std::string_view key,
-                                                                   int64_t offset, int64_t length,
-                                                                   std::string_view if_match) {
+absl::StatusOr<S3ObjectStore::Call> S3ObjectStore::Call::RangedGet(
+    std::string_view key, int64_t offset, std::optional<int64_t> length,
+    std::string_view if_match) {
   FERRY_ASSIGN_OR_RETURN(auto bk, SplitKey("GetObject", key));
-  if (offset < 0 || length < 0) {
+  if (offset < 0 || length.value_or(0) < 0) {
     return absl::InvalidArgumentError(absl::StrCat("S3 GetObject ", ToAbsl(key),
                                                    ": bad range offset ", offset, " length ",
-                                                   length));
+                                                   length.value_or(0)));
   }
   Call call{.operation = "GetObject", .method = "GET", .bucket = std::move(bk.first),
             .key = std::move(bk.second)};
-  call.headers.emplace_back("range", absl::StrCat("bytes=", offset, "-", offset + length - 1));
+  // "bytes=N-": to the object's end, whatever its size now.
+  call.headers.emplace_back(
+      "range", length ? absl::StrCat("bytes=", offset, "-", offset + *length - 1)
+                      : absl::StrCat("bytes=", offset, "-"));
   if (!if_match.empty()) call.headers.emplace_back("if-match", std::string(if_match));
-  call.expected_body_bytes = length;
+  call.expected_body_bytes = length.value_or(-1);
   return call;
 }
 
@@ -493,16 +503,11 @@ void S3ObjectStore::GetRangeInto(std::string_view key, int64_t offset, std::span
 uint64_t S3ObjectStore::GetStream(std::string_view key, int64_t offset, std::string_view if_match,
                                   BodySink sink, Callback<HttpResponse> done) {
   const uint64_t id = http_->NewStreamId();
-  // RangedGet's checks; the range is then open-ended.
-  auto call = Call::RangedGet(key, offset, 1, if_match);
+  auto call = Call::RangedGet(key, offset, std::nullopt, if_match);
   if (!call.ok()) {
     FailLater(std::move(done), call.status());
     return id;
   }
-  for (auto& [name, value] : call->headers) {
-    if (name == "range") value = absl::StrCat("bytes=", offset, "-");
-  }
-  call->expected_body_bytes = -1;
   call->body_sink = std::move(sink);
   call->stream_id = id;
   Issue(std::move(*call), std::move(done));

@@ -12,6 +12,7 @@
 #include "ferry/base/status_macros.h"
 #include "ferry/s3/http_client.h"
 #include "ferry/s3/s3_object_store.h"
+#include "ferry/s3/s3_replies.h"
 
 namespace ferry::s3 {
 
@@ -40,15 +41,23 @@ struct S3ReadStream::State {
   bool finished ABSL_GUARDED_BY(mu) = false;
   absl::Status status ABSL_GUARDED_BY(mu);   // the transfer's, once finished
 
-  BodySinkAction Take(long http_status, std::string_view piece) {
+  BodySinkAction Take(const HttpResponse& reply, std::string_view piece) {
     MutexLock l(&mu);
     if (closed) return BodySinkAction::kRefuse;
-    if (http_status != 206 && !(http_status == 200 && offset == 0)) {
+    // Every piece's reply is checked: a retry's reply is another one.
+    if (reply.status != 206 && !(reply.status == 200 && offset == 0)) {
       // A server that ignored Range sends the object from byte 0.
       Fail(absl::UnimplementedError(
-          absl::StrCat("S3 GetObject ", what, ": HTTP ", http_status,
+          absl::StrCat("S3 GetObject ", what, ": HTTP ", reply.status,
                        " to an open-ended Range (the server ignored it)")));
       return BodySinkAction::kRefuse;
+    }
+    if (reply.status == 206) {
+      if (absl::Status s = CheckContentRangeStart(reply.Header("content-range"), offset);
+          !s.ok()) {
+        Fail(absl::DataLossError(absl::StrCat("S3 GetObject ", what, ": ", s.message())));
+        return BodySinkAction::kRefuse;
+      }
     }
     if (received + static_cast<int64_t>(piece.size()) > expected) {
       Fail(absl::DataLossError(absl::StrCat("S3 GetObject ", what, ": the body runs past the ",
@@ -99,8 +108,8 @@ S3ReadStream::S3ReadStream(S3ObjectStore& store, std::string key, std::string et
   std::shared_ptr<State> done_state = state_;
   id_ = store_.GetStream(
       key, offset, etag,
-      [sink_state](long http_status, std::string_view piece) {
-        return sink_state->Take(http_status, piece);
+      [sink_state](const HttpResponse& reply, std::string_view piece) {
+        return sink_state->Take(reply, piece);
       },
       [done_state](absl::StatusOr<HttpResponse> r) { done_state->Done(std::move(r)); });
 }

@@ -28,6 +28,31 @@ bool ParseSize(std::string_view text, int64_t* size) {
 
 }  // namespace
 
+absl::Status CheckContentRangeStart(const std::string* content_range, int64_t offset) {
+  if (content_range == nullptr) return absl::OkStatus();
+  std::string_view text = *content_range;
+  // "bytes FIRST-LAST/SIZE": FIRST <= LAST < SIZE, SIZE may be "*".
+  int64_t first = 0, last = 0, size = 0;
+  const size_t dash = text.find('-');
+  const size_t slash = text.find('/');
+  const bool readable =
+      absl::StartsWithIgnoreCase(ToAbsl(text), "bytes ") && dash != std::string_view::npos &&
+      slash != std::string_view::npos && dash < slash &&
+      ParseSize(text.substr(6, dash - 6), &first) &&
+      ParseSize(text.substr(dash + 1, slash - dash - 1), &last) && first <= last &&
+      (text.substr(slash + 1) == "*" || (ParseSize(text.substr(slash + 1), &size) && last < size));
+  if (!readable) {
+    return absl::DataLossError(
+        absl::StrCat("unreadable Content-Range \"", ToAbsl(text), "\" in a 206 reply"));
+  }
+  if (first != offset) {
+    return absl::DataLossError(absl::StrCat("the 206 reply's Content-Range \"", ToAbsl(text),
+                                            "\" starts at ", first, ", not at the offset ",
+                                            offset, " asked for"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Time ParseHttpDate(const std::string* value) {
   absl::Time t = absl::InfinitePast();
   if (value == nullptr) return t;

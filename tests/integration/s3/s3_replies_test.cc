@@ -61,6 +61,36 @@ TEST(S3HeadObjectReply, ReadsSizeEtagAndDateAndRejectsANegativeLength) {
   EXPECT_EQ(ParseHeadObjectReply({}).status().code(), absl::StatusCode::kDataLoss);
 }
 
+// The status of CheckContentRangeStart(value, offset).
+absl::StatusCode RangeCheck(const std::string& value, int64_t offset) {
+  return CheckContentRangeStart(&value, offset).code();
+}
+
+TEST(S3ContentRange, ARangeFromTheAskedOffsetIsAccepted) {
+  EXPECT_EQ(RangeCheck("bytes 3-9/10", 3), absl::StatusCode::kOk);
+  EXPECT_EQ(RangeCheck("bytes 0-0/*", 0), absl::StatusCode::kOk);
+  EXPECT_EQ(RangeCheck("Bytes 5-5/6", 5), absl::StatusCode::kOk);
+}
+
+TEST(S3ContentRange, NoContentRangeIsAccepted) {
+  EXPECT_TRUE(CheckContentRangeStart(nullptr, 3).ok());
+}
+
+TEST(S3ContentRange, ARangeStartingElsewhereIsDataLossNamingBoth) {
+  const std::string range = "bytes 0-6/10";
+  const absl::Status s = CheckContentRangeStart(&range, 3);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(s.message(), HasSubstr("starts at 0, not at the offset 3"));
+}
+
+TEST(S3ContentRange, AnUnreadableRangeIsDataLoss) {
+  for (const char* bad : {"", "bytes", "bytes */10", "bytes 3-/10", "bytes -9/10", "bytes 9-3/10",
+                          "bytes 3-9/9", "bytes 3-9", "items 3-9/10", "bytes -3-9/10",
+                          "bytes 3-99999999999999999999/*"}) {
+    EXPECT_EQ(RangeCheck(bad, 3), absl::StatusCode::kDataLoss) << bad;
+  }
+}
+
 TEST(S3ListPartsReply, ReadsPartsAndRejectsANegativeSizeOrAMissingMarker) {
   absl::StatusOr<ListPartsPage> page = ParseListPartsReply(
       "b/k", "<ListPartsResult><IsTruncated>true</IsTruncated><NextPartNumberMarker>1"

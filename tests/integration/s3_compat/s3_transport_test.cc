@@ -10,17 +10,21 @@
 // - replies no S3 peer sends (a body without Content-Length, a server that
 //   ignores Range, a cut-off body then a good retry), from a tiny in-process
 //   server answering every request with crafted bytes, to check where
-//   HttpRequest::response_buffer puts a body and how GetRangeInto reads it.
+//   HttpRequest::response_buffer puts a body, how GetRangeInto reads it,
+//   and how a streamed read (S3ReadStream) meets a wrong Content-Range, a
+//   chunked body, a cut, a stall, or its own long pause.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "ferry/base/strings.h"
@@ -30,6 +34,7 @@
 #include "ferry/fs/local_file_system.h"
 #include "ferry/s3/s3_file_system.h"
 #include "ferry/s3/s3_object_store.h"
+#include "ferry/s3/s3_read_stream.h"
 #include "ferry/transfer/copy_engine.h"
 #include "testing/scratch_dir.h"
 #include "gmock/gmock.h"
@@ -281,20 +286,23 @@ class RequestHeadFraming : public Framing {
 };
 
 // Answers the n-th connection's request with replies[n] (the last reply
-// for every later one), then closes the connection. Thread-safe.
+// for every later one), then closes the connection, or, with
+// `close_after_reply` false, leaves it open and silent until the server
+// is destroyed (a server that stalls). Thread-safe.
 class CraftedHttpServer {
  public:
-  explicit CraftedHttpServer(std::vector<std::string> replies)
+  explicit CraftedHttpServer(std::vector<std::string> replies, bool close_after_reply = true)
       : replies_(std::move(replies)),
         server_(std::make_shared<RequestHeadFraming>(),
-                [this](const ferry::testing::TestTcpServer::ConnPtr& conn, std::string head) {
+                [this, close_after_reply](const ferry::testing::TestTcpServer::ConnPtr& conn,
+                                          std::string head) {
                   {
                     MutexLock l(&mu_);
                     heads_.push_back(std::move(head));
                   }
                   const size_t n = std::min(static_cast<size_t>(conn->index()), replies_.size() - 1);
                   conn->SendRaw(replies_[n]);
-                  conn->Close();
+                  if (close_after_reply) conn->Close();
                 }) {}
 
   std::string url() const { return absl::StrCat("http://127.0.0.1:", server_.port(), "/b/k"); }
@@ -448,6 +456,186 @@ TEST_F(CraftedReplyTest, GetRangeIntoOfARangeReplyLongerThanAskedIsDataLoss) {
   auto n = GetIntoFrom(Reply("206 Partial Content", "0123456789abcdefghij"), 0, buffer);
   EXPECT_EQ(n.status().code(), absl::StatusCode::kDataLoss) << n.status();
   EXPECT_THAT(n.status().message(), HasSubstr("asked for 10 bytes"));
+}
+
+// A 206 reply of `body` that says it holds the bytes from `first` on of a
+// `size`-byte object; `chunked`: without Content-Length, in chunks of at
+// most 3 bytes, ended by the zero chunk.
+std::string RangeReply(int64_t first, int64_t size, std::string_view body, bool chunked = false) {
+  std::string head = absl::StrCat("HTTP/1.1 206 Partial Content\r\nContent-Range: bytes ", first,
+                                  "-", first + static_cast<int64_t>(body.size()) - 1, "/", size,
+                                  "\r\n");
+  if (!chunked) {
+    return absl::StrCat(head, "Content-Length: ", body.size(), "\r\nConnection: close\r\n\r\n",
+                        ToAbsl(body));
+  }
+  absl::StrAppend(&head, "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n");
+  for (size_t at = 0; at < body.size(); at += 3) {
+    const std::string_view chunk = body.substr(at, 3);
+    absl::StrAppend(&head, absl::Hex(chunk.size()), "\r\n", ToAbsl(chunk), "\r\n");
+  }
+  return absl::StrCat(head, "0\r\n\r\n");
+}
+
+TEST_F(CraftedReplyTest, GetRangeIntoOfARangeReplyStartingElsewhereIsDataLossNotOtherBytes) {
+  // Asked for 4 bytes at 3; the reply holds 4 bytes, but those at 0.
+  std::string buffer(4, 'x');
+  auto n = GetIntoFrom(RangeReply(0, 10, "0123"), 3, buffer);
+  EXPECT_EQ(n.status().code(), absl::StatusCode::kDataLoss) << n.status();
+  EXPECT_THAT(n.status().message(), HasSubstr("Content-Range"));
+}
+
+// ---- Streamed reads (S3ReadStream) of crafted replies ----
+
+class CraftedStreamTest : public CraftedReplyTest {
+ protected:
+  // A store whose only endpoint is `server`, with a 1 s stall timeout.
+  std::unique_ptr<S3ObjectStore> Store(const CraftedHttpServer& server) {
+    S3Config c = peers::S3PeerConfig(kPlainPort, /*stall_timeout=*/absl::Seconds(1));
+    c.endpoints = {server.endpoint()};
+    return S3TransportTest::Store(c);
+  }
+  // Reads `stream` to its end in pieces of `piece` bytes: the bytes, or
+  // the first error.
+  static absl::StatusOr<std::string> ReadAll(S3ReadStream& stream, size_t piece) {
+    std::string out;
+    std::string buf(piece, '\0');
+    for (;;) {
+      absl::StatusOr<size_t> n = stream.Read(absl::MakeSpan(buf));
+      if (!n.ok()) return n.status();
+      out.append(buf.data(), *n);
+      if (*n < piece) return out;
+    }
+  }
+  // The bytes from `offset` on of the `size`-byte object "b/k", streamed
+  // from a server that answers with `reply`.
+  absl::StatusOr<std::string> StreamFrom(std::string reply, int64_t offset, int64_t size) {
+    CraftedHttpServer server({std::move(reply)});
+    std::unique_ptr<S3ObjectStore> store = Store(server);
+    if (store == nullptr) return absl::InternalError("no store (see the failure above)");
+    S3ReadStream stream(*store, "b/k", "", offset, size);
+    return ReadAll(stream, 4);
+  }
+};
+
+TEST_F(CraftedStreamTest, RangeReplyGetsEveryByteFromTheOffset) {
+  auto got = StreamFrom(RangeReply(3, 10, "3456789"), 3, 10);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(*got, "3456789");
+}
+
+TEST_F(CraftedStreamTest, RangeReplyStartingElsewhereIsDataLossNotOtherBytes) {
+  // As many bytes as asked for, but those from 0, not from 3.
+  auto got = StreamFrom(RangeReply(0, 10, "0123456"), 3, 10);
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kDataLoss) << got.status();
+  EXPECT_THAT(got.status().message(), HasSubstr("Content-Range"));
+  EXPECT_THAT(got.status().message(), HasSubstr("b/k"));
+}
+
+TEST_F(CraftedStreamTest, UnreadableContentRangeIsDataLoss) {
+  std::string reply = RangeReply(3, 10, "3456789");
+  reply.replace(reply.find("bytes 3-9/10"), 12, "bytes three-9");
+  auto got = StreamFrom(std::move(reply), 3, 10);
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kDataLoss) << got.status();
+  EXPECT_THAT(got.status().message(), HasSubstr("Content-Range"));
+}
+
+TEST_F(CraftedStreamTest, ServerThatIgnoresRangeIsAnErrorNotTheObjectsFirstBytes) {
+  auto got = StreamFrom(Reply("200 OK", "0123456789"), 3, 10);
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kUnimplemented) << got.status();
+}
+
+TEST_F(CraftedStreamTest, FileReadOfAServerThatIgnoresRangeFallsBackAndGetsTheRightBytes) {
+  // Every request, the HEAD too, gets the whole object with a 200.
+  CraftedHttpServer server({Reply("200 OK", "0123456789")});
+  S3Config c = peers::S3PeerConfig(kPlainPort, /*stall_timeout=*/absl::Seconds(1));
+  c.endpoints = {server.endpoint()};
+  auto s3 = S3FileSystem::Create(rt_, c);
+  ASSERT_TRUE(s3.ok()) << s3.status();
+  auto f = (*s3)->OpenRead("b/k");
+  ASSERT_TRUE(f.ok()) << f.status();
+  std::string got;
+  for (size_t piece : {1, 4, 5}) {  // the second read on would be streamed
+    std::string buf(piece, '\0');
+    auto n = (*f)->ReadAt(static_cast<int64_t>(got.size()), absl::MakeSpan(buf));
+    ASSERT_TRUE(n.ok()) << n.status();
+    ASSERT_EQ(*n, piece);
+    got += buf;
+  }
+  EXPECT_EQ(got, "0123456789");
+  EXPECT_TRUE((*f)->Close().ok());
+  // The stream was tried (its open-ended GET), then its read asked again.
+  EXPECT_THAT(server.heads(), Contains(HasSubstr("range: bytes=1-\r\n")));
+}
+
+TEST_F(CraftedStreamTest, ChunkedRangeReplyGetsEveryByte) {
+  auto got = StreamFrom(RangeReply(3, 10, "3456789", /*chunked=*/true), 3, 10);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(*got, "3456789");
+}
+
+TEST_F(CraftedStreamTest, ChunkedRangeReplyEndingBeforeTheObjectsEndIsDataLoss) {
+  // A well-formed chunked body of 4 of the 7 bytes left.
+  auto got = StreamFrom(RangeReply(3, 10, "3456", /*chunked=*/true), 3, 10);
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kDataLoss) << got.status();
+  EXPECT_THAT(got.status().message(), HasSubstr("after 4 of 7 bytes"));
+}
+
+TEST_F(CraftedStreamTest, BodyCutBeforeItsContentLengthIsDataLossNotAShortRead) {
+  std::string reply = RangeReply(3, 10, "3456789");
+  reply.resize(reply.size() - 3);  // the connection closes after "3456"
+  auto got = StreamFrom(std::move(reply), 3, 10);
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kDataLoss) << got.status();
+}
+
+TEST_F(CraftedStreamTest, ReplyThatEndsWhileTheStreamIsPausedIsReadWhole) {
+  CraftedHttpServer server({RangeReply(3, 10, "3456789")});
+  std::unique_ptr<S3ObjectStore> store = Store(server);
+  ASSERT_NE(store, nullptr);
+  S3ReadStream stream(*store, "b/k", "", 3, 10);
+  // No Read waits: the whole body comes, is held paused, and the server
+  // closes the connection.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto got = ReadAll(stream, 4);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(*got, "3456789");
+}
+
+TEST_F(CraftedStreamTest, ServerThatStallsMidBodyFailsAfterTheStallTimeoutNotAHang) {
+  std::string reply = RangeReply(3, 10, "3456789");
+  reply.resize(reply.size() - 3);  // "3456", then nothing, the connection open
+  CraftedHttpServer server({std::move(reply)}, /*close_after_reply=*/false);
+  std::unique_ptr<S3ObjectStore> store = Store(server);
+  ASSERT_NE(store, nullptr);
+  S3ReadStream stream(*store, "b/k", "", 3, 10);
+  const absl::Time start = absl::Now();
+  auto got = ReadAll(stream, 7);
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kDeadlineExceeded) << got.status();
+  EXPECT_THAT(got.status().message(), HasSubstr("b/k"));
+  // One stall timeout (1 s, plus curl's 5 s averaging window), and no
+  // retry: the reader took bytes.
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+  EXPECT_EQ(server.requests(), 1);
+}
+
+TEST_F(CraftedStreamTest, ReaderPausedLongerThanTheStallTimeoutStillGetsEveryByte) {
+  // Far more than the socket buffers and curl's hold: the transfer is
+  // paused mid-body while the reader sleeps.
+  const std::string data = peers::RandomBytes(8 << 20, 41);
+  CraftedHttpServer server({RangeReply(0, static_cast<int64_t>(data.size()), data)});
+  std::unique_ptr<S3ObjectStore> store = Store(server);
+  ASSERT_NE(store, nullptr);
+  S3ReadStream stream(*store, "b/k", "", 0, static_cast<int64_t>(data.size()));
+  std::string first(64 << 10, '\0');
+  auto n = stream.Read(absl::MakeSpan(first));
+  ASSERT_TRUE(n.ok()) << n.status();
+  ASSERT_EQ(*n, first.size());
+  // curl judges a stall by its speed averaged over about 5 s: 7 s paused
+  // is past that and the 1 s stall timeout both.
+  std::this_thread::sleep_for(std::chrono::seconds(7));
+  auto rest = ReadAll(stream, 1 << 20);
+  ASSERT_TRUE(rest.ok()) << rest.status();
+  EXPECT_TRUE(first + *rest == data) << "got " << first.size() + rest->size() << " bytes";
 }
 
 // A server that lists keys which would leave a download's destination

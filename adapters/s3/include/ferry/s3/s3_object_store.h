@@ -122,13 +122,15 @@ class S3ObjectStore : public ObjectStore {
   // 2xx body goes to `sink` piece by piece as it arrives (HttpRequest::
   // body_sink: called with the HTTP lock held, so it must not call the
   // store), for a reader that takes a long object in pieces without a
-  // request per piece. The sink's kPause stops the transfer until
+  // request per piece. The sink sees the reply's status and headers with
+  // each piece: a 206's Content-Range is its to check (a server may answer
+  // another range, or ignore Range with a 200). The sink's kPause stops the transfer until
   // ResumeStream(id); CancelStream(id) ends it. With a non-empty
   // `if_match`, FailedPrecondition when the object's ETag is no longer it.
   // `done` gets the reply (its body empty) or the error, as GetRange's;
   // never retried once the sink took a byte. Returns the stream's id.
   uint64_t GetStream(std::string_view key, int64_t offset, std::string_view if_match,
-                     std::function<BodySinkAction(long, std::string_view)> sink,
+                     std::function<BodySinkAction(const HttpResponse&, std::string_view)> sink,
                      Callback<HttpResponse> done);
   void ResumeStream(uint64_t id);
   void CancelStream(uint64_t id);

@@ -52,8 +52,11 @@ enum class BodySinkAction : int {
   kRefuse,  // none consumed: the transfer ends, Cancelled
 };
 
-// Called with the reply's HTTP status and the next piece of a 2xx body.
-using BodySink = std::function<BodySinkAction(long http_status, std::string_view piece)>;
+struct HttpResponse;
+
+// Called with the reply so far (its status and headers; the body empty)
+// and the next piece of its 2xx body.
+using BodySink = std::function<BodySinkAction(const HttpResponse& reply, std::string_view piece)>;
 
 struct HttpRequest {
   std::string method = "GET";  // GET, HEAD, PUT, POST, DELETE
@@ -115,6 +118,9 @@ struct HttpResponse {
 struct HttpClientOptions {
   absl::Duration connect_timeout = absl::Seconds(10);
   // A transfer that moves no byte for this long fails (DeadlineExceeded).
+  // curl judges it by its speed averaged over about 5 s, so one that stops
+  // after moving bytes fails up to 5 s later; one paused by its body sink
+  // is not judged at all.
   absl::Duration stall_timeout = absl::Seconds(60);
   int retry_count = 0;
   absl::Duration retry_wait = absl::Seconds(1);

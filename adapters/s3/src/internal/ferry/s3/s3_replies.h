@@ -10,6 +10,7 @@
 #ifndef FERRY_S3_S3_REPLIES_H_
 #define FERRY_S3_S3_REPLIES_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,13 @@ absl::Time ParseIsoDate(const std::string& value);
 // HeadObject's headers (names lower-case): size, ETag, Last-Modified.
 absl::StatusOr<ObjectInfo> ParseHeadObjectReply(
     const std::vector<std::pair<std::string, std::string>>& headers);
+
+// A 206 reply's Content-Range ("bytes FIRST-LAST/SIZE", SIZE may be "*";
+// null: none sent) against the `offset` its GET asked from: DataLoss if it
+// is unreadable or its range starts elsewhere (its bytes belong at another
+// place of the object). A reply without one is taken to start at
+// `offset`; its body's length is the caller's to check.
+absl::Status CheckContentRangeStart(const std::string* content_range, int64_t offset);
 
 // ListObjectsV2Result.
 absl::StatusOr<ListObjectsPage> ParseListObjectsV2Reply(std::string_view body);

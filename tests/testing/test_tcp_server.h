@@ -178,11 +178,7 @@ class TestTcpServer {
   // Closes the listener and every connection. Blocks until done.
   void Stop() {
     RunOnServer([this] {
-      if (acceptor_) {
-        std::error_code ignored;
-        acceptor_->close(ignored);
-        acceptor_.reset();
-      }
+      CloseAcceptor();
       for (auto& w : conns_) {
         if (ConnPtr c = w.lock()) c->CloseNow();
       }
@@ -190,10 +186,22 @@ class TestTcpServer {
     });
   }
 
+  // Closes the listener only: new connects are refused while the accepted
+  // connections carry on. Start listens again. Blocks until done.
+  void StopListening() {
+    RunOnServer([this] { CloseAcceptor(); });
+  }
+
   // Connections accepted so far.
   int accepted() const { return accepted_.load(); }
 
  private:
+  void CloseAcceptor() {
+    if (!acceptor_) return;
+    std::error_code ignored;
+    acceptor_->close(ignored);
+    acceptor_.reset();
+  }
   void Accept() {
     acceptor_->async_accept([this](const std::error_code& ec, asio::ip::tcp::socket socket) {
       if (ec) return;  // closed by Stop

@@ -389,6 +389,22 @@ TEST_F(RpcPoolTest, DestroyingThePoolWhileALazyConnectionHandshakesIsClean) {
   for (int i = 0; i < 3; ++i) EXPECT_EQ(results_.Get(i).status().code(), absl::StatusCode::kCancelled);
 }
 
+TEST_F(RpcPoolTest, WaitUntilReadyForMoreConnectionsThanCanOpenEndsAtItsDeadlineNamingTheConnectError) {
+  TestTcpServer server(Framing4(), Echo());
+  auto pool = MakePool(rt_, LazyOptions(server.port(), 2), /*wait_ready=*/false);
+  // Answered: the server has accepted the connection, which closing its
+  // listener would otherwise drop.
+  ASSERT_TRUE(pool->CallBlocking(Req("first")).ok());
+  server.StopListening();
+  const absl::Time deadline = absl::Now() + absl::Milliseconds(300);
+  absl::Status s = pool->WaitUntilReady(2, deadline);
+  EXPECT_GE(absl::Now(), deadline);
+  EXPECT_LT(absl::Now(), deadline + absl::Seconds(5));
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(s.message(), HasSubstr("1 of 2 connections ready"));
+  EXPECT_THAT(s.message(), HasSubstr("refused"));
+}
+
 TEST_F(RpcPoolTest, FullQueueGivesResourceExhaustedToCallersThatWillNotWait) {
   RpcPoolOptions o = Options(server_.port());
   o.max_in_flight_per_connection = 2;

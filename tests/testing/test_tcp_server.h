@@ -14,8 +14,9 @@
 //   options.port = server.port();
 //
 // Stop() closes the listener and every connection; Start() listens again on
-// the same port (a "server restart"). RecordLog collects requests for tests
-// that answer them later. Header-only so any test target can use it.
+// the same port (a "server restart"); StopListening() refuses new connects
+// only. RecordLog collects requests for tests that answer them later.
+// Header-only so any test target can use it.
 #ifndef FERRY_TESTING_TEST_TCP_SERVER_H_
 #define FERRY_TESTING_TEST_TCP_SERVER_H_
 
@@ -187,7 +188,9 @@ class TestTcpServer {
   }
 
   // Closes the listener only: new connects are refused while the accepted
-  // connections carry on. Start listens again. Blocks until done.
+  // connections carry on (one a client has opened but the server not yet
+  // accepted is dropped with the listener). Start listens again. Blocks
+  // until done.
   void StopListening() {
     RunOnServer([this] { CloseAcceptor(); });
   }
@@ -204,7 +207,7 @@ class TestTcpServer {
   }
   void Accept() {
     acceptor_->async_accept([this](const std::error_code& ec, asio::ip::tcp::socket socket) {
-      if (ec) return;  // closed by Stop
+      if (ec) return;  // closed by Stop or StopListening
       auto c = std::make_shared<Conn>(this, std::move(socket), accepted_.fetch_add(1));
       conns_.push_back(c);
       c->Start();

@@ -389,6 +389,17 @@ TEST_F(RpcPoolTest, DestroyingThePoolWhileALazyConnectionHandshakesIsClean) {
   for (int i = 0; i < 3; ++i) EXPECT_EQ(results_.Get(i).status().code(), absl::StatusCode::kCancelled);
 }
 
+TEST_F(RpcPoolTest, DestroyingThePoolJustAsItOpensLazyConnectionsIsClean) {
+  auto pool = MakePool(rt_, LazyOptions(server_.port(), 4), /*wait_ready=*/false);
+  ASSERT_TRUE(pool->WaitUntilReady(1, absl::Now() + absl::Seconds(10)).ok());
+  // Enough calls to open the others, which are still opening (or about to)
+  // when the pool goes.
+  for (int i = 0; i < 40; ++i) pool->CallAsync(Req(absl::StrCat(i)), results_.For(i));
+  pool.reset();
+  ASSERT_EQ(results_.size(), 40u);
+  for (int i = 0; i < 40; ++i) EXPECT_EQ(results_.Get(i).status().code(), absl::StatusCode::kCancelled);
+}
+
 TEST_F(RpcPoolTest, WaitUntilReadyForMoreConnectionsThanCanOpenEndsAtItsDeadlineNamingTheConnectError) {
   TestTcpServer server(Framing4(), Echo());
   auto pool = MakePool(rt_, LazyOptions(server.port(), 2), /*wait_ready=*/false);

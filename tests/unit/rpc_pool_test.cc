@@ -135,6 +135,27 @@ class RpcPoolTest : public ::testing::Test {
     return pool;
   }
 
+  // One call through `pool`, answered from log_: the server has accepted
+  // the connection then (closing its listener drops one it has not).
+  void AnswerOneCall(RpcPool& pool) {
+    Future<std::string> first = pool.Call(Req("first"));
+    ASSERT_TRUE(log_.WaitForTotal(1));
+    for (auto& e : log_.Take()) e.conn->Send(e.record);
+    ASSERT_TRUE(std::move(first).Get().ok());
+  }
+
+  // Three calls held by server_ on a lazy pool's one open connection: the
+  // third opens the next connection.
+  void CallsOpeningTheNextConnection(RpcPool& pool) {
+    for (int i = 0; i < 3; ++i) pool.CallAsync(Req(absl::StrCat(i)), results_.For(i));
+  }
+  void AnswerTheCallsOpeningTheNextConnection() {
+    ASSERT_TRUE(log_.WaitForTotal(4));
+    for (auto& e : log_.Take()) e.conn->Send(e.record);
+    ASSERT_TRUE(results_.WaitFor(3));
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(Payload(*results_.Get(i)), absl::StrCat(i));
+  }
+
   Results results_;  // outlives the tests' pools, whose destructors may complete calls
   RecordLog log_;
   TestTcpServer server_{Framing4(), log_.Handler()};
@@ -286,26 +307,15 @@ TEST_F(RpcPoolTest, PoolWithIdleConnectionsFailsFastWhenItsOpenOneIsRefused) {
 // Hostile servers against the connections a lazy pool opens later: the open
 // one stays healthy while the next is refused, stalls or is reset.
 
-// A lazy pool with three calls in flight on its one open connection, which
-// is what opens the next.
-std::unique_ptr<RpcPool> LazyPoolWithThreeCallsInFlight(Runtime& rt, RpcPoolOptions o, Results& results) {
-  auto pool = MakePool(rt, std::move(o), /*wait_ready=*/false);
-  for (int i = 0; i < 3; ++i) pool->CallAsync(Req(absl::StrCat(i)), results.For(i));
-  return pool;
-}
-
 TEST_F(RpcPoolTest, RefusedLazyConnectionLeavesCallsOnTheOpenOneAndIsRetriedUntilItOpens) {
-  TestTcpServer server(Framing4(), Echo());
-  auto pool = MakePool(rt_, LazyOptions(server.port(), 2), /*wait_ready=*/false);
-  ASSERT_TRUE(pool->CallBlocking(Req("first")).ok());
-  server.StopListening();
-  // Many calls at once open the second connection, which is refused.
-  std::vector<Future<std::string>> calls;
-  for (int i = 0; i < 20; ++i) calls.push_back(pool->Call(Req(absl::StrCat(i))));
-  for (auto& f : calls) EXPECT_TRUE(std::move(f).Get().ok());
+  auto pool = MakePool(rt_, LazyOptions(server_.port(), 2), /*wait_ready=*/false);
+  AnswerOneCall(*pool);
+  server_.StopListening();
+  CallsOpeningTheNextConnection(*pool);
   ASSERT_TRUE(WaitUntil([&] { return pool->metrics().connections[1].failures >= 2; }));
   EXPECT_EQ(ConnectionStates(*pool)[0], "ready");
-  server.Start();
+  AnswerTheCallsOpeningTheNextConnection();
+  server_.Start();
   EXPECT_TRUE(WaitUntil([&] { return ConnectionStates(*pool)[1] == "ready"; }));
 }
 
@@ -330,22 +340,18 @@ class FullBacklog {
 };
 
 TEST_F(RpcPoolTest, LazyConnectionWhoseConnectStallsIsClosedAtTheConnectTimeoutAndTriedAgain) {
-  TestTcpServer server(Framing4(), Echo());
-  RpcPoolOptions o = LazyOptions(server.port(), 2);
+  RpcPoolOptions o = LazyOptions(server_.port(), 2);
   o.connect_timeout = absl::Milliseconds(100);
   auto pool = MakePool(rt_, o, /*wait_ready=*/false);
-  // Answered: the server has accepted the connection, which closing its
-  // listener would otherwise drop.
-  ASSERT_TRUE(pool->CallBlocking(Req("first")).ok());
-  server.StopListening();
-  FullBacklog backlog(server.port());
-  std::vector<Future<std::string>> calls;
-  for (int i = 0; i < 20; ++i) calls.push_back(pool->Call(Req(absl::StrCat(i))));
-  for (auto& f : calls) EXPECT_TRUE(std::move(f).Get().ok());
+  AnswerOneCall(*pool);
+  server_.StopListening();
+  FullBacklog backlog(server_.port());
+  CallsOpeningTheNextConnection(*pool);
   ASSERT_TRUE(WaitUntil([&] { return pool->metrics().connections[1].failures >= 2; }));
   EXPECT_EQ(ConnectionStates(*pool)[0], "ready");
   // Still trying: connecting, or waiting to.
   EXPECT_THAT(ConnectionStates(*pool)[1], ::testing::AnyOf("connecting", "backoff"));
+  AnswerTheCallsOpeningTheNextConnection();
 }
 
 // Completes the handshake of every connection but the second, whose
@@ -365,7 +371,8 @@ TEST_F(RpcPoolTest, LazyConnectionStalledInItsHandshakeIsClosedAtTheConnectTimeo
   o.connect_timeout = absl::Milliseconds(100);
   std::atomic<int> attempts{0};
   o.on_connect = HandshakeStallingOnSecondConnection(&attempts);
-  auto pool = LazyPoolWithThreeCallsInFlight(rt_, o, results_);
+  auto pool = MakePool(rt_, o, /*wait_ready=*/false);
+  CallsOpeningTheNextConnection(*pool);
   ASSERT_TRUE(WaitUntil([&] { return attempts.load() >= 2; }));
   RpcPoolMetrics m = pool->metrics();
   EXPECT_GE(m.connections[1].failures, 1u);
@@ -382,7 +389,8 @@ TEST_F(RpcPoolTest, DestroyingThePoolWhileALazyConnectionHandshakesIsClean) {
   std::atomic<int> attempts{0};
   RpcPoolOptions o = LazyOptions(server_.port(), 2);
   o.on_connect = HandshakeStallingOnSecondConnection(&attempts);
-  auto pool = LazyPoolWithThreeCallsInFlight(rt_, o, results_);
+  auto pool = MakePool(rt_, o, /*wait_ready=*/false);
+  CallsOpeningTheNextConnection(*pool);
   ASSERT_TRUE(WaitUntil([&] { return ConnectionStates(*pool)[1] == "handshaking"; }));
   pool.reset();
   ASSERT_EQ(results_.size(), 3u);
@@ -401,12 +409,9 @@ TEST_F(RpcPoolTest, DestroyingThePoolJustAsItOpensLazyConnectionsIsClean) {
 }
 
 TEST_F(RpcPoolTest, WaitUntilReadyForMoreConnectionsThanCanOpenEndsAtItsDeadlineNamingTheConnectError) {
-  TestTcpServer server(Framing4(), Echo());
-  auto pool = MakePool(rt_, LazyOptions(server.port(), 2), /*wait_ready=*/false);
-  // Answered: the server has accepted the connection, which closing its
-  // listener would otherwise drop.
-  ASSERT_TRUE(pool->CallBlocking(Req("first")).ok());
-  server.StopListening();
+  auto pool = MakePool(rt_, LazyOptions(server_.port(), 2), /*wait_ready=*/false);
+  AnswerOneCall(*pool);
+  server_.StopListening();
   const absl::Time deadline = absl::Now() + absl::Milliseconds(300);
   absl::Status s = pool->WaitUntilReady(2, deadline);
   EXPECT_GE(absl::Now(), deadline);

@@ -14,8 +14,9 @@
 //   options.port = server.port();
 //
 // Stop() closes the listener and every connection; Start() listens again on
-// the same port (a "server restart"). RecordLog collects requests for tests
-// that answer them later. Header-only so any test target can use it.
+// the same port (a "server restart"); StopListening() refuses new connects
+// only. RecordLog collects requests for tests that answer them later.
+// Header-only so any test target can use it.
 #ifndef FERRY_TESTING_TEST_TCP_SERVER_H_
 #define FERRY_TESTING_TEST_TCP_SERVER_H_
 
@@ -178,11 +179,7 @@ class TestTcpServer {
   // Closes the listener and every connection. Blocks until done.
   void Stop() {
     RunOnServer([this] {
-      if (acceptor_) {
-        std::error_code ignored;
-        acceptor_->close(ignored);
-        acceptor_.reset();
-      }
+      CloseAcceptor();
       for (auto& w : conns_) {
         if (ConnPtr c = w.lock()) c->CloseNow();
       }
@@ -190,13 +187,27 @@ class TestTcpServer {
     });
   }
 
+  // Closes the listener only: new connects are refused while the accepted
+  // connections carry on (one a client has opened but the server not yet
+  // accepted is dropped with the listener). Start listens again. Blocks
+  // until done.
+  void StopListening() {
+    RunOnServer([this] { CloseAcceptor(); });
+  }
+
   // Connections accepted so far.
   int accepted() const { return accepted_.load(); }
 
  private:
+  void CloseAcceptor() {
+    if (!acceptor_) return;
+    std::error_code ignored;
+    acceptor_->close(ignored);
+    acceptor_.reset();
+  }
   void Accept() {
     acceptor_->async_accept([this](const std::error_code& ec, asio::ip::tcp::socket socket) {
-      if (ec) return;  // closed by Stop
+      if (ec) return;  // closed by Stop or StopListening
       auto c = std::make_shared<Conn>(this, std::move(socket), accepted_.fetch_add(1));
       conns_.push_back(c);
       c->Start();

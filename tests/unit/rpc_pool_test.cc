@@ -135,6 +135,27 @@ class RpcPoolTest : public ::testing::Test {
     return pool;
   }
 
+  // One call through `pool`, answered from log_: the server has accepted
+  // the connection then (closing its listener drops one it has not).
+  void AnswerOneCall(RpcPool& pool) {
+    Future<std::string> first = pool.Call(Req("first"));
+    ASSERT_TRUE(log_.WaitForTotal(1));
+    for (auto& e : log_.Take()) e.conn->Send(e.record);
+    ASSERT_TRUE(std::move(first).Get().ok());
+  }
+
+  // Three calls held by server_ on a lazy pool's one open connection: the
+  // third opens the next connection.
+  void CallsOpeningTheNextConnection(RpcPool& pool) {
+    for (int i = 0; i < 3; ++i) pool.CallAsync(Req(absl::StrCat(i)), results_.For(i));
+  }
+  void AnswerTheCallsOpeningTheNextConnection() {
+    ASSERT_TRUE(log_.WaitForTotal(4));
+    for (auto& e : log_.Take()) e.conn->Send(e.record);
+    ASSERT_TRUE(results_.WaitFor(3));
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(Payload(*results_.Get(i)), absl::StrCat(i));
+  }
+
   Results results_;  // outlives the tests' pools, whose destructors may complete calls
   RecordLog log_;
   TestTcpServer server_{Framing4(), log_.Handler()};
@@ -281,6 +302,123 @@ TEST_F(RpcPoolTest, PoolWithIdleConnectionsFailsFastWhenItsOpenOneIsRefused) {
   absl::StatusOr<std::string> r = pool->CallBlocking(Req("x"));
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(r.status().message(), HasSubstr("2 attempts on each of 1 connection;"));
+}
+
+// Hostile servers against the connections a lazy pool opens later: the open
+// one stays healthy while the next is refused, stalls or is reset.
+
+TEST_F(RpcPoolTest, RefusedLazyConnectionLeavesCallsOnTheOpenOneAndIsRetriedUntilItOpens) {
+  auto pool = MakePool(rt_, LazyOptions(server_.port(), 2), /*wait_ready=*/false);
+  AnswerOneCall(*pool);
+  server_.StopListening();
+  CallsOpeningTheNextConnection(*pool);
+  ASSERT_TRUE(WaitUntil([&] { return pool->metrics().connections[1].failures >= 2; }));
+  EXPECT_EQ(ConnectionStates(*pool)[0], "ready");
+  AnswerTheCallsOpeningTheNextConnection();
+  server_.Start();
+  EXPECT_TRUE(WaitUntil([&] { return ConnectionStates(*pool)[1] == "ready"; }));
+}
+
+// Listens on `port` with an accept queue of one that is already full and
+// never accepted: a connect's SYN goes unanswered, as to a server whose
+// backlog is full.
+class FullBacklog {
+ public:
+  explicit FullBacklog(uint16_t port) : acceptor_(io_), filler_(io_) {
+    const asio::ip::tcp::endpoint ep(asio::ip::make_address("127.0.0.1"), port);
+    acceptor_.open(ep.protocol());
+    acceptor_.set_option(asio::ip::tcp::acceptor::reuse_address(true));
+    acceptor_.bind(ep);
+    acceptor_.listen(0);  // Linux: room for one connection waiting to be accepted
+    filler_.connect(ep);
+  }
+
+ private:
+  asio::io_context io_;
+  asio::ip::tcp::acceptor acceptor_;
+  asio::ip::tcp::socket filler_;
+};
+
+TEST_F(RpcPoolTest, LazyConnectionWhoseConnectStallsIsClosedAtTheConnectTimeoutAndTriedAgain) {
+  RpcPoolOptions o = LazyOptions(server_.port(), 2);
+  o.connect_timeout = absl::Milliseconds(100);
+  auto pool = MakePool(rt_, o, /*wait_ready=*/false);
+  AnswerOneCall(*pool);
+  server_.StopListening();
+  FullBacklog backlog(server_.port());
+  CallsOpeningTheNextConnection(*pool);
+  ASSERT_TRUE(WaitUntil([&] { return pool->metrics().connections[1].failures >= 2; }));
+  EXPECT_EQ(ConnectionStates(*pool)[0], "ready");
+  // Still trying: connecting, or waiting to.
+  EXPECT_THAT(ConnectionStates(*pool)[1], ::testing::AnyOf("connecting", "backoff"));
+  AnswerTheCallsOpeningTheNextConnection();
+}
+
+// Completes the handshake of every connection but the second, whose
+// handshake the server never answers.
+RpcHandshake HandshakeStallingOnSecondConnection(std::atomic<int>* attempts) {
+  return [attempts](RpcHandshakeChannel& channel, absl::AnyInvocable<void(absl::Status)> done) {
+    if (channel.connection_index() == 0) return done(absl::OkStatus());
+    attempts->fetch_add(1);
+    channel.Exchange("HELLO", [done = std::move(done)](absl::StatusOr<std::string> r) mutable {
+      done(r.status());
+    });
+  };
+}
+
+TEST_F(RpcPoolTest, LazyConnectionStalledInItsHandshakeIsClosedAtTheConnectTimeoutAndTriedAgain) {
+  RpcPoolOptions o = LazyOptions(server_.port(), 2);
+  o.connect_timeout = absl::Milliseconds(100);
+  std::atomic<int> attempts{0};
+  o.on_connect = HandshakeStallingOnSecondConnection(&attempts);
+  auto pool = MakePool(rt_, o, /*wait_ready=*/false);
+  CallsOpeningTheNextConnection(*pool);
+  ASSERT_TRUE(WaitUntil([&] { return attempts.load() >= 2; }));
+  RpcPoolMetrics m = pool->metrics();
+  EXPECT_GE(m.connections[1].failures, 1u);
+  EXPECT_EQ(m.connections[0].state, "ready");
+  EXPECT_EQ(m.connections[0].in_flight, 3u);
+  // The calls on the open connection are answered meanwhile.
+  for (auto& e : log_.Take()) {
+    if (e.record != "HELLO") e.conn->Send(e.record);
+  }
+  EXPECT_TRUE(results_.WaitFor(3));
+}
+
+TEST_F(RpcPoolTest, DestroyingThePoolWhileALazyConnectionHandshakesIsClean) {
+  std::atomic<int> attempts{0};
+  RpcPoolOptions o = LazyOptions(server_.port(), 2);
+  o.on_connect = HandshakeStallingOnSecondConnection(&attempts);
+  auto pool = MakePool(rt_, o, /*wait_ready=*/false);
+  CallsOpeningTheNextConnection(*pool);
+  ASSERT_TRUE(WaitUntil([&] { return ConnectionStates(*pool)[1] == "handshaking"; }));
+  pool.reset();
+  ASSERT_EQ(results_.size(), 3u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(results_.Get(i).status().code(), absl::StatusCode::kCancelled);
+}
+
+TEST_F(RpcPoolTest, DestroyingThePoolJustAsItOpensLazyConnectionsIsClean) {
+  auto pool = MakePool(rt_, LazyOptions(server_.port(), 4), /*wait_ready=*/false);
+  ASSERT_TRUE(pool->WaitUntilReady(1, absl::Now() + absl::Seconds(10)).ok());
+  // Enough calls to open the others, which are still opening (or about to)
+  // when the pool goes.
+  for (int i = 0; i < 40; ++i) pool->CallAsync(Req(absl::StrCat(i)), results_.For(i));
+  pool.reset();
+  ASSERT_EQ(results_.size(), 40u);
+  for (int i = 0; i < 40; ++i) EXPECT_EQ(results_.Get(i).status().code(), absl::StatusCode::kCancelled);
+}
+
+TEST_F(RpcPoolTest, WaitUntilReadyForMoreConnectionsThanCanOpenEndsAtItsDeadlineNamingTheConnectError) {
+  auto pool = MakePool(rt_, LazyOptions(server_.port(), 2), /*wait_ready=*/false);
+  AnswerOneCall(*pool);
+  server_.StopListening();
+  const absl::Time deadline = absl::Now() + absl::Milliseconds(300);
+  absl::Status s = pool->WaitUntilReady(2, deadline);
+  EXPECT_GE(absl::Now(), deadline);
+  EXPECT_LT(absl::Now(), deadline + absl::Seconds(5));
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(s.message(), HasSubstr("1 of 2 connections ready"));
+  EXPECT_THAT(s.message(), HasSubstr("refused"));
 }
 
 TEST_F(RpcPoolTest, FullQueueGivesResourceExhaustedToCallersThatWillNotWait) {
@@ -554,6 +692,20 @@ TEST_F(RpcPoolTest, IdempotentCallIsRetriedAfterAConnectionReset) {
   RpcPoolMetrics m = pool->metrics();
   EXPECT_EQ(m.retries, 1u);
   EXPECT_EQ(m.reconnects, 1u);
+}
+
+TEST_F(RpcPoolTest, IdempotentCallsOfALazyPoolWhoseOnlyOpenConnectionIsResetAreDeliveredOnANewOne) {
+  TestTcpServer server(Framing4(), ResetFirstConnection());
+  auto pool = MakePool(rt_, LazyOptions(server.port(), 3), /*wait_ready=*/false);
+  ASSERT_TRUE(pool->WaitUntilReady(1, absl::Now() + absl::Seconds(10)).ok());
+  std::vector<Future<std::string>> calls;
+  for (int i = 0; i < 6; ++i) calls.push_back(pool->Call(Req(absl::StrCat(i)), {.idempotent = true}));
+  for (int i = 0; i < 6; ++i) {
+    absl::StatusOr<std::string> r = std::move(calls[i]).Get();
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(Payload(*r), absl::StrCat(i));
+  }
+  EXPECT_GE(pool->metrics().retries, 1u);
 }
 
 // Bytes that differ from offset to offset, so a misplaced piece shows.

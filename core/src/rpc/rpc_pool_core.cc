@@ -142,8 +142,11 @@ absl::Status PoolCore::WaitUntilReady(int n, absl::Time deadline) {
     if (ready >= n) return absl::OkStatus();
     if (shutting_down_) return absl::CancelledError(absl::StrCat("rpc to ", target_, ": the pool is shutting down"));
     if (!ready_cv_.WaitWithDeadline(&mu_, deadline) && absl::Now() >= deadline) {
-      return absl::DeadlineExceededError(absl::StrCat("rpc to ", target_, ": ", ready, " of ", n,
-                                                      " connections ready at the deadline"));
+      // Why the others are not ready: a server that refuses, resets or
+      // stalls the connections beyond the first shows only here.
+      return absl::DeadlineExceededError(absl::StrCat(
+          "rpc to ", target_, ": ", ready, " of ", n, " connections ready at the deadline",
+          last_connect_error_.ok() ? "" : absl::StrCat("; last connect error: ", last_connect_error_.message())));
     }
   }
 }

@@ -256,7 +256,7 @@ class RpcPool {
 
   // Blocks until at least min(`connections`, pool size) connections are
   // ready (handshake done). DeadlineExceeded if `deadline` (wall clock, as
-  // absl::Now()) passes first.
+  // absl::Now()) passes first, naming the last connect error if any.
   // Useful before a benchmark or for a kFail caller.
   absl::Status WaitUntilReady(int connections, absl::Time deadline);
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/bench startup: what a process pays before it does any work
-# (issue #33 part 1). Medians of RUNS (20) runs of each command, wall time
-# and the child's CPU (user+sys, from wait4's rusage) side by side:
+# (issue #33 part 1). Medians of RUNS (20) runs of each command (a get by
+# ferry-cp and the peer's get alternated run by run), wall time and the
+# child's CPU (user+sys, from wait4's rusage) side by side:
 #   - ferry-cp --help, ferry-walk --help;
 #   - `import ferry` against `import irods` (python-irodsclient) and
 #     `import boto3`, each in a fresh interpreter of $VENV;
@@ -61,38 +62,56 @@ runs, cp, walk, py, libs, jni = (int(sys.argv[1]), sys.argv[2], sys.argv[3], sys
                                  int(sys.argv[5]), sys.argv[6])
 work = os.environ["STARTUP_WORK"]
 
-def measure(argv, fresh=None):
-    """Medians of wall and child CPU in ms; None when the command fails.
-    `fresh`: a file removed before every run (a copy's destination)."""
-    walls, cpus = [], []
+def run_once(argv, fresh=None):
+    """(child CPU, wall) of one run in ms; None when the command fails.
+    `fresh`: a file removed before the run (a copy's destination)."""
+    if fresh and os.path.exists(fresh):
+        os.remove(fresh)
+    t0 = time.perf_counter()
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    err = p.stderr.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = (time.perf_counter() - t0) * 1e3
+    if os.waitstatus_to_exitcode(status) != 0:
+        print(f"startup: {' '.join(argv)}: {err.decode(errors='replace').strip()}", file=sys.stderr)
+        return None
+    if fresh and os.path.getsize(fresh) != 1:
+        print(f"startup: {' '.join(argv)} did not write 1 byte to {fresh}", file=sys.stderr)
+        return None
+    return (ru.ru_utime + ru.ru_stime) * 1e3, wall
+
+def measure(*argvs, fresh=None):
+    """Medians of (child CPU, wall) in ms for each command, their runs
+    alternated (A B A B ...) so that the host's drift, which moves a row
+    by half within a minute on this VM, falls on both alike; None for a
+    command that fails."""
+    samples = [[] for _ in argvs]
     for _ in range(runs):
-        if fresh and os.path.exists(fresh):
-            os.remove(fresh)
-        t0 = time.perf_counter()
-        p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        err = p.stderr.read()
-        _, status, ru = os.wait4(p.pid, 0)
-        walls.append((time.perf_counter() - t0) * 1e3)
-        cpus.append((ru.ru_utime + ru.ru_stime) * 1e3)
-        if os.waitstatus_to_exitcode(status) != 0:
-            print(f"startup: {' '.join(argv)}: {err.decode(errors='replace').strip()}",
-                  file=sys.stderr)
-            return None
-        if fresh and os.path.getsize(fresh) != 1:
-            print(f"startup: {' '.join(argv)} did not write 1 byte to {fresh}", file=sys.stderr)
-            return None
-    return statistics.median(cpus), statistics.median(walls)
+        for i, argv in enumerate(argvs):
+            if samples[i] is None:
+                continue
+            m = run_once(argv, fresh)
+            samples[i] = None if m is None else samples[i] + [m]
+    return [None if s is None else (statistics.median(c for c, _ in s),
+                                    statistics.median(w for _, w in s)) for s in samples]
 
 result = {"bench": "startup", "runs": runs, "cp_help_libs": libs}
 
-def row(key, argv, fresh=None):
-    m = measure(argv, fresh)
+def record(key, m):
     if m is None:
         print(f"startup: {key} left out", file=sys.stderr)
         return None
     result[key + "_cpu_ms"], result[key + "_wall_ms"] = round(m[0], 2), round(m[1], 2)
     print(f"{key:22s} cpu {m[0]:7.2f} ms  wall {m[1]:7.2f} ms", file=sys.stderr)
     return m
+
+def row(key, argv):
+    return record(key, measure(argv)[0])
+
+def rows(key_a, argv_a, key_b, argv_b, fresh):
+    """Two commands measured alternately (see measure)."""
+    a, b = measure(argv_a, argv_b, fresh=fresh)
+    return record(key_a, a), record(key_b, b)
 
 def versus(key, ours, theirs):
     """The peer's figure over ferry's: >= 1 when ferry is as fast."""
@@ -109,10 +128,8 @@ row("import_boto3", [py, "-c", "import boto3"])
 dst = os.path.join(work, "one.out")
 nfs_url = os.environ["STARTUP_NFS_URL"]
 if nfs_url:
-    # Alternated tool by tool would be fairer to drift; whole rows are
-    # what a user's loop of one tool meets (and 20 runs are ~0.3 s each).
-    f = row("nfs_get_1b_ferry", [cp, "--quiet", nfs_url, dst], dst)
-    n = row("nfs_get_1b_nfs_cp", ["nfs-cp", nfs_url, dst], dst)
+    f, n = rows("nfs_get_1b_ferry", [cp, "--quiet", nfs_url, dst],
+                "nfs_get_1b_nfs_cp", ["nfs-cp", nfs_url, dst], dst)
     versus("nfs_get_1b_vs_nfs_cp", f, n)
 irods_url = os.environ["STARTUP_IRODS_URL"]
 if irods_url:
@@ -120,8 +137,8 @@ if irods_url:
            "with iRODSSession(host='127.0.0.1', port=int(sys.argv[1]), user='rods',"
            " password='rods', zone='tempZone') as s:\n"
            "    s.data_objects.get('/tempZone/home/rods/one.bin', sys.argv[2])\n")
-    f = row("irods_get_1b_ferry", [cp, "--quiet", irods_url, dst], dst)
-    p = row("irods_get_1b_prc", [py, "-c", prc, os.environ["STARTUP_IRODS_PORT"], dst], dst)
+    f, p = rows("irods_get_1b_ferry", [cp, "--quiet", irods_url, dst],
+                "irods_get_1b_prc", [py, "-c", prc, os.environ["STARTUP_IRODS_PORT"], dst], dst)
     versus("irods_get_1b_vs_prc_process", f, p)
 
 # The JNI library's load: System.load timed inside a fresh JVM (the JVM's

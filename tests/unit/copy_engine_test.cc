@@ -2,13 +2,17 @@
 // it promises whatever the protocol.
 #include "ferry/transfer/copy_engine.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "ferry/base/mutex.h"
 #include "ferry/fs/local_file_system.h"
 #include "ferry/runtime/runtime.h"
 #include "gmock/gmock.h"
@@ -198,6 +202,55 @@ TEST_F(CopyEngineTest, CopyFileGivenTheSourcesEntryDoesNotStatTheSourceAgain) {
   ASSERT_TRUE(stats.ok()) << stats.status();
   EXPECT_THAT(dst_.GetFile("f"), Optional(Pattern(2'500)));
   EXPECT_EQ(src_.stat_calls.load(), stats_before);
+}
+
+// A MemFileSystem that gives each walked file a handle ("h:" and its path)
+// when the walk asks for handles, and records the handle each file was
+// opened as listed with.
+class HandleListingFileSystem final : public MemFileSystem {
+ public:
+  using MemFileSystem::MemFileSystem;
+
+  absl::StatusOr<fs::WalkStats> Walk(std::string_view root, const fs::WalkOptions& options,
+                                     absl::FunctionRef<bool(fs::WalkBatch&)> on_batch) override {
+    return MemFileSystem::Walk(root, options, [&](fs::WalkBatch& batch) {
+      for (fs::Entry& e : batch.entries) {
+        if (options.with_handles && e.kind == fs::EntryKind::kFile) e.handle = "h:" + e.path;
+      }
+      return on_batch(batch);
+    });
+  }
+
+  absl::StatusOr<std::unique_ptr<fs::File>> OpenReadListed(std::string_view path,
+                                                           const fs::Entry& listed) override {
+    {
+      MutexLock lock(&mu_);
+      opened_with_.push_back(listed.handle);
+    }
+    return MemFileSystem::OpenRead(path);
+  }
+
+  std::vector<std::string> opened_with() {
+    MutexLock lock(&mu_);
+    std::vector<std::string> sorted = opened_with_;
+    std::sort(sorted.begin(), sorted.end());
+    return sorted;
+  }
+
+ private:
+  Mutex mu_;
+  std::vector<std::string> opened_with_ ABSL_GUARDED_BY(mu_);
+};
+
+TEST_F(CopyEngineTest, TreeCopyOpensEachFileAsWalkedWithItsHandle) {
+  HandleListingFileSystem src("src");
+  src.PutFile("t/a", "1");
+  src.PutFile("t/d/b", "22");
+  absl::StatusOr<TreeCopyResult> r = CopyTree(runtime_, src, "t", dst_, "c", Small());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->totals.files, 2);
+  EXPECT_THAT(src.opened_with(), ElementsAre("h:a", "h:d/b"));
+  EXPECT_THAT(dst_.GetFile("c/d/b"), Optional(std::string("22")));
 }
 
 TEST_F(CopyEngineTest, CopyFileGivenADirectorysEntryIsFailedPrecondition) {

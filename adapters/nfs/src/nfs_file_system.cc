@@ -53,7 +53,9 @@ NfsTime NfsTimeOf(absl::Time t) {
   return {static_cast<uint32_t>(ns / 1000000000), static_cast<uint32_t>(ns % 1000000000)};
 }
 
-fs::Entry EntryOf(std::string path, const Fattr3& a) {
+// `handle`: the object's, kept for a file (fs::Entry::handle); "" for
+// List's entries, which are compared far more often than opened.
+fs::Entry EntryOf(std::string path, const Fattr3& a, std::string_view handle) {
   fs::Entry e;
   e.path = std::move(path);
   e.kind = KindOf(a.type);
@@ -63,6 +65,7 @@ fs::Entry EntryOf(std::string path, const Fattr3& a) {
   e.uid = a.uid;
   e.gid = a.gid;
   e.id = a.fileid;
+  if (a.type == FileType::kRegular) e.handle = std::string(handle);
   return e;
 }
 
@@ -369,9 +372,9 @@ class ClientFileSystem final : public NfsFileSystem {
   absl::StatusOr<fs::Entry> Stat(std::string_view path) override {
     const std::string p = fs::NormalizePath(path);
     FERRY_ASSIGN_OR_RETURN(NfsObject o, client_.LookupPath(p));
-    if (o.attributes) return EntryOf(p, *o.attributes);
+    if (o.attributes) return EntryOf(p, *o.attributes, o.handle);
     FERRY_ASSIGN_OR_RETURN(Fattr3 a, client_.GetAttr(o.handle, p));
-    return EntryOf(p, a);
+    return EntryOf(p, a, o.handle);
   }
 
   absl::Status List(std::string_view dir,
@@ -392,7 +395,7 @@ class ClientFileSystem final : public NfsFileSystem {
         cookie = e.cookie;
         if (e.name == "." || e.name == "..") continue;
         if (e.attributes) {
-          batch.push_back(EntryOf(std::string(e.name), *e.attributes));
+          batch.push_back(EntryOf(std::string(e.name), *e.attributes, ""));
         } else {
           // A server may leave attributes out: ask for them.
           FERRY_ASSIGN_OR_RETURN(NfsObject child,
@@ -402,7 +405,7 @@ class ClientFileSystem final : public NfsFileSystem {
           if (!child.attributes) {
             FERRY_ASSIGN_OR_RETURN(a, client_.GetAttr(child.handle, fs::JoinPath(d, e.name)));
           }
-          batch.push_back(EntryOf(std::string(e.name), a));
+          batch.push_back(EntryOf(std::string(e.name), a, ""));
         }
       }
       cookieverf = page.result.cookieverf;
@@ -430,6 +433,7 @@ class ClientFileSystem final : public NfsFileSystem {
             f.uid = e.uid;
             f.gid = e.gid;
             f.id = e.fileid;
+            f.handle = std::move(e.handle);
             out.entries.push_back(std::move(f));
           }
           out.errors = std::move(batch.errors);
@@ -441,6 +445,21 @@ class ClientFileSystem final : public NfsFileSystem {
   absl::StatusOr<std::unique_ptr<fs::File>> OpenRead(std::string_view path) override {
     FERRY_ASSIGN_OR_RETURN(std::shared_ptr<NfsFile> file,
                            NfsFile::Open(client_, fs::NormalizePath(path)));
+    return std::unique_ptr<fs::File>(new NfsReadFile(std::move(file)));
+  }
+
+  // By the listed handle: the file that was listed, no LOOKUP (a tree's
+  // files are each a LOOKUP per path component otherwise). One removed
+  // since fails its first READ with STALE, which reads as NotFound, as
+  // the LOOKUP would have.
+  absl::StatusOr<std::unique_ptr<fs::File>> OpenReadListed(std::string_view path,
+                                                           const fs::Entry& listed) override {
+    if (listed.kind != fs::EntryKind::kFile || listed.handle.empty() || listed.size < 0) {
+      return OpenRead(path);
+    }
+    auto file = std::make_shared<NfsFile>(client_, FileHandle(listed.handle),
+                                          fs::NormalizePath(path),
+                                          static_cast<uint64_t>(listed.size));
     return std::unique_ptr<fs::File>(new NfsReadFile(std::move(file)));
   }
 

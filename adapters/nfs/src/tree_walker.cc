@@ -103,7 +103,8 @@ std::string ChildPath(std::string_view dir, std::string_view name) {
   return p;
 }
 
-WalkEntry MakeEntry(std::string path, const Fattr3& a) {
+WalkEntry MakeEntry(std::string path, const Fattr3& a,
+                    std::optional<std::string_view> handle) {
   WalkEntry e;
   e.path = std::move(path);
   e.type = a.type;
@@ -113,6 +114,7 @@ WalkEntry MakeEntry(std::string path, const Fattr3& a) {
   e.gid = a.gid;
   e.mtime = a.mtime;
   e.fileid = a.fileid;
+  if (a.type == FileType::kRegular && handle && !handle->empty()) e.handle = FileHandle(*handle);
   return e;
 }
 
@@ -279,7 +281,7 @@ class WalkState : public std::enable_shared_from_this<WalkState> {
           subdirs.push_back(SubDir{entries.size(), GuardEntry(d.name, *d.attributes),
                                    Listing{FileHandle(*d.handle), child, listing.depth + 1}});
         }
-        entries.push_back(MakeEntry(std::move(child), *d.attributes));
+        entries.push_back(MakeEntry(std::move(child), *d.attributes, HandleToKeep(d.handle)));
       }
       listing.cookieverf = r.cookieverf;
       if (r.eof) {
@@ -352,6 +354,12 @@ class WalkState : public std::enable_shared_from_this<WalkState> {
     Pump();
   }
 
+  // What a file's entry keeps of `handle`: all of it when the walk asked
+  // for handles (fs::WalkOptions::with_handles), else nothing.
+  std::optional<std::string_view> HandleToKeep(std::optional<std::string_view> handle) const {
+    return options_.walk.with_handles ? handle : std::nullopt;
+  }
+
   void SendLookup(PendingLookup p) {
     const FileHandle dir = p.dir;
     const std::string name = p.name;
@@ -373,7 +381,7 @@ class WalkState : public std::enable_shared_from_this<WalkState> {
       if (o->attributes->type == FileType::kDirectory) {
         subdir = Listing{o->handle, p.path, p.depth + 1};
       }
-      entry = MakeEntry(p.path, *o->attributes);
+      entry = MakeEntry(p.path, *o->attributes, HandleToKeep(o->handle));
     }
     {
       MutexLock l(&mu_);

@@ -1178,6 +1178,7 @@ absl::StatusOr<TreeCopyResult> CopyTree(Runtime& runtime, fs::FileSystem& src,
   absl::Status stop;
   fs::WalkOptions walk;
   walk.first_page_entries = kFirstPageEntries;
+  walk.with_handles = true;  // each file is opened as listed (no NFS LOOKUPs)
   walk.batch_entries = kWalkBatchEntries;
   absl::StatusOr<fs::WalkStats> walked = src.Walk(src_root, walk, [&](fs::WalkBatch& batch) {
     if (!make_root()) return false;

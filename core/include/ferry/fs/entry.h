@@ -57,6 +57,12 @@ struct Entry {
   // The version a listing reported, where the protocol lists one (S3's
   // ETag); empty otherwise. FileSystem::OpenReadListed pins reads to it.
   std::string version;
+  // For a file, the adapter's own way back to it without looking its path
+  // up, where it has one (NFS: the file handle Stat, or a Walk asked for
+  // WalkOptions::with_handles, got); empty otherwise. Opaque bytes, meaningful only to the FileSystem that
+  // made the entry: its OpenReadListed opens the file by them, saving a
+  // LOOKUP per path component.
+  std::string handle;
 };
 
 // A directory a walk could not read, or an entry it refused (walk_guard.h);
@@ -112,6 +118,10 @@ struct WalkOptions {
   // without stable ids) still ends. 1,000 is far past any real tree
   // (PATH_MAX allows 2,048 levels of one-byte names).
   int max_depth = 1000;
+  // Files' entries carry Entry::handle where the adapter has one: for a
+  // caller that opens what it walks (a tree copy). Off, a walk that only
+  // lists keeps its CPU and memory per entry.
+  bool with_handles = false;
 };
 
 }  // namespace ferry::fs

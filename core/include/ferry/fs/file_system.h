@@ -189,8 +189,11 @@ class FileSystem {
   // or Stat just made) describes it. A protocol whose open costs a request
   // skips it: S3 opens with the listed size and ETag (no HEAD), and reads
   // carry that ETag, so an object replaced since the listing fails its
-  // read (FailedPrecondition) instead of mixing versions. The default, and
-  // an entry without a version, is OpenRead(path).
+  // read (FailedPrecondition) instead of mixing versions; NFS opens by the
+  // entry's file handle with the listed size (no LOOKUP), so it reads the
+  // file that was listed, and one removed since fails NotFound. The
+  // default, and an entry with neither a version nor a handle, is
+  // OpenRead(path).
   virtual absl::StatusOr<std::unique_ptr<File>> OpenReadListed(std::string_view path,
                                                                const Entry& listed) {
     (void)listed;

@@ -58,6 +58,10 @@ struct WalkEntry {
   uint32_t gid = 0;
   NfsTime mtime;
   uint64_t fileid = 0;
+  // Regular files: the handle the server listed (or LOOKUP returned), so
+  // a reader opens it without a LOOKUP per path component; empty where
+  // the server sent none, and for every other type.
+  FileHandle handle;
 };
 
 // As fs::WalkBatch's, with the directory that could not be read ("" = the

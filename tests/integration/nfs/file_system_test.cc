@@ -1,0 +1,144 @@
+// NfsFileSystem against nfs-ganesha: what its entries carry and how a
+// listed file is opened. A file's entry from Stat, or from a Walk that
+// asks for handles, keeps the handle the server gave, and OpenReadListed
+// reads by it, with no LOOKUP:
+// so it reads the file that was listed even after its name moved, and a
+// file removed since fails NotFound, as a LOOKUP of its name would. (Files
+// change through the server: ganesha caches what it has looked up.)
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "ferry/fs/entry.h"
+#include "ferry/fs/file_system.h"
+#include "ferry/nfs/nfs_file_system.h"
+#include "nfs_test_util.h"
+
+namespace ferry {
+namespace {
+
+class NfsFileSystemTest : public nfs_test::FreshDirTest<> {
+ protected:
+  NfsFileSystemTest() : FreshDirTest("fs") {}
+
+  void SetUp() override {
+    FreshDirTest::SetUp();
+    if (HasFatalFailure()) return;
+    fs_ = nfs::NfsFileSystem::Over(*client_);
+  }
+
+  // Writes `bytes` to `relative` in the fresh folder, behind the server's
+  // back (as another client would).
+  void Put(const std::string& relative, const std::string& bytes) {
+    std::ofstream(Exported(relative), std::ios::binary) << bytes;
+  }
+
+  // Every byte of `file`, read at once.
+  static absl::StatusOr<std::string> ReadAll(fs::File& file, size_t size) {
+    std::string out(size + 1, '\0');  // one more: a longer file shows
+    absl::StatusOr<size_t> n = file.ReadAt(0, absl::MakeSpan(out));
+    if (!n.ok()) return n.status();
+    out.resize(*n);
+    return out;
+  }
+
+  std::unique_ptr<nfs::NfsFileSystem> fs_;
+};
+
+TEST_F(NfsFileSystemTest, StatOfAFileKeepsItsHandleAndOfADirectoryNone) {
+  Put("f.bin", "abc");
+  ASSERT_EQ(mkdir(Exported("d").c_str(), 0755), 0);
+  absl::StatusOr<fs::Entry> file = fs_->Stat("f.bin");
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_FALSE(file->handle.empty());
+  absl::StatusOr<fs::Entry> dir = fs_->Stat("d");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  EXPECT_TRUE(dir->handle.empty());
+}
+
+TEST_F(NfsFileSystemTest, WalkAskedForHandlesGivesEachFileItsOwn) {
+  ASSERT_EQ(mkdir(Exported("d").c_str(), 0755), 0);
+  Put("a.bin", "a");
+  Put("d/b.bin", "b");
+  std::map<std::string, std::string> walked;
+  absl::StatusOr<fs::WalkStats> stats =
+      fs_->Walk("", {.with_handles = true}, [&](fs::WalkBatch& batch) {
+        for (const fs::Entry& e : batch.entries) walked[e.path] = e.handle;
+        return true;
+      });
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  ASSERT_EQ(walked.size(), 3u);
+  EXPECT_TRUE(walked["d"].empty());
+  EXPECT_FALSE(walked["a.bin"].empty());
+  EXPECT_FALSE(walked["d/b.bin"].empty());
+  EXPECT_NE(walked["a.bin"], walked["d/b.bin"]);
+}
+
+TEST_F(NfsFileSystemTest, WalkAndListNotAskedKeepNoHandles) {
+  Put("a.bin", "a");
+  ASSERT_TRUE(fs_->Walk("", {}, [&](fs::WalkBatch& batch) {
+                   for (const fs::Entry& e : batch.entries) EXPECT_TRUE(e.handle.empty()) << e.path;
+                   return true;
+                 }).ok());
+  ASSERT_TRUE(fs_->List("", [&](std::vector<fs::Entry>& batch) {
+                   for (const fs::Entry& e : batch) EXPECT_TRUE(e.handle.empty()) << e.path;
+                   return true;
+                 }).ok());
+}
+
+TEST_F(NfsFileSystemTest, OpenReadListedReadsTheListedFileAfterItsNameMoved) {
+  Put("a.bin", "listed bytes");
+  absl::StatusOr<fs::Entry> e = fs_->Stat("a.bin");
+  ASSERT_TRUE(e.ok()) << e.status();
+  ASSERT_TRUE(fs_->Rename("a.bin", "moved.bin").ok());
+
+  // By name the file is gone; by the listing's handle it is still there.
+  EXPECT_TRUE(absl::IsNotFound(fs_->OpenRead("a.bin").status()));
+  absl::StatusOr<std::unique_ptr<fs::File>> f = fs_->OpenReadListed("a.bin", *e);
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(*(*f)->Size(), 12);
+  EXPECT_EQ(*ReadAll(**f, 12), "listed bytes");
+}
+
+TEST_F(NfsFileSystemTest, OpenReadListedOfAFileRemovedSinceFailsNotFoundNamingIt) {
+  Put("gone.bin", "bytes");
+  absl::StatusOr<fs::Entry> e = fs_->Stat("gone.bin");
+  ASSERT_TRUE(e.ok()) << e.status();
+  ASSERT_TRUE(fs_->Remove("gone.bin").ok());
+
+  absl::StatusOr<std::unique_ptr<fs::File>> f = fs_->OpenReadListed("gone.bin", *e);
+  absl::Status read = f.ok() ? ReadAll(**f, 5).status() : f.status();
+  EXPECT_TRUE(absl::IsNotFound(read)) << read;
+  EXPECT_NE(read.message().find("gone.bin"), std::string::npos) << read;
+}
+
+TEST_F(NfsFileSystemTest, OpenReadListedWithoutAHandleLooksThePathUp) {
+  Put("a.bin", "a's");
+  Put("b.bin", "b's bytes");
+  absl::StatusOr<fs::Entry> a = fs_->Stat("a.bin");
+  ASSERT_TRUE(a.ok()) << a.status();
+
+  // a's entry with its handle opens a, whatever path it is given ...
+  absl::StatusOr<std::unique_ptr<fs::File>> by_handle = fs_->OpenReadListed("b.bin", *a);
+  ASSERT_TRUE(by_handle.ok()) << by_handle.status();
+  EXPECT_EQ(*ReadAll(**by_handle, 3), "a's");
+  // ... and without one (another adapter's entry, one made by hand), the
+  // path is looked up.
+  a->handle.clear();
+  absl::StatusOr<std::unique_ptr<fs::File>> by_path = fs_->OpenReadListed("b.bin", *a);
+  ASSERT_TRUE(by_path.ok()) << by_path.status();
+  EXPECT_EQ(*(*by_path)->Size(), 9);
+  EXPECT_EQ(*ReadAll(**by_path, 9), "b's bytes");
+}
+
+}  // namespace
+}  // namespace ferry

@@ -553,7 +553,7 @@ void NfsClient::ReadIntoAsync(const FileHandle& fh, uint64_t offset, absl::Span<
         }
         // The only copy of the data in user space after the record itself.
         std::memcpy(dest.data(), r.data.data(), r.data.size());
-        return ReadIntoReply{r.data.size(), r.eof};
+        return ReadIntoReply{r.data.size(), r.eof, r.attributes};
       },
       std::move(done));
 }

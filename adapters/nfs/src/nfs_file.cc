@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
@@ -73,8 +74,27 @@ absl::StatusOr<std::shared_ptr<NfsFile>> NfsFile::Create(NfsClient& client,
   return std::make_shared<NfsFile>(client, std::move(f.handle), std::string(relative_path), 0);
 }
 
+std::shared_ptr<NfsFile> NfsFile::OpenListed(NfsClient& client, FileHandle handle,
+                                             std::string path, uint64_t size,
+                                             std::optional<NfsTime> mtime) {
+  auto file = std::make_shared<NfsFile>(client, std::move(handle), std::move(path), size);
+  file->listed_ = Listed{size, mtime};
+  return file;
+}
+
 NfsFile::NfsFile(NfsClient& client, FileHandle handle, std::string path, uint64_t size)
     : client_(client), handle_(std::move(handle)), path_(std::move(path)), size_at_open_(size) {}
+
+absl::Status NfsFile::CheckStillAsListed(const Fattr3& now) const {
+  if (!listed_) return absl::OkStatus();
+  const bool same_mtime = !listed_->mtime || *listed_->mtime == now.mtime;
+  if (now.size == listed_->size && same_mtime) return absl::OkStatus();
+  const auto time = [](const NfsTime& t) { return absl::StrFormat("%u.%09u", t.seconds, t.nseconds); };
+  return absl::FailedPreconditionError(absl::StrCat(
+      "NFS3 READ ", client_.DisplayPath(path_), ": the file changed since it was listed (",
+      listed_->size, " bytes", listed_->mtime ? absl::StrCat(", modified ", time(*listed_->mtime)) : "",
+      "; now ", now.size, " bytes, modified ", time(now.mtime), ")"));
+}
 
 absl::StatusOr<size_t> NfsFile::ReadAt(int64_t offset, absl::Span<char> buf) {
   FERRY_RETURN_IF_ERROR(CheckOffset(offset, "read", client_, path_));
@@ -101,6 +121,7 @@ absl::StatusOr<size_t> NfsFile::ReadAt(int64_t offset, absl::Span<char> buf) {
     for (Future<ReadIntoReply>& f : pieces) results.push_back(std::move(f).Get());
     for (absl::StatusOr<ReadIntoReply>& r : results) {
       FERRY_RETURN_IF_ERROR(r.status());
+      if (r->attributes) FERRY_RETURN_IF_ERROR(CheckStillAsListed(*r->attributes));
       const size_t want = std::min(max_call, window_end - done);
       done += r->count;
       if (r->eof || r->count == 0) return done;

@@ -451,16 +451,19 @@ class ClientFileSystem final : public NfsFileSystem {
   // By the listed handle: the file that was listed, no LOOKUP (a tree's
   // files are each a LOOKUP per path component otherwise). One removed
   // since fails its first READ with STALE, which reads as NotFound, as
-  // the LOOKUP would have.
+  // the LOOKUP would have; one whose size or mtime changed since fails its
+  // read FailedPrecondition (as S3's listed ETag does), never a copy of
+  // the listed size from newer bytes.
   absl::StatusOr<std::unique_ptr<fs::File>> OpenReadListed(std::string_view path,
                                                            const fs::Entry& listed) override {
     if (listed.kind != fs::EntryKind::kFile || listed.handle.empty() || listed.size < 0) {
       return OpenRead(path);
     }
-    auto file = std::make_shared<NfsFile>(client_, FileHandle(listed.handle),
-                                          fs::NormalizePath(path),
-                                          static_cast<uint64_t>(listed.size));
-    return std::unique_ptr<fs::File>(new NfsReadFile(std::move(file)));
+    std::optional<NfsTime> mtime;
+    if (listed.mtime != absl::InfinitePast()) mtime = NfsTimeOf(listed.mtime);
+    return std::unique_ptr<fs::File>(new NfsReadFile(
+        NfsFile::OpenListed(client_, FileHandle(listed.handle), fs::NormalizePath(path),
+                            static_cast<uint64_t>(listed.size), mtime)));
   }
 
   absl::StatusOr<std::unique_ptr<fs::File>> OpenWrite(

@@ -3,7 +3,8 @@
 // asks for handles, keeps the handle the server gave, and OpenReadListed
 // reads by it, with no LOOKUP:
 // so it reads the file that was listed even after its name moved, and a
-// file removed since fails NotFound, as a LOOKUP of its name would. (Files
+// file removed since fails NotFound, as a LOOKUP of its name would; one
+// written to since fails FailedPrecondition. (Files
 // change through the server: ganesha caches what it has looked up.)
 #include <sys/stat.h>
 #include <unistd.h>
@@ -119,6 +120,21 @@ TEST_F(NfsFileSystemTest, OpenReadListedOfAFileRemovedSinceFailsNotFoundNamingIt
   absl::Status read = f.ok() ? ReadAll(**f, 5).status() : f.status();
   EXPECT_TRUE(absl::IsNotFound(read)) << read;
   EXPECT_NE(read.message().find("gone.bin"), std::string::npos) << read;
+}
+
+TEST_F(NfsFileSystemTest, ReadOfAListedFileWrittenToSinceFailsFailedPrecondition) {
+  Put("log.txt", "first");
+  absl::StatusOr<fs::Entry> e = fs_->Stat("log.txt");
+  ASSERT_TRUE(e.ok()) << e.status();
+  // Appended in place through the server, as another client would.
+  ASSERT_TRUE(client_->Write(e->handle, 5, " second", nfs::StableHow::kFileSync, "log.txt").ok());
+
+  absl::StatusOr<std::unique_ptr<fs::File>> f = fs_->OpenReadListed("log.txt", *e);
+  ASSERT_TRUE(f.ok()) << f.status();
+  absl::StatusOr<std::string> read = ReadAll(**f, 5);
+  EXPECT_EQ(read.status().code(), absl::StatusCode::kFailedPrecondition) << read.status();
+  EXPECT_NE(read.status().message().find("changed since it was listed"), std::string::npos)
+      << read.status();
 }
 
 TEST_F(NfsFileSystemTest, OpenReadListedWithoutAHandleLooksThePathUp) {

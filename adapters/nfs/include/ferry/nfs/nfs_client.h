@@ -98,6 +98,7 @@ struct ReadReply {
 struct ReadIntoReply {
   size_t count = 0;
   bool eof = false;
+  std::optional<Fattr3> attributes;  // the file's after the read, if sent
 };
 
 struct WriteReply {

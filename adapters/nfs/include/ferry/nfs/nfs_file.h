@@ -48,6 +48,16 @@ class NfsFile {
                                                          std::string_view relative_path,
                                                          uint32_t mode = 0644);
 
+  // Opens by `handle` as a listing described the file, with no LOOKUP:
+  // `size` and, where known, `mtime`. The file's attributes each READ
+  // brings back must still say so; once they show another size or
+  // modification time, reads answer FailedPrecondition (the file changed
+  // since it was listed), so a copy never mixes the listed size with
+  // newer bytes or stops short of a file that grew.
+  static std::shared_ptr<NfsFile> OpenListed(NfsClient& client, FileHandle handle,
+                                             std::string path, uint64_t size,
+                                             std::optional<NfsTime> mtime);
+
   NfsFile(NfsClient& client, FileHandle handle, std::string path, uint64_t size);
 
   // FdHandle: up to buf.size() bytes at `offset`; fewer only at the end.
@@ -63,14 +73,22 @@ class NfsFile {
 
   const FileHandle& handle() const { return handle_; }
   const std::string& path() const { return path_; }
-  // The size when opened (from LOOKUP's attributes).
+  // The size when opened (from LOOKUP's attributes, or the listing's).
   uint64_t size_at_open() const { return size_at_open_; }
 
  private:
+  // What OpenListed was told; reads check the server's attributes against it.
+  struct Listed {
+    uint64_t size = 0;
+    std::optional<NfsTime> mtime;
+  };
+  absl::Status CheckStillAsListed(const Fattr3& now) const;
+
   NfsClient& client_;
   const FileHandle handle_;
   const std::string path_;
   const uint64_t size_at_open_;
+  std::optional<Listed> listed_;  // set once, by OpenListed, before any read
 
   Mutex mu_;
   std::optional<uint64_t> write_verifier_ ABSL_GUARDED_BY(mu_);

@@ -29,6 +29,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "ferry/base/mutex.h"
+#include "ferry/cache/ttl_cache.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
 #include "ferry/nfs/nfs3_xdr.h"
@@ -72,6 +73,10 @@ constexpr size_t kMaxCallFragment = size_t{4} << 20;
 // Socket reads of 256 KiB: a 1 MiB READ reply arrives in 4 reads instead
 // of 16, and the buffer still stays in the CPU cache until copied out.
 constexpr size_t kReadBufferBytes = size_t{256} << 10;
+
+// Directory handles a client keeps (a few hundred bytes each): far more
+// directories than a tree copy works in at once.
+constexpr int64_t kMaxCachedDirectories = 4096;
 
 RpcPoolOptions PoolOptions(const std::string& host, uint16_t port, int connections,
                            int max_in_flight, const NfsClientOptions& o) {
@@ -154,6 +159,9 @@ struct NfsClient::Impl {
   Mutex retry_mu;
   bool closing ABSL_GUARDED_BY(retry_mu) = false;
   std::unique_ptr<RpcPool> pool;
+  // Handles of directories paths pass through, by relative path; null
+  // when directory_handle_time is zero.
+  std::unique_ptr<TtlCache<std::string, FileHandle>> directories;
 
   ~Impl() {
     {
@@ -318,6 +326,13 @@ absl::StatusOr<std::unique_ptr<NfsClient>> NfsClient::Connect(Runtime& runtime, 
   impl->options = options;
   impl->url = url;
   impl->url_base = url.ToString();
+  if (options.directory_handle_time > absl::ZeroDuration()) {
+    impl->directories = std::make_unique<TtlCache<std::string, FileHandle>>(
+        TtlCache<std::string, FileHandle>::Options{
+            .refresh_time = options.directory_handle_time,
+            .negative_refresh_time = absl::ZeroDuration(),
+            .max_entries = kMaxCachedDirectories});
+  }
   impl->timers = std::make_unique<RuntimeDelayScheduler>(runtime);
   impl->retry_timers = std::make_unique<DrainableDelayScheduler>(*impl->timers);
   const std::string where = absl::StrCat("NFS connect to ", url.ToString());
@@ -591,13 +606,62 @@ absl::StatusOr<NfsObject> NfsClient::Lookup(const FileHandle& dir, std::string_v
 }
 
 absl::StatusOr<NfsObject> NfsClient::LookupPath(std::string_view relative) {
+  return LookupPathRetryingStale(relative, /*cache_last=*/false);
+}
+
+absl::StatusOr<NfsObject> NfsClient::LookupDirectory(std::string_view relative) {
+  return LookupPathRetryingStale(relative, /*cache_last=*/true);
+}
+
+absl::StatusOr<NfsObject> NfsClient::LookupPathRetryingStale(std::string_view relative,
+                                                             bool cache_last) {
+  bool used_cached = false;
+  absl::StatusOr<NfsObject> found =
+      LookupPathOnce(relative, /*use_cache=*/true, cache_last, &used_cached);
+  // A cached directory that went stale (removed, by another client, since
+  // it was cached): forget them all and look every component up.
+  if (used_cached && !found.ok() && GetNfs3Status(found.status()) == Nfs3Status::kStale) {
+    ForgetDirectory("");
+    found = LookupPathOnce(relative, /*use_cache=*/false, cache_last, &used_cached);
+  }
+  return found;
+}
+
+absl::StatusOr<NfsObject> NfsClient::LookupPathOnce(std::string_view relative, bool use_cache,
+                                                    bool cache_last, bool* used_cached) {
+  TtlCache<std::string, FileHandle>* const cache = use_cache ? impl_->directories.get() : nullptr;
+  const std::vector<absl::string_view> components =
+      absl::StrSplit(ToAbsl(relative), '/', absl::SkipEmpty());
   NfsObject current{impl_->root_handle, impl_->root_attributes};
   std::string walked;
-  for (absl::string_view c : absl::StrSplit(ToAbsl(relative), '/', absl::SkipEmpty())) {
+  for (size_t i = 0; i < components.size(); ++i) {
+    const absl::string_view c = components[i];
     walked = walked.empty() ? std::string(c) : absl::StrCat(walked, "/", c);
+    const bool passed_through = i + 1 < components.size();
+    const bool cacheable = passed_through || cache_last;
+    if (cache != nullptr && cacheable) {
+      if (std::shared_ptr<const FileHandle> h = cache->TryGetFresh(walked)) {
+        current = NfsObject{*h, std::nullopt};
+        *used_cached = true;
+        continue;
+      }
+    }
     FERRY_ASSIGN_OR_RETURN(current, Lookup(current.handle, ToStd(c), walked));
+    if (impl_->directories != nullptr && cacheable && current.attributes &&
+        current.attributes->type == FileType::kDirectory) {
+      impl_->directories->Put(walked, current.handle);
+    }
   }
   return current;
+}
+
+void NfsClient::ForgetDirectory(std::string_view relative) {
+  if (impl_->directories == nullptr) return;
+  if (relative.empty()) {
+    impl_->directories->InvalidateAll();
+  } else {
+    impl_->directories->InvalidatePrefix(relative);
+  }
 }
 
 absl::StatusOr<uint32_t> NfsClient::Access(const FileHandle& fh, uint32_t mask,

@@ -105,7 +105,8 @@ struct UploadTarget {
   std::optional<uint32_t> existing_mode;
 };
 
-// LOOKUPs the target's directory and the target. NotFound for a missing
+// LOOKUPs the target's directory (its handle may come from the client's
+// directory cache) and the target. NotFound for a missing
 // directory; FailedPrecondition if the directory is not one, or the target
 // exists and is not a regular file (a directory above all: replacing it is
 // never what a copy means).
@@ -119,14 +120,27 @@ absl::StatusOr<UploadTarget> ResolveUploadTarget(NfsClient& client, std::string_
   }
   t.dir_path = std::string(dir_path);
   t.name = std::string(name);
-  FERRY_ASSIGN_OR_RETURN(NfsObject dir, client.LookupPath(t.dir_path));
-  if (dir.attributes && dir.attributes->type != FileType::kDirectory) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        t.context, ": ", client.DisplayPath(t.dir_path), " is not a directory (",
-        FileTypeName(dir.attributes->type), ")"));
+  // The directory's handle: from the directory cache unless `fresh`.
+  auto find_dir = [&](bool fresh) -> absl::StatusOr<NfsObject> {
+    FERRY_ASSIGN_OR_RETURN(NfsObject dir, fresh ? client.LookupPath(t.dir_path)
+                                                : client.LookupDirectory(t.dir_path));
+    if (dir.attributes && dir.attributes->type != FileType::kDirectory) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          t.context, ": ", client.DisplayPath(t.dir_path), " is not a directory (",
+          FileTypeName(dir.attributes->type), ")"));
+    }
+    return dir;
+  };
+  FERRY_ASSIGN_OR_RETURN(NfsObject dir, find_dir(/*fresh=*/false));
+  absl::StatusOr<NfsObject> existing = client.Lookup(dir.handle, t.name, t.path);
+  if (!dir.attributes && GetNfs3Status(existing.status()) == Nfs3Status::kStale) {
+    // The cached handle went stale (another client removed the directory,
+    // and may have made a new one there): ask for it afresh.
+    client.ForgetDirectory(t.dir_path);
+    FERRY_ASSIGN_OR_RETURN(dir, find_dir(/*fresh=*/true));
+    existing = client.Lookup(dir.handle, t.name, t.path);
   }
   t.dir = std::move(dir.handle);
-  absl::StatusOr<NfsObject> existing = client.Lookup(t.dir, t.name, t.path);
   if (existing.status().code() == absl::StatusCode::kNotFound) return t;
   FERRY_RETURN_IF_ERROR(existing.status());
   Fattr3 attrs;
@@ -512,7 +526,9 @@ class ClientFileSystem final : public NfsFileSystem {
   absl::Status RemoveDir(std::string_view path) override {
     const std::string p = fs::NormalizePath(path);
     FERRY_ASSIGN_OR_RETURN(ParentAndName at, ParentOf(client_, p));
-    return client_.Rmdir(at.dir, at.name, p);
+    absl::Status s = client_.Rmdir(at.dir, at.name, p);
+    client_.ForgetDirectory(p);  // whatever the answer: it may have gone
+    return s;
   }
 
   absl::Status Rename(std::string_view from, std::string_view to) override {
@@ -520,7 +536,12 @@ class ClientFileSystem final : public NfsFileSystem {
     const std::string b = fs::NormalizePath(to);
     FERRY_ASSIGN_OR_RETURN(ParentAndName src, ParentOf(client_, a));
     FERRY_ASSIGN_OR_RETURN(ParentAndName dst, ParentOf(client_, b));
-    return client_.Rename(src.dir, src.name, dst.dir, dst.name, a, b);
+    absl::Status s = client_.Rename(src.dir, src.name, dst.dir, dst.name, a, b);
+    // A directory moved (or one moved over): paths through either name
+    // now lead elsewhere.
+    client_.ForgetDirectory(a);
+    client_.ForgetDirectory(b);
+    return s;
   }
 
   int64_t preferred_chunk_bytes() const override {

@@ -156,5 +156,92 @@ TEST_F(NfsFileSystemTest, OpenReadListedWithoutAHandleLooksThePathUp) {
   EXPECT_EQ(*ReadAll(**by_path, 9), "b's bytes");
 }
 
+// The client's directory handle cache (NfsClientOptions::
+// directory_handle_time): what a path passes through is reused, and never
+// leads somewhere else after this filesystem moved or removed it.
+class NfsDirectoryCacheTest : public NfsFileSystemTest {
+ protected:
+  // A second client and filesystem on the same folder: "another client".
+  std::unique_ptr<nfs::NfsFileSystem> Other(const nfs::NfsClientOptions& options = {}) {
+    absl::StatusOr<std::unique_ptr<nfs::NfsClient>> c =
+        nfs::NfsClient::Connect(runtime_, nfs_test::UrlFor(fresh_), options);
+    EXPECT_TRUE(c.ok()) << c.status();
+    return c.ok() ? nfs::NfsFileSystem::Over(*std::move(c)) : nullptr;
+  }
+
+  // Writes `bytes` to `path` through `fs`.
+  static void Write(fs::FileSystem& fs, const std::string& path, const std::string& bytes) {
+    absl::StatusOr<std::unique_ptr<fs::File>> f = fs.OpenWrite(path, {});
+    ASSERT_TRUE(f.ok()) << f.status();
+    ASSERT_TRUE((*f)->WriteAt(0, absl::MakeConstSpan(bytes.data(), bytes.size())).ok());
+    ASSERT_TRUE((*f)->Close().ok());
+  }
+
+  // `dir` (holding `file`) removed and made again by `other`, with `bytes`
+  // in a new `file`: every handle of the old one is stale.
+  static void Replace(fs::FileSystem& other, const std::string& dir, const std::string& file,
+                      const std::string& bytes) {
+    ASSERT_TRUE(other.Remove(dir + "/" + file).ok());
+    ASSERT_TRUE(other.RemoveDir(dir).ok());
+    ASSERT_TRUE(other.CreateDir(dir, false).ok());
+    Write(other, dir + "/" + file, bytes);
+  }
+};
+
+TEST_F(NfsDirectoryCacheTest, ADirectoryMovedHereIsNotReachedThroughItsOldPath) {
+  ASSERT_TRUE(fs_->CreateDir("d/sub", true).ok());
+  Write(*fs_, "d/sub/f", "x");
+  ASSERT_TRUE(fs_->Stat("d/sub/f").ok());  // "d" and "d/sub" are cached now
+  ASSERT_TRUE(fs_->Rename("d/sub", "d/moved").ok());
+  EXPECT_TRUE(absl::IsNotFound(fs_->Stat("d/sub/f").status()));
+  EXPECT_TRUE(fs_->Stat("d/moved/f").ok());
+}
+
+TEST_F(NfsDirectoryCacheTest, APathThroughADirectoryAnotherClientReplacedFindsTheNewOne) {
+  ASSERT_TRUE(fs_->CreateDir("d/e", true).ok());
+  Write(*fs_, "d/e/f", "old");
+  ASSERT_TRUE(fs_->Stat("d/e/f").ok());  // "d/e" is cached
+  std::unique_ptr<nfs::NfsFileSystem> other = Other();
+  ASSERT_NE(other, nullptr);
+  Replace(*other, "d/e", "f", "newer");
+
+  absl::StatusOr<fs::Entry> e = fs_->Stat("d/e/f");  // the cached handle is stale
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ(e->size, 5);
+}
+
+TEST_F(NfsDirectoryCacheTest, AWriteIntoADirectoryAnotherClientReplacedLandsInTheNewOne) {
+  ASSERT_TRUE(fs_->CreateDir("d", false).ok());
+  Write(*fs_, "d/f", "old");  // "d" is cached as the file's directory
+  std::unique_ptr<nfs::NfsFileSystem> other = Other();
+  ASSERT_NE(other, nullptr);
+  Replace(*other, "d", "f", "newer");
+
+  Write(*fs_, "d/g", "mine");
+  absl::StatusOr<fs::Entry> g = other->Stat("d/g");
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(g->size, 4);
+}
+
+TEST_F(NfsDirectoryCacheTest, WithNoDirectoryHandleTimeAnotherClientsRenameIsSeenAtOnce) {
+  nfs::NfsClientOptions uncached;
+  uncached.directory_handle_time = absl::ZeroDuration();
+  std::unique_ptr<nfs::NfsFileSystem> mine = Other(uncached);
+  std::unique_ptr<nfs::NfsFileSystem> other = Other();
+  ASSERT_NE(mine, nullptr);
+  ASSERT_NE(other, nullptr);
+  ASSERT_TRUE(other->CreateDir("d/e", true).ok());
+  Write(*other, "d/e/f", "old");
+  ASSERT_TRUE(mine->Stat("d/e/f").ok());
+  // Moved away (its handle stays good) and a new "d/e" made in its place.
+  ASSERT_TRUE(other->Rename("d/e", "d/moved").ok());
+  ASSERT_TRUE(other->CreateDir("d/e", false).ok());
+  Write(*other, "d/e/f", "newer");
+
+  absl::StatusOr<fs::Entry> e = mine->Stat("d/e/f");
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ(e->size, 5);
+}
+
 }  // namespace
 }  // namespace ferry

@@ -73,6 +73,15 @@ struct NfsClientOptions {
   // relative to the export, so a copy's target may be a file not yet made.
   // url() and DisplayPath then name paths from the export.
   bool root_at_export = false;
+  // How long the handle of a directory a path passes through (every
+  // component but the last: "a" and "a/b" of "a/b/c") is reused by
+  // LookupPath instead of a LOOKUP. A tree upload then sends one LOOKUP
+  // for a file's parent, not one per level. This client's own renames and
+  // removals of directories drop what they touch at once (ForgetDirectory);
+  // another client's rename is seen once the time is up (the kernel
+  // client's default is 30-60 s), and a handle that went stale is looked
+  // up again. Zero: every component is looked up every time.
+  absl::Duration directory_handle_time = absl::Seconds(1);
 };
 
 // An object found by LOOKUP, CREATE or MKDIR.
@@ -184,8 +193,19 @@ class NfsClient {
   absl::StatusOr<NfsObject> Lookup(const FileHandle& dir, std::string_view name,
                                    std::string_view path);
   // LOOKUP of each component of `relative` ("a/b/c") from root_handle();
-  // "" is the root itself.
+  // "" is the root itself. The directories on the way ("a", "a/b") may
+  // come from the directory handle cache (directory_handle_time); the
+  // last component is always looked up, so its attributes are fresh.
   absl::StatusOr<NfsObject> LookupPath(std::string_view relative);
+  // LookupPath for a path that must name a directory, whose handle is all
+  // the caller needs (the parent of a file to create, rename or remove):
+  // the last component may come from the cache too (then without
+  // attributes). A stale cached handle is found by the caller's next call
+  // (NFS3ERR_STALE); it then forgets the directory and asks again.
+  absl::StatusOr<NfsObject> LookupDirectory(std::string_view relative);
+  // Drops the cached handles of `relative` and every directory below it
+  // ("" drops all): called after renaming or removing it.
+  void ForgetDirectory(std::string_view relative);
   absl::StatusOr<uint32_t> Access(const FileHandle& fh, uint32_t mask, std::string_view path);
   absl::StatusOr<ReaddirplusPage> Readdirplus(const FileHandle& dir, uint64_t cookie,
                                               uint64_t cookieverf, std::string_view path);
@@ -223,6 +243,12 @@ class NfsClient {
 
  private:
   explicit NfsClient(std::unique_ptr<Impl> impl);
+  // LookupPath's walk; `use_cache` false looks every component up, and
+  // `cache_last` lets the last one come from the cache too. `used_cached`
+  // is set when a cached handle was used.
+  absl::StatusOr<NfsObject> LookupPathOnce(std::string_view relative, bool use_cache,
+                                           bool cache_last, bool* used_cached);
+  absl::StatusOr<NfsObject> LookupPathRetryingStale(std::string_view relative, bool cache_last);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
 #include "ferry/nfs/nfs3_xdr.h"
+#include "ferry/nfs/nfs_error.h"
 #include "ferry/nfs/nfs_url.h"
 
 namespace ferry::nfs {
@@ -76,7 +76,7 @@ absl::StatusOr<std::shared_ptr<NfsFile>> NfsFile::Create(NfsClient& client,
 
 std::shared_ptr<NfsFile> NfsFile::OpenListed(NfsClient& client, FileHandle handle,
                                              std::string path, uint64_t size,
-                                             std::optional<NfsTime> mtime) {
+                                             std::optional<absl::Time> mtime) {
   auto file = std::make_shared<NfsFile>(client, std::move(handle), std::move(path), size);
   file->listed_ = Listed{size, mtime};
   return file;
@@ -87,13 +87,41 @@ NfsFile::NfsFile(NfsClient& client, FileHandle handle, std::string path, uint64_
 
 absl::Status NfsFile::CheckStillAsListed(const Fattr3& now) const {
   if (!listed_) return absl::OkStatus();
-  const bool same_mtime = !listed_->mtime || *listed_->mtime == now.mtime;
+  // Compared as times, not raw nfstime3: the listing's went through
+  // absl::Time, which normalizes what a server may send unnormalized.
+  const absl::Time modified = ToAbslTime(now.mtime);
+  const bool same_mtime = !listed_->mtime || *listed_->mtime == modified;
   if (now.size == listed_->size && same_mtime) return absl::OkStatus();
-  const auto time = [](const NfsTime& t) { return absl::StrFormat("%u.%09u", t.seconds, t.nseconds); };
+  const auto time = [](absl::Time t) {
+    return absl::FormatTime("%Y-%m-%dT%H:%M:%E9SZ", t, absl::UTCTimeZone());
+  };
   return absl::FailedPreconditionError(absl::StrCat(
       "NFS3 READ ", client_.DisplayPath(path_), ": the file changed since it was listed (",
-      listed_->size, " bytes", listed_->mtime ? absl::StrCat(", modified ", time(*listed_->mtime)) : "",
-      "; now ", now.size, " bytes, modified ", time(now.mtime), ")"));
+      listed_->size, " bytes",
+      listed_->mtime ? absl::StrCat(", modified ", time(*listed_->mtime)) : "", "; now ",
+      now.size, " bytes, modified ", time(modified), ")"));
+}
+
+absl::Status NfsFile::GoneSinceListed(const absl::Status& stale) {
+  absl::StatusOr<NfsObject> now = client_.LookupPath(path_);
+  if (absl::IsNotFound(now.status())) {
+    return absl::NotFoundError(absl::StrCat("NFS3 READ ", client_.DisplayPath(path_),
+                                            ": the file was removed since it was listed (",
+                                            stale.message(), ")"));
+  }
+  return absl::FailedPreconditionError(
+      absl::StrCat("NFS3 READ ", client_.DisplayPath(path_),
+                   ": the file was replaced since it was listed (", stale.message(), ")"));
+}
+
+absl::Status NfsFile::ConfirmStillAsListed() {
+  if (!listed_ || confirmed_.load(std::memory_order_relaxed)) return absl::OkStatus();
+  absl::StatusOr<Fattr3> now = client_.GetAttr(handle_, path_);
+  if (GetNfs3Status(now.status()) == Nfs3Status::kStale) return GoneSinceListed(now.status());
+  FERRY_RETURN_IF_ERROR(now.status());
+  FERRY_RETURN_IF_ERROR(CheckStillAsListed(*now));
+  confirmed_.store(true, std::memory_order_relaxed);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<size_t> NfsFile::ReadAt(int64_t offset, absl::Span<char> buf) {
@@ -120,8 +148,14 @@ absl::StatusOr<size_t> NfsFile::ReadAt(int64_t offset, absl::Span<char> buf) {
     results.reserve(pieces.size());
     for (Future<ReadIntoReply>& f : pieces) results.push_back(std::move(f).Get());
     for (absl::StatusOr<ReadIntoReply>& r : results) {
+      if (listed_ && GetNfs3Status(r.status()) == Nfs3Status::kStale) {
+        return GoneSinceListed(r.status());
+      }
       FERRY_RETURN_IF_ERROR(r.status());
-      if (r->attributes) FERRY_RETURN_IF_ERROR(CheckStillAsListed(*r->attributes));
+      if (r->attributes && listed_) {
+        FERRY_RETURN_IF_ERROR(CheckStillAsListed(*r->attributes));
+        confirmed_.store(true, std::memory_order_relaxed);
+      }
       const size_t want = std::min(max_call, window_end - done);
       done += r->count;
       if (r->eof || r->count == 0) return done;

@@ -13,6 +13,7 @@
 #include "ferry/base/atomic_max.h"
 #include "ferry/base/directory_errors.h"
 #include "ferry/base/mutex.h"
+#include "ferry/base/random.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
 #include "ferry/io/internal/temp_file.h"
@@ -42,9 +43,7 @@ fs::EntryKind KindOf(FileType type) {
   }
 }
 
-absl::Time TimeOf(const NfsTime& t) {
-  return absl::FromUnixSeconds(t.seconds) + absl::Nanoseconds(t.nseconds);
-}
+absl::Time TimeOf(const NfsTime& t) { return ToAbslTime(t); }
 
 // nfstime3 holds unsigned seconds: times before 1970 or after 2106 are
 // clamped.
@@ -274,6 +273,10 @@ class NfsReadFile final : public fs::File {
   absl::StatusOr<int64_t> Size() override {
     return static_cast<int64_t>(file_->size_at_open());
   }
+  // A file opened as listed that no READ reply vouched for (empty, or a
+  // server without READ attributes) is checked here: the engine closes
+  // the reader before it publishes the copy.
+  absl::Status Close() override { return file_->ConfirmStillAsListed(); }
 
  private:
   std::shared_ptr<NfsFile> file_;
@@ -376,7 +379,8 @@ class ClientFileSystem final : public NfsFileSystem {
                    const NfsFileSystemOptions& options)
       : owned_(std::move(owned)),
         client_(client),
-        parallelism_(options.parallelism > 0 ? options.parallelism : kDefaultParallelism) {}
+        parallelism_(options.parallelism > 0 ? options.parallelism : kDefaultParallelism),
+        handle_tag_(TagOfThisInstance()) {}
 
   NfsClient& client() override { return client_; }
 
@@ -386,9 +390,9 @@ class ClientFileSystem final : public NfsFileSystem {
   absl::StatusOr<fs::Entry> Stat(std::string_view path) override {
     const std::string p = fs::NormalizePath(path);
     FERRY_ASSIGN_OR_RETURN(NfsObject o, client_.LookupPath(p));
-    if (o.attributes) return EntryOf(p, *o.attributes, o.handle);
+    if (o.attributes) return EntryOf(p, *o.attributes, Tagged(o.handle));
     FERRY_ASSIGN_OR_RETURN(Fattr3 a, client_.GetAttr(o.handle, p));
-    return EntryOf(p, a, o.handle);
+    return EntryOf(p, a, Tagged(o.handle));
   }
 
   absl::Status List(std::string_view dir,
@@ -447,7 +451,7 @@ class ClientFileSystem final : public NfsFileSystem {
             f.uid = e.uid;
             f.gid = e.gid;
             f.id = e.fileid;
-            f.handle = std::move(e.handle);
+            f.handle = Tagged(e.handle);
             out.entries.push_back(std::move(f));
           }
           out.errors = std::move(batch.errors);
@@ -470,13 +474,19 @@ class ClientFileSystem final : public NfsFileSystem {
   // the listed size from newer bytes.
   absl::StatusOr<std::unique_ptr<fs::File>> OpenReadListed(std::string_view path,
                                                            const fs::Entry& listed) override {
-    if (listed.kind != fs::EntryKind::kFile || listed.handle.empty() || listed.size < 0) {
+    // Only this filesystem's handles: another's (another export, root or
+    // user, another server) would read a file this one does not name.
+    const std::string_view handle = std::string_view(listed.handle).substr(
+        std::min(listed.handle.size(), handle_tag_.size()));
+    if (listed.kind != fs::EntryKind::kFile || listed.size < 0 ||
+        !listed.handle.starts_with(handle_tag_) || handle.empty() ||
+        handle.size() > kMaxFileHandleSize) {
       return OpenRead(path);
     }
-    std::optional<NfsTime> mtime;
-    if (listed.mtime != absl::InfinitePast()) mtime = NfsTimeOf(listed.mtime);
+    std::optional<absl::Time> mtime;
+    if (listed.mtime != absl::InfinitePast()) mtime = listed.mtime;
     return std::unique_ptr<fs::File>(new NfsReadFile(
-        NfsFile::OpenListed(client_, FileHandle(listed.handle), fs::NormalizePath(path),
+        NfsFile::OpenListed(client_, FileHandle(handle), fs::NormalizePath(path),
                             static_cast<uint64_t>(listed.size), mtime)));
   }
 
@@ -552,9 +562,20 @@ class ClientFileSystem final : public NfsFileSystem {
   int preferred_parallelism() const override { return parallelism_; }
 
  private:
+  // 8 random bytes, so each instance knows its own entries' handles.
+  static std::string TagOfThisInstance() {
+    const uint64_t r = RandomUint64();
+    return std::string(reinterpret_cast<const char*>(&r), sizeof(r));
+  }
+  // fs::Entry::handle: the file handle after this instance's tag.
+  std::string Tagged(std::string_view handle) const {
+    return handle.empty() ? std::string() : absl::StrCat(handle_tag_, ToAbsl(handle));
+  }
+
   std::unique_ptr<NfsClient> owned_;  // null when borrowed
   NfsClient& client_;
   const int parallelism_;
+  const std::string handle_tag_;
 };
 
 }  // namespace

@@ -4,7 +4,8 @@
 // reads by it, with no LOOKUP:
 // so it reads the file that was listed even after its name moved, and a
 // file removed since fails NotFound, as a LOOKUP of its name would; one
-// written to since fails FailedPrecondition. (Files
+// written to or replaced since fails FailedPrecondition (an empty one at
+// Close, having nothing to read). (Files
 // change through the server: ganesha caches what it has looked up.)
 #include <sys/stat.h>
 #include <unistd.h>
@@ -50,6 +51,17 @@ class NfsFileSystemTest : public nfs_test::FreshDirTest<> {
     if (!n.ok()) return n.status();
     out.resize(*n);
     return out;
+  }
+
+  // Appends `bytes` to `relative` in place, through the server, as
+  // another client would.
+  void AppendThroughTheServer(const std::string& relative, const std::string& bytes) {
+    absl::StatusOr<nfs::NfsObject> o = client_->LookupPath(relative);
+    ASSERT_TRUE(o.ok()) << o.status();
+    ASSERT_TRUE(o->attributes.has_value());
+    ASSERT_TRUE(client_->Write(o->handle, o->attributes->size, bytes, nfs::StableHow::kFileSync,
+                               relative)
+                    .ok());
   }
 
   std::unique_ptr<nfs::NfsFileSystem> fs_;
@@ -126,8 +138,7 @@ TEST_F(NfsFileSystemTest, ReadOfAListedFileWrittenToSinceFailsFailedPrecondition
   Put("log.txt", "first");
   absl::StatusOr<fs::Entry> e = fs_->Stat("log.txt");
   ASSERT_TRUE(e.ok()) << e.status();
-  // Appended in place through the server, as another client would.
-  ASSERT_TRUE(client_->Write(e->handle, 5, " second", nfs::StableHow::kFileSync, "log.txt").ok());
+  AppendThroughTheServer("log.txt", " second");
 
   absl::StatusOr<std::unique_ptr<fs::File>> f = fs_->OpenReadListed("log.txt", *e);
   ASSERT_TRUE(f.ok()) << f.status();
@@ -135,6 +146,60 @@ TEST_F(NfsFileSystemTest, ReadOfAListedFileWrittenToSinceFailsFailedPrecondition
   EXPECT_EQ(read.status().code(), absl::StatusCode::kFailedPrecondition) << read.status();
   EXPECT_NE(read.status().message().find("changed since it was listed"), std::string::npos)
       << read.status();
+}
+
+TEST_F(NfsFileSystemTest, ReadOfAListedFileReplacedSinceFailsFailedPreconditionSayingSo) {
+  Put("a.bin", "listed");
+  absl::StatusOr<fs::Entry> e = fs_->Stat("a.bin");
+  ASSERT_TRUE(e.ok()) << e.status();
+  {  // a new file renamed over the name, as editors and ferry's writer do
+    absl::StatusOr<std::unique_ptr<fs::File>> w = fs_->OpenWrite("a.bin", {});
+    ASSERT_TRUE(w.ok()) << w.status();
+    ASSERT_TRUE((*w)->WriteAt(0, absl::MakeConstSpan("newer", 5)).ok());
+    ASSERT_TRUE((*w)->Close().ok());
+  }
+  absl::StatusOr<std::unique_ptr<fs::File>> f = fs_->OpenReadListed("a.bin", *e);
+  ASSERT_TRUE(f.ok()) << f.status();
+  absl::StatusOr<std::string> read = ReadAll(**f, 6);
+  EXPECT_EQ(read.status().code(), absl::StatusCode::kFailedPrecondition) << read.status();
+  EXPECT_NE(read.status().message().find("replaced since it was listed"), std::string::npos)
+      << read.status();
+}
+
+TEST_F(NfsFileSystemTest, ListedEmptyFileWrittenToSinceFailsFailedPreconditionAtClose) {
+  Put("empty", "");
+  absl::StatusOr<fs::Entry> e = fs_->Stat("empty");
+  ASSERT_TRUE(e.ok()) << e.status();
+  AppendThroughTheServer("empty", "grew");
+
+  // Nothing to read, so no READ vouches for it: Close asks.
+  absl::StatusOr<std::unique_ptr<fs::File>> f = fs_->OpenReadListed("empty", *e);
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ((*f)->Close().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_F(NfsFileSystemTest, ListedEmptyFileUnchangedClosesOk) {
+  Put("empty", "");
+  absl::StatusOr<fs::Entry> e = fs_->Stat("empty");
+  ASSERT_TRUE(e.ok()) << e.status();
+  absl::StatusOr<std::unique_ptr<fs::File>> f = fs_->OpenReadListed("empty", *e);
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_TRUE((*f)->Close().ok());
+}
+
+TEST_F(NfsFileSystemTest, AnotherFileSystemsEntryIsOpenedByItsPathNotItsHandle) {
+  Put("a.bin", "outer");
+  ASSERT_EQ(mkdir(Exported("sub").c_str(), 0755), 0);
+  Put("sub/a.bin", "inner!");
+  std::unique_ptr<nfs::NfsClient> inner_client = nfs_test::ConnectTo(runtime_, fresh_ + "/sub");
+  ASSERT_NE(inner_client, nullptr);
+  std::unique_ptr<nfs::NfsFileSystem> inner = nfs::NfsFileSystem::Over(*inner_client);
+
+  absl::StatusOr<fs::Entry> outer_entry = fs_->Stat("a.bin");
+  ASSERT_TRUE(outer_entry.ok()) << outer_entry.status();
+  absl::StatusOr<std::unique_ptr<fs::File>> f = inner->OpenReadListed("a.bin", *outer_entry);
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(*ReadAll(**f, 6), "inner!");
 }
 
 TEST_F(NfsFileSystemTest, OpenReadListedWithoutAHandleLooksThePathUp) {

@@ -58,10 +58,11 @@ struct Entry {
   // ETag); empty otherwise. FileSystem::OpenReadListed pins reads to it.
   std::string version;
   // For a file, the adapter's own way back to it without looking its path
-  // up, where it has one (NFS: the file handle Stat, or a Walk asked for
-  // WalkOptions::with_handles, got); empty otherwise. Opaque bytes, meaningful only to the FileSystem that
-  // made the entry: its OpenReadListed opens the file by them, saving a
-  // LOOKUP per path component.
+  // up, where it has one (NFS: the file handle from Stat, or from a Walk
+  // that asked for WalkOptions::with_handles); empty otherwise. Opaque
+  // bytes, meaningful only to the FileSystem instance that made the entry:
+  // its OpenReadListed opens the file by them (no LOOKUP per path
+  // component); any other instance ignores them and opens by path.
   std::string handle;
 };
 

@@ -191,7 +191,9 @@ class FileSystem {
   // carry that ETag, so an object replaced since the listing fails its
   // read (FailedPrecondition) instead of mixing versions; NFS opens by the
   // entry's file handle with the listed size (no LOOKUP), so it reads the
-  // file that was listed, and one removed since fails NotFound. The
+  // file that was listed: one removed since fails NotFound, one replaced
+  // or whose size or mtime moved fails FailedPrecondition (seen in READ
+  // replies' attributes, or at Close for a file nothing was read of). The
   // default, and an entry with neither a version nor a handle, is
   // OpenRead(path).
   virtual absl::StatusOr<std::unique_ptr<File>> OpenReadListed(std::string_view path,

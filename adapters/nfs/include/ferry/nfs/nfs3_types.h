@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/time/time.h"
+
 namespace ferry::nfs {
 
 inline constexpr uint32_t kNfsProgram = 100003;
@@ -135,6 +137,11 @@ struct NfsTime {
   uint32_t nseconds = 0;
   friend bool operator==(const NfsTime&, const NfsTime&) = default;
 };
+
+// As absl::Time; nseconds past a second carry over, as the sum says.
+inline absl::Time ToAbslTime(const NfsTime& t) {
+  return absl::FromUnixSeconds(t.seconds) + absl::Nanoseconds(t.nseconds);
+}
 
 // fattr3.
 struct Fattr3 {

@@ -22,6 +22,7 @@
 #ifndef FERRY_NFS_NFS_FILE_H_
 #define FERRY_NFS_NFS_FILE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -30,6 +31,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "ferry/base/mutex.h"
 #include "ferry/nfs/nfs_client.h"
@@ -49,14 +51,17 @@ class NfsFile {
                                                          uint32_t mode = 0644);
 
   // Opens by `handle` as a listing described the file, with no LOOKUP:
-  // `size` and, where known, `mtime`. The file's attributes each READ
-  // brings back must still say so; once they show another size or
+  // `size` and, where known, `mtime`. The attributes each READ reply
+  // brings must still say so; where they show another size or
   // modification time, reads answer FailedPrecondition (the file changed
-  // since it was listed), so a copy never mixes the listed size with
-  // newer bytes or stops short of a file that grew.
+  // since it was listed). A stale handle reads as NotFound when the path
+  // is gone and FailedPrecondition when it names another file now (the
+  // file was replaced). What this sees: a change of size or mtime (at the
+  // server's time precision) before the last READ, or before
+  // ConfirmStillAsListed.
   static std::shared_ptr<NfsFile> OpenListed(NfsClient& client, FileHandle handle,
                                              std::string path, uint64_t size,
-                                             std::optional<NfsTime> mtime);
+                                             std::optional<absl::Time> mtime);
 
   NfsFile(NfsClient& client, FileHandle handle, std::string path, uint64_t size);
 
@@ -66,6 +71,11 @@ class NfsFile {
   absl::StatusOr<size_t> WriteAt(int64_t offset, absl::Span<const char> data);
   // FdHandle: the size (GETATTR; includes this handle's writes).
   absl::StatusOr<int64_t> Size();
+
+  // For a file opened listed: where no READ reply has shown its attributes
+  // yet (an empty file reads nothing; a server may send none), one
+  // GETATTR checks it as a READ would. OK for any other file.
+  absl::Status ConfirmStillAsListed();
 
   // COMMITs every write made through this handle; DataLoss if the server's
   // write verifier changed since a write (data must be written again).
@@ -80,15 +90,19 @@ class NfsFile {
   // What OpenListed was told; reads check the server's attributes against it.
   struct Listed {
     uint64_t size = 0;
-    std::optional<NfsTime> mtime;
+    std::optional<absl::Time> mtime;
   };
   absl::Status CheckStillAsListed(const Fattr3& now) const;
+  // What a listed file's STALE handle means: removed (NotFound) or
+  // replaced (FailedPrecondition), by a LOOKUP of its path.
+  absl::Status GoneSinceListed(const absl::Status& stale);
 
   NfsClient& client_;
   const FileHandle handle_;
   const std::string path_;
   const uint64_t size_at_open_;
   std::optional<Listed> listed_;  // set once, by OpenListed, before any read
+  std::atomic<bool> confirmed_{false};  // a READ reply's attributes matched
 
   Mutex mu_;
   std::optional<uint64_t> write_verifier_ ABSL_GUARDED_BY(mu_);

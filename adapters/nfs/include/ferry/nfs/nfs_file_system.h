@@ -7,7 +7,9 @@
 // read and write through NfsFile (many READ/WRITE calls in flight). A file's
 // entry from Stat, or from a Walk asked for handles, keeps its file handle,
 // and OpenReadListed opens by it: no LOOKUP per path component (a tree
-// copy of files two levels down made three calls per file, now one).
+// copy of files two levels down made three calls per file, now one). A
+// file changed, replaced or removed since its listing fails its read
+// (see fs::FileSystem::OpenReadListed).
 //
 // A written file is atomic, as `cp` to a temporary and `mv` over the
 // target would be: OpenWrite LOOKUPs the target (refusing a directory),

@@ -43,8 +43,6 @@ fs::EntryKind KindOf(FileType type) {
   }
 }
 
-absl::Time TimeOf(const NfsTime& t) { return ToAbslTime(t); }
-
 // nfstime3 holds unsigned seconds: times before 1970 or after 2106 are
 // clamped.
 NfsTime NfsTimeOf(absl::Time t) {
@@ -59,7 +57,7 @@ fs::Entry EntryOf(std::string path, const Fattr3& a, std::string_view handle) {
   e.path = std::move(path);
   e.kind = KindOf(a.type);
   e.size = static_cast<int64_t>(a.size);  // fattr3's, for every kind (as lstat)
-  e.mtime = TimeOf(a.mtime);
+  e.mtime = ToAbslTime(a.mtime);
   e.mode = a.mode;
   e.uid = a.uid;
   e.gid = a.gid;
@@ -119,10 +117,9 @@ absl::StatusOr<UploadTarget> ResolveUploadTarget(NfsClient& client, std::string_
   }
   t.dir_path = std::string(dir_path);
   t.name = std::string(name);
-  // The directory's handle: from the directory cache unless `fresh`.
-  auto find_dir = [&](bool fresh) -> absl::StatusOr<NfsObject> {
-    FERRY_ASSIGN_OR_RETURN(NfsObject dir, fresh ? client.LookupPath(t.dir_path)
-                                                : client.LookupDirectory(t.dir_path));
+  // The directory's handle, from the directory cache where it is there.
+  auto find_dir = [&]() -> absl::StatusOr<NfsObject> {
+    FERRY_ASSIGN_OR_RETURN(NfsObject dir, client.LookupDirectory(t.dir_path));
     if (dir.attributes && dir.attributes->type != FileType::kDirectory) {
       return absl::FailedPreconditionError(absl::StrCat(
           t.context, ": ", client.DisplayPath(t.dir_path), " is not a directory (",
@@ -130,13 +127,13 @@ absl::StatusOr<UploadTarget> ResolveUploadTarget(NfsClient& client, std::string_
     }
     return dir;
   };
-  FERRY_ASSIGN_OR_RETURN(NfsObject dir, find_dir(/*fresh=*/false));
+  FERRY_ASSIGN_OR_RETURN(NfsObject dir, find_dir());
   absl::StatusOr<NfsObject> existing = client.Lookup(dir.handle, t.name, t.path);
   if (!dir.attributes && GetNfs3Status(existing.status()) == Nfs3Status::kStale) {
     // The cached handle went stale (another client removed the directory,
-    // and may have made a new one there): ask for it afresh.
+    // and may have made a new one there): forgotten, it is looked up.
     client.ForgetDirectory(t.dir_path);
-    FERRY_ASSIGN_OR_RETURN(dir, find_dir(/*fresh=*/true));
+    FERRY_ASSIGN_OR_RETURN(dir, find_dir());
     existing = client.Lookup(dir.handle, t.name, t.path);
   }
   t.dir = std::move(dir.handle);
@@ -189,7 +186,7 @@ bool ReclaimStaleSlot(NfsClient& client, const UploadTarget& target, const Uploa
   if (reclaim_before == absl::InfinitePast()) return false;
   absl::StatusOr<NfsObject> found = client.Lookup(target.dir, temp.name, temp.path);
   if (!found.ok() || !found->attributes || found->attributes->type != FileType::kRegular ||
-      TimeOf(found->attributes->mtime) >= reclaim_before) {
+      ToAbslTime(found->attributes->mtime) >= reclaim_before) {
     return false;
   }
   return RemoveUploadTemp(client, target, temp).ok();
@@ -446,7 +443,7 @@ class ClientFileSystem final : public NfsFileSystem {
             f.path = std::move(e.path);
             f.kind = KindOf(e.type);
             f.size = static_cast<int64_t>(e.size);
-            f.mtime = TimeOf(e.mtime);
+            f.mtime = ToAbslTime(e.mtime);
             f.mode = e.mode;
             f.uid = e.uid;
             f.gid = e.gid;

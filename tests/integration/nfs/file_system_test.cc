@@ -53,6 +53,23 @@ class NfsFileSystemTest : public nfs_test::FreshDirTest<> {
     return out;
   }
 
+  // Writes `bytes` to `path` through `fs` (a new file renamed over the
+  // name, as ferry's writer does).
+  static void Write(fs::FileSystem& fs, const std::string& path, const std::string& bytes) {
+    absl::StatusOr<std::unique_ptr<fs::File>> f = fs.OpenWrite(path, {});
+    ASSERT_TRUE(f.ok()) << f.status();
+    ASSERT_TRUE((*f)->WriteAt(0, absl::MakeConstSpan(bytes.data(), bytes.size())).ok());
+    ASSERT_TRUE((*f)->Close().ok());
+  }
+
+  // How reading `size` bytes of `path`, opened as `listed`, ends. Opening
+  // itself must succeed (by handle it asks the server nothing).
+  absl::Status ListedReadStatus(const std::string& path, const fs::Entry& listed, size_t size) {
+    absl::StatusOr<std::unique_ptr<fs::File>> f = fs_->OpenReadListed(path, listed);
+    EXPECT_TRUE(f.ok()) << f.status();
+    return f.ok() ? ReadAll(**f, size).status() : f.status();
+  }
+
   // Appends `bytes` to `relative` in place, through the server, as
   // another client would.
   void AppendThroughTheServer(const std::string& relative, const std::string& bytes) {
@@ -128,8 +145,7 @@ TEST_F(NfsFileSystemTest, OpenReadListedOfAFileRemovedSinceFailsNotFoundNamingIt
   ASSERT_TRUE(e.ok()) << e.status();
   ASSERT_TRUE(fs_->Remove("gone.bin").ok());
 
-  absl::StatusOr<std::unique_ptr<fs::File>> f = fs_->OpenReadListed("gone.bin", *e);
-  absl::Status read = f.ok() ? ReadAll(**f, 5).status() : f.status();
+  const absl::Status read = ListedReadStatus("gone.bin", *e, 5);
   EXPECT_TRUE(absl::IsNotFound(read)) << read;
   EXPECT_NE(read.message().find("gone.bin"), std::string::npos) << read;
 }
@@ -140,30 +156,19 @@ TEST_F(NfsFileSystemTest, ReadOfAListedFileWrittenToSinceFailsFailedPrecondition
   ASSERT_TRUE(e.ok()) << e.status();
   AppendThroughTheServer("log.txt", " second");
 
-  absl::StatusOr<std::unique_ptr<fs::File>> f = fs_->OpenReadListed("log.txt", *e);
-  ASSERT_TRUE(f.ok()) << f.status();
-  absl::StatusOr<std::string> read = ReadAll(**f, 5);
-  EXPECT_EQ(read.status().code(), absl::StatusCode::kFailedPrecondition) << read.status();
-  EXPECT_NE(read.status().message().find("changed since it was listed"), std::string::npos)
-      << read.status();
+  const absl::Status read = ListedReadStatus("log.txt", *e, 5);
+  EXPECT_EQ(read.code(), absl::StatusCode::kFailedPrecondition) << read;
+  EXPECT_NE(read.message().find("changed since it was listed"), std::string::npos) << read;
 }
 
 TEST_F(NfsFileSystemTest, ReadOfAListedFileReplacedSinceFailsFailedPreconditionSayingSo) {
   Put("a.bin", "listed");
   absl::StatusOr<fs::Entry> e = fs_->Stat("a.bin");
   ASSERT_TRUE(e.ok()) << e.status();
-  {  // a new file renamed over the name, as editors and ferry's writer do
-    absl::StatusOr<std::unique_ptr<fs::File>> w = fs_->OpenWrite("a.bin", {});
-    ASSERT_TRUE(w.ok()) << w.status();
-    ASSERT_TRUE((*w)->WriteAt(0, absl::MakeConstSpan("newer", 5)).ok());
-    ASSERT_TRUE((*w)->Close().ok());
-  }
-  absl::StatusOr<std::unique_ptr<fs::File>> f = fs_->OpenReadListed("a.bin", *e);
-  ASSERT_TRUE(f.ok()) << f.status();
-  absl::StatusOr<std::string> read = ReadAll(**f, 6);
-  EXPECT_EQ(read.status().code(), absl::StatusCode::kFailedPrecondition) << read.status();
-  EXPECT_NE(read.status().message().find("replaced since it was listed"), std::string::npos)
-      << read.status();
+  Write(*fs_, "a.bin", "newer");  // replaced by rename, as editors do too
+  const absl::Status read = ListedReadStatus("a.bin", *e, 6);
+  EXPECT_EQ(read.code(), absl::StatusCode::kFailedPrecondition) << read;
+  EXPECT_NE(read.message().find("replaced since it was listed"), std::string::npos) << read;
 }
 
 TEST_F(NfsFileSystemTest, ListedEmptyFileWrittenToSinceFailsFailedPreconditionAtClose) {
@@ -232,14 +237,6 @@ class NfsDirectoryCacheTest : public NfsFileSystemTest {
         nfs::NfsClient::Connect(runtime_, nfs_test::UrlFor(fresh_), options);
     EXPECT_TRUE(c.ok()) << c.status();
     return c.ok() ? nfs::NfsFileSystem::Over(*std::move(c)) : nullptr;
-  }
-
-  // Writes `bytes` to `path` through `fs`.
-  static void Write(fs::FileSystem& fs, const std::string& path, const std::string& bytes) {
-    absl::StatusOr<std::unique_ptr<fs::File>> f = fs.OpenWrite(path, {});
-    ASSERT_TRUE(f.ok()) << f.status();
-    ASSERT_TRUE((*f)->WriteAt(0, absl::MakeConstSpan(bytes.data(), bytes.size())).ok());
-    ASSERT_TRUE((*f)->Close().ok());
   }
 
   // `dir` (holding `file`) removed and made again by `other`, with `bytes`

@@ -399,16 +399,39 @@ absl::StatusOr<ReaddirplusResult> DecodeReaddirplusResult(std::string_view resul
       });
 }
 
-absl::StatusOr<ReadResult> DecodeReadResult(std::string_view results) {
+absl::StatusOr<ReadHead> DecodeReadHead(std::string_view results) {
+  XdrDecoder d(results, "READ3res");
+  ReadHead h;
+  FERRY_ASSIGN_OR_RETURN(h.status, ReadStatus<Nfs3Status>(d));
+  FERRY_RETURN_IF_ERROR(ReadPostOpAttr(d, &h.attributes));
+  if (h.status != Nfs3Status::kOk) return h;
+  FERRY_ASSIGN_OR_RETURN(h.count, d.ReadUint32("count"));
+  FERRY_ASSIGN_OR_RETURN(h.eof, d.ReadBool("eof"));
+  FERRY_ASSIGN_OR_RETURN(h.data_size, d.ReadUint32("data length"));
+  h.data_offset = results.size() - d.rest().size();
+  return h;
+}
+
+absl::StatusOr<ReadResult> DecodeReadResult(std::string_view results, size_t placed) {
   return DecodeAttrsThenOk<ReadResult>(
       results, "READ3res", &ReadResult::attributes,
-      [](XdrDecoder& d, ReadResult& r) -> absl::Status {
+      [placed](XdrDecoder& d, ReadResult& r) -> absl::Status {
         FERRY_ASSIGN_OR_RETURN(r.count, d.ReadUint32("count"));
         FERRY_ASSIGN_OR_RETURN(r.eof, d.ReadBool("eof"));
-        FERRY_ASSIGN_OR_RETURN(r.data, d.ReadOpaque("data"));
-        if (r.data.size() != r.count) {
-          return d.Error("data",
-                         absl::StrCat("is ", r.data.size(), " bytes but count says ", r.count));
+        if (placed > 0) {
+          // The data went elsewhere; its padding is all that is left.
+          FERRY_ASSIGN_OR_RETURN(const uint32_t size, d.ReadUint32("data length"));
+          if (size != placed) {
+            return d.Error("data", absl::StrCat("is ", size, " bytes but ", placed,
+                                                " were placed from the reply"));
+          }
+          FERRY_RETURN_IF_ERROR(d.SkipPaddingOf(size, "data padding"));
+        } else {
+          FERRY_ASSIGN_OR_RETURN(r.data, d.ReadOpaque("data"));
+        }
+        const size_t size = placed > 0 ? placed : r.data.size();
+        if (size != r.count) {
+          return d.Error("data", absl::StrCat("is ", size, " bytes but count says ", r.count));
         }
         return absl::OkStatus();
       });

@@ -177,23 +177,26 @@ struct NfsClient::Impl {
 
   // Sends `call` on the pool, retrying an idempotent one that fails
   // Unavailable (see CallRetryPolicy); `done` gets the last result.
-  void CallWithRetries(std::string call, bool idempotent, Callback<std::string> done) {
+  void CallWithRetries(std::string call, bool idempotent, Callback<std::string> done,
+                       RpcReplyPlacer placer = nullptr) {
     if (!idempotent || options.timeouts.retry_window <= absl::ZeroDuration() || retry_timers == nullptr) {
-      pool->CallAsync(std::move(call), std::move(done), {.idempotent = idempotent});
+      pool->CallAsync(std::move(call), std::move(done),
+                      {.idempotent = idempotent, .placer = std::move(placer)});
       return;
     }
     CallWithRetry<std::string>(
         CallRetryPolicy(options), *retry_timers,
-        [this, call = std::move(call)](int attempt, Callback<std::string> cb) mutable {
+        [this, call = std::move(call), placer = std::move(placer)](int attempt,
+                                                                    Callback<std::string> cb) mutable {
           if (attempt == 1) {  // on the caller's thread, which holds the client
-            pool->CallAsync(call, std::move(cb), {.idempotent = true});
+            pool->CallAsync(call, std::move(cb), {.idempotent = true, .placer = placer});
             return;
           }
           {
             MutexLock l(&retry_mu);
             if (!closing) {
               // CallAsync never runs `cb` inline, so holding the lock is safe.
-              pool->CallAsync(call, std::move(cb), {.idempotent = true});
+              pool->CallAsync(call, std::move(cb), {.idempotent = true, .placer = placer});
               return;
             }
           }
@@ -212,7 +215,7 @@ struct NfsClient::Impl {
   // annotated with the procedure and path.
   template <typename T, typename Op, typename Finish>
   void Send(const Op& op, const typename Op::Args& args, std::string path, Finish finish,
-            Callback<T> done) {
+            Callback<T> done, RpcReplyPlacer placer = nullptr) {
     std::string call;
     size_t payload = 0;
     if constexpr (requires { args.data; }) payload = args.data.size();  // WRITE
@@ -230,7 +233,8 @@ struct NfsClient::Impl {
             return;
           }
           done(finish(std::move(*record), path));
-        });
+        },
+        std::move(placer));
   }
 
   // `record`'s results decoded as `op`'s, and NFS3_OK (see Check).
@@ -557,20 +561,43 @@ void NfsClient::ReadAsync(const FileHandle& fh, uint64_t offset, uint32_t count,
 
 void NfsClient::ReadIntoAsync(const FileHandle& fh, uint64_t offset, absl::Span<char> dest,
                               std::string path, Callback<ReadIntoReply> done) {
+  // The data goes from the socket straight into `dest` (RpcReplyPlacer):
+  // its bytes cross user space once. `placed` is how many the attempt that
+  // answered placed (0: the reply came whole and is copied from it).
+  auto placed = std::make_shared<size_t>(0);
+  RpcReplyPlacer placer = [dest, placed](std::string_view prefix) -> RpcPlacement {
+    *placed = 0;
+    if (prefix.empty()) return {};  // voided
+    absl::StatusOr<RpcReply> reply = DecodeReply(prefix, Nfs3Procedure(Nfs3Proc::kRead));
+    if (!reply.ok()) return {.decision = RpcPlacement::Decision::kAskAgain};
+    absl::StatusOr<ReadHead> head = DecodeReadHead(reply->results);
+    if (!head.ok()) return {.decision = RpcPlacement::Decision::kAskAgain};
+    // Anything unusual is read whole, for its decode to name.
+    if (head->status != Nfs3Status::kOk || head->data_size == 0 ||
+        head->data_size > dest.size() || head->data_size != head->count) {
+      return {};
+    }
+    *placed = head->data_size;
+    return {.decision = RpcPlacement::Decision::kPlace,
+            .offset = static_cast<size_t>(reply->results.data() - prefix.data()) + head->data_offset,
+            .dest = dest.first(head->data_size)};
+  };
   impl_->Send<ReadIntoReply>(
       kReadCall, {.file = fh, .offset = offset, .count = static_cast<uint32_t>(dest.size())},
       std::move(path),
-      [this, dest](std::string record, const std::string& p) -> absl::StatusOr<ReadIntoReply> {
-        FERRY_ASSIGN_OR_RETURN(ReadResult r, impl_->Decode(kReadCall, record, p));
-        if (r.data.size() > dest.size()) {
+      [this, dest, placed](std::string record, const std::string& p) -> absl::StatusOr<ReadIntoReply> {
+        FERRY_ASSIGN_OR_RETURN(std::string_view results, impl_->Results(record, Nfs3Proc::kRead, p));
+        absl::StatusOr<ReadResult> r = DecodeReadResult(results, *placed);
+        FERRY_RETURN_IF_ERROR(impl_->Check(r, Nfs3Proc::kRead, p));
+        if (*placed > 0) return ReadIntoReply{*placed, r->eof, r->attributes};
+        if (r->data.size() > dest.size()) {
           return absl::DataLossError(absl::StrCat("NFS3 READ ", impl_->Display(p), ": asked ",
-                                                  dest.size(), " bytes, got ", r.data.size()));
+                                                  dest.size(), " bytes, got ", r->data.size()));
         }
-        // The only copy of the data in user space after the record itself.
-        std::memcpy(dest.data(), r.data.data(), r.data.size());
-        return ReadIntoReply{r.data.size(), r.eof, r.attributes};
+        std::memcpy(dest.data(), r->data.data(), r->data.size());
+        return ReadIntoReply{r->data.size(), r->eof, r->attributes};
       },
-      std::move(done));
+      std::move(done), std::move(placer));
 }
 
 void NfsClient::WriteAsync(const FileHandle& fh, uint64_t offset, std::string_view data,

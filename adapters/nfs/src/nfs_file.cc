@@ -3,8 +3,8 @@
 // many threads, as the copier does). Calls carry at most 1 MiB (and at
 // most rtmax/wtmax). A ReadAt of more than one call's worth sends up to 16
 // READs at once; a WriteAt is a short sequence of calls. READ data is
-// decoded straight from the reply record into the caller's buffer
-// (NfsClient::ReadIntoAsync): one copy in user space.
+// read from the socket straight into the caller's buffer
+// (NfsClient::ReadIntoAsync): no copy in user space.
 #include "ferry/nfs/nfs_file.h"
 
 #include <algorithm>

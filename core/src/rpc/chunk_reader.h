@@ -10,6 +10,8 @@
 // assembled. Every input byte is copied once, into that record, which is
 // then moved into the output vector, so feeding a stream one byte at a time
 // costs the same copying as feeding it whole (no quadratic re-buffering).
+// A placed range (RecordReader::Place) is copied into its destination
+// instead, or read there directly (DirectTarget, CommitDirect).
 // Errors are sticky: the stream is unusable after one.
 #ifndef FERRY_SRC_RPC_CHUNK_READER_H_
 #define FERRY_SRC_RPC_CHUNK_READER_H_
@@ -24,6 +26,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "ferry/rpc/framing.h"
 
 namespace ferry::internal {
@@ -41,6 +44,12 @@ class ChunkReader : public RecordReader {
  public:
   absl::Status Consume(std::string_view data, std::vector<std::string>* records) final;
   size_t buffered_bytes() const final { return buffered_; }
+  std::string_view partial_record() const final {
+    return buffered_ == 0 ? std::string_view() : std::string_view(record_);
+  }
+  bool Place(size_t offset, absl::Span<char> dest) final;
+  absl::Span<char> DirectTarget() final;
+  absl::Status CommitDirect(size_t n, std::vector<std::string>* records) final;
 
  protected:
   // A chunk's header has arrived: the chunk's length, or why the stream is
@@ -49,20 +58,36 @@ class ChunkReader : public RecordReader {
   // The chunk is all in record(): whether the record is complete, or why
   // the stream is malformed (DataLoss).
   virtual absl::StatusOr<bool> EndChunk() = 0;
-  // The record assembled so far.
+  // The record assembled so far (placed bytes excepted).
   std::string& record() { return record_; }
+  // Its size counting the placed bytes received.
+  size_t record_size() const { return record_.size() + placed_; }
+  // Placed bytes still to come: a framing reserves record() room for the
+  // rest of a chunk less these.
+  size_t placed_left() const { return place_.size() - placed_; }
 
  private:
   absl::Status Fail(absl::Status error) {
     error_ = std::move(error);
     return error_;
   }
+  // Takes `data`, bytes of the current chunk, into the record or the
+  // placed range.
+  void Take(std::string_view data);
+  // The current chunk is complete: ends it, and the record if it was the
+  // last chunk.
+  absl::Status EndOfChunk(std::vector<std::string>* records);
 
   char header_[kChunkHeaderSize] = {};
   size_t header_have_ = 0;  // bytes of the current chunk header seen
   size_t chunk_left_ = 0;   // bytes of the current chunk still to come
   std::string record_;      // the record assembled so far
   size_t buffered_ = 0;     // stream bytes since the last complete record
+  // The placed range of the current record (Place): its bytes from
+  // record offset place_at_ go to place_; placed_ of them have arrived.
+  absl::Span<char> place_;
+  size_t place_at_ = 0;
+  size_t placed_ = 0;
   absl::Status error_;      // sticky
 };
 

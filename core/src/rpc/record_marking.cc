@@ -43,14 +43,16 @@ class RecordMarkingReader final : public internal::ChunkReader {
   absl::StatusOr<size_t> StartChunk(uint32_t header) override {
     last_fragment_ = (header & kLastFragmentBit) != 0;
     const size_t fragment = header & kFragmentLengthMask;
-    std::string& r = record();
-    if (fragment > max_record_size_ - r.size()) {
+    const size_t size = record_size();
+    if (fragment > max_record_size_ - size) {
       return absl::DataLossError(absl::StrCat(
-          "ONC RPC record marking: record of at least ", r.size() + fragment,
-          " bytes (a fragment of ", fragment, " bytes after ", r.size(),
+          "ONC RPC record marking: record of at least ", size + fragment,
+          " bytes (a fragment of ", fragment, " bytes after ", size,
           ") exceeds the maximum record size of ", max_record_size_, " bytes"));
     }
-    ReserveGeometric(&r, r.size() + std::min(fragment, kReserveAhead));
+    // Placed bytes need no room in the record.
+    const size_t kept = fragment - std::min(fragment, placed_left());
+    ReserveGeometric(&record(), record().size() + std::min(kept, kReserveAhead));
     return fragment;
   }
 

@@ -72,6 +72,13 @@ struct Call {
   // copying. Then `request` is empty.
   std::shared_ptr<std::string> shared_request;
   Callback<std::string> done;
+  RpcReplyPlacer placer;  // optional
+  // Its reply is being placed into the caller's memory by its connection's
+  // strand (Session::placing_call): only that strand may end it.
+  bool placing = false;
+  // Set when it was cancelled or timed out while placing: the status it
+  // ends with once its connection stops reading.
+  absl::Status abandoned;
 };
 
 // A doubly linked list threaded through Call::prev/next.
@@ -195,6 +202,9 @@ class CallSlab {
     c->request = std::string();  // release the bytes now, not at reuse
     c->shared_request.reset();
     c->done = nullptr;
+    c->placer = nullptr;
+    c->placing = false;
+    c->abandoned = absl::OkStatus();
     c->heap_index = -1;
     c->conn = -1;
     c->has_xid = false;

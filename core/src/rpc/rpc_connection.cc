@@ -331,6 +331,15 @@ void PoolCore::Lost(const std::shared_ptr<Session>& s, absl::StatusCode code, st
     bool charged = false;
     auto settle = [&](Call* call) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
       --sh.load;
+      if (call->placing) {  // the socket is closed: nothing writes its memory now
+        call->placing = false;
+        s->placing_call = nullptr;
+        call->placer(std::string_view());  // void: a resend places anew
+      }
+      if (!call->abandoned.ok()) {  // cancelled or timed out meanwhile (counted then)
+        FinishLocked(call, std::move(call->abandoned), &completions);
+        return;
+      }
       if (may_retry && call->idempotent && call->attempts < call->max_attempts) {
         if (!charged) {
           retry_tokens_ -= 1;
@@ -397,6 +406,21 @@ void PoolCore::CloseOnStrand(Connection* c) {
   s->dead = true;
   std::error_code ignored;
   s->socket.close(ignored);
+  if (s->placing_call != nullptr) {
+    // Shutdown left it to us: its memory is no longer read into.
+    std::vector<Completion> completions;
+    {
+      MutexLock l(&mu_);
+      Call* call = std::exchange(s->placing_call, nullptr);
+      call->placing = false;
+      absl::Status status = std::move(call->abandoned);
+      if (status.ok()) {
+        status = absl::CancelledError(absl::StrCat("rpc to ", target_, ": the pool was destroyed"));
+      }
+      FinishLocked(call, std::move(status), &completions);
+    }
+    RunCompletions(&completions);
+  }
   if (s->exchange_done) {
     auto done = std::move(s->exchange_done);
     s->exchange_done = nullptr;

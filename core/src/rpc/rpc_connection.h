@@ -121,6 +121,14 @@ struct Session final : RpcHandshakeChannel, std::enable_shared_from_this<Session
   std::vector<WirePiece> write_pieces;
   std::vector<asio::const_buffer> write_iov;
   std::vector<std::string> records;        // records of one read
+  // The call whose reply the reader is placing (Call::placing), ended only
+  // by this strand: when its record is whole, or after the socket closed.
+  Call* placing_call = nullptr;
+  // Whether to place the incomplete record has been decided.
+  bool placement_decided = false;
+  // The last whole reply was placed: the next read at a record boundary is
+  // short, so the next reply's bulk is placed rather than buffered first.
+  bool expect_placed = false;
   std::vector<Completion> completions;     // of one read
   Kicks kicks;                  // connections to start writing
   bool dead = false;

@@ -162,6 +162,7 @@ RpcCallId PoolCore::Submit(std::string request, Callback<std::string> done, cons
       call->accepted_at = now;
       call->request = std::move(request);
       call->done = std::move(done);
+      if (by_id_) call->placer = o.placer;
       ++m_.calls_started;
       if (deadline != kNoDeadline) {
         deadlines_.Push(call);
@@ -210,6 +211,19 @@ void PoolCore::AbandonLocked(Call* call, absl::Status status, std::vector<Comple
     }
     case CallState::kInFlight: {
       ConnShared& sh = shared(call->conn);
+      if (call->placing) {
+        // Its reply is being read into the caller's memory: ending it now
+        // would let the caller free that memory under the read. The
+        // connection is recycled and its strand ends the call with this
+        // status once the socket is closed (or the reply is whole).
+        call->abandoned = std::move(status);
+        deadlines_.Remove(call);
+        if (resets != nullptr && sh.state == ConnState::kReady) {
+          sh.state = ConnState::kBackoff;
+          resets->emplace_back(call->conn, sh.session_gen);
+        }
+        return;
+      }
       --sh.load;
       if (by_id_) {
         sh.by_xid[call->xid] = nullptr;  // a late reply finds the tombstone
@@ -244,7 +258,8 @@ bool PoolCore::Cancel(RpcCallId id) {
   {
     MutexLock l(&mu_);
     Call* call = slab_.Find(slot);
-    if (id == 0 || call == nullptr || call->generation != generation || call->state == CallState::kFree) {
+    if (id == 0 || call == nullptr || call->generation != generation || call->state == CallState::kFree ||
+        !call->abandoned.ok()) {  // already ended, or ending once its connection stops reading
       return false;
     }
     ++m_.calls_failed;
@@ -257,7 +272,7 @@ bool PoolCore::Cancel(RpcCallId id) {
   for (auto& [conn, gen] : resets) {
     Connection* c = conns_[conn].get();
     asio::post(c->strand, [this, c, gen = gen, token = OpToken(this)] {
-      ResetSession(c, gen, "a call in flight on an in-order connection was abandoned");
+      ResetSession(c, gen, "a call was cancelled whose reply this connection was reading");
     });
   }
   RunKicks(kicks, nullptr);
@@ -335,7 +350,9 @@ void PoolCore::OnDeadlines() {
         }
         // An idempotent call gets one more try, on a fresh connection when
         // its own went silent, and its timeout again from that send.
-        if (call->idempotent && !call->resent_after_timeout) {
+        // Not one whose reply is arriving into the caller's memory: that
+        // connection is alive but too slow.
+        if (call->idempotent && !call->resent_after_timeout && !call->placing) {
           ResendAfterTimeoutLocked(call, now, &resets);
           continue;
         }
@@ -347,7 +364,8 @@ void PoolCore::OnDeadlines() {
                                                                  absl::Milliseconds(1))),
             " ago",
             call->resent_after_timeout ? "; its first send had gone unanswered too" : "",
-            silent ? "; its connection was silent since and is replaced" : "", ")");
+            silent ? "; its connection was silent since and is replaced" : "",
+            call->placing ? "; its reply was still arriving, and its connection is replaced" : "", ")");
       } else {
         where = call->state == CallState::kPending ? "waiting to be written"
                                                    : "queued (every connection busy or down)";
@@ -370,7 +388,7 @@ void PoolCore::OnDeadlines() {
   for (auto& [conn, gen] : resets) {
     Connection* c = conns_[conn].get();
     asio::post(c->strand, [this, c, gen = gen, token = OpToken(this)] {
-      ResetSession(c, gen, "the server left calls unanswered past their deadlines");
+      ResetSession(c, gen, "the server left calls unanswered (or their replies unfinished) past their deadlines");
     });
   }
   RunKicks(kicks, nullptr);

@@ -104,7 +104,19 @@ void PoolCore::Shutdown() {
       while (Call* call = sh.pending.PopFront()) cancel(call);
       while (Call* call = sh.in_order.PopFront()) cancel(call);
       for (auto& [xid, call] : sh.by_xid) {
-        if (call != nullptr) cancel(call);
+        if (call == nullptr) continue;
+        if (call->placing) {
+          // Its reply is being read into the caller's memory: the
+          // connection's strand ends it after closing the socket.
+          if (call->abandoned.ok()) {
+            ++m_.calls_failed;
+            ++m_.calls_cancelled;
+            deadlines_.Remove(call);
+            call->abandoned = cancelled;
+          }
+          continue;
+        }
+        cancel(call);
       }
       sh.by_xid.clear();
       sh.load = 0;

@@ -106,7 +106,11 @@ class PoolCore {
   void OnConnected(const std::shared_ptr<Session>& s);
   void BecomeReady(const std::shared_ptr<Session>& s);
   void StartRead(const std::shared_ptr<Session>& s);
-  void OnRead(const std::shared_ptr<Session>& s, const std::error_code& ec, size_t n);
+  // `direct`: the bytes were read into the reader's DirectTarget.
+  void OnRead(const std::shared_ptr<Session>& s, const std::error_code& ec, size_t n, bool direct);
+  // Asks the placer of the call whose reply is arriving whether its bulk
+  // goes straight into the caller's memory (RpcReplyPlacer).
+  void MaybePlace(const std::shared_ptr<Session>& s);
   // Matches a read's records to calls; returns the error that must drop the
   // connection, if any.
   absl::Status ProcessReplies(const std::shared_ptr<Session>& s, size_t nbytes);

@@ -25,6 +25,12 @@ constexpr size_t kMaxRetainedWriteBuffer = size_t{4} << 20;
 // 1 MiB then costs no copy in the pool. Smaller ones are copied, so a burst
 // of small calls still goes out as one contiguous buffer.
 constexpr size_t kSendInPlaceFrom = size_t{64} << 10;
+// The read at a record boundary after a placed reply: an NFS READ reply's
+// headers (~130 bytes) and little else.
+constexpr size_t kPlacedHeaderRead = 512;
+// A placer still asking for more after this much of the record has
+// arrived is answered for it: the record is read whole.
+constexpr size_t kMaxPlacementPrefix = size_t{64} << 10;
 
 void WriteBigEndian32(uint32_t v, char* p) {
   p[0] = static_cast<char>(v >> 24);
@@ -187,13 +193,55 @@ void PoolCore::OnWritten(const std::shared_ptr<Session>& s, const std::error_cod
 // Reading.
 
 void PoolCore::StartRead(const std::shared_ptr<Session>& s) {
+  const absl::Span<char> direct = s->reader->DirectTarget();
+  if (!direct.empty()) {
+    // Placed bytes: from the socket straight into the caller's memory.
+    s->socket.async_read_some(
+        asio::buffer(direct.data(), direct.size()),
+        asio::bind_executor(s->conn->strand, [this, s](const std::error_code& ec, size_t n) {
+          OnRead(s, ec, n, /*direct=*/true);
+        }));
+    return;
+  }
+  // After a placed reply the next is likely placed too: a short read at a
+  // record boundary takes its header without buffering its bulk first.
+  const size_t want = s->expect_placed && s->reader->buffered_bytes() == 0
+                          ? std::min(kPlacedHeaderRead, options_.read_buffer_bytes)
+                          : options_.read_buffer_bytes;
   s->socket.async_read_some(
-      asio::buffer(s->read_buf.get(), options_.read_buffer_bytes),
+      asio::buffer(s->read_buf.get(), want),
       asio::bind_executor(s->conn->strand,
-                          [this, s](const std::error_code& ec, size_t n) { OnRead(s, ec, n); }));
+                          [this, s](const std::error_code& ec, size_t n) { OnRead(s, ec, n, false); }));
 }
 
-void PoolCore::OnRead(const std::shared_ptr<Session>& s, const std::error_code& ec, size_t n) {
+void PoolCore::MaybePlace(const std::shared_ptr<Session>& s) {
+  if (!by_id_ || s->placing_call != nullptr || s->placement_decided) return;
+  const std::string_view prefix = s->reader->partial_record();
+  if (prefix.size() < 4) return;
+  MutexLock l(&mu_);
+  ConnShared& sh = shared(s->conn->index);
+  if (shutting_down_ || sh.session_gen != s->gen) return;
+  auto it = sh.by_xid.find(ReadBigEndian32(prefix.data()));
+  Call* call = it == sh.by_xid.end() ? nullptr : it->second;
+  if (call == nullptr || !call->placer || !call->abandoned.ok()) {
+    s->placement_decided = true;  // the record's end says what it is
+    return;
+  }
+  const RpcPlacement p = call->placer(prefix);
+  if (p.decision == RpcPlacement::Decision::kAskAgain && prefix.size() < kMaxPlacementPrefix) return;
+  s->placement_decided = true;
+  if (p.decision != RpcPlacement::Decision::kPlace) return;
+  if (!s->reader->Place(p.offset, p.dest)) {
+    call->placer(std::string_view());  // void: the record is read whole
+    return;
+  }
+  call->placing = true;
+  s->placing_call = call;
+  ++m_.replies_placed;
+  m_.bytes_placed += p.dest.size();
+}
+
+void PoolCore::OnRead(const std::shared_ptr<Session>& s, const std::error_code& ec, size_t n, bool direct) {
   if (s->dead) return;
   if (ec) {
     const size_t partial = s->reader->buffered_bytes();
@@ -213,7 +261,10 @@ void PoolCore::OnRead(const std::shared_ptr<Session>& s, const std::error_code& 
     return;
   }
   s->records.clear();
-  const absl::Status framing_status = s->reader->Consume(std::string_view(s->read_buf.get(), n), &s->records);
+  const absl::Status framing_status =
+      direct ? s->reader->CommitDirect(n, &s->records)
+             : s->reader->Consume(std::string_view(s->read_buf.get(), n), &s->records);
+  if (!s->records.empty()) s->placement_decided = false;  // a new record is under way
   absl::Status bad;
   if (!s->ready) {
     // The handshake: each record answers the pending Exchange.
@@ -243,7 +294,9 @@ void PoolCore::OnRead(const std::shared_ptr<Session>& s, const std::error_code& 
     Lost(s, absl::StatusCode::kDataLoss, absl::StrCat("malformed data from the server: ", bad.message()));
     return;
   }
-  if (!s->dead) StartRead(s);
+  if (s->dead) return;
+  MaybePlace(s);
+  StartRead(s);
 }
 
 absl::Status PoolCore::ProcessReplies(const std::shared_ptr<Session>& s, size_t nbytes) {
@@ -277,7 +330,18 @@ absl::Status PoolCore::ProcessReplies(const std::shared_ptr<Session>& s, size_t 
         sh.by_xid.erase(it);
         if (call == nullptr) {  // the call was abandoned; its late reply is dropped
           --sh.abandoned;
+          s->expect_placed = false;
           continue;
+        }
+        s->expect_placed = call->placing;
+        if (call->placing) {
+          call->placing = false;
+          s->placing_call = nullptr;
+          if (!call->abandoned.ok()) {  // cancelled or timed out meanwhile (counted then)
+            --sh.load;
+            FinishLocked(call, std::move(call->abandoned), &s->completions);
+            continue;
+          }
         }
       } else {
         call = sh.in_order.PopFront();

@@ -100,6 +100,13 @@ absl::Status XdrDecoder::Skip(size_t size, std::string_view what) {
   return ReadFixedOpaque(size, what).status();
 }
 
+absl::Status XdrDecoder::SkipPaddingOf(size_t size, std::string_view what) {
+  const size_t padding = PaddingFor(size);
+  if (ABSL_PREDICT_FALSE(padding > remaining())) return Truncated(what, padding);
+  pos_ += padding;
+  return absl::OkStatus();
+}
+
 absl::Status XdrDecoder::ExpectEnd() const {
   if (ABSL_PREDICT_TRUE(done())) return absl::OkStatus();
   return absl::DataLossError(absl::StrCat("XDR decode of ", ToAbsl(context_), ": ", remaining(),

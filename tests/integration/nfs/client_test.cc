@@ -102,6 +102,34 @@ TEST_F(NfsClientTest, CreateWriteCommitReadRoundTrip) {
   EXPECT_EQ(a->mode, 0644u);
 }
 
+TEST_F(NfsClientTest, ReadIntoPlacesEachMebibyteFromTheSocketIntoTheBuffer) {
+  absl::StatusOr<NfsObject> f =
+      client_->Create(client_->root_handle(), "big.bin", 0644, /*exclusive=*/true,
+                      /*truncate=*/false, "big.bin");
+  ASSERT_TRUE(f.ok()) << f.status();
+  constexpr size_t kMiB = size_t{1} << 20;
+  std::string content(4 * kMiB, '\0');
+  for (size_t i = 0; i < content.size(); ++i) content[i] = static_cast<char>(i * 7 + i / 4096);
+  for (size_t off = 0; off < content.size(); off += kMiB) {
+    absl::StatusOr<WriteReply> w = client_->Write(f->handle, off, std::string_view(content).substr(off, kMiB),
+                                                  StableHow::kFileSync, "big.bin");
+    ASSERT_TRUE(w.ok()) << w.status();
+    ASSERT_EQ(w->count, kMiB);
+  }
+  const uint64_t placed_before = client_->metrics().replies_placed;
+  std::string got(content.size(), '?');
+  for (size_t off = 0; off < content.size(); off += kMiB) {
+    absl::StatusOr<ReadIntoReply> r =
+        client_->ReadInto(f->handle, off, absl::MakeSpan(got).subspan(off, kMiB), "big.bin");
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->count, kMiB);
+  }
+  EXPECT_TRUE(got == content);
+  // A reply that arrived whole in one socket read is copied instead; the
+  // rest were read into the buffer from the socket.
+  EXPECT_GE(client_->metrics().replies_placed - placed_before, 1u);
+}
+
 TEST_F(NfsClientTest, GuardedCreateOfExistingFileIsAlreadyExists) {
   nfs_test::WriteFile(Exported("exists"), 1);
   absl::StatusOr<NfsObject> f =

@@ -27,6 +27,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 
 namespace ferry {
 
@@ -48,6 +49,32 @@ class RecordReader {
   // included), i.e. the bytes of an incomplete record. Non-zero when the
   // peer closes means the stream was truncated mid-record.
   virtual size_t buffered_bytes() const = 0;
+
+  // Placing a record's bulk bytes where they belong, so a large reply (an
+  // NFS READ's data) goes from the socket straight into the caller's
+  // buffer instead of being copied through the record. Optional: the
+  // defaults place nothing.
+  //
+  // The bytes of the incomplete record received so far (empty between
+  // records), less any already placed.
+  virtual std::string_view partial_record() const { return {}; }
+  // Sends bytes [offset, offset + dest.size()) of the incomplete record to
+  // `dest` instead of the record: those already received are moved there
+  // now, the rest go there as they arrive. The completed record then lacks
+  // them (its bytes after the range follow its bytes before it). A record
+  // that ends before the range is filled is DataLoss. One range per record;
+  // false (nothing changes) if the reader cannot place, one is already
+  // set, or there is no incomplete record.
+  virtual bool Place(size_t /*offset*/, absl::Span<char> /*dest*/) { return false; }
+  // Where the next bytes of the stream may be read directly: the part of
+  // the placed range the current chunk still owes (never framing bytes).
+  // Empty when the next bytes are not placed ones.
+  virtual absl::Span<char> DirectTarget() { return {}; }
+  // `n` bytes were read into the start of DirectTarget(): consumes them as
+  // Consume would (completing records into `records`).
+  virtual absl::Status CommitDirect(size_t /*n*/, std::vector<std::string>* /*records*/) {
+    return absl::InternalError("this record reader places no bytes");
+  }
 };
 
 // One run of a framed record on the wire, for a gather write: the framing's

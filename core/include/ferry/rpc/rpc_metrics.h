@@ -80,6 +80,10 @@ struct RpcPoolMetrics {
   uint64_t queued_bytes = 0;
   uint64_t bytes_sent = 0;
   uint64_t bytes_received = 0;
+  // Replies whose bulk the reader placed into the caller's buffer
+  // (RpcReplyPlacer), and the bytes so placed (at the placement).
+  uint64_t replies_placed = 0;
+  uint64_t bytes_placed = 0;
   RpcHistogram queue_time;           // call accepted to call written
   RpcHistogram round_trip;           // call written to reply read
   std::vector<RpcConnectionMetrics> connections;

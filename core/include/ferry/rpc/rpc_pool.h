@@ -60,6 +60,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "ferry/base/clock.h"
 #include "ferry/rpc/framing.h"
 #include "ferry/rpc/rpc_metrics.h"
@@ -193,6 +194,38 @@ struct RpcPoolOptions {
   size_t read_buffer_bytes = size_t{64} << 10;
 };
 
+// Where a reply's bulk bytes go, decided by an RpcReplyPlacer.
+struct RpcPlacement {
+  enum class Decision {
+    kReadWhole,  // the reply is read into its record as usual
+    kAskAgain,   // ask again when more of the record has arrived
+    kPlace,      // bytes [offset, offset + dest.size()) of the record go to dest
+  };
+  Decision decision = Decision::kReadWhole;
+  size_t offset = 0;
+  absl::Span<char> dest;
+};
+
+// Decides, from the first bytes of a call's reply record to arrive (its id
+// included), whether the pool reads the reply's bulk bytes (an NFS READ's
+// data) from the socket straight into the caller's memory, instead of
+// copying them through the record: the bytes then cross user space once.
+// The placed bytes are absent from the record the call ends with (its bytes
+// after the range follow its bytes before it), so the caller must know
+// whether it placed. A record that ends inside the range is DataLoss.
+//
+// Asked on an I/O thread under the pool's lock, only while the record is
+// incomplete and only when the framing can place (record marking, length
+// prefix; kById): it must be quick, must not block or call the pool, and
+// may be asked again for each attempt of the call (then the bytes are
+// placed again). A placement the call's reply does not complete (its
+// connection was lost under it, and the call may be sent again) is voided
+// by asking the placer once more with an empty prefix, whose answer is
+// ignored. `dest` must stay valid until the call's callback runs;
+// the pool writes it only before that. A call that ends in error may leave
+// any bytes in `dest`.
+using RpcReplyPlacer = std::function<RpcPlacement(std::string_view record_prefix)>;
+
 struct RpcCallOptions {
   // Queue wait, and reply wait after each write (see
   // RpcPoolOptions::default_timeout). nullopt: that default.
@@ -206,6 +239,8 @@ struct RpcCallOptions {
   int max_attempts = 0;
   // nullopt: RpcPoolOptions::when_busy.
   std::optional<RpcWhenBusy> when_busy;
+  // Optional; see RpcReplyPlacer.
+  RpcReplyPlacer placer;
 };
 
 // Identifies a call for Cancel. Never 0 for a real call; never reused within
@@ -251,7 +286,9 @@ class RpcPool {
   // once, on an I/O thread); a reply arriving later is discarded. Returns
   // false if the call had already ended (or `id` is unknown). Cancelling a
   // call in flight on a kInOrder connection closes that connection (its next
-  // record would otherwise be taken for the next call's reply).
+  // record would otherwise be taken for the next call's reply). So does
+  // cancelling (or timing out) a call whose reply is being placed: the call
+  // then ends once that connection has stopped reading into its memory.
   bool Cancel(RpcCallId id);
 
   // Blocks until at least min(`connections`, pool size) connections are

@@ -337,6 +337,9 @@ class XdrDecoder {
 
   // Skips `size` bytes of opaque data and their padding.
   absl::Status Skip(size_t size, std::string_view what);
+  // Skips only the padding that follows `size` bytes of opaque data, for
+  // data that was taken out of the input (RpcReplyPlacer).
+  absl::Status SkipPaddingOf(size_t size, std::string_view what);
 
   // OK when every byte has been read; otherwise DataLoss naming the count of
   // trailing bytes.

@@ -172,11 +172,12 @@ class NfsClient {
   // reads 1 MiB per call).
   void ReadAsync(const FileHandle& fh, uint64_t offset, uint32_t count, std::string path,
                  Callback<ReadReply> done);
-  // As ReadAsync, but the data goes straight from the reply record into
-  // `dest` (READ of dest.size() bytes, sized as for ReadAsync), on the I/O
-  // thread that received it: one copy, no allocation per call. A reply with
-  // more bytes than asked is DataLoss. REQUIRES: `dest` stays valid and
-  // untouched until `done` runs.
+  // As ReadAsync, but the data goes from the socket straight into `dest`
+  // (READ of dest.size() bytes, sized as for ReadAsync; RpcReplyPlacer):
+  // no copy in user space (one, from the reply record, when the whole
+  // reply arrived in one socket read). A reply with more bytes than asked
+  // is DataLoss. REQUIRES: `dest` stays valid and untouched until `done`
+  // runs; after an error it may hold any bytes.
   void ReadIntoAsync(const FileHandle& fh, uint64_t offset, absl::Span<char> dest,
                      std::string path, Callback<ReadIntoReply> done);
   // WRITE of `data` (at most fsinfo().wtmax bytes). The server may take

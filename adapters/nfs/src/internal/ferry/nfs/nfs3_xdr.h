@@ -157,7 +157,23 @@ struct ReadResult {
   bool eof = false;
   std::string_view data;  // views the reply record
 };
-absl::StatusOr<ReadResult> DecodeReadResult(std::string_view results);
+// `placed`: the data's bytes were placed elsewhere from the reply (its
+// length must say so): only their padding is left, and `data` stays empty.
+absl::StatusOr<ReadResult> DecodeReadResult(std::string_view results, size_t placed = 0);
+
+// READ3res as far as its data: enough of a reply's first bytes to place the
+// data (RpcReplyPlacer) before the rest arrives. DataLoss while `results`
+// is too short. For NFS3_OK, data_size (the opaque's length, not yet
+// checked against count) bytes of data start at data_offset in `results`.
+struct ReadHead {
+  Nfs3Status status = Nfs3Status::kOk;
+  std::optional<Fattr3> attributes;
+  uint32_t count = 0;
+  bool eof = false;
+  uint32_t data_size = 0;
+  size_t data_offset = 0;
+};
+absl::StatusOr<ReadHead> DecodeReadHead(std::string_view results);
 
 struct WriteResult {
   Nfs3Status status = Nfs3Status::kOk;
@@ -262,7 +278,8 @@ inline constexpr Nfs3Call<ReaddirplusArgs, ReaddirplusResult> kReaddirplusCall{
     Nfs3Proc::kReaddirplus, true, EncodeReaddirplusArgs,
     [](std::string_view results) { return DecodeReaddirplusResult(results); }};
 inline constexpr Nfs3Call<ReadArgs, ReadResult> kReadCall{
-    Nfs3Proc::kRead, true, EncodeReadArgs, DecodeReadResult};
+    Nfs3Proc::kRead, true, EncodeReadArgs,
+    [](std::string_view results) { return DecodeReadResult(results); }};
 // WRITE at an offset: repeating it writes the same bytes again.
 inline constexpr Nfs3Call<WriteArgs, WriteResult> kWriteCall{
     Nfs3Proc::kWrite, true, EncodeWriteArgs, DecodeWriteResult};

@@ -1,0 +1,257 @@
+// RpcPool placing a reply's bulk bytes into the caller's buffer
+// (RpcCallOptions::placer), against in-process TCP servers on 127.0.0.1.
+// Replies are [4-byte id][4-byte big-endian n][n bytes of bulk]["END"];
+// the placer puts the bulk in its buffer. The servers send a reply's first
+// bytes, wait until the pool has placed it, and then do what each test
+// says: the rest, nothing, a short record, or a closed connection.
+#include <atomic>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
+#include "ferry/base/strings.h"
+#include "ferry/rpc/framing.h"
+#include "ferry/rpc/rpc_pool.h"
+#include "ferry/rpc/xdr.h"
+#include "ferry/runtime/future.h"
+#include "ferry/runtime/runtime.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testing/test_tcp_server.h"
+
+namespace ferry {
+namespace {
+
+using ::ferry::testing::RecordLog;
+using ::ferry::testing::TestTcpServer;
+using ::ferry::testing::WaitUntil;
+using ::testing::HasSubstr;
+
+std::string Bulk(size_t n, char seed) {
+  std::string b(n, '\0');
+  for (size_t i = 0; i < n; ++i) b[i] = static_cast<char>(seed + i % 23);
+  return b;
+}
+
+// The framed reply to `request` carrying `bulk` (announcing `announced`
+// bytes of it, by default all).
+std::string FramedReply(const std::string& request, const std::string& bulk,
+                        std::optional<uint32_t> announced = std::nullopt) {
+  char n[4];
+  xdr_internal::StoreBigEndian32(announced.value_or(static_cast<uint32_t>(bulk.size())), n);
+  std::string out;
+  NewLengthPrefixFraming()->Append(absl::StrCat(request.substr(0, 4), absl::string_view(n, 4), bulk, "END"),
+                                   &out);
+  return out;
+}
+
+// A placer into `dest` that counts what it is asked. Thread-safe.
+struct Placements {
+  explicit Placements(size_t size) : dest(size, '?') {}
+  RpcReplyPlacer Placer() {
+    return [this](std::string_view prefix) -> RpcPlacement {
+      if (prefix.empty()) {
+        voids.fetch_add(1);
+        return {};
+      }
+      if (prefix.size() < 8) return {.decision = RpcPlacement::Decision::kAskAgain};
+      const uint32_t n = xdr_internal::LoadBigEndian32(prefix.data() + 4);
+      if (!place || n > dest.size()) return {};
+      placed.fetch_add(1);
+      return {.decision = RpcPlacement::Decision::kPlace,
+              .offset = 8,
+              .dest = absl::MakeSpan(dest).first(n)};
+    };
+  }
+  bool WaitPlaced(int n) {
+    return WaitUntil([&] { return placed.load() >= n; }, absl::Seconds(10));
+  }
+  std::string dest;
+  bool place = true;
+  std::atomic<int> placed{0};
+  std::atomic<int> voids{0};
+};
+
+RpcPoolOptions Options(uint16_t port) {
+  RpcPoolOptions o = ::ferry::testing::LoopbackPoolOptions(port, NewLengthPrefixFraming());
+  o.connections = 1;
+  o.initial_backoff = absl::Milliseconds(2);
+  o.max_backoff = absl::Milliseconds(20);
+  o.max_connect_attempts = 1000;
+  return o;
+}
+
+class RpcPoolPlacementTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<RpcPool> MakePool(RpcPoolOptions o) {
+    auto pool = RpcPool::Create(rt_, std::move(o));
+    EXPECT_TRUE(pool.ok()) << pool.status();
+    EXPECT_TRUE((*pool)->WaitUntilReady(1, absl::Now() + absl::Seconds(10)).ok());
+    return *std::move(pool);
+  }
+
+  // The one request the server has, once it has it.
+  RecordLog::Entry TakeRequest() {
+    EXPECT_TRUE(log_.WaitForTotal(++requests_));
+    std::vector<RecordLog::Entry> entries = log_.Take();
+    EXPECT_EQ(entries.size(), 1u);
+    return entries.empty() ? RecordLog::Entry{} : entries.front();
+  }
+
+  // Sends the first `head` bytes of `reply` and waits until it is placed.
+  void SendHeadUntilPlaced(const RecordLog::Entry& e, const std::string& reply, size_t head,
+                           Placements& p, int placements = 1) {
+    e.conn->SendRaw(reply.substr(0, head));
+    ASSERT_TRUE(p.WaitPlaced(placements));
+  }
+
+  RecordLog log_;
+  TestTcpServer server_{NewLengthPrefixFraming(), log_.Handler()};
+  size_t requests_ = 0;
+  Runtime rt_;
+};
+
+TEST_F(RpcPoolPlacementTest, PlacedBulkLandsInTheCallersBufferAndTheRecordKeepsTheRest) {
+  auto pool = MakePool(Options(server_.port()));
+  Placements p(1 << 20);
+  Future<std::string> f = pool->Call(std::string(4, '\0'), {.placer = p.Placer()});
+  RecordLog::Entry e = TakeRequest();
+  const std::string bulk = Bulk(700'000, 'a');
+  const std::string reply = FramedReply(e.record, bulk);
+  SendHeadUntilPlaced(e, reply, 4 + 8 + 100, p);
+  e.conn->SendRaw(reply.substr(4 + 8 + 100));
+  absl::StatusOr<std::string> r = std::move(f).Get();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->substr(8), "END");
+  EXPECT_EQ(r->size(), 8u + 3u);
+  EXPECT_TRUE(p.dest.substr(0, bulk.size()) == bulk);
+  EXPECT_EQ(p.voids.load(), 0);
+}
+
+TEST_F(RpcPoolPlacementTest, ReplyThePlacerReadsWholeKeepsItsBulk) {
+  auto pool = MakePool(Options(server_.port()));
+  Placements p(1 << 20);
+  p.place = false;
+  Future<std::string> f = pool->Call(std::string(4, '\0'), {.placer = p.Placer()});
+  RecordLog::Entry e = TakeRequest();
+  const std::string bulk = Bulk(300'000, 'k');
+  const std::string reply = FramedReply(e.record, bulk);
+  e.conn->SendRaw(reply.substr(0, 20));
+  e.conn->SendRaw(reply.substr(20));
+  absl::StatusOr<std::string> r = std::move(f).Get();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->substr(8, bulk.size()) == bulk);
+  EXPECT_EQ(p.dest, std::string(1 << 20, '?'));
+}
+
+TEST_F(RpcPoolPlacementTest, ManyPlacedRepliesInOneBurstEachLandInTheirOwnBuffer) {
+  RpcPoolOptions o = Options(server_.port());
+  o.max_in_flight_per_connection = 16;
+  auto pool = MakePool(o);
+  std::vector<std::unique_ptr<Placements>> ps;
+  std::vector<Future<std::string>> fs;
+  for (int i = 0; i < 16; ++i) {
+    ps.push_back(std::make_unique<Placements>(200'000));
+    fs.push_back(pool->Call(std::string(4, '\0'), {.placer = ps.back()->Placer()}));
+  }
+  ASSERT_TRUE(log_.WaitForTotal(16));
+  std::vector<RecordLog::Entry> entries = log_.Take();
+  std::string burst;
+  for (int i = 15; i >= 0; --i) {  // answered last first, with bulks of different sizes
+    burst += FramedReply(entries[i].record, Bulk(10'000 * (i + 1), static_cast<char>('A' + i)));
+  }
+  entries[0].conn->SendRaw(burst);
+  for (int i = 0; i < 16; ++i) {
+    absl::StatusOr<std::string> r = std::move(fs[i]).Get();
+    ASSERT_TRUE(r.ok()) << i << ": " << r.status();
+    const std::string bulk = Bulk(10'000 * (i + 1), static_cast<char>('A' + i));
+    // Placed (the record lacks the bulk) or read whole (it has it).
+    if (r->size() == 8 + 3) {
+      EXPECT_TRUE(ps[i]->dest.substr(0, bulk.size()) == bulk) << i;
+    } else {
+      EXPECT_TRUE(r->substr(8, bulk.size()) == bulk) << i;
+    }
+  }
+}
+
+TEST_F(RpcPoolPlacementTest, CancelWhilePlacingEndsTheCallCancelledAndThePoolGoesOn) {
+  auto pool = MakePool(Options(server_.port()));
+  Placements p(1 << 20);
+  RpcCallId id = 0;
+  Future<std::string> f = pool->Call(std::string(4, '\0'), {.placer = p.Placer()}, &id);
+  RecordLog::Entry e = TakeRequest();
+  SendHeadUntilPlaced(e, FramedReply(e.record, Bulk(500'000, 'c')), 4 + 8 + 1000, p);
+  EXPECT_TRUE(pool->Cancel(id));
+  EXPECT_EQ(std::move(f).Get().status().code(), absl::StatusCode::kCancelled);
+  EXPECT_FALSE(pool->Cancel(id));
+  // The connection was replaced; a new call goes through.
+  Future<std::string> next = pool->Call(std::string(4, '\0'));
+  RecordLog::Entry e2 = TakeRequest();
+  e2.conn->Send(e2.record);
+  EXPECT_TRUE(std::move(next).Get().ok());
+  EXPECT_EQ(pool->metrics().calls_cancelled, 1u);
+}
+
+TEST_F(RpcPoolPlacementTest, ReplyStallingWhilePlacedEndsTheCallAtItsDeadlineWithoutAResend) {
+  auto pool = MakePool(Options(server_.port()));
+  Placements p(1 << 20);
+  Future<std::string> f = pool->Call(
+      std::string(4, '\0'),
+      {.timeout = absl::Milliseconds(300), .idempotent = true, .placer = p.Placer()});
+  RecordLog::Entry e = TakeRequest();
+  SendHeadUntilPlaced(e, FramedReply(e.record, Bulk(500'000, 's')), 4 + 8 + 1000, p);
+  absl::StatusOr<std::string> r = std::move(f).Get();
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(r.status().message(), HasSubstr("its reply was still arriving"));
+  EXPECT_EQ(log_.total(), 1u) << "not sent again";
+}
+
+TEST_F(RpcPoolPlacementTest, DestroyingThePoolWhilePlacingCancelsTheCall) {
+  auto pool = MakePool(Options(server_.port()));
+  Placements p(1 << 20);
+  Future<std::string> f = pool->Call(std::string(4, '\0'), {.placer = p.Placer()});
+  RecordLog::Entry e = TakeRequest();
+  SendHeadUntilPlaced(e, FramedReply(e.record, Bulk(500'000, 'd')), 4 + 8 + 1000, p);
+  pool.reset();
+  EXPECT_EQ(std::move(f).Get().status().code(), absl::StatusCode::kCancelled);
+}
+
+TEST_F(RpcPoolPlacementTest, ConnectionLostWhilePlacingVoidsThePlacementAndTheCallIsSentAgain) {
+  auto pool = MakePool(Options(server_.port()));
+  Placements p(1 << 20);
+  Future<std::string> f = pool->Call(std::string(4, '\0'), {.idempotent = true, .placer = p.Placer()});
+  RecordLog::Entry e = TakeRequest();
+  SendHeadUntilPlaced(e, FramedReply(e.record, Bulk(500'000, 'x')), 4 + 8 + 1000, p);
+  e.conn->Close();
+  RecordLog::Entry again = TakeRequest();
+  EXPECT_EQ(p.voids.load(), 1);
+  const std::string bulk = Bulk(400'000, 'y');
+  const std::string reply = FramedReply(again.record, bulk);
+  SendHeadUntilPlaced(again, reply, 4 + 8 + 10, p, /*placements=*/2);
+  again.conn->SendRaw(reply.substr(4 + 8 + 10));
+  absl::StatusOr<std::string> r = std::move(f).Get();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->size(), 8u + 3u);
+  EXPECT_TRUE(p.dest.substr(0, bulk.size()) == bulk);
+}
+
+TEST_F(RpcPoolPlacementTest, RecordEndingInsideItsPlacedRangeDropsTheConnectionWithDataLoss) {
+  auto pool = MakePool(Options(server_.port()));
+  Placements p(1 << 20);
+  Future<std::string> f = pool->Call(std::string(4, '\0'), {.idempotent = true, .placer = p.Placer()});
+  RecordLog::Entry e = TakeRequest();
+  // Announces 200,000 bytes of bulk; the record holds 100,000.
+  const std::string reply = FramedReply(e.record, Bulk(100'000, 'z'), 200'000);
+  SendHeadUntilPlaced(e, reply, 4 + 8 + 10, p);
+  e.conn->SendRaw(reply.substr(4 + 8 + 10));
+  absl::StatusOr<std::string> r = std::move(f).Get();
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(r.status().message(), HasSubstr("into the 200000-byte range"));
+}
+
+}  // namespace
+}  // namespace ferry

@@ -92,7 +92,15 @@ class LocalWriteFile final : public File {
   }
 
   absl::StatusOr<size_t> WriteAt(int64_t offset, absl::Span<const char> data) override {
-    FERRY_RETURN_IF_ERROR(temp_.WriteAt(std::span<const char>(data.data(), data.size()), offset));
+    {
+      // One write at a time: the kernel serializes a file's buffered
+      // writes anyway (each holds the inode's lock), and writers waiting
+      // there spin on it. 16 copy workers writing one file spent a fifth
+      // of a 512 MiB NFS get's CPU spinning (rwsem_spin_on_owner); here a
+      // waiter sleeps.
+      MutexLock lock(&write_mu_);
+      FERRY_RETURN_IF_ERROR(temp_.WriteAt(std::span<const char>(data.data(), data.size()), offset));
+    }
     AtomicMax(high_water_, offset + static_cast<int64_t>(data.size()));
     if (temp_.resumable()) FERRY_RETURN_IF_ERROR(NoteWritten(offset, data.size()));
     return data.size();
@@ -164,6 +172,7 @@ class LocalWriteFile final : public File {
   const std::string target_;
   const absl::Time mtime_;
   std::atomic<int64_t> high_water_{0};
+  Mutex write_mu_;  // held across each pwrite of temp_
   Mutex mu_;
   bool committed_ ABSL_GUARDED_BY(mu_) = false;
   internal::IntervalSet written_ ABSL_GUARDED_BY(mu_);

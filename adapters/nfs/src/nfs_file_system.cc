@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "ferry/base/atomic_max.h"
 #include "ferry/base/directory_errors.h"
 #include "ferry/base/mutex.h"
@@ -20,6 +21,7 @@
 #include "ferry/nfs/nfs_error.h"
 #include "ferry/nfs/nfs_file.h"
 #include "ferry/nfs/tree_walker.h"
+#include "ferry/rpc/rpc_metrics.h"
 
 namespace ferry::nfs {
 namespace {
@@ -29,6 +31,14 @@ namespace {
 // keep many calls in flight and memory low.
 constexpr int64_t kMaxDefaultChunk = int64_t{1} << 20;
 constexpr int kDefaultParallelism = 16;
+// A server this close (round trips up to kNearRoundTrip) gets
+// kNearParallelism chunks in flight: 4 x 1 MiB keep a local link busy
+// (a 1 MiB READ outlasts the round trip), and 16 buffers in flight cost a
+// fifth more CPU as their bytes fall out of the CPU cache between the
+// socket and the file (measured on a 512 MiB get: 0.26-0.29 s against
+// 0.33-0.36 s, at no loss of speed). At +1 ms each way 16 stay faster.
+constexpr absl::Duration kNearRoundTrip = absl::Microseconds(512);
+constexpr int kNearParallelism = 4;
 
 // Longest file name we expect a server to take: NAME_MAX is 255 bytes on
 // every server we know (NFSv3 has no way to ask short of PATHCONF).
@@ -376,7 +386,7 @@ class ClientFileSystem final : public NfsFileSystem {
                    const NfsFileSystemOptions& options)
       : owned_(std::move(owned)),
         client_(client),
-        parallelism_(options.parallelism > 0 ? options.parallelism : kDefaultParallelism),
+        parallelism_(options.parallelism),
         handle_tag_(TagOfThisInstance()) {}
 
   NfsClient& client() override { return client_; }
@@ -556,7 +566,12 @@ class ClientFileSystem final : public NfsFileSystem {
     return std::min<int64_t>({info.rtmax, info.wtmax, kMaxDefaultChunk});
   }
 
-  int preferred_parallelism() const override { return parallelism_; }
+  int preferred_parallelism() const override {
+    if (parallelism_ > 0) return parallelism_;
+    // The calls made so far (mount, lookups) tell how far the server is.
+    const RpcHistogram rtt = client_.metrics().round_trip;
+    return rtt.count > 0 && rtt.p50() <= kNearRoundTrip ? kNearParallelism : kDefaultParallelism;
+  }
 
  private:
   // 8 random bytes, so each instance knows its own entries' handles.
@@ -571,7 +586,7 @@ class ClientFileSystem final : public NfsFileSystem {
 
   std::unique_ptr<NfsClient> owned_;  // null when borrowed
   NfsClient& client_;
-  const int parallelism_;
+  const int parallelism_;  // 0: by the round trip
   const std::string handle_tag_;
 };
 

@@ -74,6 +74,29 @@ TEST_P(FramingTest, GatherPiecesSendWhatAppendSends) {
   EXPECT_EQ(gathered, wire_);
 }
 
+TEST_P(FramingTest, GatherPiecesOfARecordInPartsSendWhatAppendSends) {
+  // Every record cut into three parts (some empty) at every pair of points.
+  for (const std::string& r : sent()) {
+    std::string whole;
+    framing_->Append(r, &whole);
+    for (size_t a = 0; a <= r.size(); a += std::max<size_t>(1, r.size() / 7)) {
+      for (size_t b = a; b <= r.size(); b += std::max<size_t>(1, r.size() / 5)) {
+        const std::string_view v(r);
+        const std::string_view parts[] = {v.substr(0, a), v.substr(a, b - a), v.substr(b)};
+        std::string framing_bytes;
+        std::vector<WirePiece> pieces;
+        framing_->AppendPieces(parts, &framing_bytes, &pieces);
+        std::string gathered;
+        for (const WirePiece& p : pieces) {
+          gathered.append(framing_bytes, p.offset, p.size);
+          gathered.append(p.body);
+        }
+        ASSERT_EQ(gathered, whole) << a << " " << b;
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Framings, FramingTest,
     ::testing::Values(

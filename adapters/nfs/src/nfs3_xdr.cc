@@ -327,6 +327,11 @@ void EncodeWriteArgs(const WriteArgs& args, std::string* out) {
                args.data);
 }
 
+void EncodeWriteArgsHead(const WriteArgs& args, std::string* out) {
+  const auto size = static_cast<uint32_t>(args.data.size());
+  EncodeFields(out, args.file, args.offset, size, args.stable, size);  // the last: data's length
+}
+
 void EncodeCreateArgs(const CreateArgs& args, std::string* out) {
   EncodeDirOpArgs(args.where, out);
   XdrEncoder e(out);

@@ -177,26 +177,24 @@ struct NfsClient::Impl {
 
   // Sends `call` on the pool, retrying an idempotent one that fails
   // Unavailable (see CallRetryPolicy); `done` gets the last result.
-  void CallWithRetries(std::string call, bool idempotent, Callback<std::string> done,
-                       RpcReplyPlacer placer = nullptr) {
-    if (!idempotent || options.timeouts.retry_window <= absl::ZeroDuration() || retry_timers == nullptr) {
-      pool->CallAsync(std::move(call), std::move(done),
-                      {.idempotent = idempotent, .placer = std::move(placer)});
+  // `o`: the call's pool options (idempotent, placer, payload).
+  void CallWithRetries(std::string call, RpcCallOptions o, Callback<std::string> done) {
+    if (!o.idempotent || options.timeouts.retry_window <= absl::ZeroDuration() || retry_timers == nullptr) {
+      pool->CallAsync(std::move(call), std::move(done), o);
       return;
     }
     CallWithRetry<std::string>(
         CallRetryPolicy(options), *retry_timers,
-        [this, call = std::move(call), placer = std::move(placer)](int attempt,
-                                                                    Callback<std::string> cb) mutable {
+        [this, call = std::move(call), o = std::move(o)](int attempt, Callback<std::string> cb) mutable {
           if (attempt == 1) {  // on the caller's thread, which holds the client
-            pool->CallAsync(call, std::move(cb), {.idempotent = true, .placer = placer});
+            pool->CallAsync(call, std::move(cb), o);
             return;
           }
           {
             MutexLock l(&retry_mu);
             if (!closing) {
               // CallAsync never runs `cb` inline, so holding the lock is safe.
-              pool->CallAsync(call, std::move(cb), {.idempotent = true, .placer = placer});
+              pool->CallAsync(call, std::move(cb), o);
               return;
             }
           }
@@ -217,13 +215,20 @@ struct NfsClient::Impl {
   void Send(const Op& op, const typename Op::Args& args, std::string path, Finish finish,
             Callback<T> done, RpcReplyPlacer placer = nullptr) {
     std::string call;
-    size_t payload = 0;
-    if constexpr (requires { args.data; }) payload = args.data.size();  // WRITE
-    call.reserve(256 + payload);
+    call.reserve(256);
     EncodeCallHeader(0, Nfs3Procedure(op.proc), cred, AuthNone(), &call);
-    op.encode(args, &call);
+    RpcCallOptions o{.idempotent = op.idempotent, .placer = std::move(placer)};
+    if constexpr (requires { args.data; }) {
+      // WRITE: the data goes out from the caller's buffer, not copied in.
+      EncodeWriteArgsHead(args, &call);
+      o.payload = args.data;
+      o.payload_at = call.size();
+      call.append(xdr_internal::PaddingFor(args.data.size()), '\0');
+    } else {
+      op.encode(args, &call);
+    }
     CallWithRetries(
-        std::move(call), op.idempotent,
+        std::move(call), std::move(o),
         [this, proc = op.proc, path = std::move(path), finish = std::move(finish),
          done = std::move(done)](absl::StatusOr<std::string> record) mutable {
           if (!record.ok()) {
@@ -233,8 +238,7 @@ struct NfsClient::Impl {
             return;
           }
           done(finish(std::move(*record), path));
-        },
-        std::move(placer));
+        });
   }
 
   // `record`'s results decoded as `op`'s, and NFS3_OK (see Check).

@@ -4,10 +4,16 @@
 
 namespace ferry {
 
-void Framing::AppendPieces(std::string_view record, std::string* framing_bytes,
+void Framing::AppendPieces(absl::Span<const std::string_view> parts, std::string* framing_bytes,
                            std::vector<WirePiece>* pieces) const {
   const size_t offset = framing_bytes->size();
-  Append(record, framing_bytes);
+  if (parts.size() == 1) {
+    Append(parts[0], framing_bytes);
+  } else {
+    std::string record;
+    for (std::string_view part : parts) record.append(part);
+    Append(record, framing_bytes);
+  }
   pieces->push_back(WirePiece{.offset = offset, .size = framing_bytes->size() - offset});
 }
 

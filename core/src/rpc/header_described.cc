@@ -99,9 +99,10 @@ class HeaderDescribedFraming final : public Framing {
       : body_length_(std::move(body_length)), options_(options) {}
   // The record is the frame: its header already says how long it is.
   void Append(std::string_view record, std::string* out) const override { out->append(record); }
-  void AppendPieces(std::string_view record, std::string* /*framing_bytes*/,
+  using Framing::AppendPieces;
+  void AppendPieces(absl::Span<const std::string_view> parts, std::string* /*framing_bytes*/,
                     std::vector<WirePiece>* pieces) const override {
-    pieces->push_back(WirePiece{.body = record});
+    for (std::string_view part : parts) pieces->push_back(WirePiece{.body = part});
   }
   std::unique_ptr<RecordReader> NewReader() const override {
     return std::make_unique<HeaderDescribedReader>(body_length_, options_);

@@ -59,13 +59,19 @@ class LengthPrefixFraming final : public Framing {
     out->append(record);
   }
 
-  void AppendPieces(std::string_view record, std::string* framing_bytes,
+  using Framing::AppendPieces;
+  void AppendPieces(absl::Span<const std::string_view> parts, std::string* framing_bytes,
                     std::vector<WirePiece>* pieces) const override {
+    size_t size = 0;
+    for (std::string_view part : parts) size += part.size();
     const size_t offset = framing_bytes->size();
     char prefix[kChunkHeaderSize];
-    xdr_internal::StoreBigEndian32(static_cast<uint32_t>(record.size()), prefix);
+    xdr_internal::StoreBigEndian32(static_cast<uint32_t>(size), prefix);
     framing_bytes->append(prefix, kChunkHeaderSize);
-    pieces->push_back(WirePiece{.offset = offset, .size = kChunkHeaderSize, .body = record});
+    pieces->push_back(WirePiece{.offset = offset, .size = kChunkHeaderSize});
+    for (std::string_view part : parts) {
+      if (!part.empty()) pieces->push_back(WirePiece{.offset = framing_bytes->size(), .body = part});
+    }
   }
 
   std::unique_ptr<RecordReader> NewReader() const override {

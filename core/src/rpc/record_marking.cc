@@ -92,20 +92,35 @@ class RecordMarkingFraming final : public Framing {
     } while (!record.empty());
   }
 
-  void AppendPieces(std::string_view record, std::string* framing_bytes,
+  using Framing::AppendPieces;
+  void AppendPieces(absl::Span<const std::string_view> parts, std::string* framing_bytes,
                     std::vector<WirePiece>* pieces) const override {
+    size_t left = 0;
+    for (std::string_view part : parts) left += part.size();
+    size_t i = 0;                 // the part being sent
+    std::string_view rest = parts.empty() ? std::string_view() : parts[0];
     do {
-      const size_t n = std::min(record.size(), max_fragment_size_);
-      const bool last = n == record.size();
-      const size_t offset = framing_bytes->size();
+      const size_t n = std::min(left, max_fragment_size_);
+      const bool last = n == left;
       char header[kChunkHeaderSize];
       xdr_internal::StoreBigEndian32(static_cast<uint32_t>(n) | (last ? kLastFragmentBit : 0),
                                      header);
+      pieces->push_back(WirePiece{.offset = framing_bytes->size(), .size = kChunkHeaderSize});
       framing_bytes->append(header, kChunkHeaderSize);
-      pieces->push_back(
-          WirePiece{.offset = offset, .size = kChunkHeaderSize, .body = record.substr(0, n)});
-      record.remove_prefix(n);
-    } while (!record.empty());
+      // The fragment's bytes, from as many parts as they span.
+      for (size_t want = n; want > 0;) {
+        while (rest.empty()) rest = parts[++i];
+        const size_t k = std::min(want, rest.size());
+        if (pieces->back().body.empty()) {
+          pieces->back().body = rest.substr(0, k);
+        } else {
+          pieces->push_back(WirePiece{.offset = framing_bytes->size(), .body = rest.substr(0, k)});
+        }
+        rest.remove_prefix(k);
+        want -= k;
+      }
+      left -= n;
+    } while (left > 0);
   }
 
   std::unique_ptr<RecordReader> NewReader() const override {

@@ -33,7 +33,9 @@ inline SteadyTime DeadlineAfter(SteadyTime now, absl::Duration timeout) {
   return now + std::chrono::duration_cast<SteadyClock::duration>(absl::ToChronoNanoseconds(timeout));
 }
 
-enum class CallState : uint8_t { kFree, kQueued, kPending, kInFlight };
+// kHeld: its reply came while a write of its payload was still in
+// progress; it ends when that write does (Call::writing).
+enum class CallState : uint8_t { kFree, kQueued, kPending, kInFlight, kHeld };
 
 // Connections to start writing, collected under the lock and kicked after.
 // Inline storage: a call's hot path allocates nothing for it.
@@ -73,12 +75,21 @@ struct Call {
   std::shared_ptr<std::string> shared_request;
   Callback<std::string> done;
   RpcReplyPlacer placer;  // optional
-  // Its reply is being placed into the caller's memory by its connection's
-  // strand (Session::placing_call): only that strand may end it.
+  // Sent inside the record at payload_at of the request, from the caller's
+  // memory (RpcCallOptions::payload).
+  std::string_view payload;
+  size_t payload_at = 0;
+  // The caller's memory is in the connection's I/O, so only that
+  // connection's strand may end the call: its reply is being placed into
+  // it (Session::placing_call), or a write of its payload is in progress
+  // (Session::writing_calls).
   bool placing = false;
-  // Set when it was cancelled or timed out while placing: the status it
-  // ends with once its connection stops reading.
+  bool writing = false;
+  bool pinned() const { return placing || writing; }
+  // Set when it was cancelled or timed out while pinned: the status it
+  // ends with once its connection has closed.
   absl::Status abandoned;
+  std::string held_reply;  // kHeld
 };
 
 // A doubly linked list threaded through Call::prev/next.
@@ -203,8 +214,12 @@ class CallSlab {
     c->shared_request.reset();
     c->done = nullptr;
     c->placer = nullptr;
+    c->payload = {};
+    c->payload_at = 0;
     c->placing = false;
+    c->writing = false;
     c->abandoned = absl::OkStatus();
+    c->held_reply = std::string();
     c->heap_index = -1;
     c->conn = -1;
     c->has_xid = false;

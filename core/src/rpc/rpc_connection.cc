@@ -327,6 +327,8 @@ void PoolCore::Lost(const std::shared_ptr<Session>& s, absl::StatusCode code, st
     // reset of a busy connection (64 calls in flight, or a server shedding
     // load) is one event, not 64 (1,000 transfers on one Runtime lost
     // 243 to a budget spent by the first dropped connection).
+    // The socket is closed: no write sends from the callers' memory now.
+    UnpinWritesLocked(*s, &completions);
     const bool may_retry = code != absl::StatusCode::kDataLoss && retry_tokens_ >= 1;
     bool charged = false;
     auto settle = [&](Call* call) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -406,18 +408,24 @@ void PoolCore::CloseOnStrand(Connection* c) {
   s->dead = true;
   std::error_code ignored;
   s->socket.close(ignored);
-  if (s->placing_call != nullptr) {
-    // Shutdown left it to us: its memory is no longer read into.
+  if (s->placing_call != nullptr || !s->writing_calls.empty()) {
+    // Shutdown left the pinned calls to us: their memory is out of the
+    // socket's I/O now. Those without a reply end Cancelled.
     std::vector<Completion> completions;
     {
       MutexLock l(&mu_);
-      Call* call = std::exchange(s->placing_call, nullptr);
-      call->placing = false;
-      absl::Status status = std::move(call->abandoned);
-      if (status.ok()) {
-        status = absl::CancelledError(absl::StrCat("rpc to ", target_, ": the pool was destroyed"));
+      const absl::Status cancelled =
+          absl::CancelledError(absl::StrCat("rpc to ", target_, ": the pool was destroyed"));
+      std::vector<Call*> calls = std::move(s->writing_calls);
+      s->writing_calls.clear();
+      Call* placing = std::exchange(s->placing_call, nullptr);
+      if (placing != nullptr && !placing->writing) calls.push_back(placing);  // else listed
+      for (Call* call : calls) {
+        call->placing = false;
+        call->writing = false;
+        if (call->state != CallState::kHeld && call->abandoned.ok()) call->abandoned = cancelled;
+        FinishPinnedLocked(call, std::move(call->held_reply), &completions);
       }
-      FinishLocked(call, std::move(status), &completions);
     }
     RunCompletions(&completions);
   }

@@ -94,6 +94,9 @@ class OpToken {
 struct OutRecord {
   std::string owned;
   std::shared_ptr<const std::string> shared;
+  // The caller's bytes that go inside the record at payload_at.
+  std::string_view payload;
+  size_t payload_at = 0;
   std::string_view bytes() const { return shared ? std::string_view(*shared) : owned; }
 };
 
@@ -124,6 +127,10 @@ struct Session final : RpcHandshakeChannel, std::enable_shared_from_this<Session
   // The call whose reply the reader is placing (Call::placing), ended only
   // by this strand: when its record is whole, or after the socket closed.
   Call* placing_call = nullptr;
+  // The calls of the write in progress whose payload it sends from the
+  // caller's memory (Call::writing): ended only by this strand, once the
+  // write is done or the socket closed.
+  std::vector<Call*> writing_calls;
   // Whether to place the incomplete record has been decided.
   bool placement_decided = false;
   // The last whole reply was placed: the next read at a record boundary is

@@ -95,6 +95,13 @@ RpcCallId PoolCore::Submit(std::string request, Callback<std::string> done, cons
                        " bytes cannot hold the 4-byte call id that kById matching writes at bytes 0..3")));
     return 0;
   }
+  if (!o.payload.empty() && (o.payload_at > request.size() || (by_id_ && o.payload_at < 4))) {
+    PostCompletion(std::move(done),
+                   absl::InvalidArgumentError(absl::StrCat(
+                       "rpc to ", target_, ": payload at offset ", o.payload_at, " of a request of ",
+                       request.size(), " bytes", by_id_ ? " (after its 4-byte call id)" : "")));
+    return 0;
+  }
   const bool fail_when_busy = o.when_busy.value_or(options_.when_busy) == RpcWhenBusy::kFail;
   const absl::Duration timeout = o.timeout.value_or(options_.default_timeout);
   const SteadyTime steady_now = SteadyClock::now();
@@ -102,7 +109,7 @@ RpcCallId PoolCore::Submit(std::string request, Callback<std::string> done, cons
   const absl::Time now = options_.clock == nullptr
                              ? absl::UnixEpoch() + absl::FromChrono(steady_now.time_since_epoch())
                              : options_.clock->Now();
-  const size_t bytes = request.size();
+  const size_t bytes = request.size() + o.payload.size();
   Kicks kicks;
   bool arm = false;
   absl::Status reject;
@@ -163,6 +170,8 @@ RpcCallId PoolCore::Submit(std::string request, Callback<std::string> done, cons
       call->request = std::move(request);
       call->done = std::move(done);
       if (by_id_) call->placer = o.placer;
+      call->payload = o.payload;
+      call->payload_at = o.payload_at;
       ++m_.calls_started;
       if (deadline != kNoDeadline) {
         deadlines_.Push(call);
@@ -211,11 +220,11 @@ void PoolCore::AbandonLocked(Call* call, absl::Status status, std::vector<Comple
     }
     case CallState::kInFlight: {
       ConnShared& sh = shared(call->conn);
-      if (call->placing) {
-        // Its reply is being read into the caller's memory: ending it now
-        // would let the caller free that memory under the read. The
-        // connection is recycled and its strand ends the call with this
-        // status once the socket is closed (or the reply is whole).
+      if (call->pinned()) {
+        // Its reply is being read into the caller's memory, or its payload
+        // written from it: ending it now would let the caller free that
+        // memory under the I/O. The connection is recycled and its strand
+        // ends the call with this status once the socket is closed.
         call->abandoned = std::move(status);
         deadlines_.Remove(call);
         if (resets != nullptr && sh.state == ConnState::kReady) {
@@ -245,6 +254,8 @@ void PoolCore::AbandonLocked(Call* call, absl::Status status, std::vector<Comple
     }
     case CallState::kFree:  // detached by Lost
       break;
+    case CallState::kHeld:  // never: it has its reply and no deadline, and Cancel skips it
+      return;
   }
   FinishLocked(call, std::move(status), completions);
 }
@@ -259,8 +270,8 @@ bool PoolCore::Cancel(RpcCallId id) {
     MutexLock l(&mu_);
     Call* call = slab_.Find(slot);
     if (id == 0 || call == nullptr || call->generation != generation || call->state == CallState::kFree ||
-        !call->abandoned.ok()) {  // already ended, or ending once its connection stops reading
-      return false;
+        call->state == CallState::kHeld || !call->abandoned.ok()) {
+      return false;  // ended, or ending (replied, or abandoned while pinned) once its I/O stops
     }
     ++m_.calls_failed;
     ++m_.calls_cancelled;
@@ -350,9 +361,9 @@ void PoolCore::OnDeadlines() {
         }
         // An idempotent call gets one more try, on a fresh connection when
         // its own went silent, and its timeout again from that send.
-        // Not one whose reply is arriving into the caller's memory: that
-        // connection is alive but too slow.
-        if (call->idempotent && !call->resent_after_timeout && !call->placing) {
+        // Not one whose reply or payload is in its connection's I/O: that
+        // connection is alive but too slow (or will not take the request).
+        if (call->idempotent && !call->resent_after_timeout && !call->pinned()) {
           ResendAfterTimeoutLocked(call, now, &resets);
           continue;
         }
@@ -365,7 +376,10 @@ void PoolCore::OnDeadlines() {
             " ago",
             call->resent_after_timeout ? "; its first send had gone unanswered too" : "",
             silent ? "; its connection was silent since and is replaced" : "",
-            call->placing ? "; its reply was still arriving, and its connection is replaced" : "", ")");
+            call->placing   ? "; its reply was still arriving, and its connection is replaced"
+            : call->writing ? "; it was still being written, and its connection is replaced"
+                            : "",
+            ")");
       } else {
         where = call->state == CallState::kPending ? "waiting to be written"
                                                    : "queued (every connection busy or down)";

@@ -93,6 +93,17 @@ void PoolCore::Shutdown() {
     const absl::Status cancelled =
         absl::CancelledError(absl::StrCat("rpc to ", target_, ": the pool was destroyed"));
     auto cancel = [&](Call* call) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      if (call->pinned()) {
+        // Its memory is in its connection's I/O: that connection's strand
+        // ends it after closing the socket (CloseOnStrand).
+        if (call->abandoned.ok()) {
+          ++m_.calls_failed;
+          ++m_.calls_cancelled;
+          deadlines_.Remove(call);
+          call->abandoned = cancelled;
+        }
+        return;
+      }
       ++m_.calls_failed;
       ++m_.calls_cancelled;
       call->state = CallState::kFree;
@@ -104,19 +115,7 @@ void PoolCore::Shutdown() {
       while (Call* call = sh.pending.PopFront()) cancel(call);
       while (Call* call = sh.in_order.PopFront()) cancel(call);
       for (auto& [xid, call] : sh.by_xid) {
-        if (call == nullptr) continue;
-        if (call->placing) {
-          // Its reply is being read into the caller's memory: the
-          // connection's strand ends it after closing the socket.
-          if (call->abandoned.ok()) {
-            ++m_.calls_failed;
-            ++m_.calls_cancelled;
-            deadlines_.Remove(call);
-            call->abandoned = cancelled;
-          }
-          continue;
-        }
-        cancel(call);
+        if (call != nullptr) cancel(call);
       }
       sh.by_xid.clear();
       sh.load = 0;

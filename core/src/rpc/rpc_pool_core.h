@@ -151,6 +151,13 @@ class PoolCore {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void FinishLocked(Call* call, absl::StatusOr<std::string> result, std::vector<Completion>* completions)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Ends a call that was pinned (Call::pinned): with its abandonment, if it
+  // was cancelled or timed out meanwhile, else with `reply`.
+  void FinishPinnedLocked(Call* call, std::string reply, std::vector<Completion>* completions)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The session's write is done or its socket closed: unpins the calls
+  // whose payload it sent, ending those that have their reply (kHeld).
+  void UnpinWritesLocked(Session& s, std::vector<Completion>* completions) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void CheckAllDownLocked(std::vector<Completion>* completions) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status AllDownStatusLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Duration BackoffLocked(int failures) const;

@@ -109,6 +109,10 @@ void PoolCore::DoWrite(Connection* c, size_t bytes_written) {
         sh.in_order.PushBack(call);
       }
       s->write_scratch.push_back(TakeRequest(*call));
+      if (!call->payload.empty()) {
+        call->writing = true;
+        s->writing_calls.push_back(call);
+      }
       ++sh.metrics.calls_sent;
     }
   }
@@ -129,16 +133,23 @@ OutRecord PoolCore::TakeRequest(Call& call) {
     call.request = std::string();
   }
   if (call.shared_request != nullptr) {
-    return OutRecord{.shared = keep ? call.shared_request : std::move(call.shared_request)};
+    return OutRecord{.shared = keep ? call.shared_request : std::move(call.shared_request),
+                     .payload = call.payload,
+                     .payload_at = call.payload_at};
   }
-  return OutRecord{.owned = keep ? call.request : std::move(call.request)};
+  return OutRecord{.owned = keep ? call.request : std::move(call.request),
+                   .payload = call.payload,
+                   .payload_at = call.payload_at};
 }
 
 void PoolCore::FrameWrite(Session& s) const {
   s.write_pieces.clear();
   for (const OutRecord& r : s.write_scratch) {
     const std::string_view bytes = r.bytes();
-    if (bytes.size() >= kSendInPlaceFrom) {
+    if (!r.payload.empty()) {
+      const std::string_view parts[] = {bytes.substr(0, r.payload_at), r.payload, bytes.substr(r.payload_at)};
+      options_.framing->AppendPieces(parts, &s.write_buf, &s.write_pieces);
+    } else if (bytes.size() >= kSendInPlaceFrom) {
       options_.framing->AppendPieces(bytes, &s.write_buf, &s.write_pieces);
     } else {
       const size_t offset = s.write_buf.size();
@@ -185,6 +196,14 @@ void PoolCore::OnWritten(const std::shared_ptr<Session>& s, const std::error_cod
   if (ec) {
     Lost(s, absl::StatusCode::kUnavailable, absl::StrCat("write failed: ", ec.message()));
     return;
+  }
+  if (!s->writing_calls.empty()) {
+    // Their payloads are sent: the caller's memory is theirs again.
+    {
+      MutexLock l(&mu_);
+      UnpinWritesLocked(*s, &s->completions);
+    }
+    RunCompletions(&s->completions);
   }
   DoWrite(s->conn, n);
 }
@@ -337,11 +356,6 @@ absl::Status PoolCore::ProcessReplies(const std::shared_ptr<Session>& s, size_t 
         if (call->placing) {
           call->placing = false;
           s->placing_call = nullptr;
-          if (!call->abandoned.ok()) {  // cancelled or timed out meanwhile (counted then)
-            --sh.load;
-            FinishLocked(call, std::move(call->abandoned), &s->completions);
-            continue;
-          }
         }
       } else {
         call = sh.in_order.PopFront();
@@ -352,15 +366,25 @@ absl::Status PoolCore::ProcessReplies(const std::shared_ptr<Session>& s, size_t 
         }
       }
       --sh.load;
-      const absl::Duration rtt = now - call->sent_at;
-      sh.metrics.round_trip.Record(rtt);
-      m_.round_trip.Record(rtt);
-      ++sh.metrics.replies;
-      sh.consecutive_failures = 0;
-      ++m_.calls_succeeded;
-      retry_tokens_ = std::min(options_.retry_budget_tokens,
-                               retry_tokens_ + options_.retry_budget_refill_per_success);
-      FinishLocked(call, std::move(rec), &s->completions);
+      if (call->abandoned.ok()) {  // else cancelled or timed out while pinned (counted then)
+        const absl::Duration rtt = now - call->sent_at;
+        sh.metrics.round_trip.Record(rtt);
+        m_.round_trip.Record(rtt);
+        ++sh.metrics.replies;
+        sh.consecutive_failures = 0;
+        ++m_.calls_succeeded;
+        retry_tokens_ = std::min(options_.retry_budget_tokens,
+                                 retry_tokens_ + options_.retry_budget_refill_per_success);
+      }
+      if (call->writing) {
+        // Answered before its write was done (the server need not read a
+        // request to its end first): it ends when the write does.
+        call->state = CallState::kHeld;
+        deadlines_.Remove(call);
+        call->held_reply = std::move(rec);
+        continue;
+      }
+      FinishPinnedLocked(call, std::move(rec), &s->completions);
     }
     if (bad.ok()) DispatchLocked(&s->kicks);
   }
@@ -368,6 +392,22 @@ absl::Status PoolCore::ProcessReplies(const std::shared_ptr<Session>& s, size_t 
   RunCompletions(&s->completions);
   if (bad.ok()) RunKicks(s->kicks, c);
   return bad;
+}
+
+void PoolCore::FinishPinnedLocked(Call* call, std::string reply, std::vector<Completion>* completions) {
+  if (!call->abandoned.ok()) {
+    FinishLocked(call, std::move(call->abandoned), completions);
+  } else {
+    FinishLocked(call, std::move(reply), completions);
+  }
+}
+
+void PoolCore::UnpinWritesLocked(Session& s, std::vector<Completion>* completions) {
+  for (Call* call : s.writing_calls) {
+    call->writing = false;
+    if (call->state == CallState::kHeld) FinishPinnedLocked(call, std::move(call->held_reply), completions);
+  }
+  s.writing_calls.clear();
 }
 
 void PoolCore::FinishLocked(Call* call, absl::StatusOr<std::string> result, std::vector<Completion>* completions) {

@@ -94,14 +94,21 @@ class Framing {
   // Appends `record`, framed, to `out` (existing contents are kept, so many
   // records can be batched into one write). REQUIRES: record.size() < 2^32.
   virtual void Append(std::string_view record, std::string* out) const = 0;
-  // The same framing without copying the record: appends the framing's own
-  // bytes to `*framing_bytes` and, in wire order, the pieces that make the
-  // framed record to `*pieces`; their bodies point into `record`, which
-  // must outlive the write. Sending every piece's framing bytes then its
-  // body sends what Append would have appended. The default copies the
-  // record into `*framing_bytes` (one piece, no body).
-  virtual void AppendPieces(std::string_view record, std::string* framing_bytes,
+  // The same framing without copying the record, given as the
+  // concatenation of `parts` (its bytes may lie in several places: an NFS
+  // WRITE's header, its caller's data, the data's padding): appends the
+  // framing's own bytes to `*framing_bytes` and, in wire order, the pieces
+  // that make the framed record to `*pieces`; their bodies point into the
+  // parts, which must outlive the write. Sending every piece's framing
+  // bytes then its body sends what Append would have appended. The default
+  // copies the record into `*framing_bytes` (one piece, no body).
+  virtual void AppendPieces(absl::Span<const std::string_view> parts, std::string* framing_bytes,
                             std::vector<WirePiece>* pieces) const;
+  // A record in one part.
+  void AppendPieces(std::string_view record, std::string* framing_bytes,
+                    std::vector<WirePiece>* pieces) const {
+    AppendPieces(absl::MakeConstSpan(&record, 1), framing_bytes, pieces);
+  }
   // A reader for one connection's stream. It does not refer to this Framing
   // and may outlive it.
   virtual std::unique_ptr<RecordReader> NewReader() const = 0;

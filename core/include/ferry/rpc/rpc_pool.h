@@ -241,6 +241,18 @@ struct RpcCallOptions {
   std::optional<RpcWhenBusy> when_busy;
   // Optional; see RpcReplyPlacer.
   RpcReplyPlacer placer;
+  // Optional: bytes sent inside the request's record from where they are,
+  // instead of being copied into `request` (an NFS WRITE's data). The
+  // record on the wire is request[0, payload_at) + payload +
+  // request[payload_at, end). `payload` must stay valid until the call's
+  // callback runs: the pool ends a call only once no write of it is in
+  // progress (a cancel or deadline during one closes the connection, and
+  // the call ends when it is closed; a reply that comes first is held
+  // until the write is done). InvalidArgument unless payload_at <=
+  // request's size (and, for kById, payload_at >= 4: the id is stamped in
+  // the request).
+  std::string_view payload;
+  size_t payload_at = 0;
 };
 
 // Identifies a call for Cancel. Never 0 for a real call; never reused within

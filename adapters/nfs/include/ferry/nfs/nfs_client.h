@@ -180,8 +180,9 @@ class NfsClient {
   // runs; after an error it may hold any bytes.
   void ReadIntoAsync(const FileHandle& fh, uint64_t offset, absl::Span<char> dest,
                      std::string path, Callback<ReadIntoReply> done);
-  // WRITE of `data` (at most fsinfo().wtmax bytes). The server may take
-  // fewer bytes (WriteReply::count).
+  // WRITE of `data` (at most fsinfo().wtmax bytes), sent from where it is
+  // (RpcCallOptions::payload): REQUIRES `data` stays valid and unchanged
+  // until `done` runs. The server may take fewer bytes (WriteReply::count).
   void WriteAsync(const FileHandle& fh, uint64_t offset, std::string_view data, StableHow stable,
                   std::string path, Callback<WriteReply> done);
   // COMMIT of [offset, offset+count) (count 0: to the end); the verifier.

@@ -113,6 +113,10 @@ void EncodeAccessArgs(const AccessArgs& args, std::string* out);
 void EncodeReaddirplusArgs(const ReaddirplusArgs& args, std::string* out);
 void EncodeReadArgs(const ReadArgs& args, std::string* out);
 void EncodeWriteArgs(const WriteArgs& args, std::string* out);
+// WRITE3args up to its data: the data's length is the last field written;
+// the data and its padding (xdr_internal::PaddingFor) are the caller's to
+// send after it (RpcCallOptions::payload).
+void EncodeWriteArgsHead(const WriteArgs& args, std::string* out);
 void EncodeCreateArgs(const CreateArgs& args, std::string* out);
 void EncodeMkdirArgs(const MkdirArgs& args, std::string* out);
 void EncodeRenameArgs(const RenameArgs& args, std::string* out);

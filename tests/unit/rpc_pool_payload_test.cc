@@ -189,6 +189,18 @@ TEST_F(RpcPoolPayloadTest, ReplyThatComesBeforeThePayloadIsWrittenIsHeldUntilItI
   EXPECT_EQ(r->substr(4), "ok");
 }
 
+TEST_F(RpcPoolPayloadTest, ReplyBeforeAWriteThatStallsEndsTheCallAtItsDeadline) {
+  StallingServer server;
+  auto pool = MakePool(Options(server.port(), NewLengthPrefixFraming()));
+  Future<std::string> f = pool->Call(std::string(4, '\0'),
+                                     {.timeout = absl::Milliseconds(300), .payload = Big(), .payload_at = 4});
+  ASSERT_TRUE(server.WaitForRequest());
+  server.Reply();  // and reads no more
+  absl::StatusOr<std::string> r = std::move(f).Get();
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(r.status().message(), HasSubstr("the server answered, but the call's request was still being written"));
+}
+
 TEST_F(RpcPoolPayloadTest, CancelWhileThePayloadIsBeingWrittenEndsTheCallCancelled) {
   StallingServer server;
   auto pool = MakePool(Options(server.port(), NewLengthPrefixFraming()));

@@ -58,7 +58,7 @@ class RecordMarkingReader final : public internal::ChunkReader {
 
   absl::StatusOr<bool> EndChunk() override {
     if (!last_fragment_) return false;
-    if (record().empty()) {
+    if (record_size() == 0) {
       return absl::DataLossError(
           "ONC RPC record marking: empty record (a last fragment of 0 bytes with no data "
           "before it)");

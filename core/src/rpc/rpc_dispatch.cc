@@ -254,7 +254,7 @@ void PoolCore::AbandonLocked(Call* call, absl::Status status, std::vector<Comple
     }
     case CallState::kFree:  // detached by Lost
       break;
-    case CallState::kHeld:  // never: it has its reply and no deadline, and Cancel skips it
+    case CallState::kHeld:  // never: OnDeadlines ends it itself, and Cancel skips it
       return;
   }
   FinishLocked(call, std::move(status), completions);
@@ -347,6 +347,23 @@ void PoolCore::OnDeadlines() {
     const SteadyTime now = SteadyClock::now();
     while (!deadlines_.empty() && deadlines_.top()->deadline <= now) {
       Call* call = deadlines_.top();
+      if (call->state == CallState::kHeld) {
+        // Answered, but its payload's write has stalled (a server that
+        // replied and stopped reading): the connection is replaced and
+        // its close ends the call.
+        deadlines_.Remove(call);
+        ++m_.calls_failed;
+        ++m_.calls_timed_out;
+        call->abandoned = absl::DeadlineExceededError(absl::StrCat(
+            "rpc to ", target_, ": deadline of ", absl::FormatDuration(call->timeout),
+            " exceeded; the server answered, but the call's request was still being written"));
+        ConnShared& sh = shared(call->conn);
+        if (sh.state == ConnState::kReady) {
+          sh.state = ConnState::kBackoff;
+          resets.emplace_back(call->conn, sh.session_gen);
+        }
+        continue;
+      }
       bool silent = false;
       if (call->state == CallState::kInFlight) {
         ConnShared& sh = shared(call->conn);

@@ -250,7 +250,8 @@ void PoolCore::MaybePlace(const std::shared_ptr<Session>& s) {
   if (p.decision == RpcPlacement::Decision::kAskAgain && prefix.size() < kMaxPlacementPrefix) return;
   s->placement_decided = true;
   if (p.decision != RpcPlacement::Decision::kPlace) return;
-  if (!s->reader->Place(p.offset, p.dest)) {
+  // Never the id: ProcessReplies reads it from the record.
+  if (p.offset < 4 || !s->reader->Place(p.offset, p.dest)) {
     call->placer(std::string_view());  // void: the record is read whole
     return;
   }
@@ -378,9 +379,9 @@ absl::Status PoolCore::ProcessReplies(const std::shared_ptr<Session>& s, size_t 
       }
       if (call->writing) {
         // Answered before its write was done (the server need not read a
-        // request to its end first): it ends when the write does.
+        // request to its end first): it ends when the write does, or at
+        // its deadline if the write stalls (OnDeadlines).
         call->state = CallState::kHeld;
-        deadlines_.Remove(call);
         call->held_reply = std::move(rec);
         continue;
       }
@@ -405,7 +406,24 @@ void PoolCore::FinishPinnedLocked(Call* call, std::string reply, std::vector<Com
 void PoolCore::UnpinWritesLocked(Session& s, std::vector<Completion>* completions) {
   for (Call* call : s.writing_calls) {
     call->writing = false;
-    if (call->state == CallState::kHeld) FinishPinnedLocked(call, std::move(call->held_reply), completions);
+    if (call->state == CallState::kHeld) {
+      FinishPinnedLocked(call, std::move(call->held_reply), completions);
+    } else if (!call->abandoned.ok() && !call->placing) {
+      // Cancelled or timed out during the write: it ends now. Its reply,
+      // if one comes, finds a tombstone; at shutdown its connection's
+      // bookkeeping is already gone.
+      if (!shutting_down_ && call->state == CallState::kInFlight) {
+        ConnShared& sh = shared(call->conn);
+        --sh.load;
+        if (by_id_) {
+          sh.by_xid[call->xid] = nullptr;
+          ++sh.abandoned;
+        } else {
+          sh.in_order.Remove(call);
+        }
+      }
+      FinishLocked(call, std::move(call->abandoned), completions);
+    }
   }
   s.writing_calls.clear();
 }

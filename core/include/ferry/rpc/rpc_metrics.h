@@ -81,7 +81,8 @@ struct RpcPoolMetrics {
   uint64_t bytes_sent = 0;
   uint64_t bytes_received = 0;
   // Replies whose bulk the reader placed into the caller's buffer
-  // (RpcReplyPlacer), and the bytes so placed (at the placement).
+  // (RpcReplyPlacer), and the bytes so placed, counted when a placement
+  // begins (one voided by a lost connection and made again counts twice).
   uint64_t replies_placed = 0;
   uint64_t bytes_placed = 0;
   RpcHistogram queue_time;           // call accepted to call written

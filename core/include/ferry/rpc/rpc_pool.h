@@ -296,7 +296,11 @@ class RpcPool {
 
   // Ends the call with Cancelled if it has not ended yet (its callback runs
   // once, on an I/O thread); a reply arriving later is discarded. Returns
-  // false if the call had already ended (or `id` is unknown). Cancelling a
+  // false if the call had already ended (or `id` is unknown), or is ending
+  // already: its reply is in but its payload still being written, or it
+  // was cancelled or timed out while its memory was in I/O. Either way its
+  // callback may still be to come: memory given to the call (a placer's
+  // buffer, a payload) stays the call's until the callback runs. Cancelling a
   // call in flight on a kInOrder connection closes that connection (its next
   // record would otherwise be taken for the next call's reply). So does
   // cancelling (or timing out) a call whose reply is being placed: the call

@@ -40,6 +40,8 @@
 #include "ferry/base/mutex.h"
 #include "ferry/rpc/framing.h"
 #include "ferry/rpc/rpc_pool.h"
+#include "ferry/runtime/runtime.h"
+#include "gtest/gtest.h"
 
 namespace ferry::testing {
 
@@ -309,6 +311,35 @@ inline RpcPoolOptions LoopbackPoolOptions(uint16_t port, std::shared_ptr<const F
   o.framing = std::move(framing);
   o.default_timeout = absl::Seconds(20);
   return o;
+}
+
+// LoopbackPoolOptions for one connection that comes back at once when
+// lost (2-20 ms back-off) and never stops trying.
+inline RpcPoolOptions OneConnectionPoolOptions(uint16_t port, std::shared_ptr<const Framing> framing) {
+  RpcPoolOptions o = LoopbackPoolOptions(port, std::move(framing));
+  o.connections = 1;
+  o.initial_backoff = absl::Milliseconds(2);
+  o.max_backoff = absl::Milliseconds(20);
+  o.max_connect_attempts = 1000;
+  return o;
+}
+
+// A pool made from `o`, once all its connections are ready (a test fails
+// if they are not within 10 s).
+inline std::unique_ptr<RpcPool> ReadyPool(Runtime& runtime, RpcPoolOptions o) {
+  const int n = o.connections;
+  absl::StatusOr<std::unique_ptr<RpcPool>> pool = RpcPool::Create(runtime, std::move(o));
+  EXPECT_TRUE(pool.ok()) << pool.status();
+  if (!pool.ok()) return nullptr;
+  EXPECT_TRUE((*pool)->WaitUntilReady(n, absl::Now() + absl::Seconds(10)).ok());
+  return *std::move(pool);
+}
+
+// `n` bytes that differ from offset to offset, so a misplaced piece shows.
+inline std::string Patterned(size_t n, char seed) {
+  std::string s(n, '\0');
+  for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>(seed + i * 131 + (i >> 12));
+  return s;
 }
 
 }  // namespace ferry::testing

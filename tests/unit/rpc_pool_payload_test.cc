@@ -31,26 +31,14 @@
 namespace ferry {
 namespace {
 
+using ::ferry::testing::OneConnectionPoolOptions;
+using ::ferry::testing::Patterned;
+using ::ferry::testing::ReadyPool;
 using ::ferry::testing::TestTcpServer;
 using ::testing::HasSubstr;
 
-std::string Patterned(size_t n, char seed) {
-  std::string b(n, '\0');
-  for (size_t i = 0; i < n; ++i) b[i] = static_cast<char>(seed + i % 29);
-  return b;
-}
-
 TestTcpServer::Handler Echo() {
   return [](const TestTcpServer::ConnPtr& conn, std::string record) { conn->Send(std::move(record)); };
-}
-
-RpcPoolOptions Options(uint16_t port, std::shared_ptr<const Framing> framing) {
-  RpcPoolOptions o = ::ferry::testing::LoopbackPoolOptions(port, std::move(framing));
-  o.connections = 1;
-  o.initial_backoff = absl::Milliseconds(2);
-  o.max_backoff = absl::Milliseconds(20);
-  o.max_connect_attempts = 1000;
-  return o;
 }
 
 // A length-prefix server that reads a request's first 8 bytes (prefix and
@@ -103,11 +91,8 @@ class StallingServer {
 
 class RpcPoolPayloadTest : public ::testing::Test {
  protected:
-  std::unique_ptr<RpcPool> MakePool(RpcPoolOptions o) {
-    auto pool = RpcPool::Create(rt_, std::move(o));
-    EXPECT_TRUE(pool.ok()) << pool.status();
-    EXPECT_TRUE((*pool)->WaitUntilReady(1, absl::Now() + absl::Seconds(10)).ok());
-    return *std::move(pool);
+  std::unique_ptr<RpcPool> MakePool(uint16_t port, std::shared_ptr<const Framing> framing) {
+    return ReadyPool(rt_, OneConnectionPoolOptions(port, std::move(framing)));
   }
   // A payload larger than loopback's socket buffers hold, for the tests
   // whose server stalls.
@@ -121,7 +106,7 @@ class RpcPoolPayloadTest : public ::testing::Test {
 
 TEST_F(RpcPoolPayloadTest, PayloadGoesOutInsideTheRecordAtItsOffset) {
   TestTcpServer server(NewLengthPrefixFraming(), Echo());
-  auto pool = MakePool(Options(server.port(), NewLengthPrefixFraming()));
+  auto pool = MakePool(server.port(), NewLengthPrefixFraming());
   const std::string payload = "PAYLOAD";
   absl::StatusOr<std::string> r = pool->CallBlocking(absl::StrCat(std::string(4, '\0'), "HEAD|TAIL"),
                                                      {.payload = payload, .payload_at = 8});
@@ -132,7 +117,7 @@ TEST_F(RpcPoolPayloadTest, PayloadGoesOutInsideTheRecordAtItsOffset) {
 TEST_F(RpcPoolPayloadTest, LargePayloadCrossesFragmentsIntact) {
   auto framing = std::shared_ptr<const Framing>(NewRecordMarkingFraming({.max_fragment_size = 65536}));
   TestTcpServer server(framing, Echo());
-  auto pool = MakePool(Options(server.port(), framing));
+  auto pool = MakePool(server.port(), framing);
   const std::string payload = Patterned(3'000'001, 'p');
   absl::StatusOr<std::string> r =
       pool->CallBlocking(absl::StrCat(std::string(4, '\0'), "H", "T"), {.payload = payload, .payload_at = 5});
@@ -149,7 +134,7 @@ TEST_F(RpcPoolPayloadTest, IdempotentCallResentAfterALostConnectionSendsItsPaylo
     }
     conn->Send(std::move(record));
   });
-  auto pool = MakePool(Options(server.port(), NewLengthPrefixFraming()));
+  auto pool = MakePool(server.port(), NewLengthPrefixFraming());
   const std::string payload = Patterned(200'000, 'r');
   absl::StatusOr<std::string> r = pool->CallBlocking(
       std::string(4, '\0'), {.idempotent = true, .payload = payload, .payload_at = 4});
@@ -160,7 +145,7 @@ TEST_F(RpcPoolPayloadTest, IdempotentCallResentAfterALostConnectionSendsItsPaylo
 
 TEST_F(RpcPoolPayloadTest, PayloadOffsetOutsideTheRequestOrOverTheIdIsInvalidArgument) {
   TestTcpServer server(NewLengthPrefixFraming(), Echo());
-  auto pool = MakePool(Options(server.port(), NewLengthPrefixFraming()));
+  auto pool = MakePool(server.port(), NewLengthPrefixFraming());
   EXPECT_EQ(pool->CallBlocking(std::string(8, '\0'), {.payload = "x", .payload_at = 9}).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(pool->CallBlocking(std::string(8, '\0'), {.payload = "x", .payload_at = 2}).status().code(),
@@ -169,7 +154,7 @@ TEST_F(RpcPoolPayloadTest, PayloadOffsetOutsideTheRequestOrOverTheIdIsInvalidArg
 
 TEST_F(RpcPoolPayloadTest, ReplyThatComesBeforeThePayloadIsWrittenIsHeldUntilItIs) {
   StallingServer server;
-  auto pool = MakePool(Options(server.port(), NewLengthPrefixFraming()));
+  auto pool = MakePool(server.port(), NewLengthPrefixFraming());
   std::atomic<bool> done{false};
   Promise<std::string> p;
   Future<std::string> f = p.GetFuture();
@@ -191,7 +176,7 @@ TEST_F(RpcPoolPayloadTest, ReplyThatComesBeforeThePayloadIsWrittenIsHeldUntilItI
 
 TEST_F(RpcPoolPayloadTest, ReplyBeforeAWriteThatStallsEndsTheCallAtItsDeadline) {
   StallingServer server;
-  auto pool = MakePool(Options(server.port(), NewLengthPrefixFraming()));
+  auto pool = MakePool(server.port(), NewLengthPrefixFraming());
   Future<std::string> f = pool->Call(std::string(4, '\0'),
                                      {.timeout = absl::Milliseconds(300), .payload = Big(), .payload_at = 4});
   ASSERT_TRUE(server.WaitForRequest());
@@ -203,7 +188,7 @@ TEST_F(RpcPoolPayloadTest, ReplyBeforeAWriteThatStallsEndsTheCallAtItsDeadline) 
 
 TEST_F(RpcPoolPayloadTest, CancelWhileThePayloadIsBeingWrittenEndsTheCallCancelled) {
   StallingServer server;
-  auto pool = MakePool(Options(server.port(), NewLengthPrefixFraming()));
+  auto pool = MakePool(server.port(), NewLengthPrefixFraming());
   RpcCallId id = 0;
   Future<std::string> f = pool->Call(std::string(4, '\0'), {.payload = Big(), .payload_at = 4}, &id);
   ASSERT_TRUE(server.WaitForRequest());
@@ -213,7 +198,7 @@ TEST_F(RpcPoolPayloadTest, CancelWhileThePayloadIsBeingWrittenEndsTheCallCancell
 
 TEST_F(RpcPoolPayloadTest, DeadlineWhileThePayloadIsBeingWrittenEndsTheCallWithoutAResend) {
   StallingServer server;
-  auto pool = MakePool(Options(server.port(), NewLengthPrefixFraming()));
+  auto pool = MakePool(server.port(), NewLengthPrefixFraming());
   absl::StatusOr<std::string> r = pool->CallBlocking(
       std::string(4, '\0'),
       {.timeout = absl::Milliseconds(300), .idempotent = true, .payload = Big(), .payload_at = 4});
@@ -224,7 +209,7 @@ TEST_F(RpcPoolPayloadTest, DeadlineWhileThePayloadIsBeingWrittenEndsTheCallWitho
 
 TEST_F(RpcPoolPayloadTest, DestroyingThePoolWhileThePayloadIsBeingWrittenCancelsTheCall) {
   StallingServer server;
-  auto pool = MakePool(Options(server.port(), NewLengthPrefixFraming()));
+  auto pool = MakePool(server.port(), NewLengthPrefixFraming());
   Future<std::string> f = pool->Call(std::string(4, '\0'), {.payload = Big(), .payload_at = 4});
   ASSERT_TRUE(server.WaitForRequest());
   pool.reset();

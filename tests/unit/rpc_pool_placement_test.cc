@@ -26,16 +26,13 @@
 namespace ferry {
 namespace {
 
+using ::ferry::testing::OneConnectionPoolOptions;
+using ::ferry::testing::Patterned;
+using ::ferry::testing::ReadyPool;
 using ::ferry::testing::RecordLog;
 using ::ferry::testing::TestTcpServer;
 using ::ferry::testing::WaitUntil;
 using ::testing::HasSubstr;
-
-std::string Bulk(size_t n, char seed) {
-  std::string b(n, '\0');
-  for (size_t i = 0; i < n; ++i) b[i] = static_cast<char>(seed + i % 23);
-  return b;
-}
 
 // The framed reply to `request` carrying `bulk` (announcing `announced`
 // bytes of it, by default all).
@@ -76,22 +73,12 @@ struct Placements {
   std::atomic<int> voids{0};
 };
 
-RpcPoolOptions Options(uint16_t port) {
-  RpcPoolOptions o = ::ferry::testing::LoopbackPoolOptions(port, NewLengthPrefixFraming());
-  o.connections = 1;
-  o.initial_backoff = absl::Milliseconds(2);
-  o.max_backoff = absl::Milliseconds(20);
-  o.max_connect_attempts = 1000;
-  return o;
-}
-
 class RpcPoolPlacementTest : public ::testing::Test {
  protected:
-  std::unique_ptr<RpcPool> MakePool(RpcPoolOptions o) {
-    auto pool = RpcPool::Create(rt_, std::move(o));
-    EXPECT_TRUE(pool.ok()) << pool.status();
-    EXPECT_TRUE((*pool)->WaitUntilReady(1, absl::Now() + absl::Seconds(10)).ok());
-    return *std::move(pool);
+  std::unique_ptr<RpcPool> MakePool(int in_flight = 64) {
+    RpcPoolOptions o = OneConnectionPoolOptions(server_.port(), NewLengthPrefixFraming());
+    o.max_in_flight_per_connection = in_flight;
+    return ReadyPool(rt_, std::move(o));
   }
 
   // The one request the server has, once it has it.
@@ -116,11 +103,11 @@ class RpcPoolPlacementTest : public ::testing::Test {
 };
 
 TEST_F(RpcPoolPlacementTest, PlacedBulkLandsInTheCallersBufferAndTheRecordKeepsTheRest) {
-  auto pool = MakePool(Options(server_.port()));
+  auto pool = MakePool();
   Placements p(1 << 20);
   Future<std::string> f = pool->Call(std::string(4, '\0'), {.placer = p.Placer()});
   RecordLog::Entry e = TakeRequest();
-  const std::string bulk = Bulk(700'000, 'a');
+  const std::string bulk = Patterned(700'000, 'a');
   const std::string reply = FramedReply(e.record, bulk);
   SendHeadUntilPlaced(e, reply, 4 + 8 + 100, p);
   e.conn->SendRaw(reply.substr(4 + 8 + 100));
@@ -133,12 +120,12 @@ TEST_F(RpcPoolPlacementTest, PlacedBulkLandsInTheCallersBufferAndTheRecordKeepsT
 }
 
 TEST_F(RpcPoolPlacementTest, ReplyThePlacerReadsWholeKeepsItsBulk) {
-  auto pool = MakePool(Options(server_.port()));
+  auto pool = MakePool();
   Placements p(1 << 20);
   p.place = false;
   Future<std::string> f = pool->Call(std::string(4, '\0'), {.placer = p.Placer()});
   RecordLog::Entry e = TakeRequest();
-  const std::string bulk = Bulk(300'000, 'k');
+  const std::string bulk = Patterned(300'000, 'k');
   const std::string reply = FramedReply(e.record, bulk);
   e.conn->SendRaw(reply.substr(0, 20));
   e.conn->SendRaw(reply.substr(20));
@@ -149,9 +136,7 @@ TEST_F(RpcPoolPlacementTest, ReplyThePlacerReadsWholeKeepsItsBulk) {
 }
 
 TEST_F(RpcPoolPlacementTest, ManyPlacedRepliesInOneBurstEachLandInTheirOwnBuffer) {
-  RpcPoolOptions o = Options(server_.port());
-  o.max_in_flight_per_connection = 16;
-  auto pool = MakePool(o);
+  auto pool = MakePool(/*in_flight=*/16);
   std::vector<std::unique_ptr<Placements>> ps;
   std::vector<Future<std::string>> fs;
   for (int i = 0; i < 16; ++i) {
@@ -162,13 +147,13 @@ TEST_F(RpcPoolPlacementTest, ManyPlacedRepliesInOneBurstEachLandInTheirOwnBuffer
   std::vector<RecordLog::Entry> entries = log_.Take();
   std::string burst;
   for (int i = 15; i >= 0; --i) {  // answered last first, with bulks of different sizes
-    burst += FramedReply(entries[i].record, Bulk(10'000 * (i + 1), static_cast<char>('A' + i)));
+    burst += FramedReply(entries[i].record, Patterned(10'000 * (i + 1), static_cast<char>('A' + i)));
   }
   entries[0].conn->SendRaw(burst);
   for (int i = 0; i < 16; ++i) {
     absl::StatusOr<std::string> r = std::move(fs[i]).Get();
     ASSERT_TRUE(r.ok()) << i << ": " << r.status();
-    const std::string bulk = Bulk(10'000 * (i + 1), static_cast<char>('A' + i));
+    const std::string bulk = Patterned(10'000 * (i + 1), static_cast<char>('A' + i));
     // Placed (the record lacks the bulk) or read whole (it has it).
     if (r->size() == 8 + 3) {
       EXPECT_TRUE(ps[i]->dest.substr(0, bulk.size()) == bulk) << i;
@@ -179,12 +164,12 @@ TEST_F(RpcPoolPlacementTest, ManyPlacedRepliesInOneBurstEachLandInTheirOwnBuffer
 }
 
 TEST_F(RpcPoolPlacementTest, CancelWhilePlacingEndsTheCallCancelledAndThePoolGoesOn) {
-  auto pool = MakePool(Options(server_.port()));
+  auto pool = MakePool();
   Placements p(1 << 20);
   RpcCallId id = 0;
   Future<std::string> f = pool->Call(std::string(4, '\0'), {.placer = p.Placer()}, &id);
   RecordLog::Entry e = TakeRequest();
-  SendHeadUntilPlaced(e, FramedReply(e.record, Bulk(500'000, 'c')), 4 + 8 + 1000, p);
+  SendHeadUntilPlaced(e, FramedReply(e.record, Patterned(500'000, 'c')), 4 + 8 + 1000, p);
   EXPECT_TRUE(pool->Cancel(id));
   EXPECT_EQ(std::move(f).Get().status().code(), absl::StatusCode::kCancelled);
   EXPECT_FALSE(pool->Cancel(id));
@@ -197,13 +182,13 @@ TEST_F(RpcPoolPlacementTest, CancelWhilePlacingEndsTheCallCancelledAndThePoolGoe
 }
 
 TEST_F(RpcPoolPlacementTest, ReplyStallingWhilePlacedEndsTheCallAtItsDeadlineWithoutAResend) {
-  auto pool = MakePool(Options(server_.port()));
+  auto pool = MakePool();
   Placements p(1 << 20);
   Future<std::string> f = pool->Call(
       std::string(4, '\0'),
       {.timeout = absl::Milliseconds(300), .idempotent = true, .placer = p.Placer()});
   RecordLog::Entry e = TakeRequest();
-  SendHeadUntilPlaced(e, FramedReply(e.record, Bulk(500'000, 's')), 4 + 8 + 1000, p);
+  SendHeadUntilPlaced(e, FramedReply(e.record, Patterned(500'000, 's')), 4 + 8 + 1000, p);
   absl::StatusOr<std::string> r = std::move(f).Get();
   EXPECT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_THAT(r.status().message(), HasSubstr("its reply was still arriving"));
@@ -211,25 +196,25 @@ TEST_F(RpcPoolPlacementTest, ReplyStallingWhilePlacedEndsTheCallAtItsDeadlineWit
 }
 
 TEST_F(RpcPoolPlacementTest, DestroyingThePoolWhilePlacingCancelsTheCall) {
-  auto pool = MakePool(Options(server_.port()));
+  auto pool = MakePool();
   Placements p(1 << 20);
   Future<std::string> f = pool->Call(std::string(4, '\0'), {.placer = p.Placer()});
   RecordLog::Entry e = TakeRequest();
-  SendHeadUntilPlaced(e, FramedReply(e.record, Bulk(500'000, 'd')), 4 + 8 + 1000, p);
+  SendHeadUntilPlaced(e, FramedReply(e.record, Patterned(500'000, 'd')), 4 + 8 + 1000, p);
   pool.reset();
   EXPECT_EQ(std::move(f).Get().status().code(), absl::StatusCode::kCancelled);
 }
 
 TEST_F(RpcPoolPlacementTest, ConnectionLostWhilePlacingVoidsThePlacementAndTheCallIsSentAgain) {
-  auto pool = MakePool(Options(server_.port()));
+  auto pool = MakePool();
   Placements p(1 << 20);
   Future<std::string> f = pool->Call(std::string(4, '\0'), {.idempotent = true, .placer = p.Placer()});
   RecordLog::Entry e = TakeRequest();
-  SendHeadUntilPlaced(e, FramedReply(e.record, Bulk(500'000, 'x')), 4 + 8 + 1000, p);
+  SendHeadUntilPlaced(e, FramedReply(e.record, Patterned(500'000, 'x')), 4 + 8 + 1000, p);
   e.conn->Close();
   RecordLog::Entry again = TakeRequest();
   EXPECT_EQ(p.voids.load(), 1);
-  const std::string bulk = Bulk(400'000, 'y');
+  const std::string bulk = Patterned(400'000, 'y');
   const std::string reply = FramedReply(again.record, bulk);
   SendHeadUntilPlaced(again, reply, 4 + 8 + 10, p, /*placements=*/2);
   again.conn->SendRaw(reply.substr(4 + 8 + 10));
@@ -240,12 +225,12 @@ TEST_F(RpcPoolPlacementTest, ConnectionLostWhilePlacingVoidsThePlacementAndTheCa
 }
 
 TEST_F(RpcPoolPlacementTest, RecordEndingInsideItsPlacedRangeDropsTheConnectionWithDataLoss) {
-  auto pool = MakePool(Options(server_.port()));
+  auto pool = MakePool();
   Placements p(1 << 20);
   Future<std::string> f = pool->Call(std::string(4, '\0'), {.idempotent = true, .placer = p.Placer()});
   RecordLog::Entry e = TakeRequest();
   // Announces 200,000 bytes of bulk; the record holds 100,000.
-  const std::string reply = FramedReply(e.record, Bulk(100'000, 'z'), 200'000);
+  const std::string reply = FramedReply(e.record, Patterned(100'000, 'z'), 200'000);
   SendHeadUntilPlaced(e, reply, 4 + 8 + 10, p);
   e.conn->SendRaw(reply.substr(4 + 8 + 10));
   absl::StatusOr<std::string> r = std::move(f).Get();

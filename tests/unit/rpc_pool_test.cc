@@ -31,6 +31,7 @@
 namespace ferry {
 namespace {
 
+using ::ferry::testing::Patterned;
 using ::ferry::testing::RecordLog;
 using ::ferry::testing::TestTcpServer;
 using ::ferry::testing::WaitUntil;
@@ -706,13 +707,6 @@ TEST_F(RpcPoolTest, IdempotentCallsOfALazyPoolWhoseOnlyOpenConnectionIsResetAreD
     EXPECT_EQ(Payload(*r), absl::StrCat(i));
   }
   EXPECT_GE(pool->metrics().retries, 1u);
-}
-
-// Bytes that differ from offset to offset, so a misplaced piece shows.
-std::string Patterned(size_t n, char seed) {
-  std::string s(n, '\0');
-  for (size_t i = 0; i < n; ++i) s[i] = static_cast<char>(seed + i * 131 + (i >> 12));
-  return s;
 }
 
 TEST_F(RpcPoolTest, LargeIdempotentCallIsResentIntactAfterAConnectionReset) {

@@ -40,6 +40,9 @@ enum class CallState : uint8_t { kFree, kQueued, kPending, kInFlight, kHeld };
 // Connections to start writing, collected under the lock and kicked after.
 // Inline storage: a call's hot path allocates nothing for it.
 using Kicks = absl::InlinedVector<int, 8>;
+// Connections to recycle (index, session generation), collected under the
+// lock and reset on their strands after.
+using Resets = std::vector<std::pair<int, uint64_t>>;
 
 // One call, from acceptance to completion. Lives in PoolCore's slab; every
 // field is guarded by PoolCore::mu_ (not annotated: reached by pointer).

@@ -205,7 +205,17 @@ RpcCallId PoolCore::Submit(std::string request, Callback<std::string> done, cons
 // Abandoning calls: deadlines, Cancel, shutdown.
 
 void PoolCore::AbandonLocked(Call* call, absl::Status status, std::vector<Completion>* completions,
-                             std::vector<std::pair<int, uint64_t>>* resets) {
+                             Resets* resets) {
+  if (call->pinned()) {
+    // Its reply is being read into the caller's memory, or its payload
+    // written from it: ending it now would let the caller free that memory
+    // under the I/O. The connection is recycled and its strand ends the
+    // call with this status once the socket is closed (or the write done).
+    call->abandoned = std::move(status);
+    deadlines_.Remove(call);
+    RecycleLocked(call->conn, resets);
+    return;
+  }
   switch (call->state) {
     case CallState::kQueued:
       queue_.Remove(call);
@@ -218,53 +228,44 @@ void PoolCore::AbandonLocked(Call* call, absl::Status status, std::vector<Comple
       --sh.load;
       break;
     }
-    case CallState::kInFlight: {
-      ConnShared& sh = shared(call->conn);
-      if (call->pinned()) {
-        // Its reply is being read into the caller's memory, or its payload
-        // written from it: ending it now would let the caller free that
-        // memory under the I/O. The connection is recycled and its strand
-        // ends the call with this status once the socket is closed.
-        call->abandoned = std::move(status);
-        deadlines_.Remove(call);
-        if (resets != nullptr && sh.state == ConnState::kReady) {
-          sh.state = ConnState::kBackoff;
-          resets->emplace_back(call->conn, sh.session_gen);
-        }
-        return;
-      }
-      --sh.load;
-      if (by_id_) {
-        sh.by_xid[call->xid] = nullptr;  // a late reply finds the tombstone
-        // More tombstones than the in-flight cap: the server is not
-        // answering; recycle the connection rather than pile them up.
-        if (++sh.abandoned > cap_ && resets != nullptr && sh.state == ConnState::kReady) {
-          sh.state = ConnState::kBackoff;
-          resets->emplace_back(call->conn, sh.session_gen);
-        }
-      } else {
-        sh.in_order.Remove(call);
-        // Its reply would be taken for the next call's: recycle.
-        if (resets != nullptr && sh.state == ConnState::kReady) {
-          sh.state = ConnState::kBackoff;
-          resets->emplace_back(call->conn, sh.session_gen);
-        }
-      }
+    case CallState::kInFlight:
+      DetachInFlightLocked(call, resets);
       break;
-    }
     case CallState::kFree:  // detached by Lost
       break;
-    case CallState::kHeld:  // never: OnDeadlines ends it itself, and Cancel skips it
+    case CallState::kHeld:  // never: its write goes on, so it is pinned (above)
       return;
   }
   FinishLocked(call, std::move(status), completions);
+}
+
+void PoolCore::DetachInFlightLocked(Call* call, Resets* resets) {
+  ConnShared& sh = shared(call->conn);
+  --sh.load;
+  if (by_id_) {
+    sh.by_xid[call->xid] = nullptr;  // a late reply finds the tombstone
+    // More tombstones than the in-flight cap: the server is not answering;
+    // recycle the connection rather than pile them up.
+    if (++sh.abandoned > cap_) RecycleLocked(call->conn, resets);
+  } else {
+    sh.in_order.Remove(call);
+    // Its reply would be taken for the next call's: recycle.
+    RecycleLocked(call->conn, resets);
+  }
+}
+
+void PoolCore::RecycleLocked(int conn, Resets* resets) {
+  ConnShared& sh = shared(conn);
+  if (resets == nullptr || sh.state != ConnState::kReady) return;
+  sh.state = ConnState::kBackoff;
+  resets->emplace_back(conn, sh.session_gen);
 }
 
 bool PoolCore::Cancel(RpcCallId id) {
   const auto slot = static_cast<uint32_t>(id >> 32);
   const auto generation = static_cast<uint32_t>(id);
   std::vector<Completion> completions;
-  std::vector<std::pair<int, uint64_t>> resets;
+  Resets resets;
   Kicks kicks;
   {
     MutexLock l(&mu_);
@@ -305,24 +306,8 @@ void PoolCore::ArmTimer() {
   }));
 }
 
-void PoolCore::ResendAfterTimeoutLocked(Call* call, SteadyTime now,
-                                        std::vector<std::pair<int, uint64_t>>* resets) {
-  ConnShared& sh = shared(call->conn);
-  --sh.load;
-  if (by_id_) {
-    sh.by_xid[call->xid] = nullptr;  // the first send's late reply is dropped
-    if (++sh.abandoned > cap_ && sh.state == ConnState::kReady) {
-      sh.state = ConnState::kBackoff;
-      resets->emplace_back(call->conn, sh.session_gen);
-    }
-  } else {
-    sh.in_order.Remove(call);
-    // Its reply would be taken for the next call's: recycle.
-    if (sh.state == ConnState::kReady) {
-      sh.state = ConnState::kBackoff;
-      resets->emplace_back(call->conn, sh.session_gen);
-    }
-  }
+void PoolCore::ResendAfterTimeoutLocked(Call* call, SteadyTime now, Resets* resets) {
+  DetachInFlightLocked(call, resets);  // the first send's late reply is dropped
   // A new id: a server whose duplicate request cache still holds the first
   // as in progress would drop a resend under the same one.
   call->has_xid = false;
@@ -339,7 +324,7 @@ void PoolCore::ResendAfterTimeoutLocked(Call* call, SteadyTime now,
 
 void PoolCore::OnDeadlines() {
   std::vector<Completion> completions;
-  std::vector<std::pair<int, uint64_t>> resets;
+  Resets resets;
   Kicks kicks;
   {
     MutexLock l(&mu_);
@@ -349,19 +334,15 @@ void PoolCore::OnDeadlines() {
       Call* call = deadlines_.top();
       if (call->state == CallState::kHeld) {
         // Answered, but its payload's write has stalled (a server that
-        // replied and stopped reading): the connection is replaced and
-        // its close ends the call.
-        deadlines_.Remove(call);
+        // replied and stopped reading): pinned, it ends when the replaced
+        // connection closes.
         ++m_.calls_failed;
         ++m_.calls_timed_out;
-        call->abandoned = absl::DeadlineExceededError(absl::StrCat(
-            "rpc to ", target_, ": deadline of ", absl::FormatDuration(call->timeout),
-            " exceeded; the server answered, but the call's request was still being written"));
-        ConnShared& sh = shared(call->conn);
-        if (sh.state == ConnState::kReady) {
-          sh.state = ConnState::kBackoff;
-          resets.emplace_back(call->conn, sh.session_gen);
-        }
+        AbandonLocked(call,
+                      absl::DeadlineExceededError(absl::StrCat(
+                          "rpc to ", target_, ": deadline of ", absl::FormatDuration(call->timeout),
+                          " exceeded; the server answered, but the call's request was still being written")),
+                      &completions, &resets);
         continue;
       }
       bool silent = false;
@@ -372,10 +353,7 @@ void PoolCore::OnDeadlines() {
         // not the call slow. Close and replace it; its other calls are
         // retried on the new one as after any lost connection.
         silent = sh.last_heard < call->sent_steady;
-        if (silent && sh.state == ConnState::kReady) {
-          sh.state = ConnState::kBackoff;
-          resets.emplace_back(call->conn, sh.session_gen);
-        }
+        if (silent) RecycleLocked(call->conn, &resets);
         // An idempotent call gets one more try, on a fresh connection when
         // its own went silent, and its timeout again from that send.
         // Not one whose reply or payload is in its connection's I/O: that

@@ -142,12 +142,19 @@ class PoolCore {
   // Ends `call` with `status` (moved to `completions`) and frees it, from
   // wherever it is. Connections that must be recycled go to `resets`.
   void AbandonLocked(Call* call, absl::Status status, std::vector<Completion>* completions,
-                     std::vector<std::pair<int, uint64_t>>* resets) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+                     Resets* resets) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Takes an in-flight call off its connection: a tombstone under its id
+  // (its late reply is dropped; too many recycle the connection), or, for
+  // kInOrder, out of the connection's order, which is then recycled.
+  void DetachInFlightLocked(Call* call, Resets* resets) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Marks connection `conn` for a reset (into `resets`, unless null) if it
+  // is ready; a connection already being recycled is left as it is.
+  void RecycleLocked(int conn, Resets* resets) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Takes an idempotent call that went unanswered past its deadline off
   // its connection (tombstoned) and queues it first with a new id and a
   // fresh deadline; its connection goes to `resets` when it must be
   // recycled.
-  void ResendAfterTimeoutLocked(Call* call, SteadyTime now, std::vector<std::pair<int, uint64_t>>* resets)
+  void ResendAfterTimeoutLocked(Call* call, SteadyTime now, Resets* resets)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void FinishLocked(Call* call, absl::StatusOr<std::string> result, std::vector<Completion>* completions)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

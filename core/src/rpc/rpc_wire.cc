@@ -410,18 +410,10 @@ void PoolCore::UnpinWritesLocked(Session& s, std::vector<Completion>* completion
       FinishPinnedLocked(call, std::move(call->held_reply), completions);
     } else if (!call->abandoned.ok() && !call->placing) {
       // Cancelled or timed out during the write: it ends now. Its reply,
-      // if one comes, finds a tombstone; at shutdown its connection's
-      // bookkeeping is already gone.
-      if (!shutting_down_ && call->state == CallState::kInFlight) {
-        ConnShared& sh = shared(call->conn);
-        --sh.load;
-        if (by_id_) {
-          sh.by_xid[call->xid] = nullptr;
-          ++sh.abandoned;
-        } else {
-          sh.in_order.Remove(call);
-        }
-      }
+      // if one comes, finds a tombstone (its abandonment already had the
+      // connection recycled where that was needed); at shutdown its
+      // connection's bookkeeping is already gone.
+      if (!shutting_down_) DetachInFlightLocked(call, nullptr);
       FinishLocked(call, std::move(call->abandoned), completions);
     }
   }

@@ -322,14 +322,14 @@ void EncodeReadArgs(const ReadArgs& args, std::string* out) {
   EncodeFields(out, args.file, args.offset, args.count);
 }
 
-void EncodeWriteArgs(const WriteArgs& args, std::string* out) {
-  EncodeFields(out, args.file, args.offset, static_cast<uint32_t>(args.data.size()), args.stable,
-               args.data);
-}
-
 void EncodeWriteArgsHead(const WriteArgs& args, std::string* out) {
   const auto size = static_cast<uint32_t>(args.data.size());
   EncodeFields(out, args.file, args.offset, size, args.stable, size);  // the last: data's length
+}
+
+void EncodeWriteArgs(const WriteArgs& args, std::string* out) {
+  EncodeWriteArgsHead(args, out);
+  XdrEncoder(out).WriteFixedOpaque(args.data);  // the data and its padding
 }
 
 void EncodeCreateArgs(const CreateArgs& args, std::string* out) {

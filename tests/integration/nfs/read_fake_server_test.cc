@@ -23,6 +23,7 @@
 #include "ferry/rpc/onc_rpc.h"
 #include "ferry/rpc/xdr.h"
 #include "ferry/runtime/runtime.h"
+#include "fake_nfs_answers.h"
 #include "testing/test_tcp_server.h"
 
 namespace ferry::nfs {
@@ -65,40 +66,19 @@ class FakeReadServer {
     reply.xid = call->xid;
     std::string out;
     EncodeReplyHeader(reply, &out);
-    XdrEncoder e(&out);
     if (call->prog == kMountProgram) {
-      if (call->proc == static_cast<uint32_t>(Mount3Proc::kExport)) {
-        e.WriteBool(false);
-      } else {
-        e.WriteUint32(static_cast<uint32_t>(Mount3Status::kOk));
-        e.WriteOpaque("d:root");
-        e.WriteUint32(1);
-        e.WriteUint32(static_cast<uint32_t>(AuthFlavor::kSys));
-      }
+      fake_nfs::AppendMountResults(*call, &out);
       conn->Send(std::move(out));
       return;
     }
     XdrDecoder args(call->args, "args");
     (void)args.ReadOpaque("fh");
     switch (static_cast<Nfs3Proc>(call->proc)) {
-      case Nfs3Proc::kGetAttr: {  // the export's root, at connect
-        Fattr3 root;
-        root.type = FileType::kDirectory;
-        root.mode = 0755;
-        root.nlink = 1;
-        root.fileid = 1;
-        e.WriteUint32(static_cast<uint32_t>(Nfs3Status::kOk));
-        EncodeFattr3(root, &out);
+      case Nfs3Proc::kGetAttr:  // the export's root, at connect
+        fake_nfs::AppendDirectoryGetAttrResults(1, &out);
         break;
-      }
       case Nfs3Proc::kFsInfo:
-        e.WriteUint32(static_cast<uint32_t>(Nfs3Status::kOk));
-        e.WriteBool(false);
-        for (uint32_t v : {1u << 20, 1u << 20, 4096u, 1u << 20, 1u << 20, 4096u, 4096u}) e.WriteUint32(v);
-        e.WriteUint64(~uint64_t{0});
-        e.WriteUint32(0);
-        e.WriteUint32(1);
-        e.WriteUint32(0x1b);
+        fake_nfs::AppendFsInfoResults(&out);
         break;
       case Nfs3Proc::kRead: {
         const uint64_t offset = args.ReadUint64("offset").value_or(0);
@@ -106,10 +86,12 @@ class FakeReadServer {
         AnswerRead(conn, offset, asked, &out);
         return;
       }
-      default:
+      default: {
+        XdrEncoder e(&out);
         e.WriteUint32(static_cast<uint32_t>(Nfs3Status::kNotSupp));
         e.WriteBool(false);
         break;
+      }
     }
     conn->Send(std::move(out));
   }
@@ -144,67 +126,68 @@ class FakeReadServer {
   TestTcpServer server_;  // last: stopped first
 };
 
-TEST(NfsReadFakeServerTest, DataInSmallFragmentsIsReadIntact) {
-  FakeReadServer fake(Shape::kInSmallFragments);
-  Runtime runtime({.io_threads = 2, .blocking_threads = 2});
-  auto client = NfsClient::Connect(runtime, fake.Url(), {});
-  ASSERT_TRUE(client.ok()) << client.status();
-  std::string got(100'000, '?');
-  absl::StatusOr<ReadIntoReply> r = (*client)->ReadInto("f", 1000, absl::MakeSpan(got), "f");
-  ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(r->count, got.size());
-  EXPECT_TRUE(got == fake.content().substr(1000, got.size()));
+// What one ReadInto from a fake got.
+struct ReadOutcome {
+  absl::StatusOr<ReadIntoReply> reply;
+  std::string got;      // the caller's buffer afterwards
+  std::string content;  // the fake's file
+  uint64_t replies_placed = 0;
+};
+
+class NfsReadFakeServerTest : public ::testing::Test {
+ protected:
+  // ReadInto of `n` bytes at `offset` of a fake answering as `shape` says,
+  // through a client of its own (no retries of failed calls).
+  ReadOutcome Read(Shape shape, uint64_t offset, size_t n) {
+    FakeReadServer fake(shape);
+    ReadOutcome out{.reply = absl::UnknownError("not read"), .content = fake.content()};
+    NfsClientOptions o;
+    o.timeouts.retry_window = absl::ZeroDuration();
+    absl::StatusOr<std::unique_ptr<NfsClient>> client = NfsClient::Connect(runtime_, fake.Url(), o);
+    EXPECT_TRUE(client.ok()) << client.status();
+    if (!client.ok()) return out;
+    out.got.assign(n, '?');
+    out.reply = (*client)->ReadInto("f", offset, absl::MakeSpan(out.got), "f");
+    out.replies_placed = (*client)->metrics().replies_placed;
+    return out;
+  }
+  Runtime runtime_{{.io_threads = 2, .blocking_threads = 2}};
+};
+
+TEST_F(NfsReadFakeServerTest, DataInSmallFragmentsIsReadIntact) {
+  ReadOutcome r = Read(Shape::kInSmallFragments, 1000, 100'000);
+  ASSERT_TRUE(r.reply.ok()) << r.reply.status();
+  EXPECT_EQ(r.reply->count, r.got.size());
+  EXPECT_TRUE(r.got == r.content.substr(1000, r.got.size()));
 }
 
-TEST(NfsReadFakeServerTest, DataAfterAPauseIsPlacedIntact) {
-  FakeReadServer fake(Shape::kHeaderThenData);
-  Runtime runtime({.io_threads = 2, .blocking_threads = 2});
-  auto client = NfsClient::Connect(runtime, fake.Url(), {});
-  ASSERT_TRUE(client.ok()) << client.status();
-  std::string got(kFileBytes, '?');
-  absl::StatusOr<ReadIntoReply> r = (*client)->ReadInto("f", 0, absl::MakeSpan(got), "f");
-  ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(r->count, kFileBytes);
-  EXPECT_TRUE(r->eof);
-  EXPECT_TRUE(got == fake.content());
-  EXPECT_GE((*client)->metrics().replies_placed, 1u);
+TEST_F(NfsReadFakeServerTest, DataAfterAPauseIsPlacedIntact) {
+  ReadOutcome r = Read(Shape::kHeaderThenData, 0, kFileBytes);
+  ASSERT_TRUE(r.reply.ok()) << r.reply.status();
+  EXPECT_EQ(r.reply->count, kFileBytes);
+  EXPECT_TRUE(r.reply->eof);
+  EXPECT_TRUE(r.got == r.content);
+  EXPECT_GE(r.replies_placed, 1u);
 }
 
-TEST(NfsReadFakeServerTest, MoreDataThanAskedIsDataLossNamingTheCall) {
-  FakeReadServer fake(Shape::kMoreThanAsked);
-  Runtime runtime({.io_threads = 2, .blocking_threads = 2});
-  auto client = NfsClient::Connect(runtime, fake.Url(), {});
-  ASSERT_TRUE(client.ok()) << client.status();
-  std::string got(50'000, '?');
-  absl::StatusOr<ReadIntoReply> r = (*client)->ReadInto("f", 0, absl::MakeSpan(got), "f");
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss);
-  EXPECT_THAT(r.status().message(), HasSubstr("NFS3 READ nfs://127.0.0.1/export/f"));
-  EXPECT_THAT(r.status().message(), HasSubstr("asked 50000 bytes, got 50016"));
+TEST_F(NfsReadFakeServerTest, MoreDataThanAskedIsDataLossNamingTheCall) {
+  ReadOutcome r = Read(Shape::kMoreThanAsked, 0, 50'000);
+  EXPECT_EQ(r.reply.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(r.reply.status().message(), HasSubstr("NFS3 READ nfs://127.0.0.1/export/f"));
+  EXPECT_THAT(r.reply.status().message(), HasSubstr("asked 50000 bytes, got 50016"));
 }
 
-TEST(NfsReadFakeServerTest, RecordEndingInsideItsDataIsDataLoss) {
-  FakeReadServer fake(Shape::kEndsInsideData);
-  Runtime runtime({.io_threads = 2, .blocking_threads = 2});
-  NfsClientOptions o;
-  o.timeouts.retry_window = absl::ZeroDuration();
-  auto client = NfsClient::Connect(runtime, fake.Url(), o);
-  ASSERT_TRUE(client.ok()) << client.status();
-  std::string got(200'000, '?');
-  absl::StatusOr<ReadIntoReply> r = (*client)->ReadInto("f", 0, absl::MakeSpan(got), "f");
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss);
-  EXPECT_THAT(r.status().message(), HasSubstr("NFS3 READ nfs://127.0.0.1/export/f"));
-  EXPECT_THAT(r.status().message(), HasSubstr("into the 200000-byte range"));
+TEST_F(NfsReadFakeServerTest, RecordEndingInsideItsDataIsDataLoss) {
+  ReadOutcome r = Read(Shape::kEndsInsideData, 0, 200'000);
+  EXPECT_EQ(r.reply.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(r.reply.status().message(), HasSubstr("NFS3 READ nfs://127.0.0.1/export/f"));
+  EXPECT_THAT(r.reply.status().message(), HasSubstr("into the 200000-byte range"));
 }
 
-TEST(NfsReadFakeServerTest, CountDisagreeingWithTheDataIsDataLoss) {
-  FakeReadServer fake(Shape::kCountDisagrees);
-  Runtime runtime({.io_threads = 2, .blocking_threads = 2});
-  auto client = NfsClient::Connect(runtime, fake.Url(), {});
-  ASSERT_TRUE(client.ok()) << client.status();
-  std::string got(100'000, '?');
-  absl::StatusOr<ReadIntoReply> r = (*client)->ReadInto("f", 0, absl::MakeSpan(got), "f");
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss);
-  EXPECT_THAT(r.status().message(), HasSubstr("count says 99999"));
+TEST_F(NfsReadFakeServerTest, CountDisagreeingWithTheDataIsDataLoss) {
+  ReadOutcome r = Read(Shape::kCountDisagrees, 0, 100'000);
+  EXPECT_EQ(r.reply.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(r.reply.status().message(), HasSubstr("count says 99999"));
 }
 
 }  // namespace

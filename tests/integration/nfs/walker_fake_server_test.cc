@@ -25,6 +25,7 @@
 #include "ferry/rpc/onc_rpc.h"
 #include "ferry/rpc/xdr.h"
 #include "ferry/runtime/runtime.h"
+#include "fake_nfs_answers.h"
 #include "testing/test_tcp_server.h"
 
 namespace ferry::nfs {
@@ -130,42 +131,25 @@ class FakeNfsServer {
     reply.xid = call->xid;
     std::string out;
     EncodeReplyHeader(reply, &out);
-    XdrEncoder e(&out);
     if (call->prog == kMountProgram) {
-      if (call->proc == static_cast<uint32_t>(Mount3Proc::kExport)) {
-        e.WriteBool(false);  // an empty export list: the URL's path is mounted
-      } else {               // MNT
-        e.WriteUint32(static_cast<uint32_t>(Mount3Status::kOk));
-        e.WriteOpaque("d:root");
-        e.WriteUint32(1);  // one flavour: AUTH_SYS
-        e.WriteUint32(static_cast<uint32_t>(AuthFlavor::kSys));
-      }
+      fake_nfs::AppendMountResults(*call, &out);
       return out;
     }
     XdrDecoder args(call->args, "args");
     const std::string handle(args.ReadOpaque("fh").value_or(""));
     switch (static_cast<Nfs3Proc>(call->proc)) {
       case Nfs3Proc::kGetAttr:
-        e.WriteUint32(static_cast<uint32_t>(Nfs3Status::kOk));
-        EncodeFattr3(Attrs(FileType::kDirectory, 1), &out);
+        fake_nfs::AppendDirectoryGetAttrResults(1, &out);
         break;
       case Nfs3Proc::kFsInfo:
-        e.WriteUint32(static_cast<uint32_t>(Nfs3Status::kOk));
-        e.WriteBool(false);  // no post-op attributes
-        for (uint32_t v : {1u << 20, 1u << 20, 4096u, 1u << 20, 1u << 20, 4096u, 4096u}) {
-          e.WriteUint32(v);  // rtmax rtpref rtmult wtmax wtpref wtmult dtpref
-        }
-        e.WriteUint64(~uint64_t{0});  // maxfilesize
-        e.WriteUint32(0);             // time_delta
-        e.WriteUint32(1);
-        e.WriteUint32(0x1b);  // properties: LINK SYMLINK HOMOGENEOUS CANSETTIME
+        fake_nfs::AppendFsInfoResults(&out);
         break;
       case Nfs3Proc::kReaddirplus:
         ++readdirplus_calls_;
         AnswerReaddirplus(handle, args.ReadUint64("cookie").value_or(0), &out);
         break;
       default:
-        e.WriteUint32(static_cast<uint32_t>(Nfs3Status::kNotSupp));
+        XdrEncoder(&out).WriteUint32(static_cast<uint32_t>(Nfs3Status::kNotSupp));
         break;
     }
     return out;

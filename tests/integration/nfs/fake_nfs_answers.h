@@ -15,6 +15,15 @@
 
 namespace ferry::nfs::fake_nfs {
 
+// An accepted, successful reply's header for call `xid`, results to follow.
+inline std::string SuccessHeader(uint32_t xid) {
+  RpcReply reply;
+  reply.xid = xid;
+  std::string out;
+  EncodeReplyHeader(reply, &out);
+  return out;
+}
+
 // The results of a MOUNT call (EXPORT or MNT).
 inline void AppendMountResults(const RpcCall& call, std::string* out) {
   XdrEncoder e(out);

@@ -62,10 +62,7 @@ class FakeReadServer {
   void Answer(const TestTcpServer::ConnPtr& conn, std::string_view record) {
     absl::StatusOr<RpcCall> call = DecodeCall(record);
     if (!call.ok()) return;
-    RpcReply reply;
-    reply.xid = call->xid;
-    std::string out;
-    EncodeReplyHeader(reply, &out);
+    std::string out = fake_nfs::SuccessHeader(call->xid);
     if (call->prog == kMountProgram) {
       fake_nfs::AppendMountResults(*call, &out);
       conn->Send(std::move(out));

@@ -25,6 +25,18 @@ TEST(RandomTest, DrawsDiffer) {
   EXPECT_EQ(seen.size(), 100u);
 }
 
+TEST(RandomTest, EveryBitIsDrawn) {
+  uint64_t any = 0, all = ~uint64_t{0};
+  for (int i = 0; i < 200; ++i) {
+    const uint64_t v = RandomUint64();
+    any |= v;
+    all &= v;
+  }
+  // 200 draws leave a bit always 0 or always 1 with odds 2^-199 each.
+  EXPECT_EQ(any, ~uint64_t{0});
+  EXPECT_EQ(all, 0u);
+}
+
 TEST(RandomTest, ThreadsMayDrawAtOnce) {
   std::vector<std::thread> threads;
   std::vector<uint64_t> values(8);

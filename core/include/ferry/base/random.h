@@ -4,9 +4,10 @@
 //   const double unit = ferry::RandomUnit();      // [0, 1)
 //   const uint64_t tag = ferry::RandomUint64();
 //
-// Drawn from the operating system (std::random_device: getrandom or
-// RDRAND) on every call, not from absl::BitGen: Debian's abseil seeds each
-// BitGen from a process-wide pool behind a spinlock that is not built with
+// Drawn from the operating system (getrandom) on every call. Not from
+// std::random_device, which runs several CPUIDs each time one is built (a
+// VM exit each), nor from absl::BitGen: Debian's abseil seeds each BitGen
+// from a process-wide pool behind a spinlock that is not built with
 // ThreadSanitizer, so threads seeding at once are reported as racing. None
 // of the callers is hot (at most one draw per retry or file), so a system
 // call per draw costs nothing measurable.

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -202,6 +203,52 @@ TEST_F(CopyEngineTest, CopyFileGivenTheSourcesEntryDoesNotStatTheSourceAgain) {
   ASSERT_TRUE(stats.ok()) << stats.status();
   EXPECT_THAT(dst_.GetFile("f"), Optional(Pattern(2'500)));
   EXPECT_EQ(src_.stat_calls.load(), stats_before);
+}
+
+// A MemFileSystem that records the threads its files were opened on.
+class OpenThreadFileSystem final : public MemFileSystem {
+ public:
+  using MemFileSystem::MemFileSystem;
+
+  absl::StatusOr<std::unique_ptr<fs::File>> OpenRead(std::string_view path) override {
+    {
+      MutexLock lock(&mu_);
+      opened_on_.push_back(std::this_thread::get_id());
+    }
+    return MemFileSystem::OpenRead(path);
+  }
+
+  std::vector<std::thread::id> opened_on() {
+    MutexLock lock(&mu_);
+    return opened_on_;
+  }
+
+ private:
+  Mutex mu_;
+  std::vector<std::thread::id> opened_on_ ABSL_GUARDED_BY(mu_);
+};
+
+TEST_F(CopyEngineTest, CopyFileOfOneChunkGivenItsEntryRunsOnTheCallersThread) {
+  OpenThreadFileSystem src("src");
+  src.PutFile("f", Pattern(1'000));  // Small()'s chunk: one
+  absl::StatusOr<fs::Entry> entry = src.Stat("f");
+  ASSERT_TRUE(entry.ok()) << entry.status();
+  absl::StatusOr<TransferStats> stats = CopyFile(runtime_, src, "f", *entry, dst_, "f", Small());
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_THAT(dst_.GetFile("f"), Optional(Pattern(1'000)));
+  EXPECT_THAT(src.opened_on(), ElementsAre(std::this_thread::get_id()));
+}
+
+TEST_F(CopyEngineTest, CopyFileOfSeveralChunksRunsOnPoolWorkers) {
+  OpenThreadFileSystem src("src");
+  src.PutFile("f", Pattern(1'001));  // two chunks, moved in parallel
+  absl::StatusOr<fs::Entry> entry = src.Stat("f");
+  ASSERT_TRUE(entry.ok()) << entry.status();
+  absl::StatusOr<TransferStats> stats = CopyFile(runtime_, src, "f", *entry, dst_, "f", Small());
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_THAT(dst_.GetFile("f"), Optional(Pattern(1'001)));
+  ASSERT_EQ(src.opened_on().size(), 1u);
+  EXPECT_NE(src.opened_on().front(), std::this_thread::get_id());
 }
 
 // A MemFileSystem that gives each walked file a handle ("h:" and its path)

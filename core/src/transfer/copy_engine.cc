@@ -23,7 +23,11 @@
 // A single-file copy is finished by the caller instead, after the final
 // progress report: a stop there still leaves the target untouched. A
 // writer whose Close says Aborted (the server lost unstable writes) gets
-// every chunk again, once.
+// every chunk again, once. A single file known to fit in one chunk is
+// opened and moved on the caller's thread too: handing it to a pool
+// worker (a thread to start, two wake-ups) cost more than a small file's
+// whole copy (#33: a 1-byte NFS get by ferry-cp), and a single chunk has
+// no progress to report before the end.
 //
 // The caller waits on the condition variable, waking every
 // progress_interval to report bytes moved so far (outside the lock: the
@@ -82,8 +86,8 @@ constexpr size_t kWalkBatchEntries = 256;
 struct Task {
   std::string src_path;
   std::string dst_path;
-  // The walk's entry for the file (size, version); none for a single-file
-  // copy, whose size is unknown until it is opened.
+  // The walk's entry for the file (size, version), or the caller's for a
+  // single file; none when the size is unknown until the file is opened.
   std::optional<fs::Entry> listed;
   // The path FileEvents name (relative to the tree's roots).
   std::string event_path;
@@ -193,7 +197,15 @@ class CopyRun {
         pending_.push_back(std::move(t));
       }
       cv_.SignalAll();
-      SpawnLocked(static_cast<int64_t>(tasks.size()));
+      caller_works_ = finish_on_caller_ && tasks.size() == 1 && tasks.front().listed &&
+                      tasks.front().listed->size <= chunk_;
+      if (caller_works_) {
+        // Counted as a worker now, so nothing else spawns for the task.
+        ++available_;
+        ++running_;
+      } else {
+        SpawnLocked(static_cast<int64_t>(tasks.size()));
+      }
     }
     for (;;) {
       absl::Status s = ReportOrStop();
@@ -215,6 +227,7 @@ class CopyRun {
       adding_ = false;
       cv_.SignalAll();
     }
+    if (caller_works_) Worker();
     absl::Status stop = WaitWorkers();
     if (finish_on_caller_) {
       for (;;) {
@@ -844,6 +857,9 @@ class CopyRun {
   const absl::Time start_;
   const absl::Time reclaim_before_;  // wall clock: compared with servers' mtimes
   int workers_ = 1;
+  // A kFile run whose one file fits in a chunk: the caller runs its worker
+  // (in Finish). Set by Add, on the caller's thread.
+  bool caller_works_ = false;
   // The caller's own (progress runs on it alone). The first report comes
   // one interval in: a copy shorter than that reports once, at the end.
   absl::Time last_report_ = start_;

@@ -47,7 +47,6 @@
 #include <string_view>
 #include <vector>
 
-#include "CLI/CLI.hpp"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
@@ -195,7 +194,8 @@ std::optional<int> ParseArgs(int argc, char** argv, CpOptions& o) {
   const bool as_sync = RunAsSync(argc > 0 ? argv[0] : nullptr);
   const char* const tool = as_sync ? "ferry-sync" : "ferry-cp";
   o.tool = tool;
-  CLI::App app(
+  ferry_tools::CommandLine cl(
+      tool,
       as_sync ? "Makes DST a copy of the tree SRC: copies what is missing or changed (same size\n"
               "and modification time: up to date, as rclone decides), then deletes what SRC\n"
               "lacks, only if every copy succeeded. Any two of a local path, s3://bucket/prefix,\n"
@@ -209,175 +209,165 @@ std::optional<int> ParseArgs(int argc, char** argv, CpOptions& o) {
               "the same size and modification time is left as it is (rclone's rule; see\n"
               "--ignore-times). S3 credentials, region and endpoint come from the AWS\n"
               "environment unless the flags below say otherwise.\n"
-              "Exit status: 0 all copied, 1 a file failed, 2 usage error, 130 interrupted.",
-      tool);
-  app.set_version_flag("--version", absl::StrCat(tool, " ", FERRY_VERSION));
+              "Exit status: 0 all copied, 1 a file failed, 2 usage error, 130 interrupted.");
+  cl.SetVersion(absl::StrCat(tool, " ", FERRY_VERSION));
   if (as_sync) {
     o.recursive = true;
     o.delete_extraneous = true;
   } else {
-    app.add_flag("-r,-R,--recursive", o.recursive,
-                 "copy a directory (or S3 prefix): its contents go under DST, as with "
-                 "`aws s3 cp --recursive`");
+    cl.Flag("-r,-R,--recursive", &o.recursive,
+            "copy a directory (or S3 prefix): its contents go under DST, as with "
+            "`aws s3 cp --recursive`");
   }
-  app.add_option("--jobs", o.jobs, "files copied at once (default 16)")
-      ->type_name("N")
-      ->check(CLI::Range(1, std::numeric_limits<int>::max()).description(""));
+  cl.Option("--jobs", &o.jobs, "files copied at once (default 16)")
+      .TypeName("N")
+      .Range(1, std::numeric_limits<int>::max());
   constexpr int64_t kMaxMiB = std::numeric_limits<int64_t>::max() / kMiB;
   int64_t chunk_mib = 0, memory_mib = 0, idle_mib = -1, resume_mib = -1;
-  app.add_option("--chunk-mib", chunk_mib,
-                 "bytes per chunk / S3 part (default: the sides' preference, 8 for S3, 1 for NFS)")
-      ->type_name("N")
-      ->check(CLI::Range(int64_t{1}, kMaxMiB).description(""));
-  app.add_option("--resume-min-mib", resume_mib,
-                 "files this large are continued by a rerun after a kill, where the destination "
-                 "can (local disk; default 64; 0: never)")
-      ->type_name("N")
-      ->check(CLI::Range(int64_t{0}, kMaxMiB).description(""));
-  app.add_option("--concurrency", o.concurrency, "S3 requests in flight per file (default 10)")
-      ->type_name("N")
-      ->check(CLI::Range(1, std::numeric_limits<int>::max()).description(""));
-  app.add_option("--parallelism", o.parallelism,
-                 "chunks in flight (default: the sides' preference)")
-      ->type_name("N")
-      ->check(CLI::Range(1, std::numeric_limits<int>::max()).description(""));
-  app.add_option("--memory-mib", memory_mib, "the Runtime's memory budget (default 512)")
-      ->type_name("N")
-      ->check(CLI::Range(int64_t{1}, kMaxMiB).description(""));
-  app.add_option("--idle-buffer-mib", idle_mib,
-                 "transfer buffers kept for reuse (default: a quarter of the budget; 0: none)")
-      ->type_name("N")
-      ->check(CLI::Range(int64_t{0}, kMaxMiB).description(""));
+  cl.Option("--chunk-mib", &chunk_mib,
+            "bytes per chunk / S3 part (default: the sides' preference, 8 for S3, 1 for NFS)")
+      .TypeName("N")
+      .Range(int64_t{1}, kMaxMiB);
+  cl.Option("--resume-min-mib", &resume_mib,
+            "files this large are continued by a rerun after a kill, where the destination "
+            "can (local disk; default 64; 0: never)")
+      .TypeName("N")
+      .Range(int64_t{0}, kMaxMiB);
+  cl.Option("--concurrency", &o.concurrency, "S3 requests in flight per file (default 10)")
+      .TypeName("N")
+      .Range(1, std::numeric_limits<int>::max());
+  cl.Option("--parallelism", &o.parallelism,
+            "chunks in flight (default: the sides' preference)")
+      .TypeName("N")
+      .Range(1, std::numeric_limits<int>::max());
+  cl.Option("--memory-mib", &memory_mib, "the Runtime's memory budget (default 512)")
+      .TypeName("N")
+      .Range(int64_t{1}, kMaxMiB);
+  cl.Option("--idle-buffer-mib", &idle_mib,
+            "transfer buffers kept for reuse (default: a quarter of the budget; 0: none)")
+      .TypeName("N")
+      .Range(int64_t{0}, kMaxMiB);
   std::string range;
-  app.add_option("--range", range, "read LEN bytes at OFF of one file (DST may be -)")
-      ->type_name("OFF:LEN")
-      ->check([](const std::string& text) {
+  cl.Option("--range", &range, "read LEN bytes at OFF of one file (DST may be -)")
+      .TypeName("OFF:LEN")
+      .Check([](const std::string& text) {
         const absl::StatusOr<ByteRange> r = ParseRange(text);
         return r.ok() ? std::string() : std::string(r.status().message());
       });
-  app.add_flag("--make-bucket", o.make_bucket,
-               "create the destination bucket if it is missing");
-  app.add_option("--timeout", o.timeout_seconds,
-                 "a request that makes no progress for S seconds fails (retried where safe; "
-                 "default 60)")
-      ->type_name("S")
-      ->check(CLI::Range(1, std::numeric_limits<int>::max()).description(""));
+  cl.Flag("--make-bucket", &o.make_bucket,
+          "create the destination bucket if it is missing");
+  cl.Option("--timeout", &o.timeout_seconds,
+            "a request that makes no progress for S seconds fails (retried where safe; "
+            "default 60)")
+      .TypeName("S")
+      .Range(1, std::numeric_limits<int>::max());
   bool progress = false, quiet = false;
-  CLI::Option* progress_flag =
-      app.add_flag("--progress", progress, "a progress bar on stderr even when it is no tty");
-  app.add_flag("-q,--quiet", quiet, "no progress bar, no summary (errors only)")
-      ->excludes(progress_flag);
-  app.add_flag("--json", o.json,
-               "one JSON summary line on stdout instead of the text (on stderr when DST is -); "
-               "a copy that fails as a whole prints {\"error\":{\"code\",\"message\"}}");
+  ferry_tools::CommandLine::Arg& progress_flag =
+      cl.Flag("--progress", &progress, "a progress bar on stderr even when it is no tty");
+  cl.Flag("-q,--quiet", &quiet, "no progress bar, no summary (errors only)")
+      .Excludes(progress_flag);
+  cl.Flag("--json", &o.json,
+          "one JSON summary line on stdout instead of the text (on stderr when DST is -); "
+          "a copy that fails as a whole prints {\"error\":{\"code\",\"message\"}}");
   std::string older_than;
-  CLI::Option* clean_up =
-      app.add_option("--clean-up", o.clean_up,
-                     "copy nothing: remove what interrupted copies left below URL (ferry's "
-                     "temporaries; on S3 every unfinished multipart upload under the prefix), "
-                     "each printed; a copy also removes its own files' leftovers as it goes")
-          ->type_name("URL");
-  app.add_option("--older-than", older_than,
-                 "with --clean-up, only leftovers unchanged for this long (e.g. 30m, 2h; "
-                 "default 0: anything from before the clean-up started)")
-      ->type_name("DURATION")
-      ->needs(clean_up);
+  ferry_tools::CommandLine::Arg& clean_up =
+      cl.Option("--clean-up", &o.clean_up,
+                "copy nothing: remove what interrupted copies left below URL (ferry's "
+                "temporaries; on S3 every unfinished multipart upload under the prefix), "
+                "each printed; a copy also removes its own files' leftovers as it goes")
+          .TypeName("URL");
+  cl.Option("--older-than", &older_than,
+            "with --clean-up, only leftovers unchanged for this long (e.g. 30m, 2h; "
+            "default 0: anything from before the clean-up started)")
+      .TypeName("DURATION")
+      .Needs(clean_up);
   // Sync: rclone's flags, rclone's meanings.
   bool ignore_times = false, size_only = false, checksum = false, ignore_existing = false;
-  CLI::Option* ignore_times_flag = app.add_flag(
-      "-I,--ignore-times", ignore_times,
+  ferry_tools::CommandLine::Arg& ignore_times_flag = cl.Flag(
+      "-I,--ignore-times", &ignore_times,
       "copy every file, even one already at DST with the same size and modification time");
-  CLI::Option* size_only_flag = app.add_flag(
-      "--size-only", size_only, "a file at DST with the same size is up to date");
-  CLI::Option* checksum_flag = app.add_flag(
-      "-c,--checksum", checksum,
+  ferry_tools::CommandLine::Arg& size_only_flag =
+      cl.Flag("--size-only", &size_only, "a file at DST with the same size is up to date");
+  ferry_tools::CommandLine::Arg& checksum_flag = cl.Flag(
+      "-c,--checksum", &checksum,
       "a file at DST with the same size and content hash is up to date: MD5, or SHA-256 "
       "where iRODS is a side; hashes the servers keep (S3's ETag or md5chksum) or compute "
       "(iRODS' checksum) move no bytes, else both files are read");
-  CLI::Option* ignore_existing_flag = app.add_flag(
-      "--ignore-existing", ignore_existing, "leave every file already at DST as it is");
-  ignore_times_flag->excludes(size_only_flag)->excludes(checksum_flag)->excludes(ignore_existing_flag);
-  size_only_flag->excludes(checksum_flag)->excludes(ignore_existing_flag);
-  checksum_flag->excludes(ignore_existing_flag);
-  app.add_flag("-n,--dry-run", o.dry_run,
-               "copy, set and delete nothing: print what would be copied and deleted");
-  app.add_option("--include", o.filter_rules.include,
-                 "take only files matching PATTERN (rclone's globs: * ** ? [..] {a,b}, / "
-                 "anchors at the root); repeatable")
-      ->type_name("PATTERN")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  app.add_option("--exclude", o.filter_rules.exclude,
-                 "leave out files matching PATTERN; repeatable")
-      ->type_name("PATTERN")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  app.add_option("--filter", o.filter_rules.filter,
-                 "a rule '+ PATTERN' (take) or '- PATTERN' (leave out), tried in order; "
-                 "repeatable")
-      ->type_name("RULE")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  app.add_option("--filter-from", o.filter_from,
-                 "read --filter rules from FILE, one per line ('#' comments)")
-      ->type_name("FILE");
+  ferry_tools::CommandLine::Arg& ignore_existing_flag =
+      cl.Flag("--ignore-existing", &ignore_existing, "leave every file already at DST as it is");
+  ignore_times_flag.Excludes(size_only_flag).Excludes(checksum_flag).Excludes(ignore_existing_flag);
+  size_only_flag.Excludes(checksum_flag).Excludes(ignore_existing_flag);
+  checksum_flag.Excludes(ignore_existing_flag);
+  cl.Flag("-n,--dry-run", &o.dry_run,
+          "copy, set and delete nothing: print what would be copied and deleted");
+  cl.Option("--include", &o.filter_rules.include,
+            "take only files matching PATTERN (rclone's globs: * ** ? [..] {a,b}, / "
+            "anchors at the root); repeatable")
+      .TypeName("PATTERN");
+  cl.Option("--exclude", &o.filter_rules.exclude,
+            "leave out files matching PATTERN; repeatable")
+      .TypeName("PATTERN");
+  cl.Option("--filter", &o.filter_rules.filter,
+            "a rule '+ PATTERN' (take) or '- PATTERN' (leave out), tried in order; "
+            "repeatable")
+      .TypeName("RULE");
+  cl.Option("--filter-from", &o.filter_from,
+            "read --filter rules from FILE, one per line ('#' comments)")
+      .TypeName("FILE");
   if (!as_sync) {
-    app.add_flag("--delete", o.delete_extraneous,
-                 "with -r: after every file copied, delete files at DST that SRC lacks "
-                 "(never after a failure; excluded files are kept)");
+    cl.Flag("--delete", &o.delete_extraneous,
+            "with -r: after every file copied, delete files at DST that SRC lacks "
+            "(never after a failure; excluded files are kept)");
   }
-  app.add_flag("--verify", o.verify,
-               "after each file is copied, hash both sides (stored MD5s where the server keeps "
-               "them, else read back) and fail the file if they differ");
+  cl.Flag("--verify", &o.verify,
+          "after each file is copied, hash both sides (stored MD5s where the server keeps "
+          "them, else read back) and fail the file if they differ");
   std::string bwlimit;
-  app.add_option("--bwlimit", bwlimit,
-                 "move at most RATE bytes per second, all files together: a number of KiB, or "
-                 "with a suffix B, K, M, G (binary, as rclone's)")
-      ->type_name("RATE")
-      ->check([](const std::string& text) {
+  cl.Option("--bwlimit", &bwlimit,
+            "move at most RATE bytes per second, all files together: a number of KiB, or "
+            "with a suffix B, K, M, G (binary, as rclone's)")
+      .TypeName("RATE")
+      .Check([](const std::string& text) {
         const absl::StatusOr<int64_t> r = ParseRate(text);
         return r.ok() ? std::string() : std::string(r.status().message());
       });
-  app.add_option("--max-delete", o.max_delete,
-                 "delete nothing (and fail) if more than N files would be deleted")
-      ->type_name("N")
-      ->check(CLI::Range(int64_t{0}, std::numeric_limits<int64_t>::max()).description(""));
-  ferry_tools::AddAwsFlags(app, o.aws);
+  cl.Option("--max-delete", &o.max_delete,
+            "delete nothing (and fail) if more than N files would be deleted")
+      .TypeName("N")
+      .Range(int64_t{0}, std::numeric_limits<int64_t>::max());
+  ferry_tools::AddAwsFlags(cl, o.aws);
   std::string src, dst;
-  app.add_option("SRC", src, "a local path, a URL, or - for stdin");
-  app.add_option("DST", dst, "a local path, a URL, or - for stdout");
-  if (std::optional<int> exit = ferry_tools::ParseOrExit(app, argc, argv)) return exit;
+  cl.Positional("SRC", &src, "a local path, a URL, or - for stdin");
+  cl.Positional("DST", &dst, "a local path, a URL, or - for stdout");
+  if (std::optional<int> exit = cl.ParseOrExit(argc, argv)) return exit;
   if (!older_than.empty() &&
       (!absl::ParseDuration(older_than, &o.older_than) || o.older_than < absl::ZeroDuration())) {
-    return ferry_tools::UsageError(app, absl::StrCat("--older-than: not a duration: '", older_than,
-                                                     "' (e.g. 90s, 30m, 2h)"));
+    return cl.UsageError(
+        absl::StrCat("--older-than: not a duration: '", older_than, "' (e.g. 90s, 30m, 2h)"));
   }
   if (!o.clean_up.empty()) {
-    if (!src.empty()) return ferry_tools::UsageError(app, "--clean-up takes its URL, no SRC or DST");
+    if (!src.empty()) return cl.UsageError("--clean-up takes its URL, no SRC or DST");
     o.operands = {"", ""};
     return std::nullopt;
   }
-  if (src.empty() || dst.empty()) return ferry_tools::UsageError(app, "SRC and DST are required");
+  if (src.empty() || dst.empty()) return cl.UsageError("SRC and DST are required");
   o.skip = ignore_times      ? ferry::SkipRule::kNever
            : size_only       ? ferry::SkipRule::kSizeOnly
            : checksum        ? ferry::SkipRule::kChecksum
            : ignore_existing ? ferry::SkipRule::kExisting
                              : ferry::SkipRule::kSizeAndTime;
   if (o.delete_extraneous && !o.recursive) {
-    return ferry_tools::UsageError(app, "--delete mirrors a tree: it needs -r");
+    return cl.UsageError("--delete mirrors a tree: it needs -r");
   }
   if (!bwlimit.empty()) o.bandwidth_limit = *ParseRate(bwlimit);
   if (!o.filter_from.empty()) {
     std::string text;
     absl::Status read = ReadTextFile(o.filter_from, &text);
-    if (!read.ok()) return ferry_tools::UsageError(app, absl::StrCat("--filter-from: ", read.message()));
+    if (!read.ok()) return cl.UsageError(absl::StrCat("--filter-from: ", read.message()));
     for (std::string& rule : ferry::fs::ParseFilterLines(text)) o.filter_rules.filter.push_back(std::move(rule));
   }
   if (absl::StatusOr<ferry::fs::PathFilter> f = ferry::fs::PathFilter::Create(o.filter_rules); !f.ok()) {
-    return ferry_tools::UsageError(app, std::string(f.status().message()));
+    return cl.UsageError(std::string(f.status().message()));
   }
 
   if (chunk_mib > 0) o.chunk_bytes = MiB(chunk_mib);
@@ -387,12 +377,12 @@ std::optional<int> ParseArgs(int argc, char** argv, CpOptions& o) {
   if (!range.empty()) o.range = *ParseRange(range);
   o.progress = progress ? ProgressMode::kOn : quiet ? ProgressMode::kOff : ProgressMode::kAuto;
   o.operands = {src, dst};
-  if (o.range && o.recursive) return ferry_tools::UsageError(app, "--range reads one file, not -r");
-  if (src == "-" && dst == "-") return ferry_tools::UsageError(app, "SRC and DST cannot both be -");
+  if (o.range && o.recursive) return cl.UsageError("--range reads one file, not -r");
+  if (src == "-" && dst == "-") return cl.UsageError("SRC and DST cannot both be -");
   if ((src == "-" || dst == "-") && o.recursive) {
-    return ferry_tools::UsageError(app, "- (stdin/stdout) is one file, not a tree for -r");
+    return cl.UsageError("- (stdin/stdout) is one file, not a tree for -r");
   }
-  if (src == "-" && o.range) return ferry_tools::UsageError(app, "--range reads a file, not stdin");
+  if (src == "-" && o.range) return cl.UsageError("--range reads a file, not stdin");
   return std::nullopt;
 }
 

@@ -28,7 +28,6 @@
 #include <string>
 #include <string_view>
 
-#include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
@@ -87,27 +86,27 @@ int main(int argc, char** argv) {
   bool json = false;
   ferry::fs::WalkOptions walk_options;
   ferry::BuiltinFileSystemOptions fs_options;
-  CLI::App app(
+  ferry_tools::CommandLine cl(
+      "ferry-walk",
       "Walks a tree with the filesystem's own parallel walk and prints a summary.\n"
       "URL: nfs://HOST/EXPORT[/PATH][?nfsport=&mountport=&uid=&gid=], s3://BUCKET[/PREFIX],\n"
       "irods://[USER@]HOST[:PORT]/ZONE/PATH, or a local path.\n"
-      "Exit status: 0 walked, 1 some entries unreadable or refused, 2 could not start.",
-      "ferry-walk");
-  app.set_version_flag("--version", "ferry-walk " FERRY_VERSION);
-  app.add_flag("--list", list, "every entry: kind, size, path (TSV; a JSON line each with --json)");
-  app.add_flag("--json", json, "the summary as one JSON object (and --list as JSON lines)");
-  app.add_option("--in-flight", walk_options.max_in_flight, "listing calls in flight (default 256)")
-      ->type_name("N")
-      ->check(CLI::Range(1, std::numeric_limits<int>::max()).description(""));
+      "Exit status: 0 walked, 1 some entries unreadable or refused, 2 could not start.");
+  cl.SetVersion("ferry-walk " FERRY_VERSION);
+  cl.Flag("--list", &list, "every entry: kind, size, path (TSV; a JSON line each with --json)");
+  cl.Flag("--json", &json, "the summary as one JSON object (and --list as JSON lines)");
+  cl.Option("--in-flight", &walk_options.max_in_flight, "listing calls in flight (default 256)")
+      .TypeName("N")
+      .Range(1, std::numeric_limits<int>::max());
   int timeout_seconds = 0;
-  app.add_option("--timeout", timeout_seconds,
-                 "a call without an answer for S seconds fails (default 60)")
-      ->type_name("S")
-      ->check(CLI::Range(1, std::numeric_limits<int>::max()).description(""));
+  cl.Option("--timeout", &timeout_seconds,
+            "a call without an answer for S seconds fails (default 60)")
+      .TypeName("S")
+      .Range(1, std::numeric_limits<int>::max());
   ferry_tools::AwsFlags aws;
-  ferry_tools::AddAwsFlags(app, aws);
-  app.add_option("URL", url, "where to walk")->required();
-  if (std::optional<int> exit = ferry_tools::ParseOrExit(app, argc, argv)) return *exit;
+  ferry_tools::AddAwsFlags(cl, aws);
+  cl.Positional("URL", &url, "where to walk").Required();
+  if (std::optional<int> exit = cl.ParseOrExit(argc, argv)) return *exit;
   if (timeout_seconds > 0) fs_options.io_timeout = absl::Seconds(timeout_seconds);
   ferry_tools::ApplyAwsFlags(aws, fs_options);
 

@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
 # RULE_LAUNCH_LINK of the tools in Release (examples/CMakeLists.txt): runs
-# the link command it is given with abseil's, protobuf's and libcrypto's
-# shared libraries swapped for Debian's static archives of them
-# (libabsl-dev, libprotobuf-dev and libssl-dev ship both), so a tool does
-# not load ~30 abseil .so files and a 4.6 MB libcrypto and resolve their
-# symbols at every start (#33; libcrypto alone is ~1.4 ms of CPU per start
-# here). A libcurl loaded later for S3 brings its own shared libcrypto:
-# the two copies share no objects (ferry only hashes with its own).
+# the link command it is given with abseil's and protobuf's shared
+# libraries swapped for Debian's static archives of them (libabsl-dev and
+# libprotobuf-dev ship both), so a tool does not load ~30 abseil .so files
+# and resolve their symbols at every start (#33). (libcrypto is no longer
+# linked at all: ferry::Crypto loads it on the first hash; a libcrypto.so
+# on a link line would still be swapped for its archive.)
 # CMake's imported targets name the .so files by full path, which no
 # -Bstatic reaches, hence this rewrite. The archives go last, in a group
 # (they refer to each other), with the libraries they need themselves

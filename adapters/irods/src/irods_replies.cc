@@ -1,6 +1,5 @@
 #include "ferry/irods/irods_replies.h"
 
-#include <openssl/evp.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -10,6 +9,7 @@
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
 #include "ferry/irods/irods_xml.h"
+#include "ferry/transfer/checksum.h"
 
 namespace ferry::irods {
 
@@ -88,10 +88,7 @@ absl::StatusOr<std::string> StringMember(const nlohmann::json& j, const char* ke
 }
 
 std::string Md5(std::string_view data) {
-  unsigned char out[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(data.data(), data.size(), out, &len, EVP_md5(), nullptr);
-  return std::string(reinterpret_cast<char*>(out), len);
+  return ferry::Md5(std::span<const char>(data.data(), data.size()));
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "ferry/base/crypto.h"
 #include "ferry/base/small_file.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
@@ -133,6 +134,7 @@ absl::StatusOr<AwsCredentials> StsCall(const AwsCredentialSource& source, Header
                                        const AwsCredentials* signer,
                                        const CredentialFetchOptions& options,
                                        std::string_view what) {
+  if (signer != nullptr) FERRY_RETURN_IF_ERROR(Crypto::Get().status());  // sigv4.cc signs with it
   params.emplace_back("Version", "2011-06-15");
   if (source.duration_seconds > 0) {
     params.emplace_back("DurationSeconds", absl::StrCat(source.duration_seconds));

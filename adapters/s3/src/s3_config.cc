@@ -17,6 +17,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "ferry/base/crypto.h"
 #include "ferry/base/small_file.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/s3/sigv4.h"
@@ -318,6 +319,8 @@ absl::StatusOr<std::optional<AwsCredentialSource>> SsoSource(const ChainInputs& 
                                                       " (profile ", name, ")")};
   src.sso_account_id = account;
   src.sso_role_name = *role;
+  // The token cache names its files by a SHA-1 (libcrypto's).
+  if (absl::Status crypto = Crypto::Get().status(); !crypto.ok()) return crypto;
   src.sso_token_file = ExpandHome(absl::StrCat("~/.aws/sso/cache/", Sha1Hex(cache_key), ".json"),
                                   in.env);
   if (const std::string* u = Find(in.env, "AWS_ENDPOINT_URL_SSO")) {

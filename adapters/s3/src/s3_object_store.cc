@@ -28,6 +28,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/ascii.h"
 #include "ferry/base/clock.h"
+#include "ferry/base/crypto.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
 #include "ferry/runtime/retry_policy.h"
@@ -171,9 +172,11 @@ absl::StatusOr<S3ObjectStore::Call> S3ObjectStore::Call::RangedGet(
 
 absl::StatusOr<std::unique_ptr<S3ObjectStore>> S3ObjectStore::Create(Runtime& runtime,
                                                                      const S3Config& config) {
-  // libcurl is loaded here, on the first S3 use (curl_api.h): a missing one
-  // is this call's error, not every request's.
+  // libcurl and libcrypto are loaded here, on the first S3 use (curl_api.h,
+  // ferry/base/crypto.h): a missing one is this call's error, not every
+  // request's.
   FERRY_RETURN_IF_ERROR(Curl().status());
+  FERRY_RETURN_IF_ERROR(Crypto::Get().status());
   FERRY_ASSIGN_OR_RETURN(std::unique_ptr<CredentialsProvider> credentials,
                          CredentialsProvider::Create(runtime, config));
   return std::unique_ptr<S3ObjectStore>(

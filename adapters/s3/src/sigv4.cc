@@ -1,16 +1,15 @@
-// SigV4 signing with OpenSSL's libcrypto (EVP digest, HMAC). Pure
-// functions: the caller supplies the time, so tests check the AWS
+// SigV4 signing with OpenSSL's libcrypto (ferry::Crypto: SHA-256, HMAC).
+// Pure functions: the caller supplies the time, so tests check the AWS
 // documented vectors exactly.
 #include "ferry/s3/sigv4.h"
 
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
 
 #include <algorithm>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "ferry/base/crypto.h"
 #include "ferry/base/strings.h"
 
 namespace ferry::s3 {
@@ -27,12 +26,24 @@ std::string Hex(const unsigned char* data, size_t n) {
   return out;
 }
 
+// libcrypto, which S3ObjectStore::Create and the credential sources load
+// before anything is signed (their error names the library). A signer
+// reached without it gets empty digests: a request the server refuses,
+// never a crash.
+const Crypto* LoadedCrypto() {
+  absl::StatusOr<const Crypto*> crypto = Crypto::Get();
+  return crypto.ok() ? *crypto : nullptr;
+}
+
+std::span<const char> Span(std::string_view s) { return std::span<const char>(s.data(), s.size()); }
+
 std::string Hmac(std::string_view key, std::string_view data) {
-  unsigned char out[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
-       reinterpret_cast<const unsigned char*>(data.data()), data.size(), out, &len);
-  return std::string(reinterpret_cast<char*>(out), len);
+  const Crypto* crypto = LoadedCrypto();
+  return crypto == nullptr ? std::string() : crypto->HmacSha256(Span(key), Span(data));
+}
+
+std::string HexOf(const std::string& digest) {
+  return Hex(reinterpret_cast<const unsigned char*>(digest.data()), digest.size());
 }
 
 }  // namespace
@@ -65,17 +76,13 @@ std::string CanonicalQueryString(const std::vector<std::pair<std::string, std::s
 }
 
 std::string Sha256Hex(std::span<const char> bytes) {
-  unsigned char out[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(bytes.data(), bytes.size(), out, &len, EVP_sha256(), nullptr);
-  return Hex(out, len);
+  const Crypto* crypto = LoadedCrypto();
+  return crypto == nullptr ? std::string() : HexOf(crypto->Sha256(bytes));
 }
 
 std::string Sha1Hex(std::string_view bytes) {
-  unsigned char out[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(bytes.data(), bytes.size(), out, &len, EVP_sha1(), nullptr);
-  return Hex(out, len);
+  const Crypto* crypto = LoadedCrypto();
+  return crypto == nullptr ? std::string() : HexOf(crypto->Sha1(Span(bytes)));
 }
 
 std::string AmzDate(absl::Time t) {

@@ -78,7 +78,7 @@ absl::StatusOr<std::string> FileSystem::HashByReading(std::string_view path, con
   // streams them. A small file gets a small buffer (zeroing 1 MiB per 4 KiB
   // file was half of a 10,000-file sync's CPU).
   std::string buf(static_cast<size_t>(std::clamp<int64_t>(size, 1, int64_t{1} << 20)), '\0');
-  ContentHasher hasher(kind);
+  FERRY_ASSIGN_OR_RETURN(ContentHasher hasher, ContentHasher::Create(kind));
   int64_t offset = 0;
   while (offset < size) {
     FERRY_ASSIGN_OR_RETURN(const size_t n, file->ReadAt(offset, absl::MakeSpan(buf)));

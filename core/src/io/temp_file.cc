@@ -172,12 +172,13 @@ absl::StatusOr<TempFile> TempFile::CreateResumable(const std::string& destinatio
   FERRY_RETURN_IF_ERROR(CheckDestination(destination, where));
   const std::string path = where.dir + TempSlotFor(where.base);
   const std::string boot = BootId();
-  const int fd = boot.empty() ? -1 : ClaimSlot(path, mode, /*truncate=*/false);
+  // The tag is a SHA-256: without libcrypto the copy is not resumable.
+  absl::StatusOr<ContentHasher> hasher = ContentHasher::Create(HashKind::kSha256);
+  const int fd = boot.empty() || !hasher.ok() ? -1 : ClaimSlot(path, mode, /*truncate=*/false);
   if (fd < 0) return CreateBeside(destination, mode);
-  ContentHasher hasher(HashKind::kSha256);
-  hasher.Update(std::span<const char>(identity.data(), identity.size()));
+  hasher->Update(std::span<const char>(identity.data(), identity.size()));
   // The tag names the boot too: a record of another boot is another tag's.
-  std::string tag = absl::StrCat(absl::BytesToHexString(hasher.Finish()), "/", boot);
+  std::string tag = absl::StrCat(absl::BytesToHexString(hasher->Finish()), "/", boot);
   const int64_t kept = RecordedPrefix(fd, tag);
   const int lock_fd = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
   if (lock_fd < 0 || (kept == 0 && ::ftruncate(fd, 0) != 0)) {

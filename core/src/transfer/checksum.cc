@@ -22,7 +22,6 @@
 #include "absl/strings/escaping.h"
 #include "ferry/base/strings.h"
 #include "ferry/transfer/internal/crc32c.h"
-#include "openssl/evp.h"
 
 namespace ferry {
 namespace {
@@ -224,33 +223,32 @@ const char* HashKindName(HashKind kind) {
   return kind == HashKind::kMd5 ? "MD5" : "SHA-256";
 }
 
-// SHA-256 is OpenSSL's (already every adapter's dependency): hand-written
-// code would be slower than its SHA-NI/AVX2 paths.
-struct ContentHasher::Sha256State {
-  Sha256State() : ctx(EVP_MD_CTX_new()) { Reset(); }
-  ~Sha256State() { EVP_MD_CTX_free(ctx); }
-  void Reset() { EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr); }
-  EVP_MD_CTX* ctx;
-};
+absl::StatusOr<ContentHasher> ContentHasher::Create(HashKind kind) {
+  const Crypto* crypto = nullptr;
+  if (kind == HashKind::kSha256) {
+    // SHA-256 is libcrypto's: hand-written code would be slower than its
+    // SHA-NI/AVX2 paths.
+    absl::StatusOr<const Crypto*> loaded = Crypto::Get();
+    if (!loaded.ok()) return loaded.status();
+    crypto = *loaded;
+  }
+  return ContentHasher(kind, crypto);
+}
 
-ContentHasher::ContentHasher(HashKind kind)
-    : kind_(kind), sha256_(kind == HashKind::kSha256 ? std::make_unique<Sha256State>() : nullptr) {}
+ContentHasher::ContentHasher(HashKind kind, const Crypto* crypto) : kind_(kind) {
+  if (crypto != nullptr) sha256_.emplace(*crypto);
+}
 ContentHasher::~ContentHasher() = default;
 ContentHasher::ContentHasher(ContentHasher&&) noexcept = default;
-ContentHasher& ContentHasher::operator=(ContentHasher&&) noexcept = default;
 
 void ContentHasher::Update(std::span<const char> bytes) {
   if (kind_ == HashKind::kMd5) return md5_.Update(bytes);
-  EVP_DigestUpdate(sha256_->ctx, bytes.data(), bytes.size());
+  sha256_->Update(bytes);
 }
 
 std::string ContentHasher::Finish() {
   if (kind_ == HashKind::kMd5) return md5_.Finish();
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int n = 0;
-  EVP_DigestFinal_ex(sha256_->ctx, digest, &n);
-  sha256_->Reset();
-  return std::string(reinterpret_cast<const char*>(digest), n);
+  return sha256_->Finish();
 }
 
 std::string Md5(std::span<const char> bytes) {

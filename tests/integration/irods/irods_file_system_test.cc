@@ -237,11 +237,12 @@ TEST_F(IrodsTest, Sha256ContentHashIsTheServersChecksumOfTheBytes) {
   const std::string data = RandomBytes(300000);
   const std::string path = absl::StrCat(coll_, "/hashed");
   ASSERT_TRUE(CopyFile(runtime_, local_, WriteLocal("hashed", data), *fs_, path).ok());
-  ContentHasher local(HashKind::kSha256);
-  local.Update(std::span<const char>(data.data(), data.size()));
+  absl::StatusOr<ContentHasher> local = ContentHasher::Create(HashKind::kSha256);
+  ASSERT_TRUE(local.ok()) << local.status();
+  local->Update(std::span<const char>(data.data(), data.size()));
   auto stored = fs_->ContentHash(path, fs::Entry{}, HashKind::kSha256, /*read_if_needed=*/false);
   ASSERT_TRUE(stored.ok()) << stored.status();
-  EXPECT_EQ(*stored, local.Finish());
+  EXPECT_EQ(*stored, local->Finish());
   EXPECT_EQ(fs_->server_hash(), HashKind::kSha256);
 }
 

@@ -14,9 +14,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+
+#include "absl/status/statusor.h"
+#include "ferry/base/crypto.h"
 
 namespace ferry {
 
@@ -81,14 +85,15 @@ enum class HashKind { kMd5, kSha256 };
 // "MD5" or "SHA-256".
 const char* HashKindName(HashKind kind);
 
-// A content hash of bytes that arrive in pieces, in order.
+// A content hash of bytes that arrive in pieces, in order. SHA-256 is
+// libcrypto's (ferry::Crypto): Create fails if it cannot be loaded.
 // Thread-safety: one thread at a time.
 class ContentHasher {
  public:
-  explicit ContentHasher(HashKind kind);
+  static absl::StatusOr<ContentHasher> Create(HashKind kind);
   ~ContentHasher();
   ContentHasher(ContentHasher&&) noexcept;
-  ContentHasher& operator=(ContentHasher&&) noexcept;
+  ContentHasher& operator=(ContentHasher&&) = delete;
 
   void Update(std::span<const char> bytes);
   // The raw digest (16 bytes for MD5, 32 for SHA-256) of everything given
@@ -96,10 +101,11 @@ class ContentHasher {
   std::string Finish();
 
  private:
-  struct Sha256State;  // OpenSSL's, kept out of this header
+  ContentHasher(HashKind kind, const Crypto* crypto);
+
   HashKind kind_;
   Md5Hasher md5_;
-  std::unique_ptr<Sha256State> sha256_;
+  std::optional<Crypto::Sha256Stream> sha256_;
 };
 
 // `bytes` digested with `algorithm`. Thread-safe (pure).

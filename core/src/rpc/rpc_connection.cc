@@ -182,11 +182,14 @@ void PoolCore::BecomeReady(const std::shared_ptr<Session>& s) {
   s->ready_at = SteadyClock::now();
   s->kicks.clear();
   Connection* next = nullptr;
+  // A session is never destroyed under the lock (its destructor takes it).
+  std::shared_ptr<Session> previous_sender;
   {
     MutexLock l(&mu_);
     if (shutting_down_) return;
     ConnShared& sh = shared(c->index);
     sh.state = ConnState::kReady;
+    previous_sender = std::exchange(sh.sender, s);
     sh.last_heard = SteadyClock::now();
     if (sh.ever_ready) {
       ++sh.metrics.reconnects;
@@ -207,8 +210,7 @@ void PoolCore::FailAttempt(const std::shared_ptr<Session>& s, absl::Status statu
   if (s->dead) return;
   s->dead = true;
   Connection* c = s->conn;
-  std::error_code ignored;
-  s->socket.close(ignored);
+  ClearSenderThenClose(*s);
   c->connect_timer.cancel();
   if (s->exchange_done) {
     auto done = std::move(s->exchange_done);
@@ -299,8 +301,7 @@ void PoolCore::Lost(const std::shared_ptr<Session>& s, absl::StatusCode code, st
   if (s->dead) return;
   s->dead = true;
   Connection* c = s->conn;
-  std::error_code ignored;
-  s->socket.close(ignored);
+  ClearSenderThenClose(*s);
   const bool healthy = !failure || SteadyClock::now() - s->ready_at >=
                                        absl::ToChronoNanoseconds(kHealthySessionAge);
   std::vector<Completion> completions;
@@ -394,6 +395,18 @@ void PoolCore::Lost(const std::shared_ptr<Session>& s, absl::StatusCode code, st
   ScheduleReconnect(c, delay);
 }
 
+void PoolCore::ClearSenderThenClose(Session& s) {
+  // Destroyed after the lock is released (a session's destructor takes it).
+  std::shared_ptr<Session> sender;
+  if (s.ready) {
+    MutexLock l(&mu_);
+    ConnShared& sh = shared(s.conn->index);
+    if (sh.sender.get() == &s) sender = std::move(sh.sender);
+  }
+  std::error_code ignored;
+  s.socket.close(ignored);
+}
+
 void PoolCore::ResetSession(Connection* c, uint64_t gen, std::string reason) {
   if (c->session == nullptr || c->session->gen != gen) return;
   std::shared_ptr<Session> s = c->session;
@@ -406,8 +419,7 @@ void PoolCore::CloseOnStrand(Connection* c) {
   std::shared_ptr<Session> s = std::move(c->session);
   if (s == nullptr) return;
   s->dead = true;
-  std::error_code ignored;
-  s->socket.close(ignored);
+  ClearSenderThenClose(*s);
   if (s->placing_call != nullptr || !s->writing_calls.empty()) {
     // Shutdown left the pinned calls to us: their memory is out of the
     // socket's I/O now. Those without a reply end Cancelled.

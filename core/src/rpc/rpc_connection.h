@@ -62,6 +62,15 @@ struct ConnShared {
   // call unanswered past its deadline on a connection silent since it was
   // sent means the connection is dead, not the call slow.
   SteadyTime last_heard{};
+  // The ready session, for a caller that writes its call itself
+  // (PoolCore::SendByCallerLocked): set when it becomes ready, cleared
+  // before its socket is closed (ClearSenderThenClose), so a caller
+  // holding the lock writes to its open socket. Holding it keeps the
+  // session, and so its descriptor, alive.
+  std::shared_ptr<Session> sender;
+  // The framed bytes of such a write that the socket did not take: the
+  // strand's next DoWrite sends them first (write_kicked is set meanwhile).
+  std::string sent_by_caller_rest;
   RpcConnectionMetrics metrics;
 };
 

@@ -181,7 +181,7 @@ RpcCallId PoolCore::Submit(std::string request, Callback<std::string> done, cons
         }
       }
       if (conn >= 0) {
-        AssignLocked(conn, call, &kicks);
+        if (!SendByCallerLocked(conn, call, &kicks)) AssignLocked(conn, call, &kicks);
       } else {
         call->state = CallState::kQueued;
         queue_.PushBack(call);

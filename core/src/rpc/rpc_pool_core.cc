@@ -87,6 +87,9 @@ void PoolCore::EndOp() {
 // Shutdown, readiness, metrics.
 void PoolCore::Shutdown() {
   std::vector<Completion> completions;
+  // No caller writes from now on; the sessions die after the lock (their
+  // destructor takes it) and after their strand's close.
+  std::vector<std::shared_ptr<Session>> senders;
   {
     MutexLock l(&mu_);
     shutting_down_ = true;
@@ -120,6 +123,8 @@ void PoolCore::Shutdown() {
       sh.by_xid.clear();
       sh.load = 0;
       sh.state = ConnState::kClosed;
+      if (sh.sender != nullptr) senders.push_back(std::move(sh.sender));
+      sh.sent_by_caller_rest.clear();
     }
     room_cv_.SignalAll();
     ready_cv_.SignalAll();
@@ -130,6 +135,7 @@ void PoolCore::Shutdown() {
     asio::post(conn->strand, [this, conn, token = OpToken(this)] { CloseOnStrand(conn); });
   }
   asio::post(timer_strand_, [this, token = OpToken(this)] { deadline_timer_.cancel(); });
+  senders.clear();  // before the wait: each holds a session's operation
   MutexLock l(&mu_);
   while (ops_.load(std::memory_order_acquire) != 0) idle_cv_.Wait(&mu_);
 }

@@ -10,7 +10,12 @@
 // stamps ids and moves them in flight under one lock, then frames them
 // outside it into one buffer for one async_write; a read fills a large
 // buffer, splits it into records, and matches all of them under one lock.
-// Callbacks run outside the lock.
+// Callbacks run outside the lock. One exception to "socket work runs on
+// the strand": a call on an idle connection is written by the calling
+// thread, one non-blocking send under the lock (SendByCallerLocked), to
+// the session ConnShared::sender keeps; the strand takes that session off
+// under the lock before it closes the socket, and sends what the socket
+// did not take before anything else.
 //
 // No per-call heap allocation beyond the request/reply strings and the
 // callback: Call records come from a slab and are recycled; queues are
@@ -121,6 +126,9 @@ class PoolCore {
             bool failure = true);
   void ScheduleReconnect(Connection* c, absl::Duration delay);
   void CloseOnStrand(Connection* c);
+  // Strand: takes `s` from the callers' writers (ConnShared::sender), then
+  // closes its socket.
+  void ClearSenderThenClose(Session& s);
   void ResetSession(Connection* c, uint64_t gen, std::string reason);
   void RunKicks(const Kicks& kicks, const Connection* current);
   void PostCompletion(Callback<std::string> done, absl::Status status);
@@ -137,6 +145,16 @@ class PoolCore {
   Connection* OpenNextLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Open(Connection* c);
   void AssignLocked(int conn, Call* call, Kicks* kicks) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Writes `call` on idle connection `conn` from the calling thread, in
+  // one non-blocking send under the lock (what the socket does not take,
+  // the strand sends: `kicks`); false, touching nothing, when the
+  // connection is not idle or the call not small and payload-free (the
+  // caller assigns it as usual).
+  bool SendByCallerLocked(int conn, Call* call, Kicks* kicks) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Marks `call` written on `sh` now: its xid, its place among the
+  // connection's calls in flight, its deadline from now.
+  void MarkSentLocked(ConnShared& sh, Call* call, absl::Time now, SteadyTime steady_now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void DispatchLocked(Kicks* kicks) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool QueueFullLocked(size_t bytes) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Ends `call` with `status` (moved to `completions`) and frees it, from

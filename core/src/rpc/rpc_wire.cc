@@ -1,6 +1,9 @@
 // RpcPool on the wire: a write takes every call pending on its connection,
 // stamps xids and frames them into one buffer; a read splits its bytes into
 // records and matches each to its call (by xid, or in order).
+#include <sys/socket.h>
+#include <sys/types.h>
+
 #include <algorithm>
 #include <cstring>
 #include <utility>
@@ -31,6 +34,10 @@ constexpr size_t kPlacedHeaderRead = 512;
 // A placer still asking for more after this much of the record has
 // arrived is answered for it: the record is read whole.
 constexpr size_t kMaxPlacementPrefix = size_t{64} << 10;
+// The largest request a caller writes itself (SendByCallerLocked): one
+// that an idle socket's buffer takes whole, written in one system call
+// under the pool's lock.
+constexpr size_t kSendByCallerMax = size_t{16} << 10;
 
 void WriteBigEndian32(uint32_t v, char* p) {
   p[0] = static_cast<char>(v >> 24);
@@ -57,6 +64,77 @@ uint32_t PoolCore::NextXidLocked(const ConnShared& sh) {
   return x;
 }
 
+void PoolCore::MarkSentLocked(ConnShared& sh, Call* call, absl::Time now, SteadyTime steady_now) {
+  call->state = CallState::kInFlight;
+  call->sent_at = now;
+  call->sent_steady = steady_now;
+  // The deadline runs from now: a call that waited behind a busy
+  // connection still gets its whole timeout from the server. Never
+  // earlier than before, so the armed timer at worst fires early and
+  // re-arms.
+  if (call->heap_index >= 0) {
+    const SteadyTime from_send = DeadlineAfter(steady_now, call->timeout);
+    if (from_send > call->deadline) {
+      call->deadline = from_send;
+      deadlines_.Postponed(call);
+    }
+  }
+  if (++call->attempts == 1) m_.queue_time.Record(now - call->accepted_at);
+  if (by_id_) {
+    // A retry keeps its xid (a server's duplicate request cache knows it)
+    // unless this connection already uses it.
+    if (!call->has_xid || sh.by_xid.contains(call->xid)) {
+      call->xid = NextXidLocked(sh);
+      call->has_xid = true;
+      if (call->shared_request != nullptr) {
+        // An earlier write may still be sending these bytes: stamp a copy.
+        call->shared_request = std::make_shared<std::string>(*call->shared_request);
+      }
+      WriteBigEndian32(call->xid, call->shared_request != nullptr
+                                      ? call->shared_request->data()
+                                      : call->request.data());
+    }
+    sh.by_xid.emplace(call->xid, call);
+  } else {
+    sh.in_order.PushBack(call);
+  }
+  ++sh.metrics.calls_sent;
+}
+
+bool PoolCore::SendByCallerLocked(int conn, Call* call, Kicks* kicks) {
+  ConnShared& sh = shared(conn);
+  // Only on an idle connection (nothing assigned, in flight or being
+  // written: a burst's later calls still go out in one write of the
+  // strand's), only small records without a payload (pinned memory stays
+  // the strand's business).
+  if (sh.sender == nullptr || sh.state != ConnState::kReady || sh.load != 0 || sh.write_kicked ||
+      !call->payload.empty() || call->request.size() > kSendByCallerMax) {
+    return false;
+  }
+  call->conn = conn;
+  ++sh.load;
+  MarkSentLocked(sh, call, NowFrom(options_.clock), SteadyClock::now());
+  const OutRecord record = TakeRequest(*call);
+  std::string framed;
+  options_.framing->Append(record.bytes(), &framed);
+  // Under the lock: the strand closes the socket only after clearing
+  // sh.sender under it, so the descriptor is this session's and open.
+  const ssize_t n = ::send(sh.sender->socket.native_handle(), framed.data(), framed.size(),
+                           MSG_DONTWAIT | MSG_NOSIGNAL);
+  const size_t sent = n > 0 ? static_cast<size_t>(n) : 0;
+  sh.metrics.bytes_sent += sent;
+  m_.bytes_sent += sent;
+  ++m_.sent_by_caller;
+  if (sent < framed.size()) {
+    // A full socket buffer (or an error, which the strand's write meets
+    // and handles as a lost connection): the strand sends the rest.
+    sh.sent_by_caller_rest.assign(framed, sent);
+    sh.write_kicked = true;
+    kicks->push_back(conn);
+  }
+  return true;
+}
+
 void PoolCore::DoWrite(Connection* c, size_t bytes_written) {
   const std::shared_ptr<Session>& s = c->session;
   if (s == nullptr || s->dead || !s->ready || s->writing) return;
@@ -68,52 +146,29 @@ void PoolCore::DoWrite(Connection* c, size_t bytes_written) {
       m_.bytes_sent += bytes_written;
     }
     // Not kReady: the connection is being recycled; Lost re-queues these.
-    if (sh.pending.empty() || sh.session_gen != s->gen || sh.state != ConnState::kReady) {
+    if (sh.session_gen != s->gen || sh.state != ConnState::kReady) {
+      sh.sent_by_caller_rest.clear();
       sh.write_kicked = false;
       return;
+    }
+    if (sh.pending.empty() && sh.sent_by_caller_rest.empty()) {
+      sh.write_kicked = false;
+      return;
+    }
+    // What a caller's own write left goes first: it is a record begun.
+    if (!sh.sent_by_caller_rest.empty()) {
+      s->write_buf.assign(sh.sent_by_caller_rest);
+      sh.sent_by_caller_rest.clear();
     }
     const absl::Time now = NowFrom(options_.clock);
     const SteadyTime steady_now = SteadyClock::now();
     while (Call* call = sh.pending.PopFront()) {
-      call->state = CallState::kInFlight;
-      call->sent_at = now;
-      call->sent_steady = steady_now;
-      // The deadline runs from now: a call that waited behind a busy
-      // connection still gets its whole timeout from the server. Never
-      // earlier than before, so the armed timer at worst fires early and
-      // re-arms.
-      if (call->heap_index >= 0) {
-        const SteadyTime from_send = DeadlineAfter(steady_now, call->timeout);
-        if (from_send > call->deadline) {
-          call->deadline = from_send;
-          deadlines_.Postponed(call);
-        }
-      }
-      if (++call->attempts == 1) m_.queue_time.Record(now - call->accepted_at);
-      if (by_id_) {
-        // A retry keeps its xid (a server's duplicate request cache knows it)
-        // unless this connection already uses it.
-        if (!call->has_xid || sh.by_xid.contains(call->xid)) {
-          call->xid = NextXidLocked(sh);
-          call->has_xid = true;
-          if (call->shared_request != nullptr) {
-            // An earlier write may still be sending these bytes: stamp a copy.
-            call->shared_request = std::make_shared<std::string>(*call->shared_request);
-          }
-          WriteBigEndian32(call->xid, call->shared_request != nullptr
-                                          ? call->shared_request->data()
-                                          : call->request.data());
-        }
-        sh.by_xid.emplace(call->xid, call);
-      } else {
-        sh.in_order.PushBack(call);
-      }
+      MarkSentLocked(sh, call, now, steady_now);
       s->write_scratch.push_back(TakeRequest(*call));
       if (!call->payload.empty()) {
         call->writing = true;
         s->writing_calls.push_back(call);
       }
-      ++sh.metrics.calls_sent;
     }
   }
   FrameWrite(*s);  // outside the lock: it copies the small records
@@ -144,6 +199,8 @@ OutRecord PoolCore::TakeRequest(Call& call) {
 
 void PoolCore::FrameWrite(Session& s) const {
   s.write_pieces.clear();
+  // Bytes already in write_buf (the rest of a caller's own write) go first.
+  if (!s.write_buf.empty()) s.write_pieces.push_back(WirePiece{.offset = 0, .size = s.write_buf.size()});
   for (const OutRecord& r : s.write_scratch) {
     const std::string_view bytes = r.bytes();
     if (!r.payload.empty()) {

@@ -85,6 +85,9 @@ struct RpcPoolMetrics {
   // begins (one voided by a lost connection and made again counts twice).
   uint64_t replies_placed = 0;
   uint64_t bytes_placed = 0;
+  // Calls written by the calling thread itself, their connection being
+  // idle (no hand-off to the I/O thread; see RpcPool's class comment).
+  uint64_t sent_by_caller = 0;
   RpcHistogram queue_time;           // call accepted to call written
   RpcHistogram round_trip;           // call written to reply read
   std::vector<RpcConnectionMetrics> connections;

@@ -28,7 +28,11 @@
 //   absl::StatusOr<std::string> r = pool->CallBlocking(std::move(other_call));
 //
 // Connections are opened in the background when the pool is created and
-// re-opened (capped exponential back-off) when lost. Calls that find every
+// re-opened (capped exponential back-off) when lost. A call that finds a
+// connection idle is written at once by the calling thread (a small one
+// without a payload: one non-blocking send), so a caller making one call
+// at a time costs the I/O thread only its reply's wake-up; calls that
+// follow while it is busy are written together by the I/O thread. Calls that find every
 // connection at its in-flight cap wait in a bounded queue (by count and by
 // bytes) or, if the caller says so, fail with ResourceExhausted. A call ends
 // exactly once: with its reply, or with an error:

@@ -324,6 +324,24 @@ inline RpcPoolOptions OneConnectionPoolOptions(uint16_t port, std::shared_ptr<co
   return o;
 }
 
+// A handler that sends every record back as it came.
+inline TestTcpServer::Handler Echo() {
+  return [](const TestTcpServer::ConnPtr& conn, std::string record) { conn->Send(std::move(record)); };
+}
+
+// A handler that closes the connection on the first record it gets (that
+// call is lost with its connection) and echoes every later one.
+inline TestTcpServer::Handler LoseTheFirstThenEcho() {
+  auto seen = std::make_shared<std::atomic<int>>(0);
+  return [seen](const TestTcpServer::ConnPtr& conn, std::string record) {
+    if (seen->fetch_add(1) == 0) {
+      conn->Close();
+      return;
+    }
+    conn->Send(std::move(record));
+  };
+}
+
 // A pool made from `o`, once all its connections are ready (a test fails
 // if they are not within 10 s).
 inline std::unique_ptr<RpcPool> ReadyPool(Runtime& runtime, RpcPoolOptions o) {

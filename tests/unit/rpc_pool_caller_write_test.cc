@@ -2,7 +2,6 @@
 // connection is idle (RpcPoolMetrics::sent_by_caller), against TCP servers
 // on 127.0.0.1: which calls are written so, and that such a call ends as
 // any other whatever happens to its connection.
-#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,15 +18,13 @@
 namespace ferry {
 namespace {
 
+using ::ferry::testing::Echo;
+using ::ferry::testing::LoseTheFirstThenEcho;
 using ::ferry::testing::OneConnectionPoolOptions;
 using ::ferry::testing::Patterned;
 using ::ferry::testing::ReadyPool;
 using ::ferry::testing::RecordLog;
 using ::ferry::testing::TestTcpServer;
-
-TestTcpServer::Handler Echo() {
-  return [](const TestTcpServer::ConnPtr& conn, std::string record) { conn->Send(std::move(record)); };
-}
 
 // A request with room for the 4-byte call id the pool writes.
 std::string Request(const std::string& body) { return std::string(4, '\0') + body; }
@@ -89,14 +86,7 @@ TEST_F(RpcPoolCallerWriteTest, ACallWithAPayloadGoesOutThroughTheConnection) {
 }
 
 TEST_F(RpcPoolCallerWriteTest, AnIdempotentCallWrittenByTheCallerIsResentWhenItsConnectionIsLost) {
-  std::atomic<int> seen{0};
-  TestTcpServer server(NewLengthPrefixFraming(), [&](const TestTcpServer::ConnPtr& conn, std::string record) {
-    if (seen.fetch_add(1) == 0) {
-      conn->Close();  // the first send is lost
-      return;
-    }
-    conn->Send(std::move(record));
-  });
+  TestTcpServer server(NewLengthPrefixFraming(), LoseTheFirstThenEcho());  // the first send is lost
   auto pool = MakePool(server.port());
   absl::StatusOr<std::string> r = pool->CallBlocking(Request("again"), {.idempotent = true});
   ASSERT_TRUE(r.ok()) << r.status();
@@ -118,14 +108,7 @@ TEST_F(RpcPoolCallerWriteTest, ACallWrittenByTheCallerEndsCancelledWhenThePoolIs
 }
 
 TEST_F(RpcPoolCallerWriteTest, ACallWrittenByTheCallerFailsWhenItsServerGoesAwayAndTheNextReconnects) {
-  std::atomic<int> seen{0};
-  TestTcpServer server(NewLengthPrefixFraming(), [&](const TestTcpServer::ConnPtr& conn, std::string record) {
-    if (seen.fetch_add(1) == 0) {
-      conn->Close();
-      return;
-    }
-    conn->Send(std::move(record));
-  });
+  TestTcpServer server(NewLengthPrefixFraming(), LoseTheFirstThenEcho());  // the first send is lost
   auto pool = MakePool(server.port());
   // Not idempotent: not resent.
   absl::StatusOr<std::string> lost = pool->CallBlocking(Request("first"));

@@ -31,6 +31,7 @@
 namespace ferry {
 namespace {
 
+using ::ferry::testing::Echo;
 using ::ferry::testing::Patterned;
 using ::ferry::testing::RecordLog;
 using ::ferry::testing::TestTcpServer;
@@ -42,10 +43,6 @@ std::shared_ptr<const Framing> Framing4() { return NewLengthPrefixFraming(); }
 // A request record: room for the id the pool stamps, then the payload.
 std::string Req(std::string_view payload) { return absl::StrCat(std::string(4, '\0'), ToAbsl(payload)); }
 std::string Payload(const std::string& record) { return record.substr(4); }
-
-TestTcpServer::Handler Echo() {
-  return [](const TestTcpServer::ConnPtr& conn, std::string record) { conn->Send(std::move(record)); };
-}
 
 RpcPoolOptions Options(uint16_t port) {
   RpcPoolOptions o = ::ferry::testing::LoopbackPoolOptions(port, Framing4());

@@ -3,10 +3,9 @@
 
 #include <dlfcn.h>
 
-#include <type_traits>
-
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "ferry/base/shared_library.h"
 
 namespace ferry::s3 {
 namespace {
@@ -14,37 +13,27 @@ namespace {
 // Fills every pointer of `api` from `handle` (a dlopen handle or
 // RTLD_DEFAULT); `library` names it in errors.
 absl::Status Resolve(void* handle, const char* library, CurlApi& api) {
-  absl::Status status;
-  auto find = [&](auto& slot, const char* symbol) {
-    if (!status.ok()) return;
-    void* address = dlsym(handle, symbol);
-    if (address == nullptr) {
-      status = absl::FailedPreconditionError(
-          absl::StrCat("s3: ", library, " lacks ", symbol, " (not a libcurl 4?)"));
-      return;
-    }
-    slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(address);
-  };
-  find(api.global_init, "curl_global_init");
-  find(api.easy_init, "curl_easy_init");
-  find(api.easy_setopt, "curl_easy_setopt");
-  find(api.easy_getinfo, "curl_easy_getinfo");
-  find(api.easy_perform, "curl_easy_perform");
-  find(api.easy_reset, "curl_easy_reset");
-  find(api.easy_cleanup, "curl_easy_cleanup");
-  find(api.easy_strerror, "curl_easy_strerror");
-  find(api.easy_pause, "curl_easy_pause");
-  find(api.multi_init, "curl_multi_init");
-  find(api.multi_setopt, "curl_multi_setopt");
-  find(api.multi_add_handle, "curl_multi_add_handle");
-  find(api.multi_remove_handle, "curl_multi_remove_handle");
-  find(api.multi_socket_action, "curl_multi_socket_action");
-  find(api.multi_info_read, "curl_multi_info_read");
-  find(api.multi_cleanup, "curl_multi_cleanup");
-  find(api.multi_strerror, "curl_multi_strerror");
-  find(api.slist_append, "curl_slist_append");
-  find(api.slist_free_all, "curl_slist_free_all");
-  return status;
+  SymbolResolver r(handle, library, "s3", "not a libcurl 4?");
+  r.Find(api.global_init, "curl_global_init");
+  r.Find(api.easy_init, "curl_easy_init");
+  r.Find(api.easy_setopt, "curl_easy_setopt");
+  r.Find(api.easy_getinfo, "curl_easy_getinfo");
+  r.Find(api.easy_perform, "curl_easy_perform");
+  r.Find(api.easy_reset, "curl_easy_reset");
+  r.Find(api.easy_cleanup, "curl_easy_cleanup");
+  r.Find(api.easy_strerror, "curl_easy_strerror");
+  r.Find(api.easy_pause, "curl_easy_pause");
+  r.Find(api.multi_init, "curl_multi_init");
+  r.Find(api.multi_setopt, "curl_multi_setopt");
+  r.Find(api.multi_add_handle, "curl_multi_add_handle");
+  r.Find(api.multi_remove_handle, "curl_multi_remove_handle");
+  r.Find(api.multi_socket_action, "curl_multi_socket_action");
+  r.Find(api.multi_info_read, "curl_multi_info_read");
+  r.Find(api.multi_cleanup, "curl_multi_cleanup");
+  r.Find(api.multi_strerror, "curl_multi_strerror");
+  r.Find(api.slist_append, "curl_slist_append");
+  r.Find(api.slist_free_all, "curl_slist_free_all");
+  return r.status();
 }
 
 absl::StatusOr<CurlApi> LoadProcessCurl() {
@@ -68,19 +57,12 @@ absl::StatusOr<CurlApi> LoadProcessCurl() {
 }  // namespace
 
 absl::StatusOr<CurlApi> LoadCurlApi(const char* soname) {
-  // RTLD_LOCAL: curl's symbols stay out of the global scope, where they
-  // could interpose on another copy the program loads later.
-  void* handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    const char* why = dlerror();
-    return absl::FailedPreconditionError(
-        absl::StrCat("s3: cannot load ", soname, ": ", why != nullptr ? why : "unknown error",
-                     " (the libcurl4 package)"));
-  }
+  absl::StatusOr<void*> handle = OpenSharedLibrary(soname, "s3", "libcurl4");
+  if (!handle.ok()) return handle.status();
   CurlApi api;
-  absl::Status status = Resolve(handle, soname, api);
+  absl::Status status = Resolve(*handle, soname, api);
   if (!status.ok()) {
-    dlclose(handle);
+    dlclose(*handle);
     return status;
   }
   return api;

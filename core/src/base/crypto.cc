@@ -5,12 +5,10 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
-#include <type_traits>
 #include <utility>
 
 #include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
-#include "ferry/base/strings.h"
+#include "ferry/base/shared_library.h"
 
 namespace ferry {
 
@@ -32,55 +30,30 @@ constexpr char kLibCrypto[] = "libcrypto.so.3";
 
 // Fills `f` from `handle`; `library` names it in errors.
 absl::Status Resolve(void* handle, std::string_view library, Crypto::Functions& f) {
-  absl::Status status;
-  auto find = [&](auto& slot, const char* symbol) {
-    if (!status.ok()) return;
-    void* address = dlsym(handle, symbol);
-    if (address == nullptr) {
-      status = absl::FailedPreconditionError(
-          absl::StrCat("crypto: ", ToAbsl(library), " lacks ", symbol, " (not an OpenSSL 3 libcrypto?)"));
-      return;
-    }
-    slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(address);
-  };
-  find(f.md_ctx_new, "EVP_MD_CTX_new");
-  find(f.md_ctx_free, "EVP_MD_CTX_free");
-  find(f.digest_init, "EVP_DigestInit_ex");
-  find(f.digest_update, "EVP_DigestUpdate");
-  find(f.digest_final, "EVP_DigestFinal_ex");
-  find(f.digest, "EVP_Digest");
-  find(f.sha256, "EVP_sha256");
-  find(f.sha1, "EVP_sha1");
-  find(f.hmac, "HMAC");
-  return status;
-}
-
-// The library a symbol the process already sees lives in, opened again
-// (no second copy), or null.
-void* InScope(const char* symbol) {
-  void* address = dlsym(RTLD_DEFAULT, symbol);
-  Dl_info info;
-  if (address == nullptr || dladdr(address, &info) == 0 || info.dli_fname == nullptr) return nullptr;
-  return dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+  SymbolResolver r(handle, library, "crypto", "not an OpenSSL 3 libcrypto?");
+  r.Find(f.md_ctx_new, "EVP_MD_CTX_new");
+  r.Find(f.md_ctx_free, "EVP_MD_CTX_free");
+  r.Find(f.digest_init, "EVP_DigestInit_ex");
+  r.Find(f.digest_update, "EVP_DigestUpdate");
+  r.Find(f.digest_final, "EVP_DigestFinal_ex");
+  r.Find(f.digest, "EVP_Digest");
+  r.Find(f.sha256, "EVP_sha256");
+  r.Find(f.sha1, "EVP_sha1");
+  r.Find(f.hmac, "HMAC");
+  return r.status();
 }
 
 absl::StatusOr<Crypto::Functions> Load() {
   Crypto::Functions f;
-  if (void* handle = InScope("EVP_DigestInit_ex"); handle != nullptr && Resolve(handle, "the process", f).ok()) {
+  if (void* handle = SharedLibraryDefining("EVP_DigestInit_ex");
+      handle != nullptr && Resolve(handle, "the process", f).ok()) {
     return f;
   }
-  // RTLD_LOCAL: its symbols stay out of the global scope, where they could
-  // interpose on another copy the program loads later.
-  void* handle = dlopen(kLibCrypto, RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    const char* why = dlerror();
-    return absl::FailedPreconditionError(absl::StrCat("crypto: cannot load ", kLibCrypto, ": ",
-                                                      why != nullptr ? why : "unknown error",
-                                                      " (the libssl3 package)"));
-  }
-  absl::Status status = Resolve(handle, kLibCrypto, f);
+  absl::StatusOr<void*> handle = OpenSharedLibrary(kLibCrypto, "crypto", "libssl3");
+  if (!handle.ok()) return handle.status();
+  absl::Status status = Resolve(*handle, kLibCrypto, f);
   if (!status.ok()) {
-    dlclose(handle);
+    dlclose(*handle);
     return status;
   }
   return f;

@@ -168,9 +168,9 @@ class CommandLine {
         if (next_positional >= positionals_.size()) {
           return Error(ferry::Cat("unexpected argument '", a, "'"));
         }
-        Arg& p = *positionals_[next_positional++];
-        *p.string_ = std::string(a);
-        ++p.count_;
+        if (std::string e = Take(*positionals_[next_positional++], a); !e.empty()) {
+          return Error(std::move(e));
+        }
         continue;
       }
       if (a == "--") {

@@ -172,9 +172,11 @@ absl::StatusOr<TempFile> TempFile::CreateResumable(const std::string& destinatio
   FERRY_RETURN_IF_ERROR(CheckDestination(destination, where));
   const std::string path = where.dir + TempSlotFor(where.base);
   const std::string boot = BootId();
-  // The tag is a SHA-256: without libcrypto the copy is not resumable.
+  if (boot.empty()) return CreateBeside(destination, mode);
+  // The tag is a SHA-256: without libcrypto the copy is not resumable (and
+  // without a boot id libcrypto is not loaded for nothing).
   absl::StatusOr<ContentHasher> hasher = ContentHasher::Create(HashKind::kSha256);
-  const int fd = boot.empty() || !hasher.ok() ? -1 : ClaimSlot(path, mode, /*truncate=*/false);
+  const int fd = hasher.ok() ? ClaimSlot(path, mode, /*truncate=*/false) : -1;
   if (fd < 0) return CreateBeside(destination, mode);
   hasher->Update(std::span<const char>(identity.data(), identity.size()));
   // The tag names the boot too: a record of another boot is another tag's.

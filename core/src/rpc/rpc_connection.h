@@ -70,6 +70,7 @@ struct ConnShared {
   std::shared_ptr<Session> sender;
   // The framed bytes of such a write that the socket did not take: the
   // strand's next DoWrite sends them first (write_kicked is set meanwhile).
+  // Empty otherwise; the caller frames its record in it.
   std::string sent_by_caller_rest;
   RpcConnectionMetrics metrics;
 };

@@ -115,7 +115,9 @@ bool PoolCore::SendByCallerLocked(int conn, Call* call, Kicks* kicks) {
   ++sh.load;
   MarkSentLocked(sh, call, NowFrom(options_.clock), SteadyClock::now());
   const OutRecord record = TakeRequest(*call);
-  std::string framed;
+  // Framed in the buffer that keeps what the socket does not take: empty
+  // on an idle connection, and its capacity stays for the next call.
+  std::string& framed = sh.sent_by_caller_rest;
   options_.framing->Append(record.bytes(), &framed);
   // Under the lock: the strand closes the socket only after clearing
   // sh.sender under it, so the descriptor is this session's and open.
@@ -125,13 +127,15 @@ bool PoolCore::SendByCallerLocked(int conn, Call* call, Kicks* kicks) {
   sh.metrics.bytes_sent += sent;
   m_.bytes_sent += sent;
   ++m_.sent_by_caller;
-  if (sent < framed.size()) {
-    // A full socket buffer (or an error, which the strand's write meets
-    // and handles as a lost connection): the strand sends the rest.
-    sh.sent_by_caller_rest.assign(framed, sent);
-    sh.write_kicked = true;
-    kicks->push_back(conn);
+  if (sent == framed.size()) {
+    framed.clear();
+    return true;
   }
+  // A full socket buffer (or an error, which the strand's write meets and
+  // handles as a lost connection): the strand sends the rest.
+  framed.erase(0, sent);
+  sh.write_kicked = true;
+  kicks->push_back(conn);
   return true;
 }
 

@@ -3,6 +3,8 @@
 
 #include <dlfcn.h>
 
+#include <string_view>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "ferry/base/shared_library.h"
@@ -10,9 +12,8 @@
 namespace ferry::s3 {
 namespace {
 
-// Fills every pointer of `api` from `handle` (a dlopen handle or
-// RTLD_DEFAULT); `library` names it in errors.
-absl::Status Resolve(void* handle, const char* library, CurlApi& api) {
+// Fills every pointer of `api` from `handle`; `library` names it in errors.
+absl::Status Resolve(void* handle, std::string_view library, CurlApi& api) {
   SymbolResolver r(handle, library, "s3", "not a libcurl 4?");
   r.Find(api.global_init, "curl_global_init");
   r.Find(api.easy_init, "curl_easy_init");
@@ -37,15 +38,15 @@ absl::Status Resolve(void* handle, const char* library, CurlApi& api) {
 }
 
 absl::StatusOr<CurlApi> LoadProcessCurl() {
+  // An embedding program's own libcurl, else the one a package ships beside
+  // ferry (the Python wheel's), else the system's (shared_library.h).
+  absl::StatusOr<FoundLibrary> library = FindSharedLibrary(
+      {.defining = "curl_multi_socket_action", .beside_ferry = kCurlBesideFerry,
+       .soname = kCurlSoname, .who = "s3", .package = "libcurl4"});
+  if (!library.ok()) return library.status();
   CurlApi api;
-  // A libcurl this process already links (the Python wheel's, whose soname
-  // auditwheel renames) is found from our own scope; no second copy.
-  if (dlsym(RTLD_DEFAULT, "curl_multi_socket_action") == nullptr ||
-      !Resolve(RTLD_DEFAULT, "the process", api).ok()) {
-    absl::StatusOr<CurlApi> loaded = LoadCurlApi(kCurlSoname);
-    if (!loaded.ok()) return loaded.status();
-    api = *loaded;
-  }
+  absl::Status status = Resolve(library->handle, library->name, api);
+  if (!status.ok()) return status;
   const CURLcode rc = api.global_init(CURL_GLOBAL_DEFAULT);
   if (rc != CURLE_OK) {
     return absl::FailedPreconditionError(absl::StrCat("s3: curl_global_init failed: ",

@@ -26,17 +26,21 @@ are not one safe component (``..``, empty, ``/`` inside, NUL) are refused:
 never walked into nor written, counted and warned about.
 """
 
+from __future__ import annotations
+
 import contextlib
 import warnings
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Sequence
 
-from ferry import _core
+from ferry import _core, _pb
 from ferry._files import Closing, ObjectFile, Progress, _core_mode
 from ferry._records import Entry
-from ferry.records_pb2 import TransferStats, WalkBatch, WalkError
 
 __all__ = ["FileSystems", "RefusedEntryWarning", "Walk", "copy", "open", "stat", "walk",
            "walk_entries"]
+
+if TYPE_CHECKING:  # decoded on first use only (ferry/_pb.py)
+    from ferry.records_pb2 import TransferStats, WalkBatch, WalkError
 
 
 class RefusedEntryWarning(UserWarning):
@@ -63,7 +67,7 @@ class Walk(Closing):
         return self
 
     def __next__(self) -> WalkBatch:
-        return WalkBatch.FromString(next(self._raw))
+        return _pb.records().WalkBatch.FromString(next(self._raw))
 
     def serialized(self) -> Iterator[bytes]:
         """The batches undecoded, as records.proto WalkBatch bytes (to pass
@@ -157,7 +161,8 @@ class FileSystems(Closing):
         names), as the protocol lists them: one level, where :meth:`walk`
         goes all the way down. FileNotFoundError for a missing directory,
         NotADirectoryError for a file."""
-        return [Entry.from_record(e) for e in WalkBatch.FromString(self._raw.list(url)).entries]
+        batch = _pb.records().WalkBatch.FromString(self._raw.list(url))
+        return [Entry.from_record(e) for e in batch.entries]
 
     def list_serialized(self, url: str) -> bytes:
         """:meth:`list`'s entries undecoded, as one records.proto WalkBatch
@@ -191,7 +196,7 @@ class FileSystems(Closing):
         (names refused as unsafe, symlinks) are counted in the stats'
         ``entries_refused`` and ``files_skipped`` and each is warned
         about (:class:`RefusedEntryWarning`)."""
-        stats = TransferStats.FromString(self._raw.copy(
+        stats = _pb.records().TransferStats.FromString(self._raw.copy(
             src, dst, recursive=recursive, progress=progress, jobs=jobs,
             chunk_bytes=chunk_bytes, parallelism=parallelism))
         for line in stats.warnings:

@@ -11,9 +11,10 @@ adapts types; every field comes from C++ unchanged.
 
 import enum
 import os
-from typing import Any, Dict, NamedTuple
+from typing import TYPE_CHECKING, Any, Dict, NamedTuple
 
-from ferry import records_pb2
+if TYPE_CHECKING:
+    from ferry import records_pb2
 
 __all__ = ["Entry", "Kind"]
 
@@ -38,15 +39,19 @@ class Kind(str, enum.Enum):
     __str__ = str.__str__  # "file", as format() and f-strings show it
 
 
-# records.proto's FileType numbers (NFS's ftype3) <-> Kind.
+# records.proto's FileType numbers (NFS's ftype3; wire numbers, never
+# renumbered) <-> Kind. Written out rather than read from records_pb2, which
+# this module does not import (ferry/_pb.py says why); test_records checks
+# them against it.
+_FILE_TYPE_UNSPECIFIED = 0
 _KIND_OF_TYPE = {
-    records_pb2.FILE_TYPE_REGULAR: Kind.FILE,
-    records_pb2.FILE_TYPE_DIRECTORY: Kind.DIRECTORY,
-    records_pb2.FILE_TYPE_SYMLINK: Kind.SYMLINK,
-    records_pb2.FILE_TYPE_BLOCK_DEVICE: Kind.BLOCK_DEVICE,
-    records_pb2.FILE_TYPE_CHAR_DEVICE: Kind.CHAR_DEVICE,
-    records_pb2.FILE_TYPE_SOCKET: Kind.SOCKET,
-    records_pb2.FILE_TYPE_FIFO: Kind.FIFO,
+    1: Kind.FILE,  # FILE_TYPE_REGULAR
+    2: Kind.DIRECTORY,  # FILE_TYPE_DIRECTORY
+    3: Kind.BLOCK_DEVICE,  # FILE_TYPE_BLOCK_DEVICE
+    4: Kind.CHAR_DEVICE,  # FILE_TYPE_CHAR_DEVICE
+    5: Kind.SYMLINK,  # FILE_TYPE_SYMLINK
+    6: Kind.SOCKET,  # FILE_TYPE_SOCKET
+    7: Kind.FIFO,  # FILE_TYPE_FIFO
 }
 _TYPE_OF_KIND = {kind: number for number, kind in _KIND_OF_TYPE.items()}
 
@@ -82,7 +87,7 @@ class Entry(NamedTuple):
     @property
     def type(self) -> int:
         """``kind`` as records.proto's FileType number (0 for OTHER/UNKNOWN)."""
-        return _TYPE_OF_KIND.get(self.kind, records_pb2.FILE_TYPE_UNSPECIFIED)
+        return _TYPE_OF_KIND.get(self.kind, _FILE_TYPE_UNSPECIFIED)
 
     def is_dir(self) -> bool:
         return self.kind is Kind.DIRECTORY

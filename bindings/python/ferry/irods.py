@@ -14,9 +14,9 @@ python-irodsclient does; trees many files at once).
         for entry in ir.walk_entries("tree"):         # ferry.Entry
             print(entry.path, entry.kind, entry.size)
         ir.add_metadata("big.bin", "experiment", "42", "run")
-        print(ir.metadata("big.bin"))                 # [Avu('experiment', '42', 'run')]
+        print(ir.metadata("big.bin"))                 # [Avu("experiment", '42', "run")]
         ir.set_access("big.bin", "bob", "read")
-        print(ir.access("big.bin"))                   # [..., Access('bob', 'read_object')]
+        print(ir.access("big.bin"))                   # [..., Access("bob", 'read_object')]
 
 The account is the iCommands' (``~/.irods/irods_environment.json``, the
 ``IRODS_*`` variables); the password comes from ``IRODS_PASSWORD`` or the
@@ -28,16 +28,22 @@ denied one ``PermissionError``, each naming the iRODS error code.
 ``ferry.FileSystems``; this module is that front with a base URL.
 """
 
-from typing import Any, Callable, Iterator, List, NamedTuple, Optional, Tuple, Union
+from __future__ import annotations
 
-from ferry import _core, _fs
+from typing import TYPE_CHECKING, Any, Callable, Iterator, List, NamedTuple, Optional, Tuple, Union
+
+from ferry import _core, _fs, _pb
 from ferry._files import (Closing, ObjectFile, Progress, _calling, _connect_target, _core_mode,
                           _open_owning)
 from ferry._records import Entry
-from ferry.records_pb2 import TransferStats, WalkBatch, WalkEntry, WalkError
 
 __all__ = ["Access", "Avu", "IrodsClient", "download", "open", "upload", "walk", "walk_entries",
            "TransferStats", "WalkBatch", "WalkEntry", "WalkError"]
+# The record classes, decoded on first access (ferry/_pb.py).
+__getattr__ = _pb.reexport(__name__, ("TransferStats", "WalkBatch", "WalkEntry", "WalkError"))
+
+if TYPE_CHECKING:  # decoded on first use only (ferry/_pb.py)
+    from ferry.records_pb2 import TransferStats, WalkBatch, WalkEntry, WalkError
 
 # Defaults of ferry::irods::IrodsFileSystemOptions.
 DEFAULT_CONNECTIONS = 8

@@ -47,16 +47,22 @@ it) and call ``progress(bytes_done, bytes_total)`` on the calling thread; an
 exception raised there stops the copy and is re-raised.
 """
 
-from typing import Any, Callable, Iterator, List, Optional, Tuple, Union
+from __future__ import annotations
 
-from ferry import _core, _fs
+from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Tuple, Union
+
+from ferry import _core, _fs, _pb
 from ferry._files import (ClientWrapper, ObjectFile, Progress, _calling, _connect_target,
                           _core_mode, _open_owning)
 from ferry._records import Entry
-from ferry.records_pb2 import TransferStats, WalkBatch, WalkEntry, WalkError
 
 __all__ = ["NfsClient", "Walk", "download", "open", "upload", "walk", "walk_entries",
            "TransferStats", "WalkBatch", "WalkEntry", "WalkError"]
+# The record classes, decoded on first access (ferry/_pb.py).
+__getattr__ = _pb.reexport(__name__, ("TransferStats", "WalkBatch", "WalkEntry", "WalkError"))
+
+if TYPE_CHECKING:  # decoded on first use only (ferry/_pb.py)
+    from ferry.records_pb2 import TransferStats, WalkBatch, WalkEntry, WalkError
 
 
 # Defaults of the C++ walker (ferry::nfs::WalkOptions / NfsClientOptions).
@@ -164,7 +170,7 @@ class NfsClient(ClientWrapper):
     def download(self, path: str, local_path: str, *, progress: Optional[Progress] = None,
                  parallelism: int = DEFAULT_PARALLELISM, chunk_bytes: int = 0) -> TransferStats:
         """Copies NFS ``path`` to ``local_path`` (created or truncated)."""
-        return TransferStats.FromString(self._client.download(
+        return _pb.records().TransferStats.FromString(self._client.download(
             path, local_path, progress=progress, parallelism=parallelism,
             chunk_bytes=chunk_bytes))
 
@@ -173,7 +179,7 @@ class NfsClient(ClientWrapper):
                file_mode: int = DEFAULT_FILE_MODE) -> TransferStats:
         """Copies ``local_path`` to NFS ``path`` (created or truncated;
         COMMITted before it returns)."""
-        return TransferStats.FromString(self._client.upload(
+        return _pb.records().TransferStats.FromString(self._client.upload(
             local_path, path, progress=progress, parallelism=parallelism,
             chunk_bytes=chunk_bytes, file_mode=file_mode))
 

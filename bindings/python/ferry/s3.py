@@ -29,13 +29,19 @@ complete; an upload that fails is aborted (no object, no orphan parts).
 exception raised there stops the transfer and is re-raised unchanged.
 """
 
-from typing import Optional
+from __future__ import annotations
 
-from ferry import _core
+from typing import TYPE_CHECKING, Optional
+
+from ferry import _core, _pb
 from ferry._files import ClientWrapper, ObjectFile, Progress, _core_mode
-from ferry.records_pb2 import TransferStats
+
+if TYPE_CHECKING:  # decoded on first use only (ferry/_pb.py)
+    from ferry.records_pb2 import TransferStats
 
 __all__ = ["S3Client", "download", "open", "upload", "TransferStats"]
+# The record classes, decoded on first access (ferry/_pb.py).
+__getattr__ = _pb.reexport(__name__, ("TransferStats",))
 
 
 
@@ -69,13 +75,13 @@ class S3Client(ClientWrapper):
     def download(self, url: str, local_path: str, *,
                  progress: Optional[Progress] = None) -> TransferStats:
         """Downloads object ``url`` to ``local_path`` (created or replaced)."""
-        return TransferStats.FromString(
+        return _pb.records().TransferStats.FromString(
             self._client.download(url, local_path, progress=progress))
 
     def upload(self, local_path: str, url: str, *,
                progress: Optional[Progress] = None) -> TransferStats:
         """Uploads ``local_path`` as object ``url`` (created or replaced)."""
-        return TransferStats.FromString(
+        return _pb.records().TransferStats.FromString(
             self._client.upload(local_path, url, progress=progress))
 
     def __repr__(self) -> str:

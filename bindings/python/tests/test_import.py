@@ -5,6 +5,8 @@ import pathlib
 import subprocess
 import sys
 
+import pytest
+
 import ferry
 
 
@@ -15,6 +17,43 @@ def test_import_works_in_an_isolated_interpreter(tmp_path):
         cwd=tmp_path, capture_output=True, text=True, check=True,
     )
     assert "site-packages" in out.stdout
+
+
+def test_import_does_not_load_protobuf_or_libcurl(tmp_path):
+    # Both are loaded on first use (#33: about 20 ms and 7 ms of an import
+    # that may never decode a record or reach S3).
+    code = ("import sys, ferry\n"
+            "maps = open('/proc/self/maps').read()\n"
+            "print([m for m in ('google.protobuf', 'ferry.records_pb2') if m in sys.modules],"
+            " 'libcurl' in maps)")
+    out = subprocess.run([sys.executable, "-I", "-c", code], cwd=tmp_path,
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["[]", "False"]
+
+
+def test_first_s3_client_loads_libcurl_and_libcrypto_through_the_packages_stand_ins(tmp_path):
+    # libferry_curl.so / libferry_crypto.so beside ferry/_core (core_module.cmake):
+    # in the wheel they link its own copies, in ferry.libs.
+    code = ("import ferry\n"
+            "rt = ferry.Runtime()\n"
+            "ferry.s3.S3Client(runtime=rt, endpoint='http://127.0.0.1:1', region='us-east-1',"
+            " access_key_id='a', secret_access_key='b')\n"
+            "print(sorted({line.split()[-1].rsplit('/', 1)[-1] for line in open('/proc/self/maps')"
+            " if 'libferry_' in line}))")
+    out = subprocess.run([sys.executable, "-I", "-c", code], cwd=tmp_path,
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['libferry_crypto.so', 'libferry_curl.so']"
+
+
+def test_record_classes_are_reexported_on_first_access():
+    from ferry import irods, nfs, records_pb2, s3
+    for module in (nfs, irods):
+        for name in ("TransferStats", "WalkBatch", "WalkEntry", "WalkError"):
+            assert getattr(module, name) is getattr(records_pb2, name)
+    from ferry.s3 import TransferStats
+    assert TransferStats is records_pb2.TransferStats is s3.TransferStats
+    with pytest.raises(AttributeError, match="'ferry.nfs' has no attribute 'Nope'"):
+        nfs.Nope
 
 
 def test_package_reexports_the_extension():

@@ -36,6 +36,20 @@ def test_file_type_numbers_are_nfs_ftype3():
             records.FILE_TYPE_FIFO] == [1, 2, 3, 4, 5, 6, 7]
 
 
+def test_entry_kinds_follow_the_proto_file_type_numbers():
+    # ferry._records writes the numbers out (it does not import records_pb2).
+    from ferry import Entry, Kind
+    kinds = {records.FILE_TYPE_REGULAR: Kind.FILE, records.FILE_TYPE_DIRECTORY: Kind.DIRECTORY,
+             records.FILE_TYPE_BLOCK_DEVICE: Kind.BLOCK_DEVICE,
+             records.FILE_TYPE_CHAR_DEVICE: Kind.CHAR_DEVICE, records.FILE_TYPE_SYMLINK: Kind.SYMLINK,
+             records.FILE_TYPE_SOCKET: Kind.SOCKET, records.FILE_TYPE_FIFO: Kind.FIFO}
+    for number, kind in kinds.items():
+        entry = Entry.from_record(records.WalkEntry(path=b"x", type=number))
+        assert entry.kind is kind
+        assert entry.type == number
+    assert Entry("x", Kind.OTHER).type == records.FILE_TYPE_UNSPECIFIED
+
+
 def test_transfer_stats_round_trip_through_bytes_and_json():
     stats = records.TransferStats(
         operation=records.TransferStats.OPERATION_DOWNLOAD, source="s3://bucket/key",

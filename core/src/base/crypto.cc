@@ -1,7 +1,6 @@
 // libcrypto through dlopen/dlsym (see crypto.h for why).
 #include "ferry/base/crypto.h"
 
-#include <dlfcn.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
@@ -44,18 +43,13 @@ absl::Status Resolve(void* handle, std::string_view library, Crypto::Functions& 
 }
 
 absl::StatusOr<Crypto::Functions> Load() {
+  absl::StatusOr<FoundLibrary> library = FindSharedLibrary(
+      {.defining = "EVP_DigestInit_ex", .beside_ferry = "libferry_crypto.so", .soname = kLibCrypto,
+       .who = "crypto", .package = "libssl3"});
+  if (!library.ok()) return library.status();
   Crypto::Functions f;
-  if (void* handle = SharedLibraryDefining("EVP_DigestInit_ex");
-      handle != nullptr && Resolve(handle, "the process", f).ok()) {
-    return f;
-  }
-  absl::StatusOr<void*> handle = OpenSharedLibrary(kLibCrypto, "crypto", "libssl3");
-  if (!handle.ok()) return handle.status();
-  absl::Status status = Resolve(*handle, kLibCrypto, f);
-  if (!status.ok()) {
-    dlclose(*handle);
-    return status;
-  }
+  absl::Status status = Resolve(library->handle, library->name, f);
+  if (!status.ok()) return status;
   return f;
 }
 

@@ -11,8 +11,10 @@
 // as a shared library it costs ~1.4 ms of symbol binding at every start.
 // Only S3 signing, SHA-256 content comparisons and the resumable
 // temporaries' tags hash with it; an S3 process has it loaded already (by
-// libcurl). A libcrypto the process already has in scope (a Python
-// wheel's, renamed by auditwheel) is used rather than a second copy.
+// libcurl). A libcrypto the process already has in scope is used rather
+// than a second copy; else the stand-in a package ships beside ferry
+// (libferry_crypto.so: the Python wheel's), else libcrypto.so.3
+// (FindSharedLibrary, base/shared_library.h).
 //
 // Thread-safety: Get is thread-safe; a Crypto is immutable and its
 // functions may be called from any thread. A Sha256Stream is one

@@ -2,8 +2,10 @@
 // resolved into typed pointers (libcurl for S3, libcrypto for hashes: see
 // s3/curl_api.h and base/crypto.h for why each is loaded, not linked).
 //
-//   FERRY_ASSIGN_OR_RETURN(void* handle, ferry::OpenSharedLibrary("libz.so.1", "gzip", "zlib1g"));
-//   ferry::SymbolResolver r(handle, "libz.so.1", "gzip", "not a zlib 1?");
+//   FERRY_ASSIGN_OR_RETURN(ferry::FoundLibrary zlib, ferry::FindSharedLibrary({
+//       .defining = "deflate", .beside_ferry = "libferry_zlib.so",
+//       .soname = "libz.so.1", .who = "gzip", .package = "zlib1g"}));
+//   ferry::SymbolResolver r(zlib.handle, zlib.name, "gzip", "not a zlib 1?");
 //   r.Find(api.deflate, "deflate");
 //   r.Find(api.inflate, "inflate");
 //   if (!r.status().ok()) { dlclose(handle); return r.status(); }
@@ -33,6 +35,36 @@ absl::StatusOr<void*> OpenSharedLibrary(const char* soname, std::string_view who
 // already loaded, a Python wheel's say), opened again so that every symbol
 // comes from that one copy; null if none does.
 void* SharedLibraryDefining(const char* symbol);
+
+// A package's stand-in for a library loaded on first use: the file
+// `file_name` in the directory of the shared object that holds ferry's
+// code. The Python wheel ships libferry_curl.so and libferry_crypto.so
+// beside ferry/_core*.so, each linking the wheel's own copy (auditwheel
+// bundles it), so that importing ferry loads neither; dlsym on the
+// stand-in's handle finds its dependency's symbols. Opened RTLD_LOCAL.
+// Null if there is no such file there, or ferry's code is not in an object
+// named by an absolute path (a program started by a relative name);
+// OpenSharedLibrary's error if the file is there but does not load.
+absl::StatusOr<void*> OpenBesideFerry(const char* file_name, std::string_view who,
+                                      std::string_view package);
+
+// Where a library loaded on first use comes from, first found wins:
+struct SharedLibrarySources {
+  const char* defining;      // 1. a copy the process already has in scope, defining this symbol
+  const char* beside_ferry;  // 2. a package's stand-in (OpenBesideFerry)
+  const char* soname;        // 3. the system's
+  std::string_view who;      // the component, for errors ("s3")
+  std::string_view package;  // the Debian package of `soname`, for errors
+};
+
+struct FoundLibrary {
+  void* handle;      // for dlsym; never closed (the libraries keep process-wide state)
+  std::string name;  // for errors: "the process", the stand-in's file name or the soname
+};
+
+// The library, from the first of `sources` that has it; the soname's
+// FailedPrecondition when none does.
+absl::StatusOr<FoundLibrary> FindSharedLibrary(const SharedLibrarySources& sources);
 
 // Resolves symbols of one library (a dlopen handle, or RTLD_DEFAULT) into
 // typed function pointers; after the first one missing it resolves no more

@@ -6,9 +6,10 @@
 //
 // curl/curl.h is still included for the types and constants; only the
 // calls go through the table. A process that already links a libcurl
-// (the Python extension does, so that its wheel carries one) uses that one;
-// otherwise "libcurl.so.4" is loaded with dlopen. A missing library or
-// symbol is an absl::Status naming it, never a crash.
+// uses that one; otherwise the stand-in a package ships beside ferry's code
+// (libferry_curl.so: the Python wheel's, linking the libcurl it carries),
+// otherwise "libcurl.so.4", loaded with dlopen (FindSharedLibrary). A
+// missing library or symbol is an absl::Status naming it, never a crash.
 //
 //   FERRY_ASSIGN_OR_RETURN(const CurlApi* curl, Curl());
 //   CURL* easy = curl->easy_init();
@@ -50,8 +51,10 @@ struct CurlApi {
   decltype(&::curl_slist_free_all) slist_free_all = nullptr;
 };
 
-// The soname Curl() loads when the process has no libcurl of its own.
+// The soname Curl() loads when the process has no libcurl of its own and
+// no package put kCurlBesideFerry beside ferry.
 inline constexpr char kCurlSoname[] = "libcurl.so.4";
+inline constexpr char kCurlBesideFerry[] = "libferry_curl.so";
 
 // The process's libcurl, loaded and initialised (curl_global_init) on the
 // first call. FailedPrecondition "s3: cannot load libcurl.so.4: <dlerror>"

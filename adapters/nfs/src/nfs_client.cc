@@ -103,14 +103,19 @@ RpcPoolOptions PoolOptions(const std::string& host, uint16_t port, int connectio
   return p;
 }
 
-// One call on `pool` (MOUNT, the portmapper: a one-connection pool);
-// returns the reply record.
-absl::StatusOr<std::string> CallOn(RpcPool& pool, const RpcProcedure& proc, const OpaqueAuth& cred,
-                                   std::string_view args) {
+// One call on `pool` (MOUNT, the portmapper: a one-connection pool),
+// started; the future has the reply record.
+Future<std::string> StartCallOn(RpcPool& pool, const RpcProcedure& proc, const OpaqueAuth& cred,
+                                std::string_view args) {
   std::string call;
   EncodeCallHeader(0, proc, cred, AuthNone(), &call);
   call.append(args.data(), args.size());
-  return pool.CallBlocking(std::move(call), {.idempotent = true});
+  return pool.Call(std::move(call), {.idempotent = true});
+}
+
+absl::StatusOr<std::string> CallOn(RpcPool& pool, const RpcProcedure& proc, const OpaqueAuth& cred,
+                                   std::string_view args) {
+  return StartCallOn(pool, proc, cred, args).Get();
 }
 
 // Runs one call on a short-lived pool (portmapper, MOUNT) and returns the
@@ -121,6 +126,12 @@ absl::StatusOr<std::string> OneShotCall(Runtime& runtime, const std::string& hos
   FERRY_ASSIGN_OR_RETURN(std::unique_ptr<RpcPool> pool,
                          RpcPool::Create(runtime, PoolOptions(host, port, 1, 1, o)));
   return CallOn(*pool, proc, cred, args);
+}
+
+// "/a" for "/a/b/c" and "/a"; "/" for "/".
+std::string FirstComponent(std::string_view path) {
+  const size_t end = path.find('/', 1);
+  return std::string(end == std::string_view::npos ? path : path.substr(0, end));
 }
 
 // True if `path` is `prefix` or below it, component-wise.
@@ -315,6 +326,16 @@ struct NfsClient::Impl {
     FERRY_ASSIGN_OR_RETURN(RpcReply reply, DecodeReply(record, p));
     return std::string(reply.results);
   }
+
+  // MountCall's two halves, for calls in flight together.
+  Future<std::string> StartMountCall(Mount3Proc proc, std::string_view args, RpcPool& pool) {
+    return StartCallOn(pool, Mount3Procedure(proc), cred, args);
+  }
+  absl::StatusOr<std::string> MountResults(Mount3Proc proc, Future<std::string> call) {
+    FERRY_ASSIGN_OR_RETURN(std::string record, std::move(call).Get());
+    FERRY_ASSIGN_OR_RETURN(RpcReply reply, DecodeReply(record, Mount3Procedure(proc)));
+    return std::string(reply.results);
+  }
 };
 
 NfsClient::NfsClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -381,10 +402,10 @@ absl::StatusOr<std::unique_ptr<NfsClient>> NfsClient::Connect(Runtime& runtime, 
   // Round trips in series are what a mount costs on a distant server (at
   // +1 ms each way, ~25 ms of a 0.24 s walk): the NFS connection is opened
   // now, while MOUNT is spoken (MOUNT's first: its answer comes first);
-  // EXPORT and MNT share one connection; the root's GETATTR and FSINFO go
-  // out together.
+  // EXPORT and MNT share one connection, in flight together (below); the
+  // root's GETATTR and FSINFO go out together.
   FERRY_ASSIGN_OR_RETURN(std::unique_ptr<RpcPool> mount_pool,
-                         RpcPool::Create(runtime, PoolOptions(url.host, impl->mount_port, 1, 1,
+                         RpcPool::Create(runtime, PoolOptions(url.host, impl->mount_port, 1, 2,
                                                               options)));
   FERRY_ASSIGN_OR_RETURN(std::unique_ptr<RpcPool> nfs_pool,
                          RpcPool::Create(runtime, PoolOptions(url.host, nfs_port,
@@ -394,9 +415,20 @@ absl::StatusOr<std::unique_ptr<NfsClient>> NfsClient::Connect(Runtime& runtime, 
 
   // The export: the longest exported path the URL's path lies under (EXPORT),
   // else the whole path (servers that hide their list may still mount it).
+  // The MNT of the path's first component goes out with the EXPORT: the
+  // usual export, one level deep ("/export", "/data"), is then mounted in
+  // the round trip that finds it (a 1-byte get makes 4 round trips, not
+  // 5). Another answer is mounted after; the guess, when it is an export,
+  // stays in the server's list of mounts, which nothing reads but
+  // `showmount`.
   impl->export_path = url.path;
+  const std::string guess = FirstComponent(url.path);
+  std::string guess_args;
+  EncodeMountPathArgs(guess, &guess_args);
+  Future<std::string> exports_call = impl->StartMountCall(Mount3Proc::kExport, {}, *mount_pool);
+  Future<std::string> guess_call = impl->StartMountCall(Mount3Proc::kMnt, guess_args, *mount_pool);
   if (absl::StatusOr<std::string> exports =
-          impl->MountCall(Mount3Proc::kExport, {}, mount_pool.get());
+          impl->MountResults(Mount3Proc::kExport, std::move(exports_call));
       exports.ok()) {
     absl::StatusOr<std::vector<ExportEntry>> list = DecodeExportResult(*exports);
     if (list.ok()) {
@@ -412,9 +444,13 @@ absl::StatusOr<std::unique_ptr<NfsClient>> NfsClient::Connect(Runtime& runtime, 
       }
     }
   }
-  std::string mnt_args;
-  EncodeMountPathArgs(impl->export_path, &mnt_args);
-  absl::StatusOr<std::string> mnt = impl->MountCall(Mount3Proc::kMnt, mnt_args, mount_pool.get());
+  // Awaited either way: the pool goes next.
+  absl::StatusOr<std::string> mnt = impl->MountResults(Mount3Proc::kMnt, std::move(guess_call));
+  if (impl->export_path != guess) {
+    std::string mnt_args;
+    EncodeMountPathArgs(impl->export_path, &mnt_args);
+    mnt = impl->MountCall(Mount3Proc::kMnt, mnt_args, mount_pool.get());
+  }
   mount_pool.reset();
   if (!mnt.ok()) return Annotate(mnt.status(), absl::StrCat(where, ": MOUNT3 MNT ", impl->export_path));
   FERRY_ASSIGN_OR_RETURN(MountResult mounted, DecodeMountResult(*mnt));

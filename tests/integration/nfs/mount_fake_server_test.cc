@@ -1,0 +1,137 @@
+// NfsClient::Connect's choice of the export to MNT, against an in-process
+// fake MOUNT/NFS server (no real peer): export lists a test peer cannot be
+// made to answer on demand (nested exports, none at all).
+//
+// The fake answers EXPORT with its list, every MNT with the root handle
+// "d:<path>" (recording the path), and the root's GETATTR and FSINFO
+// (recording the handle), which is all Connect asks when the URL's path is
+// the export itself.
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "ferry/base/mutex.h"
+#include "ferry/nfs/nfs3_xdr.h"
+#include "ferry/nfs/nfs_client.h"
+#include "ferry/rpc/framing.h"
+#include "ferry/rpc/onc_rpc.h"
+#include "ferry/rpc/xdr.h"
+#include "ferry/runtime/runtime.h"
+#include "fake_nfs_answers.h"
+#include "testing/test_tcp_server.h"
+
+namespace ferry::nfs {
+namespace {
+
+using ::testing::ElementsAre;
+using ferry::testing::TestTcpServer;
+
+// Thread-safety: the handler runs on the TestTcpServer's thread; the
+// records are read by the test under mu_.
+class FakeMountServer {
+ public:
+  // `exports`: EXPORT's list, in order (empty: the server lists none).
+  explicit FakeMountServer(std::vector<std::string> exports)
+      : exports_(std::move(exports)),
+        server_(NewRecordMarkingFraming({}),
+                [this](const TestTcpServer::ConnPtr& conn, std::string record) {
+                  conn->Send(Answer(record));
+                }) {}
+
+  std::string Url(const std::string& path) const {
+    return absl::StrCat("nfs://127.0.0.1", path, "?nfsport=", server_.port(),
+                        "&mountport=", server_.port());
+  }
+  std::vector<std::string> mounted() const {
+    MutexLock l(&mu_);
+    return mounted_;
+  }
+  std::vector<std::string> root_handles() const {
+    MutexLock l(&mu_);
+    return root_handles_;
+  }
+
+ private:
+  std::string Answer(std::string_view record) {
+    absl::StatusOr<RpcCall> call = DecodeCall(record);
+    if (!call.ok()) return "";
+    std::string out = fake_nfs::SuccessHeader(call->xid);
+    XdrEncoder e(&out);
+    XdrDecoder args(call->args, "args");
+    if (call->prog == kMountProgram) {
+      if (call->proc == static_cast<uint32_t>(Mount3Proc::kExport)) {
+        for (const std::string& path : exports_) {
+          e.WriteBool(true);
+          e.WriteString(path);
+          e.WriteBool(false);  // no groups
+        }
+        e.WriteBool(false);
+        return out;
+      }
+      const std::string path(args.ReadString("dirpath").value_or(""));
+      {
+        MutexLock l(&mu_);
+        mounted_.push_back(path);
+      }
+      e.WriteUint32(static_cast<uint32_t>(Mount3Status::kOk));
+      e.WriteOpaque("d:" + path);
+      e.WriteUint32(1);
+      e.WriteUint32(static_cast<uint32_t>(AuthFlavor::kSys));
+      return out;
+    }
+    const std::string handle(args.ReadOpaque("fh").value_or(""));
+    {
+      MutexLock l(&mu_);
+      root_handles_.push_back(handle);
+    }
+    if (call->proc == static_cast<uint32_t>(Nfs3Proc::kFsInfo)) {
+      fake_nfs::AppendFsInfoResults(&out);
+    } else {
+      fake_nfs::AppendDirectoryGetAttrResults(1, &out);
+    }
+    return out;
+  }
+
+  const std::vector<std::string> exports_;
+  mutable Mutex mu_;
+  std::vector<std::string> mounted_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> root_handles_ ABSL_GUARDED_BY(mu_);
+  TestTcpServer server_;  // last: its thread stops before the records go
+};
+
+std::vector<std::string> Connects(FakeMountServer& server, const std::string& path) {
+  Runtime runtime;
+  absl::StatusOr<std::unique_ptr<NfsClient>> client = NfsClient::Connect(runtime, server.Url(path));
+  EXPECT_TRUE(client.ok()) << client.status();
+  return server.mounted();
+}
+
+TEST(NfsMountTest, AnExportOneLevelDeepIsMountedOnce) {
+  FakeMountServer server({"/other", "/export"});
+  EXPECT_THAT(Connects(server, "/export"), ElementsAre("/export"));
+  EXPECT_THAT(server.root_handles(), ::testing::Each("d:/export"));
+}
+
+TEST(NfsMountTest, ANestedExportIsMountedAfterTheFirstComponentsGuess) {
+  FakeMountServer server({"/a", "/a/b"});
+  EXPECT_THAT(Connects(server, "/a/b"), ElementsAre("/a", "/a/b"));
+  // The client works below the longest export, not the guess.
+  EXPECT_THAT(server.root_handles(), ::testing::Each("d:/a/b"));
+}
+
+TEST(NfsMountTest, WithoutAnExportListTheWholePathIsMounted) {
+  FakeMountServer server({});
+  EXPECT_THAT(Connects(server, "/x/y"), ElementsAre("/x", "/x/y"));
+  EXPECT_THAT(server.root_handles(), ::testing::Each("d:/x/y"));
+}
+
+TEST(NfsMountTest, TheRootExportIsMountedOnce) {
+  FakeMountServer server({"/"});
+  EXPECT_THAT(Connects(server, "/"), ElementsAre("/"));
+}
+
+}  // namespace
+}  // namespace ferry::nfs

@@ -2,7 +2,10 @@
 // it promises whatever the protocol.
 #include "ferry/transfer/copy_engine.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -14,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "ferry/base/mutex.h"
+#include "ferry/base/status_macros.h"
 #include "ferry/fs/local_file_system.h"
 #include "ferry/runtime/runtime.h"
 #include "gmock/gmock.h"
@@ -618,6 +622,78 @@ TEST_F(CopyEngineTest, CopiesTreesBetweenMemoryAndTheLocalDiskBothWays) {
   EXPECT_THAT(dst_.GetFile("back/a.bin"), Optional(Pattern(7'777, 1)));
   EXPECT_THAT(dst_.GetFile("back/d/b.bin"), Optional(Pattern(12, 2)));
   std::filesystem::remove_all(scratch.Path("tree"));
+}
+
+// A MemFileSystem whose written files take bytes from a descriptor
+// (WriteFromDescriptor: pread here, as sendfile would move them), counting
+// the calls; `short_by` bytes fewer than asked are taken, as from a source
+// that ended early.
+class DescriptorTakingFileSystem final : public MemFileSystem {
+ public:
+  using MemFileSystem::MemFileSystem;
+  std::atomic<int> from_descriptor{0};
+  size_t short_by = 0;
+
+  absl::StatusOr<std::unique_ptr<fs::File>> OpenWrite(std::string_view path,
+                                                      const fs::WriteOptions& options) override {
+    FERRY_ASSIGN_OR_RETURN(std::unique_ptr<fs::File> file, MemFileSystem::OpenWrite(path, options));
+    return std::unique_ptr<fs::File>(new Taking(this, std::move(file)));
+  }
+
+ private:
+  class Taking final : public fs::File {
+   public:
+    Taking(DescriptorTakingFileSystem* fs, std::unique_ptr<fs::File> inner)
+        : fs_(fs), inner_(std::move(inner)) {}
+    absl::StatusOr<size_t> WriteAt(int64_t offset, absl::Span<const char> data) override {
+      return inner_->WriteAt(offset, data);
+    }
+    absl::StatusOr<size_t> WriteFromDescriptor(int64_t offset, int fd, int64_t fd_offset,
+                                               size_t n) override {
+      ++fs_->from_descriptor;
+      std::string bytes(n - std::min(n, fs_->short_by), '\0');
+      if (::pread(fd, bytes.data(), bytes.size(), fd_offset) != static_cast<ssize_t>(bytes.size())) {
+        return absl::InternalError("pread");
+      }
+      FERRY_RETURN_IF_ERROR(inner_->WriteAt(offset, bytes).status());
+      return bytes.size();
+    }
+    absl::StatusOr<int64_t> Size() override { return inner_->Size(); }
+    absl::Status Close() override { return inner_->Close(); }
+    absl::Status Discard() override { return inner_->Discard(); }
+
+   private:
+    DescriptorTakingFileSystem* const fs_;
+    std::unique_ptr<fs::File> inner_;
+  };
+};
+
+TEST_F(CopyEngineTest, ALocalSourceGoesFromItsDescriptorWhereTheDestinationTakesIt) {
+  testing::ScratchDir scratch("ferry_copy_engine_");
+  ASSERT_TRUE(scratch.ok());
+  fs::LocalFileSystem local;
+  testing::WriteFile(scratch.Path("a.bin"), Pattern(4'321));
+  DescriptorTakingFileSystem dst("dst");
+  absl::StatusOr<TransferStats> stats =
+      CopyFile(runtime_, local, fs::LocalPathToFsPath(scratch.Path("a.bin")), dst, "a.bin", Small());
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_THAT(dst.GetFile("a.bin"), Optional(Pattern(4'321)));
+  EXPECT_EQ(dst.from_descriptor.load(), 5);  // every chunk of 1,000 bytes
+}
+
+TEST_F(CopyEngineTest, ASourceThatEndsBeforeItsDescriptorsRangeFailsAsShrunkAndPublishesNothing) {
+  testing::ScratchDir scratch("ferry_copy_engine_");
+  ASSERT_TRUE(scratch.ok());
+  fs::LocalFileSystem local;
+  testing::WriteFile(scratch.Path("a.bin"), Pattern(2'500));
+  DescriptorTakingFileSystem dst("dst");
+  dst.short_by = 1;
+  absl::StatusOr<TransferStats> stats =
+      CopyFile(runtime_, local, fs::LocalPathToFsPath(scratch.Path("a.bin")), dst, "a.bin", Small());
+  ASSERT_FALSE(stats.ok());
+  EXPECT_EQ(stats.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(stats.status().message()), HasSubstr("the file shrank while being read"));
+  EXPECT_EQ(dst.GetFile("a.bin"), std::nullopt);
 }
 
 }  // namespace

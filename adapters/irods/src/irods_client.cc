@@ -328,11 +328,9 @@ absl::Status SendRequest(Session& session, int api, std::string_view msg, std::s
   return session.SendRawParts(parts);
 }
 
-}  // namespace
-
-absl::StatusOr<Reply> IrodsClient::Call(Session& session, int api, std::string_view msg,
-                                        std::string_view bs, std::string_view context) {
-  FERRY_RETURN_IF_ERROR(SendRequest(session, api, msg, bs));
+// The reply to a request sent: the next message that is not a collection
+// operation's progress report (acknowledged as they come).
+absl::StatusOr<Reply> ReceiveReply(Session& session, std::string_view context) {
   for (;;) {
     absl::StatusOr<std::string> frame = session.Receive();
     if (!frame.ok()) return AppendToMessage(frame.status(), Cat("(", context, ")"));
@@ -354,6 +352,14 @@ absl::StatusOr<Reply> IrodsClient::Call(Session& session, int api, std::string_v
     if (m->int_info < 0) return ReplyError(m->int_info, m->error, context);
     return Reply{m->int_info, std::move(m->msg), std::move(m->bs)};
   }
+}
+
+}  // namespace
+
+absl::StatusOr<Reply> IrodsClient::Call(Session& session, int api, std::string_view msg,
+                                        std::string_view bs, std::string_view context) {
+  FERRY_RETURN_IF_ERROR(SendRequest(session, api, msg, bs));
+  return ReceiveReply(session, context);
 }
 
 absl::StatusOr<IrodsClient::IntoReply> IrodsClient::CallInto(Session& session, int api, std::string_view msg,
@@ -805,6 +811,26 @@ absl::Status IrodsStream::Write(std::string_view data) {
   }
   position_ += static_cast<int64_t>(data.size());
   return absl::OkStatus();
+}
+
+absl::StatusOr<size_t> IrodsStream::WriteFromFile(int fd, int64_t offset, size_t n) {
+  Session& session = *lease_;
+  const std::string context = Cat("write ", path_);
+  const std::string head = EncodeMessageHead("RODS_API_REQ", kDataObjWrite,
+                                             OpenedDataObjInp(fd_, static_cast<int64_t>(n)), n);
+  const std::string_view parts[] = {head};
+  if (absl::Status s = session.SendRawParts(parts); !s.ok()) {
+    return AppendToMessage(s, Cat("(", context, ")"));
+  }
+  absl::StatusOr<size_t> sent = session.SendFileRange(fd, offset, n);
+  if (!sent.ok()) return AppendToMessage(sent.status(), Cat("(", context, ")"));
+  if (*sent < n) return *sent;  // the source ended: the session is broken, nothing written counts
+  FERRY_ASSIGN_OR_RETURN(Reply r, ReceiveReply(session, context));
+  if (r.status != static_cast<int64_t>(n)) {
+    return absl::DataLossError(Cat(context, ": server took ", r.status, " of ", n, " bytes"));
+  }
+  position_ += static_cast<int64_t>(n);
+  return n;
 }
 
 absl::Status IrodsStream::Seek(int64_t offset) {

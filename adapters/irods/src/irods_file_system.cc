@@ -30,6 +30,9 @@ fs::Entry ToEntry(std::string path, IrodsObjectType type, int64_t size, int64_t 
   return e;
 }
 
+// One write call per 32 MiB at most (iRODS's single-buffer limit).
+constexpr size_t kMaxCall = size_t{32} << 20;
+
 // One data object open for reading or writing on up to `max_streams`
 // streams: the primary, and streams joined to its replica by token as
 // concurrent calls need them.
@@ -95,8 +98,6 @@ class IrodsFile final : public fs::File {
     if (!writer()) return absl::FailedPreconditionError("WriteAt on an iRODS file opened for reading");
     FERRY_ASSIGN_OR_RETURN(std::unique_ptr<IrodsStream> s, Borrow());
     absl::Status st = s->Seek(offset);
-    // One write call per 32 MiB at most (iRODS's single-buffer limit).
-    constexpr size_t kMaxCall = size_t{32} << 20;
     for (size_t done = 0; st.ok() && done < data.size(); done += kMaxCall) {
       st = s->Write(std::string_view(data.data() + done, std::min(kMaxCall, data.size() - done)));
     }
@@ -105,6 +106,29 @@ class IrodsFile final : public fs::File {
     MutexLock lock(&mu_);
     size_ = std::max(size_, offset + static_cast<int64_t>(data.size()));
     return data.size();
+  }
+
+  absl::StatusOr<size_t> WriteFromDescriptor(int64_t offset, int fd, int64_t fd_offset,
+                                             size_t n) override {
+    if (!writer()) return absl::FailedPreconditionError("WriteAt on an iRODS file opened for reading");
+    FERRY_ASSIGN_OR_RETURN(std::unique_ptr<IrodsStream> s, Borrow());
+    absl::Status st = s->Seek(offset);
+    size_t done = 0;
+    while (st.ok() && done < n) {
+      const size_t len = std::min(kMaxCall, n - done);
+      absl::StatusOr<size_t> sent = s->WriteFromFile(fd, fd_offset + static_cast<int64_t>(done), len);
+      if (!sent.ok()) {
+        st = sent.status();
+      } else {
+        done += *sent;
+        if (*sent < len) break;  // the source ended: the stream is broken
+      }
+    }
+    Return(std::move(s));
+    if (!st.ok()) return st;
+    MutexLock lock(&mu_);
+    size_ = std::max(size_, offset + static_cast<int64_t>(done));
+    return done;
   }
 
   absl::StatusOr<int64_t> Size() override {
@@ -136,7 +160,7 @@ class IrodsFile final : public fs::File {
   }
 
   absl::Status Discard() override {
-    absl::Status s = CloseStreams();
+    absl::Status s = CloseStreams(/*abandon_broken=*/true);
     if (writer() && !finished_) {
       finished_ = true;
       absl::Status r = fs_->client().RemoveDataObject(temp_path_);
@@ -210,7 +234,10 @@ class IrodsFile final : public fs::File {
   }
 
   // Joined streams first, then the primary, which finalizes the replica.
-  absl::Status CloseStreams() {
+  // With `abandon_broken` (a discard: the object goes anyway), a stream
+  // whose connection failed is let go without a close, which could only
+  // fail: its descriptor died with the connection.
+  absl::Status CloseStreams(bool abandon_broken = false) {
     std::vector<std::unique_ptr<IrodsStream>> streams;
     {
       MutexLock lock(&mu_);
@@ -223,6 +250,10 @@ class IrodsFile final : public fs::File {
                           [](const std::unique_ptr<IrodsStream>& s) { return !s->primary(); });
     absl::Status first;
     for (auto& s : streams) {
+      if (abandon_broken && s->broken()) {
+        s->Abandon();
+        continue;
+      }
       absl::Status st = s->Close();
       if (first.ok()) first = st;
     }

@@ -33,6 +33,11 @@ absl::StatusOr<size_t> File::WriteAt(int64_t /*offset*/, absl::Span<const char> 
   return absl::FailedPreconditionError("write: the file is open for reading only");
 }
 
+absl::StatusOr<size_t> File::WriteFromDescriptor(int64_t /*offset*/, int /*fd*/, int64_t /*fd_offset*/,
+                                                 size_t /*n*/) {
+  return absl::UnimplementedError("write from a descriptor: not by this file (write the bytes)");
+}
+
 absl::Status FileSystem::CreateDir(std::string_view path, bool /*parents*/) {
   return NotOffered(*this, "mkdir", path);
 }

@@ -63,6 +63,8 @@ class LocalReadFile final : public File {
     return io_internal::PreadAll(fd_, std::span<char>(buf.data(), buf.size()), offset, path_);
   }
 
+  int descriptor() const override { return fd_; }
+
   absl::StatusOr<int64_t> Size() override { return size_; }
 
  private:

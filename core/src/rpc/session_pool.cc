@@ -5,11 +5,15 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
+#include <ctime>
 #include <cstring>
 #include <utility>
 
@@ -19,6 +23,37 @@
 
 namespace ferry {
 namespace {
+
+// Holds SIGPIPE for the calling thread while it lives, and takes back one
+// raised meanwhile, so a write without MSG_NOSIGNAL (sendfile) to a reset
+// connection fails with EPIPE instead of signalling the program. A SIGPIPE
+// already pending before is left for the program.
+class SigpipeHeld {
+ public:
+  SigpipeHeld() {
+    sigemptyset(&pipe_);
+    sigaddset(&pipe_, SIGPIPE);
+    sigset_t pending;
+    sigpending(&pending);
+    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &pipe_, &previous_);
+  }
+  ~SigpipeHeld() {
+    sigset_t pending;
+    if (!was_pending_ && sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1) {
+      const timespec now{};
+      sigtimedwait(&pipe_, nullptr, &now);
+    }
+    pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
+  }
+  SigpipeHeld(const SigpipeHeld&) = delete;
+  SigpipeHeld& operator=(const SigpipeHeld&) = delete;
+
+ private:
+  sigset_t pipe_;
+  sigset_t previous_;
+  bool was_pending_ = false;
+};
 
 // Waits until `fd` is ready for `events` or `deadline` passes.
 absl::Status WaitFor(int fd, short events, absl::Time deadline, std::string_view what,
@@ -161,6 +196,38 @@ absl::Status Session::SendRawParts(absl::Span<const std::string_view> parts) {
     return absl::FailedPreconditionError(Cat("session to ", target_, " is broken"));
   }
   return WriteAll(parts);
+}
+
+absl::StatusOr<size_t> Session::SendFileRange(int in_fd, int64_t offset, size_t n) {
+  if (broken_) {
+    return absl::FailedPreconditionError(Cat("session to ", target_, " is broken"));
+  }
+  SigpipeHeld held;
+  const absl::Time deadline = absl::Now() + io_timeout_;
+  off_t at = static_cast<off_t>(offset);
+  size_t done = 0;
+  while (done < n) {
+    const ssize_t sent = ::sendfile(fd_, in_fd, &at, n - done);
+    if (sent > 0) {
+      done += static_cast<size_t>(sent);
+      continue;
+    }
+    if (sent == 0) {  // the file ended: the record begun cannot be finished
+      broken_ = true;
+      return done;
+    }
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      if (absl::Status s = WaitFor(fd_, POLLOUT, deadline, "sending to", target_); !s.ok()) {
+        broken_ = true;
+        return s;
+      }
+      continue;
+    }
+    if (errno == EINTR) continue;
+    broken_ = true;
+    return absl::UnavailableError(Cat("sending a file's bytes to ", target_, ": ", std::strerror(errno)));
+  }
+  return done;
 }
 
 bool Session::at_record_boundary() const {

@@ -766,12 +766,25 @@ class CopyRun {
     const size_t len = ChunkLength(f, index);
     absl::Span<char> buf(buffer.data(), len);
     throttle_.Take(static_cast<int64_t>(len));
-    FERRY_ASSIGN_OR_RETURN(size_t n, f.reader->ReadAt(offset, buf));
-    if (n != len) {
+    auto shrank = [&](size_t n) {
       return absl::FailedPreconditionError(absl::StrCat(
           "copy ", src_.Url(f.task.src_path), ": the file shrank while being read (",
           n, " of ", len, " bytes at offset ", offset, ")"));
+    };
+    // A local source's bytes go to a destination that takes them from its
+    // descriptor without passing through this process (iRODS: sendfile);
+    // the buffer stays untouched. Others answer Unimplemented: bytes.
+    if (const int fd = f.reader->descriptor(); fd >= 0) {
+      absl::StatusOr<size_t> n = f.writer->WriteFromDescriptor(offset, fd, offset, len);
+      if (n.ok()) {
+        if (*n != len) return shrank(*n);
+        *moved = static_cast<int64_t>(len);
+        return absl::OkStatus();
+      }
+      if (!absl::IsUnimplemented(n.status())) return n.status();
     }
+    FERRY_ASSIGN_OR_RETURN(size_t n, f.reader->ReadAt(offset, buf));
+    if (n != len) return shrank(n);
     FERRY_RETURN_IF_ERROR(f.writer->WriteAt(offset, buf).status());
     *moved = static_cast<int64_t>(len);
     return absl::OkStatus();

@@ -338,6 +338,43 @@ TEST_F(IrodsTest, ADiscardedWriterLeavesNoObject) {
   EXPECT_TRUE(names.empty()) << names.size();
 }
 
+TEST_F(IrodsTest, AWriteFromADescriptorSendsThatRangeOfTheFile) {
+  const std::string data = RandomBytes(3 << 20);
+  auto source = local_.OpenRead(WriteLocal("range", data));
+  ASSERT_TRUE(source.ok()) << source.status();
+  ASSERT_GE((*source)->descriptor(), 0);
+  auto w = fs_->OpenWrite(absl::StrCat(coll_, "/range"), {.size = 2 << 20});
+  ASSERT_TRUE(w.ok()) << w.status();
+  absl::StatusOr<size_t> n = (*w)->WriteFromDescriptor(0, (*source)->descriptor(), 1 << 20, 2 << 20);
+  ASSERT_TRUE(n.ok()) << n.status();
+  EXPECT_EQ(*n, size_t{2} << 20);
+  ASSERT_TRUE((*w)->Close().ok());
+  ASSERT_TRUE(CopyFile(runtime_, *fs_, absl::StrCat(coll_, "/range"), local_,
+                       fs::LocalPathToFsPath((local_root_ / "range.back").string()))
+                  .ok());
+  EXPECT_TRUE(ReadLocal("range.back") == data.substr(1 << 20));
+}
+
+TEST_F(IrodsTest, AWriteFromADescriptorThatEndsEarlyTakesWhatThereIsAndPublishesNothing) {
+  auto source = local_.OpenRead(WriteLocal("short", RandomBytes(1000)));
+  ASSERT_TRUE(source.ok()) << source.status();
+  auto w = fs_->OpenWrite(absl::StrCat(coll_, "/short"), {.size = 5000});
+  ASSERT_TRUE(w.ok()) << w.status();
+  absl::StatusOr<size_t> n = (*w)->WriteFromDescriptor(0, (*source)->descriptor(), 0, 5000);
+  ASSERT_TRUE(n.ok()) << n.status();
+  EXPECT_EQ(*n, 1000u);
+  absl::Status discarded = (*w)->Discard();  // as the engine does with a file that failed
+  EXPECT_TRUE(discarded.ok()) << discarded;
+  std::vector<std::string> names;  // no temporary left either
+  ASSERT_TRUE(fs_->List(coll_, [&](std::vector<fs::Entry>& b) {
+                    for (auto& e : b) names.push_back(e.path);
+                    return true;
+                  }).ok());
+  EXPECT_TRUE(names.empty()) << names.front();
+  // The pool carries on with fresh sessions.
+  EXPECT_TRUE(CopyFile(runtime_, local_, WriteLocal("after", "ok"), *fs_, absl::StrCat(coll_, "/after")).ok());
+}
+
 TEST_F(IrodsTest, AnOverwriteReplacesTheObjectWhole) {
   ASSERT_TRUE(CopyFile(runtime_, local_, WriteLocal("a", RandomBytes(100000)), *fs_, absl::StrCat(coll_, "/x")).ok());
   ASSERT_TRUE(CopyFile(runtime_, local_, WriteLocal("b", "short"), *fs_, absl::StrCat(coll_, "/x")).ok());

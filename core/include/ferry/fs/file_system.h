@@ -71,6 +71,22 @@ class File {
   // any order. FailedPrecondition on a file opened for reading only.
   virtual absl::StatusOr<size_t> WriteAt(int64_t offset, absl::Span<const char> data);
 
+  // Bytes straight from a descriptor, for a copy out of a local file: `n`
+  // bytes of `fd` from `fd_offset`, written at `offset`, moved by the
+  // kernel (sendfile) without passing through this process's memory.
+  // Returns the bytes taken from `fd`: fewer than `n` only if it ended
+  // first, and then the write failed (the protocol's record was cut short)
+  // and the file must be discarded. Unimplemented where this file cannot
+  // (the default, and a protocol over TLS): the caller writes the bytes
+  // with WriteAt instead. Thread-safety: as WriteAt.
+  virtual absl::StatusOr<size_t> WriteFromDescriptor(int64_t offset, int fd, int64_t fd_offset,
+                                                     size_t n);
+
+  // The descriptor a file opened for reading reads from, for another
+  // file's WriteFromDescriptor; -1 if it has none (a remote file). Valid
+  // until Close or destruction.
+  virtual int descriptor() const { return -1; }
+
   // The size: as opened for a read file; the bytes written so far (the
   // highest offset reached) for a written one.
   virtual absl::StatusOr<int64_t> Size() = 0;

@@ -65,6 +65,15 @@ class Session {
   // protocol whose records carry their own framing (header-described, such
   // as iRODS) sends a large payload from the caller's buffer, uncopied.
   absl::Status SendRawParts(absl::Span<const std::string_view> parts);
+  // Writes `n` bytes of the file `in_fd` from `offset`, outside the
+  // framing, with sendfile: the kernel moves them from the page cache to
+  // the socket, never through this process (an iRODS write's payload from
+  // a local file). Returns the bytes sent: fewer than `n` only if the file
+  // ended first, which breaks the session (the record it began is cut
+  // short). Errors as SendRaw's. SIGPIPE, which sendfile raises on a reset
+  // connection (it has no MSG_NOSIGNAL), is held for the calling thread
+  // and taken back: the error is returned, the program gets no signal.
+  absl::StatusOr<size_t> SendFileRange(int in_fd, int64_t offset, size_t n);
   // True when no received byte waits in the session (no record read ahead,
   // nothing of a partial one buffered): the next bytes on the connection
   // may then be read raw by ReceiveRaw.

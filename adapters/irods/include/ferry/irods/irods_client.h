@@ -120,6 +120,11 @@ class IrodsStream {
   absl::StatusOr<size_t> Read(char* buf, size_t n);
   // Writes all of `data` at the stream position.
   absl::Status Write(std::string_view data);
+  // Writes `n` bytes of the local file `fd` from `offset` at the stream
+  // position, sent by sendfile (Session::SendFileRange: never through this
+  // process's memory). Returns `n`, or fewer if the file ended first: the
+  // stream is then broken and the write did not happen.
+  absl::StatusOr<size_t> WriteFromFile(int fd, int64_t offset, size_t n);
   absl::Status Seek(int64_t offset);
   int64_t position() const { return position_; }
   // The token other sessions join this replica with (GET_FILE_DESCRIPTOR_INFO).

@@ -3,12 +3,14 @@
 #include "ferry/base/shared_library.h"
 
 #include <dlfcn.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstddef>
 #include <fstream>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -64,83 +66,102 @@ TEST(SharedLibraryTest, TheLibraryDefiningASymbolInScopeIsFound) {
   EXPECT_EQ(SharedLibraryDefining("ferry_no_such_function"), nullptr);
 }
 
-// The directory of the object holding ferry's code (this test program),
-// as OpenBesideFerry finds it; empty if it is not an absolute path.
-std::string FerrysDirectory() {
-  Dl_info info;
-  if (dladdr(reinterpret_cast<void*>(&OpenBesideFerry), &info) == 0 || info.dli_fname == nullptr ||
-      info.dli_fname[0] != '/') {
-    return "";
-  }
-  std::string holder = info.dli_fname;
-  return holder.substr(0, holder.rfind('/') + 1);
-}
-
-// A file placed beside ferry's code for one test, removed after it.
-class BesideFerry {
- public:
-  explicit BesideFerry(std::string name) : name_(std::move(name)), path_(FerrysDirectory() + name_) {}
-  ~BesideFerry() { unlink(path_.c_str()); }
-  const char* name() const { return name_.c_str(); }
-  const std::string& path() const { return path_; }
-
- private:
-  const std::string name_;
-  const std::string path_;
-};
-
 std::string LibcPath() {
   Dl_info info;
   dladdr(dlsym(RTLD_DEFAULT, "gnu_get_libc_version"), &info);
   return info.dli_fname;
 }
 
-TEST(SharedLibraryTest, ACopyInScopeIsFoundFirst) {
-  absl::StatusOr<FoundLibrary> found = FindSharedLibrary(
+// A directory of this test's, with `mode`, removed at the end.
+class StandInDir {
+ public:
+  explicit StandInDir(mode_t mode) {
+    char name[] = "/tmp/ferry-stand-in-XXXXXX";
+    dir_ = std::string(mkdtemp(name)) + "/";
+    chmod(dir_.c_str(), mode);
+  }
+  ~StandInDir() {
+    for (const char* f : {"libc-stand-in.so", "broken.so"}) unlink((dir_ + f).c_str());
+    rmdir(dir_.c_str());
+  }
+  const std::string& dir() const { return dir_; }
+
+ private:
+  std::string dir_;
+};
+
+absl::Status ResolveGlibcVersion(void* handle, std::string_view) {
+  return dlsym(handle, "gnu_get_libc_version") != nullptr ? absl::OkStatus()
+                                                          : absl::NotFoundError("no gnu_get_libc_version");
+}
+
+TEST(SharedLibraryTest, AStandInInAGuardedDirectoryLoads) {
+  StandInDir d(0755);
+  ASSERT_EQ(symlink(LibcPath().c_str(), (d.dir() + "libc-stand-in.so").c_str()), 0);
+  absl::StatusOr<void*> h = OpenStandIn(d.dir(), "libc-stand-in.so", "tool", "libc6");
+  ASSERT_TRUE(h.ok()) << h.status();
+  ASSERT_NE(*h, nullptr);
+  EXPECT_NE(dlsym(*h, "gnu_get_libc_version"), nullptr);
+}
+
+TEST(SharedLibraryTest, AStandInInADirectoryOthersMayWriteToIsIgnored) {
+  StandInDir d(0777);  // /tmp's kind of directory: whoever wrote the file is unknown
+  ASSERT_EQ(symlink(LibcPath().c_str(), (d.dir() + "libc-stand-in.so").c_str()), 0);
+  absl::StatusOr<void*> h = OpenStandIn(d.dir(), "libc-stand-in.so", "tool", "libc6");
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_EQ(*h, nullptr);
+}
+
+TEST(SharedLibraryTest, AStandInThatDoesNotLoadIsAnErrorNotASilentFallBack) {
+  StandInDir d(0755);
+  std::ofstream(d.dir() + "broken.so") << "not a shared object\n";
+  absl::StatusOr<void*> h = OpenStandIn(d.dir(), "broken.so", "tool", "ferry-test");
+  ASSERT_FALSE(h.ok());
+  EXPECT_EQ(h.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(h.status().message()), StartsWith("tool: cannot load " + d.dir() + "broken.so: "));
+}
+
+TEST(SharedLibraryTest, NoStandInIsLookedForBesideAProgramsOwnCode) {
+  // ferry is linked into this test program: its name came from whoever
+  // started it, so nothing beside it is trusted.
+  absl::StatusOr<void*> h = OpenBesideFerry("libc.so.6", "tool", "libc6");
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_EQ(*h, nullptr);
+}
+
+TEST(SharedLibraryTest, ACopyInScopeIsUsedFirst) {
+  std::string used;
+  absl::Status s = FindSharedLibrary(
       {.defining = "gnu_get_libc_version", .beside_ferry = "libferry-no-such-stand-in.so",
-       .soname = "libferry-no-such.so.1", .who = "tool", .package = "libc6"});
-  ASSERT_TRUE(found.ok()) << found.status();
-  EXPECT_EQ(found->name, "the process");
-  EXPECT_NE(dlsym(found->handle, "gnu_get_libc_version"), nullptr);
+       .soname = "libferry-no-such.so.1", .who = "tool", .package = "libc6"},
+      [&](void* handle, std::string_view name) {
+        used = name;
+        return ResolveGlibcVersion(handle, name);
+      });
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(used, "the process");
 }
 
-TEST(SharedLibraryTest, AStandInBesideFerryComesBeforeTheSystemsLibrary) {
-  if (FerrysDirectory().empty()) GTEST_SKIP() << "started by a relative name";
-  BesideFerry stand_in("libferry-test-stand-in-" + std::to_string(getpid()) + ".so");
-  ASSERT_EQ(symlink(LibcPath().c_str(), stand_in.path().c_str()), 0) << stand_in.path();
-  absl::StatusOr<FoundLibrary> found = FindSharedLibrary(
-      {.defining = "ferry_no_such_function", .beside_ferry = stand_in.name(),
-       .soname = "libferry-no-such.so.1", .who = "tool", .package = "libc6"});
-  ASSERT_TRUE(found.ok()) << found.status();
-  EXPECT_EQ(found->name, stand_in.name());
-  EXPECT_NE(dlsym(found->handle, "gnu_get_libc_version"), nullptr);
+TEST(SharedLibraryTest, ACopyInScopeThatDoesNotResolveIsPassedOverForTheSystemsLibrary) {
+  std::vector<std::string> tried;
+  absl::Status s = FindSharedLibrary(
+      {.defining = "gnu_get_libc_version", .beside_ferry = "libferry-no-such-stand-in.so",
+       .soname = "libc.so.6", .who = "tool", .package = "libc6"},
+      [&](void*, std::string_view name) {
+        tried.emplace_back(name);
+        return tried.size() == 1 ? absl::NotFoundError("an older version") : absl::OkStatus();
+      });
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_THAT(tried, ::testing::ElementsAre("the process", "libc.so.6"));
 }
 
-TEST(SharedLibraryTest, AStandInThatDoesNotLoadIsTheErrorNotASilentFallBack) {
-  if (FerrysDirectory().empty()) GTEST_SKIP() << "started by a relative name";
-  BesideFerry stand_in("libferry-test-broken-" + std::to_string(getpid()) + ".so");
-  std::ofstream(stand_in.path()) << "not a shared object\n";
-  absl::StatusOr<FoundLibrary> found = FindSharedLibrary(
-      {.defining = "ferry_no_such_function", .beside_ferry = stand_in.name(), .soname = "libc.so.6",
-       .who = "tool", .package = "ferry-test"});
-  ASSERT_FALSE(found.ok());
-  EXPECT_EQ(found.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(std::string(found.status().message()),
-              StartsWith("tool: cannot load " + stand_in.path() + ": "));
-}
-
-TEST(SharedLibraryTest, WithoutACopyOrAStandInTheSystemsLibraryIsLoaded) {
-  absl::StatusOr<FoundLibrary> found = FindSharedLibrary(
+TEST(SharedLibraryTest, WithoutAnyCopyTheSystemsLoadErrorIsTheResult) {
+  absl::Status s = FindSharedLibrary(
       {.defining = "ferry_no_such_function", .beside_ferry = "libferry-no-such-stand-in.so",
-       .soname = "libc.so.6", .who = "tool", .package = "libc6"});
-  ASSERT_TRUE(found.ok()) << found.status();
-  EXPECT_EQ(found->name, "libc.so.6");
-  absl::StatusOr<FoundLibrary> missing = FindSharedLibrary(
-      {.defining = "ferry_no_such_function", .beside_ferry = "libferry-no-such-stand-in.so",
-       .soname = "libferry-no-such.so.1", .who = "tool", .package = "ferry-nothing"});
-  ASSERT_FALSE(missing.ok());
-  EXPECT_THAT(std::string(missing.status().message()),
-              StartsWith("tool: cannot load libferry-no-such.so.1: "));
+       .soname = "libferry-no-such.so.1", .who = "tool", .package = "ferry-nothing"},
+      [](void* handle, std::string_view name) { return ResolveGlibcVersion(handle, name); });
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(std::string(s.message()), StartsWith("tool: cannot load libferry-no-such.so.1: "));
 }
 
 }  // namespace

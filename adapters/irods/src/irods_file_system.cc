@@ -110,10 +110,11 @@ class IrodsFile final : public fs::File {
 
   absl::StatusOr<size_t> WriteFromDescriptor(int64_t offset, int fd, int64_t fd_offset,
                                              size_t n) override {
-    if (!writer()) return absl::FailedPreconditionError("WriteAt on an iRODS file opened for reading");
+    if (!writer()) return absl::FailedPreconditionError("write to an iRODS file opened for reading");
     FERRY_ASSIGN_OR_RETURN(std::unique_ptr<IrodsStream> s, Borrow());
     absl::Status st = s->Seek(offset);
     size_t done = 0;
+    bool ended = false;
     while (st.ok() && done < n) {
       const size_t len = std::min(kMaxCall, n - done);
       absl::StatusOr<size_t> sent = s->WriteFromFile(fd, fd_offset + static_cast<int64_t>(done), len);
@@ -121,11 +122,13 @@ class IrodsFile final : public fs::File {
         st = sent.status();
       } else {
         done += *sent;
-        if (*sent < len) break;  // the source ended: the stream is broken
+        ended = *sent < len;  // the source ended: the stream is broken
+        if (ended) break;
       }
     }
     Return(std::move(s));
     if (!st.ok()) return st;
+    if (ended) return done;  // the last call did not happen: the file is to be discarded
     MutexLock lock(&mu_);
     size_ = std::max(size_, offset + static_cast<int64_t>(done));
     return done;

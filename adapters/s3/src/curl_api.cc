@@ -40,13 +40,14 @@ absl::Status Resolve(void* handle, std::string_view library, CurlApi& api) {
 absl::StatusOr<CurlApi> LoadProcessCurl() {
   // An embedding program's own libcurl, else the one a package ships beside
   // ferry (the Python wheel's), else the system's (shared_library.h).
-  absl::StatusOr<FoundLibrary> library = FindSharedLibrary(
-      {.defining = "curl_multi_socket_action", .beside_ferry = kCurlBesideFerry,
-       .soname = kCurlSoname, .who = "s3", .package = "libcurl4"});
-  if (!library.ok()) return library.status();
   CurlApi api;
-  absl::Status status = Resolve(library->handle, library->name, api);
-  if (!status.ok()) return status;
+  if (absl::Status s = FindSharedLibrary(
+          {.defining = "curl_multi_socket_action", .beside_ferry = kCurlBesideFerry,
+           .soname = kCurlSoname, .who = "s3", .package = "libcurl4"},
+          [&](void* handle, std::string_view name) { return Resolve(handle, name, api); });
+      !s.ok()) {
+    return s;
+  }
   const CURLcode rc = api.global_init(CURL_GLOBAL_DEFAULT);
   if (rc != CURLE_OK) {
     return absl::FailedPreconditionError(absl::StrCat("s3: curl_global_init failed: ",

@@ -58,11 +58,19 @@ from ferry._core import (
 from ferry._files import ObjectFile  # noqa: E402  (after _core: these import from it)
 from ferry._cache import TtlCache  # noqa: E402
 from ferry._records import Entry, Kind  # noqa: E402
-from ferry import irods, nfs, s3  # noqa: E402
+from ferry import _pb, irods, nfs, s3  # noqa: E402
 from ferry._fs import (FileSystems, RefusedEntryWarning, Walk, copy, open, stat, walk,  # noqa: E402
                        walk_entries)
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):  # PEP 562
+    # ferry.records_pb2 without an import of it: loaded on first use
+    # (ferry/_pb.py says why it is not imported with the package).
+    if name == "records_pb2":
+        return _pb.records()
+    raise AttributeError(f"module 'ferry' has no attribute {name!r}")
 
 __all__ = [
     "AlreadyExistsError",

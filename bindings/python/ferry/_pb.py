@@ -8,14 +8,18 @@ decodes calls :func:`records`; the modules that re-export record classes
 access with :func:`reexport`.
 """
 
+import importlib
+import sys
 from types import ModuleType
 from typing import Any, Callable, Iterable
 
 
 def records() -> ModuleType:
     """The records_pb2 module (a dictionary lookup once imported)."""
-    from ferry import records_pb2
-    return records_pb2
+    # Not `from ferry import records_pb2`: that asks the package for the
+    # attribute first, and the package's __getattr__ answers it from here.
+    module = sys.modules.get("ferry.records_pb2")
+    return module if module is not None else importlib.import_module("ferry.records_pb2")
 
 
 def reexport(module: str, names: Iterable[str]) -> Callable[[str], Any]:

@@ -14,9 +14,9 @@ python-irodsclient does; trees many files at once).
         for entry in ir.walk_entries("tree"):         # ferry.Entry
             print(entry.path, entry.kind, entry.size)
         ir.add_metadata("big.bin", "experiment", "42", "run")
-        print(ir.metadata("big.bin"))                 # [Avu("experiment", '42', "run")]
+        print(ir.metadata("big.bin"))                 # [Avu('experiment', '42', 'run')]
         ir.set_access("big.bin", "bob", "read")
-        print(ir.access("big.bin"))                   # [..., Access("bob", 'read_object')]
+        print(ir.access("big.bin"))                   # [..., Access('bob', 'read_object')]
 
 The account is the iCommands' (``~/.irods/irods_environment.json``, the
 ``IRODS_*`` variables); the password comes from ``IRODS_PASSWORD`` or the

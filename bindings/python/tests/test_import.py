@@ -45,6 +45,13 @@ def test_first_s3_client_loads_libcurl_and_libcrypto_through_the_packages_stand_
     assert out.stdout.strip() == "['libferry_crypto.so', 'libferry_curl.so']"
 
 
+def test_records_module_is_an_attribute_of_the_package_before_any_import_of_it(tmp_path):
+    code = "import ferry; print(ferry.records_pb2.TransferStats.__name__)"
+    out = subprocess.run([sys.executable, "-I", "-c", code], cwd=tmp_path,
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "TransferStats"
+
+
 def test_record_classes_are_reexported_on_first_access():
     from ferry import irods, nfs, records_pb2, s3
     for module in (nfs, irods):

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "ferry/base/shared_library.h"
+#include "ferry/base/status_macros.h"
 
 namespace ferry {
 
@@ -43,13 +44,11 @@ absl::Status Resolve(void* handle, std::string_view library, Crypto::Functions& 
 }
 
 absl::StatusOr<Crypto::Functions> Load() {
-  absl::StatusOr<FoundLibrary> library = FindSharedLibrary(
-      {.defining = "EVP_DigestInit_ex", .beside_ferry = "libferry_crypto.so", .soname = kLibCrypto,
-       .who = "crypto", .package = "libssl3"});
-  if (!library.ok()) return library.status();
   Crypto::Functions f;
-  absl::Status status = Resolve(library->handle, library->name, f);
-  if (!status.ok()) return status;
+  FERRY_RETURN_IF_ERROR(FindSharedLibrary(
+      {.defining = "EVP_DigestInit_ex", .beside_ferry = "libferry_crypto.so", .soname = kLibCrypto,
+       .who = "crypto", .package = "libssl3"},
+      [&](void* handle, std::string_view name) { return Resolve(handle, name, f); }));
   return f;
 }
 

@@ -11,10 +11,12 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <ctime>
 #include <cstring>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -148,8 +150,11 @@ absl::Status Session::SendRaw(std::string_view bytes) {
 }
 
 absl::Status Session::WriteAll(absl::Span<const std::string_view> parts) {
+  return WriteAllBy(parts, absl::Now() + io_timeout_);
+}
+
+absl::Status Session::WriteAllBy(absl::Span<const std::string_view> parts, absl::Time deadline) {
   constexpr size_t kMaxIov = 16;
-  const absl::Time deadline = absl::Now() + io_timeout_;
   size_t first = 0, skip = 0;  // the first part not fully sent, and its bytes sent
   while (first < parts.size()) {
     iovec iov[kMaxIov];
@@ -224,8 +229,40 @@ absl::StatusOr<size_t> Session::SendFileRange(int in_fd, int64_t offset, size_t 
       continue;
     }
     if (errno == EINTR) continue;
+    if (errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP) {
+      // The file's filesystem cannot feed sendfile (some FUSE ones): the
+      // rest through this process's memory, as any write.
+      FERRY_ASSIGN_OR_RETURN(size_t rest, SendFileRangeByCopy(in_fd, at, n - done, deadline));
+      return done + rest;
+    }
     broken_ = true;
+    if (errno == EIO) {
+      return absl::DataLossError(Cat("reading the file sent to ", target_, ": ", std::strerror(errno)));
+    }
     return absl::UnavailableError(Cat("sending a file's bytes to ", target_, ": ", std::strerror(errno)));
+  }
+  return done;
+}
+
+absl::StatusOr<size_t> Session::SendFileRangeByCopy(int in_fd, int64_t offset, size_t n,
+                                                    absl::Time deadline) {
+  std::string buf(std::min<size_t>(n, size_t{256} << 10), '\0');
+  size_t done = 0;
+  while (done < n) {
+    const ssize_t got = ::pread(in_fd, buf.data(), std::min(buf.size(), n - done),
+                                static_cast<off_t>(offset + static_cast<int64_t>(done)));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      broken_ = true;
+      return absl::DataLossError(Cat("reading the file sent to ", target_, ": ", std::strerror(errno)));
+    }
+    if (got == 0) {  // the file ended, as above
+      broken_ = true;
+      return done;
+    }
+    const std::string_view part(buf.data(), static_cast<size_t>(got));
+    FERRY_RETURN_IF_ERROR(WriteAllBy(absl::MakeConstSpan(&part, 1), deadline));
+    done += static_cast<size_t>(got);
   }
   return done;
 }

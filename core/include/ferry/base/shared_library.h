@@ -2,13 +2,16 @@
 // resolved into typed pointers (libcurl for S3, libcrypto for hashes: see
 // s3/curl_api.h and base/crypto.h for why each is loaded, not linked).
 //
-//   FERRY_ASSIGN_OR_RETURN(ferry::FoundLibrary zlib, ferry::FindSharedLibrary({
-//       .defining = "deflate", .beside_ferry = "libferry_zlib.so",
-//       .soname = "libz.so.1", .who = "gzip", .package = "zlib1g"}));
-//   ferry::SymbolResolver r(zlib.handle, zlib.name, "gzip", "not a zlib 1?");
-//   r.Find(api.deflate, "deflate");
-//   r.Find(api.inflate, "inflate");
-//   if (!r.status().ok()) { dlclose(handle); return r.status(); }
+//   ZlibApi api;
+//   FERRY_RETURN_IF_ERROR(ferry::FindSharedLibrary(
+//       {.defining = "deflate", .beside_ferry = "libferry_zlib.so", .soname = "libz.so.1",
+//        .who = "gzip", .package = "zlib1g"},
+//       [&](void* handle, std::string_view name) {
+//         ferry::SymbolResolver r(handle, name, "gzip", "not a zlib 1?");
+//         r.Find(api.deflate, "deflate");
+//         r.Find(api.inflate, "inflate");
+//         return r.status();
+//       }));
 //
 // Thread-safety: the functions are thread-safe; a SymbolResolver is one
 // thread's.
@@ -19,6 +22,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
@@ -42,13 +46,22 @@ void* SharedLibraryDefining(const char* symbol);
 // beside ferry/_core*.so, each linking the wheel's own copy (auditwheel
 // bundles it), so that importing ferry loads neither; dlsym on the
 // stand-in's handle finds its dependency's symbols. Opened RTLD_LOCAL.
-// Null if there is no such file there, or ferry's code is not in an object
-// named by an absolute path (a program started by a relative name);
-// OpenSharedLibrary's error if the file is there but does not load.
+// Null, and nothing loaded, unless all of these hold: ferry's code is in a
+// shared object loaded by an absolute path (a program's own code is not:
+// its name comes from whoever started it); the process is not running
+// with raised privileges (AT_SECURE); the directory and the file belong to
+// root or to this user and no one else may write to them (a library copied
+// to /tmp, as the JNI one is, must not load whatever sits beside it).
+// OpenSharedLibrary's error if the file passes and does not load.
 absl::StatusOr<void*> OpenBesideFerry(const char* file_name, std::string_view who,
                                       std::string_view package);
 
-// Where a library loaded on first use comes from, first found wins:
+// OpenBesideFerry's second half, given the directory (ending in '/'): the
+// ownership checks and the load. Exposed for tests.
+absl::StatusOr<void*> OpenStandIn(const std::string& dir, const char* file_name, std::string_view who,
+                                  std::string_view package);
+
+// Where a library loaded on first use comes from, tried in order:
 struct SharedLibrarySources {
   const char* defining;      // 1. a copy the process already has in scope, defining this symbol
   const char* beside_ferry;  // 2. a package's stand-in (OpenBesideFerry)
@@ -57,14 +70,14 @@ struct SharedLibrarySources {
   std::string_view package;  // the Debian package of `soname`, for errors
 };
 
-struct FoundLibrary {
-  void* handle;      // for dlsym; never closed (the libraries keep process-wide state)
-  std::string name;  // for errors: "the process", the stand-in's file name or the soname
-};
-
-// The library, from the first of `sources` that has it; the soname's
-// FailedPrecondition when none does.
-absl::StatusOr<FoundLibrary> FindSharedLibrary(const SharedLibrarySources& sources);
+// Finds the library and calls `resolve(handle, name)` to fill the caller's
+// table from it (`name`: "the process", the stand-in's file name or the
+// soname, for its errors). A copy in scope that does not resolve (an older
+// version) is passed over for the next source; the stand-in's or the
+// system's failure to load or resolve is the result. Handles are never
+// closed: these libraries keep process-wide state.
+absl::Status FindSharedLibrary(const SharedLibrarySources& sources,
+                               absl::FunctionRef<absl::Status(void* handle, std::string_view name)> resolve);
 
 // Resolves symbols of one library (a dlopen handle, or RTLD_DEFAULT) into
 // typed function pointers; after the first one missing it resolves no more

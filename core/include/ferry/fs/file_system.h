@@ -77,8 +77,8 @@ class File {
   // Returns the bytes taken from `fd`: fewer than `n` only if it ended
   // first, and then the write failed (the protocol's record was cut short)
   // and the file must be discarded. Unimplemented where this file cannot
-  // (the default, and a protocol over TLS): the caller writes the bytes
-  // with WriteAt instead. Thread-safety: as WriteAt.
+  // (the default; only iRODS can so far): the caller writes the bytes with
+  // WriteAt instead. Thread-safety: as WriteAt.
   virtual absl::StatusOr<size_t> WriteFromDescriptor(int64_t offset, int fd, int64_t fd_offset,
                                                      size_t n);
 

@@ -102,8 +102,12 @@ class Session {
   // or an error (the peer closed: "mid-reply" if `mid_record`), which
   // marks the session broken.
   absl::StatusOr<size_t> RecvSome(char* dst, size_t n, absl::Time deadline, bool mid_record);
-  // Writes every part, in gather writes, within io_timeout.
+  // Writes every part, in gather writes, within io_timeout (by `deadline`).
   absl::Status WriteAll(absl::Span<const std::string_view> parts);
+  absl::Status WriteAllBy(absl::Span<const std::string_view> parts, absl::Time deadline);
+  // SendFileRange's way where sendfile cannot read the file: pread and
+  // write, `n` bytes from `offset`; as SendFileRange otherwise.
+  absl::StatusOr<size_t> SendFileRangeByCopy(int in_fd, int64_t offset, size_t n, absl::Time deadline);
 
   int fd_;
   const std::string target_;

@@ -57,8 +57,9 @@ inline constexpr char kCurlSoname[] = "libcurl.so.4";
 inline constexpr char kCurlBesideFerry[] = "libferry_curl.so";
 
 // The process's libcurl, loaded and initialised (curl_global_init) on the
-// first call. FailedPrecondition "s3: cannot load libcurl.so.4: <dlerror>"
-// (or "... lacks <symbol>") when it cannot be.
+// first call. FailedPrecondition "s3: cannot load <library>: <dlerror>"
+// (or "... lacks <symbol>"; <library>: libcurl.so.4, or the path of a
+// package's stand-in) when it cannot be.
 absl::StatusOr<const CurlApi*> Curl();
 
 // Loads `soname` with dlopen and looks every function up in it, without

@@ -668,28 +668,29 @@ class DescriptorTakingFileSystem final : public MemFileSystem {
   };
 };
 
-TEST_F(CopyEngineTest, ALocalSourceGoesFromItsDescriptorWhereTheDestinationTakesIt) {
+// Copies a local file of `bytes` to `dst` as "a.bin".
+absl::StatusOr<TransferStats> CopyLocalFile(Runtime& runtime, const std::string& bytes, fs::FileSystem& dst,
+                                            CopyOptions options) {
   testing::ScratchDir scratch("ferry_copy_engine_");
-  ASSERT_TRUE(scratch.ok());
+  if (!scratch.ok()) return absl::InternalError("no scratch directory");
+  testing::WriteFile(scratch.Path("a.bin"), bytes);
   fs::LocalFileSystem local;
-  testing::WriteFile(scratch.Path("a.bin"), Pattern(4'321));
+  return CopyFile(runtime, local, fs::LocalPathToFsPath(scratch.Path("a.bin")), dst, "a.bin",
+                  std::move(options));
+}
+
+TEST_F(CopyEngineTest, ALocalSourceGoesFromItsDescriptorWhereTheDestinationTakesIt) {
   DescriptorTakingFileSystem dst("dst");
-  absl::StatusOr<TransferStats> stats =
-      CopyFile(runtime_, local, fs::LocalPathToFsPath(scratch.Path("a.bin")), dst, "a.bin", Small());
+  absl::StatusOr<TransferStats> stats = CopyLocalFile(runtime_, Pattern(4'321), dst, Small());
   ASSERT_TRUE(stats.ok()) << stats.status();
   EXPECT_THAT(dst.GetFile("a.bin"), Optional(Pattern(4'321)));
   EXPECT_EQ(dst.from_descriptor.load(), 5);  // every chunk of 1,000 bytes
 }
 
 TEST_F(CopyEngineTest, ASourceThatEndsBeforeItsDescriptorsRangeFailsAsShrunkAndPublishesNothing) {
-  testing::ScratchDir scratch("ferry_copy_engine_");
-  ASSERT_TRUE(scratch.ok());
-  fs::LocalFileSystem local;
-  testing::WriteFile(scratch.Path("a.bin"), Pattern(2'500));
   DescriptorTakingFileSystem dst("dst");
   dst.short_by = 1;
-  absl::StatusOr<TransferStats> stats =
-      CopyFile(runtime_, local, fs::LocalPathToFsPath(scratch.Path("a.bin")), dst, "a.bin", Small());
+  absl::StatusOr<TransferStats> stats = CopyLocalFile(runtime_, Pattern(2'500), dst, Small());
   ASSERT_FALSE(stats.ok());
   EXPECT_EQ(stats.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(stats.status().message()), HasSubstr("the file shrank while being read"));

@@ -111,58 +111,61 @@ std::string Prefix(size_t n) {
           static_cast<char>(n)};
 }
 
-TEST(SessionPool, AFileRangeIsSentFromItsDescriptor) {
-  EchoServer echo;
-  auto pool = SessionPool::Create(Options(echo.server.port()));
-  ASSERT_TRUE(pool.ok());
-  auto lease = (*pool)->Acquire();
-  ASSERT_TRUE(lease.ok());
+// One leased session on an echo server, for the file-range tests.
+class SessionPoolFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::unique_ptr<SessionPool>> pool = SessionPool::Create(Options(echo_.server.port()));
+    ASSERT_TRUE(pool.ok()) << pool.status();
+    pool_ = std::move(*pool);
+    absl::StatusOr<SessionLease> lease = pool_->Acquire();
+    ASSERT_TRUE(lease.ok()) << lease.status();
+    lease_ = std::move(*lease);
+  }
+  Session* session() { return &*lease_; }
+
+  EchoServer echo_;
+  std::unique_ptr<SessionPool> pool_;
+  SessionLease lease_;  // last: back to the pool before the pool goes
+};
+
+TEST_F(SessionPoolFileTest, AFileRangeIsSentFromItsDescriptor) {
   std::string bytes(3 << 20, '\0');  // larger than one socket buffer
   for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 7 + i / 4096);
   TempSource source(bytes);
   const size_t from = 1000, n = bytes.size() - 2000;
   const std::string prefix = Prefix(n);
   const std::string_view parts[] = {prefix};
-  ASSERT_TRUE((*lease)->SendRawParts(parts).ok());
-  absl::StatusOr<size_t> sent = (*lease)->SendFileRange(source.fd(), from, n);
+  ASSERT_TRUE(session()->SendRawParts(parts).ok());
+  absl::StatusOr<size_t> sent = session()->SendFileRange(source.fd(), from, n);
   ASSERT_TRUE(sent.ok()) << sent.status();
   EXPECT_EQ(*sent, n);
   std::string back(4 + n, '\0');
-  ASSERT_TRUE((*lease)->ReceiveRaw(back.data(), back.size()).ok());
+  ASSERT_TRUE(session()->ReceiveRaw(back.data(), back.size()).ok());
   EXPECT_TRUE(back.substr(4) == bytes.substr(from, n));
-  EXPECT_FALSE((*lease)->broken());
+  EXPECT_FALSE(session()->broken());
 }
 
-TEST(SessionPool, AFileThatEndsBeforeTheRangeSendsWhatItHasAndBreaksTheSession) {
-  EchoServer echo;
-  auto pool = SessionPool::Create(Options(echo.server.port()));
-  ASSERT_TRUE(pool.ok());
-  auto lease = (*pool)->Acquire();
-  ASSERT_TRUE(lease.ok());
+TEST_F(SessionPoolFileTest, AFileThatEndsBeforeTheRangeSendsWhatItHasAndBreaksTheSession) {
   TempSource source(std::string(100, 'x'));
-  absl::StatusOr<size_t> sent = (*lease)->SendFileRange(source.fd(), 40, 1000);
+  absl::StatusOr<size_t> sent = session()->SendFileRange(source.fd(), 40, 1000);
   ASSERT_TRUE(sent.ok()) << sent.status();
   EXPECT_EQ(*sent, 60u);
-  EXPECT_TRUE((*lease)->broken());
+  EXPECT_TRUE(session()->broken());
 }
 
-TEST(SessionPool, AFileRangeToAConnectionThePeerClosedIsAnErrorNotASignal) {
+TEST_F(SessionPoolFileTest, AFileRangeToAConnectionThePeerClosedIsAnErrorNotASignal) {
   // sendfile raises SIGPIPE on a reset connection; were it delivered, this
   // test program would die of it (its disposition is the default).
-  EchoServer echo;
-  auto pool = SessionPool::Create(Options(echo.server.port()));
-  ASSERT_TRUE(pool.ok());
-  auto lease = (*pool)->Acquire();
-  ASSERT_TRUE(lease.ok());
-  ASSERT_TRUE((*lease)->Send("hang up").ok());
+  ASSERT_TRUE(session()->Send("hang up").ok());
   TempSource source(std::string(4 << 20, 'y'));
   absl::Status last;
   for (int i = 0; i < 100 && last.ok(); ++i) {  // the first bytes may still be taken
-    last = (*lease)->SendFileRange(source.fd(), 0, 4 << 20).status();
+    last = session()->SendFileRange(source.fd(), 0, 4 << 20).status();
     if (last.ok()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_TRUE(absl::IsUnavailable(last)) << last;
-  EXPECT_TRUE((*lease)->broken());
+  EXPECT_TRUE(session()->broken());
   sigset_t pending;
   sigpending(&pending);
   EXPECT_EQ(sigismember(&pending, SIGPIPE), 0);

@@ -323,7 +323,7 @@ void EncodeReadArgs(const ReadArgs& args, std::string* out) {
 }
 
 void EncodeWriteArgsHead(const WriteArgs& args, std::string* out) {
-  const auto size = static_cast<uint32_t>(args.data.size());
+  const auto size = static_cast<uint32_t>(args.count());
   EncodeFields(out, args.file, args.offset, size, args.stable, size);  // the last: data's length
 }
 

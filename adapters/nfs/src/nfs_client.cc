@@ -230,11 +230,16 @@ struct NfsClient::Impl {
     EncodeCallHeader(0, Nfs3Procedure(op.proc), cred, AuthNone(), &call);
     RpcCallOptions o{.idempotent = op.idempotent, .placer = std::move(placer)};
     if constexpr (requires { args.data; }) {
-      // WRITE: the data goes out from the caller's buffer, not copied in.
+      // WRITE: the data goes out from the caller's buffer, not copied in,
+      // or from the caller's file by sendfile.
       EncodeWriteArgsHead(args, &call);
-      o.payload = args.data;
+      if (args.from_file.fd >= 0) {
+        o.payload_file = args.from_file;
+      } else {
+        o.payload = args.data;
+      }
       o.payload_at = call.size();
-      call.append(xdr_internal::PaddingFor(args.data.size()), '\0');
+      call.append(xdr_internal::PaddingFor(args.count()), '\0');
     } else {
       op.encode(args, &call);
     }
@@ -764,6 +769,18 @@ absl::StatusOr<WriteReply> NfsClient::Write(const FileHandle& fh, uint64_t offse
                                             std::string_view path) {
   return Block<WriteReply>([&](Callback<WriteReply> cb) {
     WriteAsync(fh, offset, data, stable, std::string(path), std::move(cb));
+  });
+}
+
+absl::StatusOr<WriteReply> NfsClient::WriteFromFile(const FileHandle& fh, uint64_t offset, int fd,
+                                                    int64_t fd_offset, size_t n, StableHow stable,
+                                                    std::string_view path) {
+  return Block<WriteReply>([&](Callback<WriteReply> cb) {
+    impl_->Call<WriteReply>(
+        kWriteCall,
+        {.file = fh, .offset = offset, .stable = stable, .from_file = {.fd = fd, .offset = fd_offset, .size = n}},
+        std::string(path), [](WriteResult r) { return WriteReply{r.count, r.committed, r.verifier}; },
+        std::move(cb));
   });
 }
 

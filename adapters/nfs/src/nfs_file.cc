@@ -175,19 +175,39 @@ absl::StatusOr<size_t> NfsFile::WriteAt(int64_t offset, absl::Span<const char> d
         WriteReply w, client_.Write(handle_, offset + done,
                                     std::string_view(data.data() + done, want),
                                     StableHow::kUnstable, path_));
-    if (w.count == 0) {
-      return absl::DataLossError(absl::StrCat("NFS3 WRITE ", client_.DisplayPath(path_),
-                                              ": the server took 0 of ", want, " bytes"));
-    }
-    {
-      MutexLock l(&mu_);
-      if (w.committed == StableHow::kUnstable) dirty_ = true;
-      if (write_verifier_ && *write_verifier_ != w.verifier) verifier_changed_ = true;
-      write_verifier_ = w.verifier;
-    }
+    FERRY_RETURN_IF_ERROR(NoteWrite(w, want));
     done += std::min<size_t>(w.count, want);
   }
   return done;
+}
+
+absl::StatusOr<size_t> NfsFile::WriteFromDescriptor(int64_t offset, int fd, int64_t fd_offset,
+                                                    size_t n) {
+  FERRY_RETURN_IF_ERROR(CheckOffset(offset, "write", client_, path_));
+  const size_t max_call = std::min<size_t>(client_.fsinfo().wtmax, kMaxCallBytes);
+  size_t done = 0;
+  while (done < n) {
+    const size_t want = std::min(max_call, n - done);
+    FERRY_ASSIGN_OR_RETURN(WriteReply w,
+                           client_.WriteFromFile(handle_, offset + done, fd,
+                                                 fd_offset + static_cast<int64_t>(done), want,
+                                                 StableHow::kUnstable, path_));
+    FERRY_RETURN_IF_ERROR(NoteWrite(w, want));
+    done += std::min<size_t>(w.count, want);
+  }
+  return done;
+}
+
+absl::Status NfsFile::NoteWrite(const WriteReply& w, size_t want) {
+  if (w.count == 0) {
+    return absl::DataLossError(absl::StrCat("NFS3 WRITE ", client_.DisplayPath(path_),
+                                            ": the server took 0 of ", want, " bytes"));
+  }
+  MutexLock l(&mu_);
+  if (w.committed == StableHow::kUnstable) dirty_ = true;
+  if (write_verifier_ && *write_verifier_ != w.verifier) verifier_changed_ = true;
+  write_verifier_ = w.verifier;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<int64_t> NfsFile::Size() {

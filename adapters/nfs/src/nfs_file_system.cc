@@ -309,6 +309,18 @@ class NfsWriteFile final : public fs::File {
     return n;
   }
 
+  absl::StatusOr<size_t> WriteFromDescriptor(int64_t offset, int fd, int64_t fd_offset,
+                                             size_t n) override {
+    std::shared_ptr<NfsFile> file;
+    {
+      MutexLock lock(&mu_);
+      file = file_;
+    }
+    FERRY_ASSIGN_OR_RETURN(size_t written, file->WriteFromDescriptor(offset, fd, fd_offset, n));
+    AtomicMax(high_water_, offset + static_cast<int64_t>(written));
+    return written;
+  }
+
   absl::StatusOr<int64_t> Size() override { return high_water_.load(); }
 
   absl::Status Close() override {

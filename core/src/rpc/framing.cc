@@ -17,4 +17,6 @@ void Framing::AppendPieces(absl::Span<const std::string_view> parts, std::string
   pieces->push_back(WirePiece{.offset = offset, .size = framing_bytes->size() - offset});
 }
 
+bool Framing::PrefixFor(size_t /*record_size*/, std::string* /*prefix*/) const { return false; }
+
 }  // namespace ferry

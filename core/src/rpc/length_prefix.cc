@@ -59,6 +59,14 @@ class LengthPrefixFraming final : public Framing {
     out->append(record);
   }
 
+  bool PrefixFor(size_t record_size, std::string* prefix) const override {
+    if (record_size > 0xffffffffu) return false;
+    char header[kChunkHeaderSize];
+    xdr_internal::StoreBigEndian32(static_cast<uint32_t>(record_size), header);
+    prefix->append(header, kChunkHeaderSize);
+    return true;
+  }
+
   using Framing::AppendPieces;
   void AppendPieces(absl::Span<const std::string_view> parts, std::string* framing_bytes,
                     std::vector<WirePiece>* pieces) const override {

@@ -123,6 +123,14 @@ class RecordMarkingFraming final : public Framing {
     } while (left > 0);
   }
 
+  bool PrefixFor(size_t record_size, std::string* prefix) const override {
+    if (record_size == 0 || record_size > max_fragment_size_) return false;
+    char header[kChunkHeaderSize];
+    xdr_internal::StoreBigEndian32(static_cast<uint32_t>(record_size) | kLastFragmentBit, header);
+    prefix->append(header, kChunkHeaderSize);
+    return true;
+  }
+
   std::unique_ptr<RecordReader> NewReader() const override {
     return std::make_unique<RecordMarkingReader>(max_record_size_);
   }

@@ -83,6 +83,8 @@ struct Call {
   // memory (RpcCallOptions::payload).
   std::string_view payload;
   size_t payload_at = 0;
+  // Or from a file (RpcCallOptions::payload_file; fd -1: none).
+  RpcCallOptions::FilePayload payload_file;
   // The caller's memory is in the connection's I/O, so only that
   // connection's strand may end the call: its reply is being placed into
   // it (Session::placing_call), or a write of its payload is in progress
@@ -235,6 +237,7 @@ class CallSlab {
     c->placer = nullptr;
     c->payload = {};
     c->payload_at = 0;
+    c->payload_file = {};
     c->placing = false;
     c->writing = false;
     c->abandoned = absl::OkStatus();

@@ -107,7 +107,22 @@ struct OutRecord {
   // The caller's bytes that go inside the record at payload_at.
   std::string_view payload;
   size_t payload_at = 0;
+  // Or the bytes of a file (fd -1: none).
+  RpcCallOptions::FilePayload payload_file;
   std::string_view bytes() const { return shared ? std::string_view(*shared) : owned; }
+};
+
+// A write whose payload comes from a file (RpcCallOptions::payload_file),
+// alone on its connection while it lasts: the framing and the request's
+// head (in Session::write_buf), then the file's bytes by sendfile, then
+// the request's tail.
+struct FileWrite {
+  Call* call = nullptr;     // pinned (Call::writing) until the write ends
+  int fd = -1;
+  off_t offset = 0;         // the next file byte to send
+  size_t left = 0;          // file bytes not sent yet
+  size_t size = 0;          // file bytes in all
+  size_t sent = 0;          // bytes on the wire so far, for the metrics
 };
 
 // One TCP connection's lifetime: its socket and buffers. Shared by the
@@ -141,6 +156,7 @@ struct Session final : RpcHandshakeChannel, std::enable_shared_from_this<Session
   // caller's memory (Call::writing): ended only by this strand, once the
   // write is done or the socket closed.
   std::vector<Call*> writing_calls;
+  FileWrite file_write;
   // Whether to place the incomplete record has been decided.
   bool placement_decided = false;
   // The last whole reply was placed: the next read at a record boundary is

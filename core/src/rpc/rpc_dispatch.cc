@@ -102,6 +102,21 @@ RpcCallId PoolCore::Submit(std::string request, Callback<std::string> done, cons
                        request.size(), " bytes", by_id_ ? " (after its 4-byte call id)" : "")));
     return 0;
   }
+  if (o.payload_file.fd >= 0) {
+    std::string prefix;
+    const char* wrong =
+        !o.payload.empty() ? "a payload both in memory and from a file"
+        : o.payload_at > request.size() || (by_id_ && o.payload_at < 4)
+            ? "a file payload at an offset outside the request (or inside its call id)"
+        : !options_.framing->PrefixFor(request.size() + o.payload_file.size, &prefix)
+            ? "a file payload, which this framing cannot put in one piece before the record"
+            : nullptr;
+    if (wrong != nullptr) {
+      PostCompletion(std::move(done), absl::InvalidArgumentError(absl::StrCat(
+                                          "rpc to ", target_, ": request with ", wrong)));
+      return 0;
+    }
+  }
   const bool fail_when_busy = o.when_busy.value_or(options_.when_busy) == RpcWhenBusy::kFail;
   const absl::Duration timeout = o.timeout.value_or(options_.default_timeout);
   const SteadyTime steady_now = SteadyClock::now();
@@ -109,7 +124,7 @@ RpcCallId PoolCore::Submit(std::string request, Callback<std::string> done, cons
   const absl::Time now = options_.clock == nullptr
                              ? absl::UnixEpoch() + absl::FromChrono(steady_now.time_since_epoch())
                              : options_.clock->Now();
-  const size_t bytes = request.size() + o.payload.size();
+  const size_t bytes = request.size() + o.payload.size() + o.payload_file.size;
   Kicks kicks;
   bool arm = false;
   absl::Status reject;
@@ -172,6 +187,7 @@ RpcCallId PoolCore::Submit(std::string request, Callback<std::string> done, cons
       if (by_id_) call->placer = o.placer;
       call->payload = o.payload;
       call->payload_at = o.payload_at;
+      call->payload_file = o.payload_file;
       ++m_.calls_started;
       if (deadline != kNoDeadline) {
         deadlines_.Push(call);

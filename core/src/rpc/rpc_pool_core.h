@@ -103,6 +103,11 @@ class PoolCore {
   static OutRecord TakeRequest(Call& call);
   // Frames the session's write_scratch into write_buf and write_iov.
   void FrameWrite(Session& s) const;
+  // The write of a record whose payload is a file (FileWrite): the head,
+  // then SendFileSome until the file's bytes are out, then the tail.
+  void StartFileWrite(const std::shared_ptr<Session>& s);
+  void SendFileSome(const std::shared_ptr<Session>& s);
+  void SendFileTail(const std::shared_ptr<Session>& s);
 
  private:
   // Strand work of one connection.

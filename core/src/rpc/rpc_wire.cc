@@ -1,10 +1,12 @@
 // RpcPool on the wire: a write takes every call pending on its connection,
 // stamps xids and frames them into one buffer; a read splits its bytes into
 // records and matches each to its call (by xid, or in order).
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <utility>
 
@@ -15,6 +17,7 @@
 #include "asio/write.hpp"
 #include "ferry/base/strings.h"
 #include "rpc/rpc_pool_core.h"
+#include "rpc/sigpipe_held.h"
 
 namespace ferry::rpc_pool_internal {
 namespace {
@@ -108,7 +111,7 @@ bool PoolCore::SendByCallerLocked(int conn, Call* call, Kicks* kicks) {
   // strand's), only small records without a payload (pinned memory stays
   // the strand's business).
   if (sh.sender == nullptr || sh.state != ConnState::kReady || sh.load != 0 || sh.write_kicked ||
-      !call->payload.empty() || call->request.size() > kSendByCallerMax) {
+      !call->payload.empty() || call->payload_file.fd >= 0 || call->request.size() > kSendByCallerMax) {
     return false;
   }
   call->conn = conn;
@@ -167,6 +170,23 @@ void PoolCore::DoWrite(Connection* c, size_t bytes_written) {
     const absl::Time now = NowFrom(options_.clock);
     const SteadyTime steady_now = SteadyClock::now();
     while (Call* call = sh.pending.PopFront()) {
+      if (call->payload_file.fd >= 0) {
+        // Alone on the wire: what came before it goes first.
+        if (!s->write_scratch.empty() || !s->write_buf.empty()) {
+          sh.pending.PushFront(call);
+          break;
+        }
+        MarkSentLocked(sh, call, now, steady_now);
+        s->write_scratch.push_back(TakeRequest(*call));
+        call->writing = true;
+        s->writing_calls.push_back(call);
+        s->file_write = FileWrite{.call = call,
+                                  .fd = call->payload_file.fd,
+                                  .offset = static_cast<off_t>(call->payload_file.offset),
+                                  .left = call->payload_file.size,
+                                  .size = call->payload_file.size};
+        break;
+      }
       MarkSentLocked(sh, call, now, steady_now);
       s->write_scratch.push_back(TakeRequest(*call));
       if (!call->payload.empty()) {
@@ -174,6 +194,10 @@ void PoolCore::DoWrite(Connection* c, size_t bytes_written) {
         s->writing_calls.push_back(call);
       }
     }
+  }
+  if (s->file_write.call != nullptr) {
+    StartFileWrite(s);
+    return;
   }
   FrameWrite(*s);  // outside the lock: it copies the small records
   s->writing = true;
@@ -194,11 +218,114 @@ OutRecord PoolCore::TakeRequest(Call& call) {
   if (call.shared_request != nullptr) {
     return OutRecord{.shared = keep ? call.shared_request : std::move(call.shared_request),
                      .payload = call.payload,
-                     .payload_at = call.payload_at};
+                     .payload_at = call.payload_at,
+                     .payload_file = call.payload_file};
   }
   return OutRecord{.owned = keep ? call.request : std::move(call.request),
                    .payload = call.payload,
-                   .payload_at = call.payload_at};
+                   .payload_at = call.payload_at,
+                   .payload_file = call.payload_file};
+}
+
+void PoolCore::StartFileWrite(const std::shared_ptr<Session>& s) {
+  const OutRecord& r = s->write_scratch.front();
+  const std::string_view bytes = r.bytes();
+  // Submit checked that the framing can frame the record so.
+  options_.framing->PrefixFor(bytes.size() + r.payload_file.size, &s->write_buf);
+  s->write_buf.append(bytes.substr(0, r.payload_at));
+  s->writing = true;
+  asio::async_write(s->socket, asio::buffer(s->write_buf),
+                    asio::bind_executor(s->conn->strand, [this, s](const std::error_code& ec, size_t n) {
+                      s->file_write.sent += n;
+                      if (ec) {
+                        s->file_write = FileWrite{};
+                        OnWritten(s, ec, 0);
+                        return;
+                      }
+                      SendFileSome(s);
+                    }));
+}
+
+void PoolCore::SendFileSome(const std::shared_ptr<Session>& s) {
+  FileWrite& w = s->file_write;
+  if (s->dead) {  // closed meanwhile: Lost has ended the calls
+    w = FileWrite{};
+    OnWritten(s, asio::error::operation_aborted, 0);
+    return;
+  }
+  const int sock = s->socket.native_handle();
+  std::error_code failed;
+  {
+    // sendfile has no MSG_NOSIGNAL: SIGPIPE is held for this thread while
+    // it runs, and one it raised taken back.
+    SigpipeHeld held;
+    if (!s->socket.native_non_blocking()) s->socket.native_non_blocking(true, failed);
+    while (!failed && w.left > 0) {
+      const ssize_t n = ::sendfile(sock, w.fd, &w.offset, w.left);
+      if (n > 0) {
+        w.left -= static_cast<size_t>(n);
+        w.sent += static_cast<size_t>(n);
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        s->socket.async_wait(asio::socket_base::wait_write,
+                             asio::bind_executor(s->conn->strand, [this, s](const std::error_code& ec) {
+                               if (ec) {
+                                 s->file_write = FileWrite{};
+                                 OnWritten(s, ec, 0);
+                                 return;
+                               }
+                               SendFileSome(s);
+                             }));
+        return;
+      }
+      if (n == 0) break;  // the file ended
+      failed = std::error_code(errno, std::system_category());
+    }
+  }
+  if (!failed && w.left > 0) {
+    // The file ended before its range: the record is cut short, so the
+    // connection goes, and the call fails without being sent again.
+    const size_t got = w.size - w.left;
+    {
+      MutexLock l(&mu_);
+      if (w.call->abandoned.ok()) {
+        ++m_.calls_failed;
+        w.call->abandoned = absl::FailedPreconditionError(absl::StrCat(
+            "rpc to ", target_, ": the file sent as the payload ended after ", got, " of ", w.size,
+            " bytes"));
+      }
+    }
+    const size_t sent = w.sent;
+    w = FileWrite{};
+    {
+      MutexLock l(&mu_);
+      shared(s->conn->index).metrics.bytes_sent += sent;
+      m_.bytes_sent += sent;
+    }
+    Lost(s, absl::StatusCode::kUnavailable, "a file payload ended early; its record was cut short",
+         /*failure=*/false);
+    OnWritten(s, asio::error::operation_aborted, 0);
+    return;
+  }
+  if (failed) {
+    w = FileWrite{};
+    OnWritten(s, failed, 0);
+    return;
+  }
+  SendFileTail(s);
+}
+
+void PoolCore::SendFileTail(const std::shared_ptr<Session>& s) {
+  const OutRecord& r = s->write_scratch.front();
+  const std::string_view tail = r.bytes().substr(r.payload_at);
+  asio::async_write(s->socket, asio::buffer(tail.data(), tail.size()),
+                    asio::bind_executor(s->conn->strand, [this, s](const std::error_code& ec, size_t n) {
+                      const size_t sent = s->file_write.sent + n;
+                      s->file_write = FileWrite{};
+                      OnWritten(s, ec, ec ? 0 : sent);
+                    }));
 }
 
 void PoolCore::FrameWrite(Session& s) const {

@@ -5,7 +5,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <pthread.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -13,8 +12,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <csignal>
-#include <ctime>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -22,40 +19,10 @@
 #include "absl/strings/str_cat.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
+#include "rpc/sigpipe_held.h"
 
 namespace ferry {
 namespace {
-
-// Holds SIGPIPE for the calling thread while it lives, and takes back one
-// raised meanwhile, so a write without MSG_NOSIGNAL (sendfile) to a reset
-// connection fails with EPIPE instead of signalling the program. A SIGPIPE
-// already pending before is left for the program.
-class SigpipeHeld {
- public:
-  SigpipeHeld() {
-    sigemptyset(&pipe_);
-    sigaddset(&pipe_, SIGPIPE);
-    sigset_t pending;
-    sigpending(&pending);
-    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
-    pthread_sigmask(SIG_BLOCK, &pipe_, &previous_);
-  }
-  ~SigpipeHeld() {
-    sigset_t pending;
-    if (!was_pending_ && sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1) {
-      const timespec now{};
-      sigtimedwait(&pipe_, nullptr, &now);
-    }
-    pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
-  }
-  SigpipeHeld(const SigpipeHeld&) = delete;
-  SigpipeHeld& operator=(const SigpipeHeld&) = delete;
-
- private:
-  sigset_t pipe_;
-  sigset_t previous_;
-  bool was_pending_ = false;
-};
 
 // Waits until `fd` is ready for `events` or `deadline` passes.
 absl::Status WaitFor(int fd, short events, absl::Time deadline, std::string_view what,

@@ -36,6 +36,8 @@
 // and open no more.
 #include "ferry/transfer/copy_engine.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -781,7 +783,15 @@ class CopyRun {
         *moved = static_cast<int64_t>(len);
         return absl::OkStatus();
       }
-      if (!absl::IsUnimplemented(n.status())) return n.status();
+      if (!absl::IsUnimplemented(n.status())) {
+        // A protocol may fail the write rather than count what it took
+        // (NFS: the call's record was cut short): the file says which.
+        struct stat st;
+        if (::fstat(fd, &st) == 0 && st.st_size < offset + static_cast<int64_t>(len)) {
+          return shrank(static_cast<size_t>(std::max<int64_t>(0, st.st_size - offset)));
+        }
+        return n.status();
+      }
     }
     FERRY_ASSIGN_OR_RETURN(size_t n, f.reader->ReadAt(offset, buf));
     if (n != len) return shrank(n);

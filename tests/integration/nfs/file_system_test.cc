@@ -11,11 +11,13 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "absl/status/status.h"
@@ -224,6 +226,56 @@ TEST_F(NfsFileSystemTest, OpenReadListedWithoutAHandleLooksThePathUp) {
   ASSERT_TRUE(by_path.ok()) << by_path.status();
   EXPECT_EQ(*(*by_path)->Size(), 9);
   EXPECT_EQ(*ReadAll(**by_path, 9), "b's bytes");
+}
+
+// A local file of `bytes`, open for reading, for WriteFromDescriptor.
+class LocalSource {
+ public:
+  explicit LocalSource(const std::string& bytes) {
+    char name[] = "/tmp/ferry-nfs-source-XXXXXX";
+    fd_ = mkstemp(name);
+    path_ = name;
+    EXPECT_EQ(::write(fd_, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+  }
+  ~LocalSource() {
+    ::close(fd_);
+    ::unlink(path_.c_str());
+  }
+  int fd() const { return fd_; }
+
+ private:
+  int fd_ = -1;
+  std::string path_;
+};
+
+TEST_F(NfsFileSystemTest, AWriteFromADescriptorWritesThatRangeOfTheFile) {
+  std::string bytes(3 << 20, '\0');  // three WRITEs of 1 MiB
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 13 + i / 7);
+  LocalSource source(bytes);
+  absl::StatusOr<std::unique_ptr<fs::File>> f = fs_->OpenWrite("range.bin", {});
+  ASSERT_TRUE(f.ok()) << f.status();
+  absl::StatusOr<size_t> n = (*f)->WriteFromDescriptor(0, source.fd(), 12345, bytes.size() - 12345);
+  ASSERT_TRUE(n.ok()) << n.status();
+  EXPECT_EQ(*n, bytes.size() - 12345);  // not a multiple of 4: the XDR padding follows
+  ASSERT_TRUE((*f)->Close().ok());
+  std::ifstream in(Exported("range.bin"), std::ios::binary);
+  const std::string written((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_TRUE(written == bytes.substr(12345));
+}
+
+TEST_F(NfsFileSystemTest, AWriteFromADescriptorThatEndsEarlyFailsAndPublishesNothing) {
+  LocalSource source(std::string(1000, 's'));
+  absl::StatusOr<std::unique_ptr<fs::File>> f = fs_->OpenWrite("short.bin", {});
+  ASSERT_TRUE(f.ok()) << f.status();
+  absl::StatusOr<size_t> n = (*f)->WriteFromDescriptor(0, source.fd(), 0, 5000);
+  ASSERT_FALSE(n.ok());
+  EXPECT_EQ(n.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(n.status().message()), ::testing::HasSubstr("ended after 1000 of 5000 bytes"));
+  ASSERT_TRUE((*f)->Discard().ok());
+  EXPECT_TRUE(absl::IsNotFound(fs_->Stat("short.bin").status()));
+  // The client carries on.
+  Write(*fs_, "after.bin", "ok");
+  EXPECT_EQ(*ReadAll(**fs_->OpenRead("after.bin"), 2), "ok");
 }
 
 // The client's directory handle cache (NfsClientOptions::

@@ -74,11 +74,12 @@ class File {
   // Bytes straight from a descriptor, for a copy out of a local file: `n`
   // bytes of `fd` from `fd_offset`, written at `offset`, moved by the
   // kernel (sendfile) without passing through this process's memory.
-  // Returns the bytes taken from `fd`: fewer than `n` only if it ended
-  // first, and then the write failed (the protocol's record was cut short)
-  // and the file must be discarded. Unimplemented where this file cannot
-  // (the default; only iRODS can so far): the caller writes the bytes with
-  // WriteAt instead. Thread-safety: as WriteAt.
+  // Returns the bytes taken from `fd`: fewer than `n` (or FailedPrecondition
+  // saying so) only if it ended first, and then the write failed (the
+  // protocol's record was cut short) and the file must be discarded.
+  // Unimplemented where this file cannot (the default; iRODS and NFS can):
+  // the caller writes the bytes with WriteAt instead. Thread-safety: as
+  // WriteAt.
   virtual absl::StatusOr<size_t> WriteFromDescriptor(int64_t offset, int fd, int64_t fd_offset,
                                                      size_t n);
 

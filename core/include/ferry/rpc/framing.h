@@ -109,6 +109,13 @@ class Framing {
                     std::vector<WirePiece>* pieces) const {
     AppendPieces(absl::MakeConstSpan(&record, 1), framing_bytes, pieces);
   }
+  // The framing bytes of a record of `record_size` bytes when they all come
+  // before it (a length prefix; record marking within one fragment), for a
+  // record whose bytes the framing does not see (a payload sent from a
+  // file, RpcCallOptions::payload_file): appended to `*prefix`. False,
+  // and nothing appended, when this framing cannot frame it so (the
+  // default; record marking over several fragments).
+  virtual bool PrefixFor(size_t record_size, std::string* prefix) const;
   // A reader for one connection's stream. It does not refer to this Framing
   // and may outlive it.
   virtual std::unique_ptr<RecordReader> NewReader() const = 0;

@@ -257,6 +257,20 @@ struct RpcCallOptions {
   // the request).
   std::string_view payload;
   size_t payload_at = 0;
+  // Optional, instead of `payload`: the payload is `size` bytes of the file
+  // `fd` from `offset`, sent with sendfile, never through this process (an
+  // NFS WRITE from a local file). Same place (payload_at) and lifetime rule
+  // (for `fd`) as `payload`. A file that ends before `size` bytes fails the
+  // call with FailedPrecondition ("... ended after N of M bytes") and closes
+  // its connection (the record is cut short); such a call is not sent
+  // again. The framing must be able to put all its bytes before the record
+  // (Framing::PrefixFor): InvalidArgument otherwise, as for both payloads.
+  struct FilePayload {
+    int fd = -1;
+    int64_t offset = 0;
+    size_t size = 0;
+  };
+  FilePayload payload_file;
 };
 
 // Identifies a call for Cancel. Never 0 for a real call; never reused within

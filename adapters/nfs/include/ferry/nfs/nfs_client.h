@@ -217,6 +217,13 @@ class NfsClient {
                                          absl::Span<char> dest, std::string_view path);
   absl::StatusOr<WriteReply> Write(const FileHandle& fh, uint64_t offset, std::string_view data,
                                    StableHow stable, std::string_view path);
+  // As Write, with the data `n` bytes of the local file `fd` from
+  // `fd_offset`, sent by sendfile (never through this process). A file that
+  // ends first fails it FailedPrecondition ("... ended after ..."), not
+  // retried.
+  absl::StatusOr<WriteReply> WriteFromFile(const FileHandle& fh, uint64_t offset, int fd,
+                                           int64_t fd_offset, size_t n, StableHow stable,
+                                           std::string_view path);
   absl::StatusOr<uint64_t> Commit(const FileHandle& fh, uint64_t offset, uint32_t count,
                                   std::string_view path);
   // CREATE `name` in `dir` with permission bits `mode`. `exclusive`: GUARDED

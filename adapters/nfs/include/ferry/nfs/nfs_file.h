@@ -69,6 +69,9 @@ class NfsFile {
   absl::StatusOr<size_t> ReadAt(int64_t offset, absl::Span<char> buf);
   // FdHandle: writes all of `data` at `offset` (UNSTABLE) and returns its size.
   absl::StatusOr<size_t> WriteAt(int64_t offset, absl::Span<const char> data);
+  // As WriteAt, with the data `n` bytes of the local file `fd` from
+  // `fd_offset`, sent by sendfile (NfsClient::WriteFromFile).
+  absl::StatusOr<size_t> WriteFromDescriptor(int64_t offset, int fd, int64_t fd_offset, size_t n);
   // FdHandle: the size (GETATTR; includes this handle's writes).
   absl::StatusOr<int64_t> Size();
 
@@ -93,6 +96,9 @@ class NfsFile {
     std::optional<absl::Time> mtime;
   };
   absl::Status CheckStillAsListed(const Fattr3& now) const;
+  // Records a WRITE's reply (unstable data, the verifier); DataLoss if the
+  // server took none of the `want` bytes.
+  absl::Status NoteWrite(const WriteReply& w, size_t want);
   // What a listed file's STALE handle means: removed (NotFound) or
   // replaced (FailedPrecondition), by a LOOKUP of its path.
   absl::Status GoneSinceListed(const absl::Status& stale);

@@ -35,6 +35,7 @@
 #include "absl/status/statusor.h"
 #include "ferry/nfs/nfs3_types.h"
 #include "ferry/rpc/onc_rpc.h"
+#include "ferry/rpc/rpc_pool.h"
 
 namespace ferry::nfs {
 
@@ -81,6 +82,11 @@ struct WriteArgs {
   uint64_t offset = 0;
   StableHow stable = StableHow::kUnstable;
   std::string_view data;  // count is data.size()
+  // Or the data is `from_file.size` bytes of a local file (fd >= 0), which
+  // the RPC layer sends from the descriptor (RpcCallOptions::payload_file);
+  // only the head is encoded then.
+  RpcCallOptions::FilePayload from_file;
+  size_t count() const { return from_file.fd >= 0 ? from_file.size : data.size(); }
 };
 // CREATE with UNCHECKED or GUARDED (`attrs`) or EXCLUSIVE (`verifier`).
 struct CreateArgs {

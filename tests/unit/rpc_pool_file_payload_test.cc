@@ -1,0 +1,154 @@
+// RpcPool sending a request's payload from a file (RpcCallOptions::
+// payload_file, by sendfile), against TCP servers on 127.0.0.1: the record
+// on the wire holds the file's range at its offset, calls around it keep
+// their order, a resend reads the file again, and a file that ends before
+// its range fails its call (not sent again) while the pool goes on.
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "ferry/rpc/framing.h"
+#include "ferry/rpc/rpc_pool.h"
+#include "ferry/runtime/future.h"
+#include "ferry/runtime/runtime.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testing/test_tcp_server.h"
+
+namespace ferry {
+namespace {
+
+using ::ferry::testing::Echo;
+using ::ferry::testing::LoseTheFirstThenEcho;
+using ::ferry::testing::OneConnectionPoolOptions;
+using ::ferry::testing::Patterned;
+using ::ferry::testing::ReadyPool;
+using ::ferry::testing::TestTcpServer;
+using ::testing::HasSubstr;
+
+// A temporary file holding `bytes`, open for reading; removed at the end.
+class TempFile {
+ public:
+  explicit TempFile(const std::string& bytes) {
+    char name[] = "/tmp/ferry-rpc-payload-XXXXXX";
+    fd_ = mkstemp(name);
+    path_ = name;
+    EXPECT_EQ(::write(fd_, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+  }
+  ~TempFile() {
+    ::close(fd_);
+    ::unlink(path_.c_str());
+  }
+  int fd() const { return fd_; }
+
+ private:
+  int fd_ = -1;
+  std::string path_;
+};
+
+class RpcPoolFilePayloadTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<RpcPool> MakePool(uint16_t port, std::shared_ptr<const Framing> framing) {
+    return ReadyPool(rt_, OneConnectionPoolOptions(port, std::move(framing)));
+  }
+  // A call "HEAD" + the file's [offset, offset + size) + "|TAIL" (after the
+  // 4-byte id).
+  static RpcCallOptions FromFile(const TempFile& f, int64_t offset, size_t size, bool idempotent = false) {
+    return {.idempotent = idempotent, .payload_at = 8, .payload_file = {.fd = f.fd(), .offset = offset, .size = size}};
+  }
+  static std::string Request() { return absl::StrCat(std::string(4, '\0'), "HEAD|TAIL"); }
+  Runtime rt_;
+};
+
+TEST_F(RpcPoolFilePayloadTest, TheFilesRangeGoesOutInsideTheRecordAtItsOffset) {
+  TestTcpServer server(NewLengthPrefixFraming(), Echo());
+  auto pool = MakePool(server.port(), NewLengthPrefixFraming());
+  const std::string bytes = Patterned(3 << 20, 'f');  // more than the socket buffers hold
+  TempFile file(bytes);
+  absl::StatusOr<std::string> r = pool->CallBlocking(Request(), FromFile(file, 1000, bytes.size() - 2000));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->substr(4) == absl::StrCat("HEAD", bytes.substr(1000, bytes.size() - 2000), "|TAIL"));
+}
+
+TEST_F(RpcPoolFilePayloadTest, RecordMarkingFramesTheRecordAsOneFragment) {
+  // NFS's framing: fragments of up to 4 MiB, a 1 MiB WRITE in one.
+  auto framing = std::shared_ptr<const Framing>(NewRecordMarkingFraming({.max_fragment_size = 4 << 20}));
+  TestTcpServer server(framing, Echo());
+  auto pool = MakePool(server.port(), framing);
+  const std::string bytes = Patterned(1 << 20, 'r');
+  TempFile file(bytes);
+  absl::StatusOr<std::string> r = pool->CallBlocking(Request(), FromFile(file, 0, bytes.size()));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->substr(4) == absl::StrCat("HEAD", bytes, "|TAIL"));
+}
+
+TEST_F(RpcPoolFilePayloadTest, CallsAroundFilePayloadsKeepTheirBytes) {
+  TestTcpServer server(NewLengthPrefixFraming(), Echo());
+  auto pool = MakePool(server.port(), NewLengthPrefixFraming());
+  const std::string bytes = Patterned(1 << 20, 'm');
+  TempFile file(bytes);
+  std::vector<Future<std::string>> calls;
+  std::vector<std::string> expected;
+  for (int i = 0; i < 24; ++i) {
+    const size_t offset = static_cast<size_t>(i) * 4096;
+    if (i % 3 == 0) {
+      calls.push_back(pool->Call(Request(), FromFile(file, static_cast<int64_t>(offset), 65536)));
+      expected.push_back(absl::StrCat("HEAD", bytes.substr(offset, 65536), "|TAIL"));
+    } else {
+      calls.push_back(pool->Call(absl::StrCat(std::string(4, '\0'), "small ", i)));
+      expected.push_back(absl::StrCat("small ", i));
+    }
+  }
+  for (size_t i = 0; i < calls.size(); ++i) {
+    absl::StatusOr<std::string> r = std::move(calls[i]).Get();
+    ASSERT_TRUE(r.ok()) << i << ": " << r.status();
+    EXPECT_TRUE(r->substr(4) == expected[i]) << i;
+  }
+}
+
+TEST_F(RpcPoolFilePayloadTest, AnIdempotentCallResentAfterALostConnectionReadsTheFileAgain) {
+  TestTcpServer server(NewLengthPrefixFraming(), LoseTheFirstThenEcho());
+  auto pool = MakePool(server.port(), NewLengthPrefixFraming());
+  const std::string bytes = Patterned(200'000, 'i');
+  TempFile file(bytes);
+  absl::StatusOr<std::string> r =
+      pool->CallBlocking(Request(), FromFile(file, 0, bytes.size(), /*idempotent=*/true));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->substr(4) == absl::StrCat("HEAD", bytes, "|TAIL"));
+  EXPECT_EQ(pool->metrics().retries, 1u);
+}
+
+TEST_F(RpcPoolFilePayloadTest, AFileThatEndsBeforeItsRangeFailsTheCallWhichIsNotSentAgain) {
+  TestTcpServer server(NewLengthPrefixFraming(), Echo());
+  auto pool = MakePool(server.port(), NewLengthPrefixFraming());
+  TempFile file(std::string(100, 'e'));
+  absl::StatusOr<std::string> r = pool->CallBlocking(Request(), FromFile(file, 0, 1000, /*idempotent=*/true));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("ended after 100 of 1000 bytes"));
+  EXPECT_EQ(pool->metrics().retries, 0u);
+  // The cut record's connection was replaced; the pool goes on.
+  absl::StatusOr<std::string> after = pool->CallBlocking(absl::StrCat(std::string(4, '\0'), "after"));
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(after->substr(4), "after");
+}
+
+TEST_F(RpcPoolFilePayloadTest, AFilePayloadTheFramingCannotPutBeforeTheRecordIsInvalidArgument) {
+  auto framing = std::shared_ptr<const Framing>(NewRecordMarkingFraming({.max_fragment_size = 1024}));
+  TestTcpServer server(framing, Echo());
+  auto pool = MakePool(server.port(), framing);
+  TempFile file(std::string(4096, 'x'));
+  absl::StatusOr<std::string> r = pool->CallBlocking(Request(), FromFile(file, 0, 4096));
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  RpcCallOptions both = FromFile(file, 0, 10);
+  both.payload = "memory too";
+  EXPECT_EQ(pool->CallBlocking(Request(), both).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace ferry

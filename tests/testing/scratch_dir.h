@@ -65,6 +65,29 @@ class ScratchDir {
 };
 
 // The bytes of the file at `path` ("" if it cannot be read).
+// A temporary file holding `bytes`, open for reading: a local source for
+// the writes that take a descriptor (sendfile). Removed when destroyed.
+class OpenTempFile {
+ public:
+  explicit OpenTempFile(const std::string& bytes) {
+    char name[] = "/tmp/ferry-test-source-XXXXXX";
+    fd_ = mkstemp(name);
+    path_ = name;
+    EXPECT_EQ(::write(fd_, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+  }
+  ~OpenTempFile() {
+    ::close(fd_);
+    ::unlink(path_.c_str());
+  }
+  OpenTempFile(const OpenTempFile&) = delete;
+  OpenTempFile& operator=(const OpenTempFile&) = delete;
+  int fd() const { return fd_; }
+
+ private:
+  int fd_ = -1;
+  std::string path_;
+};
+
 inline std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;

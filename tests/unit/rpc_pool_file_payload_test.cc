@@ -3,9 +3,6 @@
 // on the wire holds the file's range at its offset, calls around it keep
 // their order, a resend reads the file again, and a file that ends before
 // its range fails its call (not sent again) while the pool goes on.
-#include <stdlib.h>
-#include <unistd.h>
-
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,6 +15,7 @@
 #include "ferry/runtime/runtime.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "testing/scratch_dir.h"
 #include "testing/test_tcp_server.h"
 
 namespace ferry {
@@ -31,26 +29,6 @@ using ::ferry::testing::ReadyPool;
 using ::ferry::testing::TestTcpServer;
 using ::testing::HasSubstr;
 
-// A temporary file holding `bytes`, open for reading; removed at the end.
-class TempFile {
- public:
-  explicit TempFile(const std::string& bytes) {
-    char name[] = "/tmp/ferry-rpc-payload-XXXXXX";
-    fd_ = mkstemp(name);
-    path_ = name;
-    EXPECT_EQ(::write(fd_, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
-  }
-  ~TempFile() {
-    ::close(fd_);
-    ::unlink(path_.c_str());
-  }
-  int fd() const { return fd_; }
-
- private:
-  int fd_ = -1;
-  std::string path_;
-};
-
 class RpcPoolFilePayloadTest : public ::testing::Test {
  protected:
   std::unique_ptr<RpcPool> MakePool(uint16_t port, std::shared_ptr<const Framing> framing) {
@@ -58,8 +36,11 @@ class RpcPoolFilePayloadTest : public ::testing::Test {
   }
   // A call "HEAD" + the file's [offset, offset + size) + "|TAIL" (after the
   // 4-byte id).
-  static RpcCallOptions FromFile(const TempFile& f, int64_t offset, size_t size, bool idempotent = false) {
-    return {.idempotent = idempotent, .payload_at = 8, .payload_file = {.fd = f.fd(), .offset = offset, .size = size}};
+  static RpcCallOptions FromFile(const testing::OpenTempFile& f, int64_t offset, size_t size,
+                                 bool idempotent = false) {
+    return {.idempotent = idempotent,
+            .payload_at = 8,
+            .payload_file = {.fd = f.fd(), .offset = offset, .size = size}};
   }
   static std::string Request() { return absl::StrCat(std::string(4, '\0'), "HEAD|TAIL"); }
   Runtime rt_;
@@ -69,7 +50,7 @@ TEST_F(RpcPoolFilePayloadTest, TheFilesRangeGoesOutInsideTheRecordAtItsOffset) {
   TestTcpServer server(NewLengthPrefixFraming(), Echo());
   auto pool = MakePool(server.port(), NewLengthPrefixFraming());
   const std::string bytes = Patterned(3 << 20, 'f');  // more than the socket buffers hold
-  TempFile file(bytes);
+  testing::OpenTempFile file(bytes);
   absl::StatusOr<std::string> r = pool->CallBlocking(Request(), FromFile(file, 1000, bytes.size() - 2000));
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_TRUE(r->substr(4) == absl::StrCat("HEAD", bytes.substr(1000, bytes.size() - 2000), "|TAIL"));
@@ -81,7 +62,7 @@ TEST_F(RpcPoolFilePayloadTest, RecordMarkingFramesTheRecordAsOneFragment) {
   TestTcpServer server(framing, Echo());
   auto pool = MakePool(server.port(), framing);
   const std::string bytes = Patterned(1 << 20, 'r');
-  TempFile file(bytes);
+  testing::OpenTempFile file(bytes);
   absl::StatusOr<std::string> r = pool->CallBlocking(Request(), FromFile(file, 0, bytes.size()));
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_TRUE(r->substr(4) == absl::StrCat("HEAD", bytes, "|TAIL"));
@@ -91,7 +72,7 @@ TEST_F(RpcPoolFilePayloadTest, CallsAroundFilePayloadsKeepTheirBytes) {
   TestTcpServer server(NewLengthPrefixFraming(), Echo());
   auto pool = MakePool(server.port(), NewLengthPrefixFraming());
   const std::string bytes = Patterned(1 << 20, 'm');
-  TempFile file(bytes);
+  testing::OpenTempFile file(bytes);
   std::vector<Future<std::string>> calls;
   std::vector<std::string> expected;
   for (int i = 0; i < 24; ++i) {
@@ -115,7 +96,7 @@ TEST_F(RpcPoolFilePayloadTest, AnIdempotentCallResentAfterALostConnectionReadsTh
   TestTcpServer server(NewLengthPrefixFraming(), LoseTheFirstThenEcho());
   auto pool = MakePool(server.port(), NewLengthPrefixFraming());
   const std::string bytes = Patterned(200'000, 'i');
-  TempFile file(bytes);
+  testing::OpenTempFile file(bytes);
   absl::StatusOr<std::string> r =
       pool->CallBlocking(Request(), FromFile(file, 0, bytes.size(), /*idempotent=*/true));
   ASSERT_TRUE(r.ok()) << r.status();
@@ -126,7 +107,7 @@ TEST_F(RpcPoolFilePayloadTest, AnIdempotentCallResentAfterALostConnectionReadsTh
 TEST_F(RpcPoolFilePayloadTest, AFileThatEndsBeforeItsRangeFailsTheCallWhichIsNotSentAgain) {
   TestTcpServer server(NewLengthPrefixFraming(), Echo());
   auto pool = MakePool(server.port(), NewLengthPrefixFraming());
-  TempFile file(std::string(100, 'e'));
+  testing::OpenTempFile file(std::string(100, 'e'));
   absl::StatusOr<std::string> r = pool->CallBlocking(Request(), FromFile(file, 0, 1000, /*idempotent=*/true));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
@@ -142,7 +123,7 @@ TEST_F(RpcPoolFilePayloadTest, AFilePayloadTheFramingCannotPutBeforeTheRecordIsI
   auto framing = std::shared_ptr<const Framing>(NewRecordMarkingFraming({.max_fragment_size = 1024}));
   TestTcpServer server(framing, Echo());
   auto pool = MakePool(server.port(), framing);
-  TempFile file(std::string(4096, 'x'));
+  testing::OpenTempFile file(std::string(4096, 'x'));
   absl::StatusOr<std::string> r = pool->CallBlocking(Request(), FromFile(file, 0, 4096));
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
   RpcCallOptions both = FromFile(file, 0, 10);

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "gtest/gtest.h"
+#include "testing/scratch_dir.h"
 #include "testing/test_tcp_server.h"
 
 namespace ferry {
@@ -86,26 +87,6 @@ TEST(SessionPool, RawReceiveOfMoreThanThePeerSendsIsUnavailableAndBreaksTheSessi
   EXPECT_TRUE((*lease)->broken());
 }
 
-// A temporary file holding `bytes`, open for reading; removed at the end.
-class TempSource {
- public:
-  explicit TempSource(const std::string& bytes) {
-    char name[] = "/tmp/ferry-session-source-XXXXXX";
-    fd_ = mkstemp(name);
-    path_ = name;
-    EXPECT_EQ(::write(fd_, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
-  }
-  ~TempSource() {
-    ::close(fd_);
-    ::unlink(path_.c_str());
-  }
-  int fd() const { return fd_; }
-
- private:
-  int fd_ = -1;
-  std::string path_;
-};
-
 std::string Prefix(size_t n) {
   return {static_cast<char>(n >> 24), static_cast<char>(n >> 16), static_cast<char>(n >> 8),
           static_cast<char>(n)};
@@ -132,7 +113,7 @@ class SessionPoolFileTest : public ::testing::Test {
 TEST_F(SessionPoolFileTest, AFileRangeIsSentFromItsDescriptor) {
   std::string bytes(3 << 20, '\0');  // larger than one socket buffer
   for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 7 + i / 4096);
-  TempSource source(bytes);
+  testing::OpenTempFile source(bytes);
   const size_t from = 1000, n = bytes.size() - 2000;
   const std::string prefix = Prefix(n);
   const std::string_view parts[] = {prefix};
@@ -147,7 +128,7 @@ TEST_F(SessionPoolFileTest, AFileRangeIsSentFromItsDescriptor) {
 }
 
 TEST_F(SessionPoolFileTest, AFileThatEndsBeforeTheRangeSendsWhatItHasAndBreaksTheSession) {
-  TempSource source(std::string(100, 'x'));
+  testing::OpenTempFile source(std::string(100, 'x'));
   absl::StatusOr<size_t> sent = session()->SendFileRange(source.fd(), 40, 1000);
   ASSERT_TRUE(sent.ok()) << sent.status();
   EXPECT_EQ(*sent, 60u);
@@ -158,7 +139,7 @@ TEST_F(SessionPoolFileTest, AFileRangeToAConnectionThePeerClosedIsAnErrorNotASig
   // sendfile raises SIGPIPE on a reset connection; were it delivered, this
   // test program would die of it (its disposition is the default).
   ASSERT_TRUE(session()->Send("hang up").ok());
-  TempSource source(std::string(4 << 20, 'y'));
+  testing::OpenTempFile source(std::string(4 << 20, 'y'));
   absl::Status last;
   for (int i = 0; i < 100 && last.ok(); ++i) {  // the first bytes may still be taken
     last = session()->SendFileRange(source.fd(), 0, 4 << 20).status();

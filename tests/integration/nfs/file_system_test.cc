@@ -26,6 +26,7 @@
 #include "ferry/fs/file_system.h"
 #include "ferry/nfs/nfs_file_system.h"
 #include "nfs_test_util.h"
+#include "testing/scratch_dir.h"
 
 namespace ferry {
 namespace {
@@ -228,30 +229,10 @@ TEST_F(NfsFileSystemTest, OpenReadListedWithoutAHandleLooksThePathUp) {
   EXPECT_EQ(*ReadAll(**by_path, 9), "b's bytes");
 }
 
-// A local file of `bytes`, open for reading, for WriteFromDescriptor.
-class LocalSource {
- public:
-  explicit LocalSource(const std::string& bytes) {
-    char name[] = "/tmp/ferry-nfs-source-XXXXXX";
-    fd_ = mkstemp(name);
-    path_ = name;
-    EXPECT_EQ(::write(fd_, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
-  }
-  ~LocalSource() {
-    ::close(fd_);
-    ::unlink(path_.c_str());
-  }
-  int fd() const { return fd_; }
-
- private:
-  int fd_ = -1;
-  std::string path_;
-};
-
 TEST_F(NfsFileSystemTest, AWriteFromADescriptorWritesThatRangeOfTheFile) {
   std::string bytes(3 << 20, '\0');  // three WRITEs of 1 MiB
   for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 13 + i / 7);
-  LocalSource source(bytes);
+  testing::OpenTempFile source(bytes);
   absl::StatusOr<std::unique_ptr<fs::File>> f = fs_->OpenWrite("range.bin", {});
   ASSERT_TRUE(f.ok()) << f.status();
   absl::StatusOr<size_t> n = (*f)->WriteFromDescriptor(0, source.fd(), 12345, bytes.size() - 12345);
@@ -264,7 +245,7 @@ TEST_F(NfsFileSystemTest, AWriteFromADescriptorWritesThatRangeOfTheFile) {
 }
 
 TEST_F(NfsFileSystemTest, AWriteFromADescriptorThatEndsEarlyFailsAndPublishesNothing) {
-  LocalSource source(std::string(1000, 's'));
+  testing::OpenTempFile source(std::string(1000, 's'));
   absl::StatusOr<std::unique_ptr<fs::File>> f = fs_->OpenWrite("short.bin", {});
   ASSERT_TRUE(f.ok()) << f.status();
   absl::StatusOr<size_t> n = (*f)->WriteFromDescriptor(0, source.fd(), 0, 5000);

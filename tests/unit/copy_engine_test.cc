@@ -633,6 +633,7 @@ class DescriptorTakingFileSystem final : public MemFileSystem {
   using MemFileSystem::MemFileSystem;
   std::atomic<int> from_descriptor{0};
   size_t short_by = 0;
+  bool unimplemented = false;  // answers as a writer that cannot take from this descriptor
 
   absl::StatusOr<std::unique_ptr<fs::File>> OpenWrite(std::string_view path,
                                                       const fs::WriteOptions& options) override {
@@ -651,6 +652,7 @@ class DescriptorTakingFileSystem final : public MemFileSystem {
     absl::StatusOr<size_t> WriteFromDescriptor(int64_t offset, int fd, int64_t fd_offset,
                                                size_t n) override {
       ++fs_->from_descriptor;
+      if (fs_->unimplemented) return absl::UnimplementedError("not from this descriptor");
       std::string bytes(n - std::min(n, fs_->short_by), '\0');
       if (::pread(fd, bytes.data(), bytes.size(), fd_offset) != static_cast<ssize_t>(bytes.size())) {
         return absl::InternalError("pread");
@@ -685,6 +687,17 @@ TEST_F(CopyEngineTest, ALocalSourceGoesFromItsDescriptorWhereTheDestinationTakes
   ASSERT_TRUE(stats.ok()) << stats.status();
   EXPECT_THAT(dst.GetFile("a.bin"), Optional(Pattern(4'321)));
   EXPECT_EQ(dst.from_descriptor.load(), 5);  // every chunk of 1,000 bytes
+}
+
+TEST_F(CopyEngineTest, AWriterThatCannotTakeTheDescriptorGetsBytesForTheRestOfTheFile) {
+  DescriptorTakingFileSystem dst("dst");
+  dst.unimplemented = true;
+  CopyOptions o = Small();
+  o.parallelism = 1;  // chunks one after the other: only the first asks
+  absl::StatusOr<TransferStats> stats = CopyLocalFile(runtime_, Pattern(4'321), dst, std::move(o));
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_THAT(dst.GetFile("a.bin"), Optional(Pattern(4'321)));
+  EXPECT_EQ(dst.from_descriptor.load(), 1);
 }
 
 TEST_F(CopyEngineTest, ASourceThatEndsBeforeItsDescriptorsRangeFailsAsShrunkAndPublishesNothing) {

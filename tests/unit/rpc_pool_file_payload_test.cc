@@ -2,7 +2,10 @@
 // payload_file, by sendfile), against TCP servers on 127.0.0.1: the record
 // on the wire holds the file's range at its offset, calls around it keep
 // their order, a resend reads the file again, and a file that ends before
-// its range fails its call (not sent again) while the pool goes on.
+// its range (or cannot be read) fails its call, not sent again, while its
+// connection goes on (zeros complete the record).
+#include <unistd.h>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -113,10 +116,27 @@ TEST_F(RpcPoolFilePayloadTest, AFileThatEndsBeforeItsRangeFailsTheCallWhichIsNot
   EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("ended after 100 of 1000 bytes"));
   EXPECT_EQ(pool->metrics().retries, 0u);
-  // The cut record's connection was replaced; the pool goes on.
+  // Zeros completed the record: the same connection carries the next call.
   absl::StatusOr<std::string> after = pool->CallBlocking(absl::StrCat(std::string(4, '\0'), "after"));
   ASSERT_TRUE(after.ok()) << after.status();
   EXPECT_EQ(after->substr(4), "after");
+  EXPECT_EQ(pool->metrics().connection_failures, 0u);
+}
+
+TEST_F(RpcPoolFilePayloadTest, AFileSendfileCannotReadFailsTheCallUnimplementedAndTheConnectionGoesOn) {
+  TestTcpServer server(NewLengthPrefixFraming(), Echo());
+  auto pool = MakePool(server.port(), NewLengthPrefixFraming());
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);  // a pipe: no page cache for sendfile to read
+  absl::StatusOr<std::string> r = pool->CallBlocking(
+      Request(), {.payload_at = 8, .payload_file = {.fd = pipe_fds[0], .offset = 0, .size = 100}});
+  close(pipe_fds[0]);
+  close(pipe_fds[1]);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented) << r.status();
+  absl::StatusOr<std::string> after = pool->CallBlocking(absl::StrCat(std::string(4, '\0'), "after"));
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(pool->metrics().connection_failures, 0u);
 }
 
 TEST_F(RpcPoolFilePayloadTest, AFilePayloadTheFramingCannotPutBeforeTheRecordIsInvalidArgument) {

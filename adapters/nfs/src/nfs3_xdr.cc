@@ -7,6 +7,7 @@
 #include "ferry/nfs/nfs3_xdr.h"
 
 #include <algorithm>
+#include <cassert>
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -328,6 +329,8 @@ void EncodeWriteArgsHead(const WriteArgs& args, std::string* out) {
 }
 
 void EncodeWriteArgs(const WriteArgs& args, std::string* out) {
+  // Data from a file is the RPC layer's to send (NfsClient's Send does).
+  assert(args.from_file.fd < 0);
   EncodeWriteArgsHead(args, out);
   XdrEncoder(out).WriteFixedOpaque(args.data);  // the data and its padding
 }

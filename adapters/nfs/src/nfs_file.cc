@@ -7,6 +7,8 @@
 // (NfsClient::ReadIntoAsync): no copy in user space.
 #include "ferry/nfs/nfs_file.h"
 
+#include <fcntl.h>
+
 #include <algorithm>
 #include <utility>
 #include <vector>
@@ -188,6 +190,9 @@ absl::StatusOr<size_t> NfsFile::WriteFromDescriptor(int64_t offset, int fd, int6
   size_t done = 0;
   while (done < n) {
     const size_t want = std::min(max_call, n - done);
+    // The pool sends the bytes from its I/O thread, which must not wait on
+    // a disk: they are brought into the page cache here, on the caller's.
+    ::readahead(fd, fd_offset + static_cast<int64_t>(done), want);
     FERRY_ASSIGN_OR_RETURN(WriteReply w,
                            client_.WriteFromFile(handle_, offset + done, fd,
                                                  fd_offset + static_cast<int64_t>(done), want,

@@ -108,6 +108,7 @@ RpcCallId PoolCore::Submit(std::string request, Callback<std::string> done, cons
         !o.payload.empty() ? "a payload both in memory and from a file"
         : o.payload_at > request.size() || (by_id_ && o.payload_at < 4)
             ? "a file payload at an offset outside the request (or inside its call id)"
+        : o.payload_file.offset < 0 ? "a file payload at a negative file offset"
         : !options_.framing->PrefixFor(request.size() + o.payload_file.size, &prefix)
             ? "a file payload, which this framing cannot put in one piece before the record"
             : nullptr;

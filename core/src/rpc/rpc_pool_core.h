@@ -108,6 +108,9 @@ class PoolCore {
   void StartFileWrite(const std::shared_ptr<Session>& s);
   void SendFileSome(const std::shared_ptr<Session>& s);
   void SendFileTail(const std::shared_ptr<Session>& s);
+  // Completes with zeros a record whose file ended or failed (the call is
+  // marked failed): the connection stays in step.
+  void SendFileZeros(const std::shared_ptr<Session>& s);
 
  private:
   // Strand work of one connection.

@@ -246,6 +246,20 @@ void PoolCore::StartFileWrite(const std::shared_ptr<Session>& s) {
                     }));
 }
 
+namespace {
+
+// Errors of the connection, as opposed to the file sendfile reads.
+bool IsSocketError(int e) {
+  return e == EPIPE || e == ECONNRESET || e == ENOTCONN || e == ETIMEDOUT || e == ECONNABORTED ||
+         e == EHOSTUNREACH || e == ENETUNREACH || e == ENETDOWN || e == ENOBUFS || e == ENOMEM;
+}
+
+// Zeros that complete a record whose file could not give its bytes.
+constexpr size_t kZeroFill = 64 << 10;
+constexpr char kZeros[kZeroFill] = {};
+
+}  // namespace
+
 void PoolCore::SendFileSome(const std::shared_ptr<Session>& s) {
   FileWrite& w = s->file_write;
   if (s->dead) {  // closed meanwhile: Lost has ended the calls
@@ -255,6 +269,7 @@ void PoolCore::SendFileSome(const std::shared_ptr<Session>& s) {
   }
   const int sock = s->socket.native_handle();
   std::error_code failed;
+  int file_errno = 0;
   {
     // sendfile has no MSG_NOSIGNAL: SIGPIPE is held for this thread while
     // it runs, and one it raised taken back.
@@ -281,40 +296,70 @@ void PoolCore::SendFileSome(const std::shared_ptr<Session>& s) {
         return;
       }
       if (n == 0) break;  // the file ended
-      failed = std::error_code(errno, std::system_category());
-    }
-  }
-  if (!failed && w.left > 0) {
-    // The file ended before its range: the record is cut short, so the
-    // connection goes, and the call fails without being sent again.
-    const size_t got = w.size - w.left;
-    {
-      MutexLock l(&mu_);
-      if (w.call->abandoned.ok()) {
-        ++m_.calls_failed;
-        w.call->abandoned = absl::FailedPreconditionError(absl::StrCat(
-            "rpc to ", target_, ": the file sent as the payload ended after ", got, " of ", w.size,
-            " bytes"));
+      if (IsSocketError(errno)) {
+        failed = std::error_code(errno, std::system_category());
+      } else {
+        file_errno = errno;  // the file's fault: an I/O error, a file sendfile cannot read
+        break;
       }
     }
-    const size_t sent = w.sent;
-    w = FileWrite{};
-    {
-      MutexLock l(&mu_);
-      shared(s->conn->index).metrics.bytes_sent += sent;
-      m_.bytes_sent += sent;
-    }
-    Lost(s, absl::StatusCode::kUnavailable, "a file payload ended early; its record was cut short",
-         /*failure=*/false);
-    OnWritten(s, asio::error::operation_aborted, 0);
-    return;
   }
   if (failed) {
     w = FileWrite{};
     OnWritten(s, failed, 0);
     return;
   }
+  if (w.left > 0) {
+    // The file ended before its range, or could not be read. The record's
+    // length is on the wire: zeros complete it (they only reach the
+    // server's temporary, which the caller discards), so the connection
+    // and its other calls go on, and the call fails, not sent again (its
+    // reply finds a tombstone).
+    const size_t got = w.size - w.left;
+    absl::Status why;
+    if (file_errno == 0) {
+      why = absl::FailedPreconditionError(absl::StrCat(
+          "rpc to ", target_, ": the file sent as the payload ended after ", got, " of ", w.size, " bytes"));
+    } else if (got == 0 && (file_errno == EINVAL || file_errno == ENOSYS || file_errno == EOPNOTSUPP ||
+                              file_errno == ESPIPE)) {
+      // Its filesystem cannot feed sendfile: the caller sends bytes instead.
+      why = absl::UnimplementedError(absl::StrCat("rpc to ", target_,
+                                                  ": sendfile cannot read the payload's file: ",
+                                                  std::strerror(file_errno)));
+    } else {
+      why = absl::DataLossError(absl::StrCat("rpc to ", target_, ": reading the file sent as the payload: ",
+                                             std::strerror(file_errno)));
+    }
+    {
+      MutexLock l(&mu_);
+      if (w.call->abandoned.ok()) {
+        ++m_.calls_failed;
+        w.call->abandoned = std::move(why);
+      }
+    }
+    SendFileZeros(s);
+    return;
+  }
   SendFileTail(s);
+}
+
+void PoolCore::SendFileZeros(const std::shared_ptr<Session>& s) {
+  const size_t n = std::min(s->file_write.left, kZeroFill);
+  asio::async_write(s->socket, asio::buffer(kZeros, n),
+                    asio::bind_executor(s->conn->strand, [this, s](const std::error_code& ec, size_t k) {
+                      if (ec) {
+                        s->file_write = FileWrite{};
+                        OnWritten(s, ec, 0);
+                        return;
+                      }
+                      s->file_write.left -= k;
+                      s->file_write.sent += k;
+                      if (s->file_write.left > 0) {
+                        SendFileZeros(s);
+                      } else {
+                        SendFileTail(s);
+                      }
+                    }));
 }
 
 void PoolCore::SendFileTail(const std::shared_ptr<Session>& s) {

@@ -113,6 +113,10 @@ struct ActiveFile {
   absl::Status error;
   int64_t bytes_written = 0;
   fs::File::Counters counters;  // the writer's, after its Close
+  // The writer answered WriteFromDescriptor Unimplemented: bytes from then
+  // on (an NFS WRITE from a file sendfile cannot read costs a connection's
+  // worth of zeros each time). Read and set by the chunks' workers.
+  std::atomic<bool> bytes_only{false};
 };
 
 // The hash two filesystems' content is compared by: one both servers keep
@@ -776,14 +780,16 @@ class CopyRun {
     // A local source's bytes go to a destination that takes them from its
     // descriptor without passing through this process (iRODS: sendfile);
     // the buffer stays untouched. Others answer Unimplemented: bytes.
-    if (const int fd = f.reader->descriptor(); fd >= 0) {
+    if (const int fd = f.reader->descriptor(); fd >= 0 && !f.bytes_only.load(std::memory_order_relaxed)) {
       absl::StatusOr<size_t> n = f.writer->WriteFromDescriptor(offset, fd, offset, len);
       if (n.ok()) {
         if (*n != len) return shrank(*n);
         *moved = static_cast<int64_t>(len);
         return absl::OkStatus();
       }
-      if (!absl::IsUnimplemented(n.status())) {
+      if (absl::IsUnimplemented(n.status())) {
+        f.bytes_only.store(true, std::memory_order_relaxed);
+      } else {
         // A protocol may fail the write rather than count what it took
         // (NFS: the call's record was cut short): the file says which.
         struct stat st;

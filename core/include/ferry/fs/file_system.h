@@ -77,9 +77,10 @@ class File {
   // Returns the bytes taken from `fd`: fewer than `n` (or FailedPrecondition
   // saying so) only if it ended first, and then the write failed (the
   // protocol's record was cut short) and the file must be discarded.
-  // Unimplemented where this file cannot (the default; iRODS and NFS can):
-  // the caller writes the bytes with WriteAt instead. Thread-safety: as
-  // WriteAt.
+  // Unimplemented where this file cannot (the default; iRODS and NFS can,
+  // unless sendfile cannot read `fd`): the caller writes the bytes with
+  // WriteAt instead, and had better do so for the rest of the file.
+  // Thread-safety: as WriteAt.
   virtual absl::StatusOr<size_t> WriteFromDescriptor(int64_t offset, int fd, int64_t fd_offset,
                                                      size_t n);
 

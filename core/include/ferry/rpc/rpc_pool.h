@@ -261,10 +261,15 @@ struct RpcCallOptions {
   // `fd` from `offset`, sent with sendfile, never through this process (an
   // NFS WRITE from a local file). Same place (payload_at) and lifetime rule
   // (for `fd`) as `payload`. A file that ends before `size` bytes fails the
-  // call with FailedPrecondition ("... ended after N of M bytes") and closes
-  // its connection (the record is cut short); such a call is not sent
-  // again. The framing must be able to put all its bytes before the record
-  // (Framing::PrefixFor): InvalidArgument otherwise, as for both payloads.
+  // call with FailedPrecondition ("... ended after N of M bytes"); one that
+  // cannot be read, DataLoss, or Unimplemented where its filesystem cannot
+  // feed sendfile at all (send its bytes instead). Zeros complete the
+  // record then (the server gets them), so the connection and its other
+  // calls go on; the call is not sent again. Sent from the I/O thread: a
+  // file not in the page cache should be read ahead by the caller. The
+  // framing must be able to put all its bytes before the record
+  // (Framing::PrefixFor): InvalidArgument otherwise, as for both payloads
+  // or a negative offset.
   struct FilePayload {
     int fd = -1;
     int64_t offset = 0;

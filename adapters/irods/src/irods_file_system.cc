@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -95,43 +96,18 @@ class IrodsFile final : public fs::File {
   }
 
   absl::StatusOr<size_t> WriteAt(int64_t offset, absl::Span<const char> data) override {
-    if (!writer()) return absl::FailedPreconditionError("WriteAt on an iRODS file opened for reading");
-    FERRY_ASSIGN_OR_RETURN(std::unique_ptr<IrodsStream> s, Borrow());
-    absl::Status st = s->Seek(offset);
-    for (size_t done = 0; st.ok() && done < data.size(); done += kMaxCall) {
-      st = s->Write(std::string_view(data.data() + done, std::min(kMaxCall, data.size() - done)));
-    }
-    Return(std::move(s));
-    if (!st.ok()) return st;
-    MutexLock lock(&mu_);
-    size_ = std::max(size_, offset + static_cast<int64_t>(data.size()));
-    return data.size();
+    return WriteInCalls(offset, data.size(),
+                        [&](IrodsStream& s, size_t done, size_t len) -> absl::StatusOr<size_t> {
+                          FERRY_RETURN_IF_ERROR(s.Write(std::string_view(data.data() + done, len)));
+                          return len;
+                        });
   }
 
   absl::StatusOr<size_t> WriteFromDescriptor(int64_t offset, int fd, int64_t fd_offset,
                                              size_t n) override {
-    if (!writer()) return absl::FailedPreconditionError("write to an iRODS file opened for reading");
-    FERRY_ASSIGN_OR_RETURN(std::unique_ptr<IrodsStream> s, Borrow());
-    absl::Status st = s->Seek(offset);
-    size_t done = 0;
-    bool ended = false;
-    while (st.ok() && done < n) {
-      const size_t len = std::min(kMaxCall, n - done);
-      absl::StatusOr<size_t> sent = s->WriteFromFile(fd, fd_offset + static_cast<int64_t>(done), len);
-      if (!sent.ok()) {
-        st = sent.status();
-      } else {
-        done += *sent;
-        ended = *sent < len;  // the source ended: the stream is broken
-        if (ended) break;
-      }
-    }
-    Return(std::move(s));
-    if (!st.ok()) return st;
-    if (ended) return done;  // the last call did not happen: the file is to be discarded
-    MutexLock lock(&mu_);
-    size_ = std::max(size_, offset + static_cast<int64_t>(done));
-    return done;
+    return WriteInCalls(offset, n, [&](IrodsStream& s, size_t done, size_t len) {
+      return s.WriteFromFile(fd, fd_offset + static_cast<int64_t>(done), len);
+    });
   }
 
   absl::StatusOr<int64_t> Size() override {
@@ -234,6 +210,38 @@ class IrodsFile final : public fs::File {
     MutexLock lock(&mu_);
     idle_.push_back(std::move(s));
     returned_.Signal();
+  }
+
+  // `n` bytes at `offset` on a borrowed stream, in calls of at most
+  // kMaxCall, each made by `write(stream, done, len)`, which returns the
+  // bytes it wrote: fewer than `len` only when its source ended (the
+  // stream is broken then, and the file to be discarded), which stops here
+  // without counting them.
+  absl::StatusOr<size_t> WriteInCalls(
+      int64_t offset, size_t n,
+      absl::FunctionRef<absl::StatusOr<size_t>(IrodsStream& s, size_t done, size_t len)> write) {
+    if (!writer()) return absl::FailedPreconditionError("WriteAt on an iRODS file opened for reading");
+    FERRY_ASSIGN_OR_RETURN(std::unique_ptr<IrodsStream> s, Borrow());
+    absl::Status st = s->Seek(offset);
+    size_t done = 0;
+    bool ended = false;
+    while (st.ok() && done < n) {
+      const size_t len = std::min(kMaxCall, n - done);
+      absl::StatusOr<size_t> wrote = write(*s, done, len);
+      if (!wrote.ok()) {
+        st = wrote.status();
+      } else {
+        done += *wrote;
+        ended = *wrote < len;
+        if (ended) break;
+      }
+    }
+    Return(std::move(s));
+    if (!st.ok()) return st;
+    if (ended) return done;
+    MutexLock lock(&mu_);
+    size_ = std::max(size_, offset + static_cast<int64_t>(done));
+    return done;
   }
 
   // Joined streams first, then the primary, which finalizes the replica.

@@ -128,6 +128,9 @@ absl::StatusOr<std::string> OneShotCall(Runtime& runtime, const std::string& hos
   return CallOn(*pool, proc, cred, args);
 }
 
+// A WRITE's reply as the client answers it.
+WriteReply WriteReplyOf(WriteResult r) { return WriteReply{r.count, r.committed, r.verifier}; }
+
 // "/a" for "/a/b/c" and "/a"; "/" for "/".
 std::string FirstComponent(std::string_view path) {
   const size_t end = path.find('/', 1);
@@ -323,22 +326,18 @@ struct NfsClient::Impl {
   // on a connection of its own.
   absl::StatusOr<std::string> MountCall(Mount3Proc proc, std::string_view args,
                                         RpcPool* pool = nullptr) {
-    const RpcProcedure p = Mount3Procedure(proc);
-    FERRY_ASSIGN_OR_RETURN(std::string record,
-                           pool != nullptr
-                               ? CallOn(*pool, p, cred, args)
-                               : OneShotCall(*runtime, url.host, mount_port, p, cred, args, options));
-    FERRY_ASSIGN_OR_RETURN(RpcReply reply, DecodeReply(record, p));
-    return std::string(reply.results);
+    return MountResults(proc, pool != nullptr ? StartMountCall(proc, args, *pool).Get()
+                                              : OneShotCall(*runtime, url.host, mount_port,
+                                                            Mount3Procedure(proc), cred, args, options));
   }
 
   // MountCall's two halves, for calls in flight together.
   Future<std::string> StartMountCall(Mount3Proc proc, std::string_view args, RpcPool& pool) {
     return StartCallOn(pool, Mount3Procedure(proc), cred, args);
   }
-  absl::StatusOr<std::string> MountResults(Mount3Proc proc, Future<std::string> call) {
-    FERRY_ASSIGN_OR_RETURN(std::string record, std::move(call).Get());
-    FERRY_ASSIGN_OR_RETURN(RpcReply reply, DecodeReply(record, Mount3Procedure(proc)));
+  absl::StatusOr<std::string> MountResults(Mount3Proc proc, absl::StatusOr<std::string> record) {
+    if (!record.ok()) return record.status();
+    FERRY_ASSIGN_OR_RETURN(RpcReply reply, DecodeReply(*record, Mount3Procedure(proc)));
     return std::string(reply.results);
   }
 };
@@ -433,7 +432,7 @@ absl::StatusOr<std::unique_ptr<NfsClient>> NfsClient::Connect(Runtime& runtime, 
   Future<std::string> exports_call = impl->StartMountCall(Mount3Proc::kExport, {}, *mount_pool);
   Future<std::string> guess_call = impl->StartMountCall(Mount3Proc::kMnt, guess_args, *mount_pool);
   if (absl::StatusOr<std::string> exports =
-          impl->MountResults(Mount3Proc::kExport, std::move(exports_call));
+          impl->MountResults(Mount3Proc::kExport, std::move(exports_call).Get());
       exports.ok()) {
     absl::StatusOr<std::vector<ExportEntry>> list = DecodeExportResult(*exports);
     if (list.ok()) {
@@ -450,7 +449,7 @@ absl::StatusOr<std::unique_ptr<NfsClient>> NfsClient::Connect(Runtime& runtime, 
     }
   }
   // Awaited either way: the pool goes next.
-  absl::StatusOr<std::string> mnt = impl->MountResults(Mount3Proc::kMnt, std::move(guess_call));
+  absl::StatusOr<std::string> mnt = impl->MountResults(Mount3Proc::kMnt, std::move(guess_call).Get());
   if (impl->export_path != guess) {
     std::string mnt_args;
     EncodeMountPathArgs(impl->export_path, &mnt_args);
@@ -647,10 +646,8 @@ void NfsClient::ReadIntoAsync(const FileHandle& fh, uint64_t offset, absl::Span<
 
 void NfsClient::WriteAsync(const FileHandle& fh, uint64_t offset, std::string_view data,
                            StableHow stable, std::string path, Callback<WriteReply> done) {
-  impl_->Call<WriteReply>(
-      kWriteCall, {.file = fh, .offset = offset, .stable = stable, .data = data}, std::move(path),
-      [](WriteResult r) { return WriteReply{r.count, r.committed, r.verifier}; },
-      std::move(done));
+  impl_->Call<WriteReply>(kWriteCall, {.file = fh, .offset = offset, .stable = stable, .data = data},
+                          std::move(path), WriteReplyOf, std::move(done));
 }
 
 void NfsClient::CommitAsync(const FileHandle& fh, uint64_t offset, uint32_t count,
@@ -776,11 +773,12 @@ absl::StatusOr<WriteReply> NfsClient::WriteFromFile(const FileHandle& fh, uint64
                                                     int64_t fd_offset, size_t n, StableHow stable,
                                                     std::string_view path) {
   return Block<WriteReply>([&](Callback<WriteReply> cb) {
-    impl_->Call<WriteReply>(
-        kWriteCall,
-        {.file = fh, .offset = offset, .stable = stable, .from_file = {.fd = fd, .offset = fd_offset, .size = n}},
-        std::string(path), [](WriteResult r) { return WriteReply{r.count, r.committed, r.verifier}; },
-        std::move(cb));
+    impl_->Call<WriteReply>(kWriteCall,
+                            {.file = fh,
+                             .offset = offset,
+                             .stable = stable,
+                             .from_file = {.fd = fd, .offset = fd_offset, .size = n}},
+                            std::string(path), WriteReplyOf, std::move(cb));
   });
 }
 

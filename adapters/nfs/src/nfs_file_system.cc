@@ -299,26 +299,12 @@ class NfsWriteFile final : public fs::File {
   ~NfsWriteFile() override { (void)Discard(); }
 
   absl::StatusOr<size_t> WriteAt(int64_t offset, absl::Span<const char> data) override {
-    std::shared_ptr<NfsFile> file;
-    {
-      MutexLock lock(&mu_);
-      file = file_;
-    }
-    FERRY_ASSIGN_OR_RETURN(size_t n, file->WriteAt(offset, data));
-    AtomicMax(high_water_, offset + static_cast<int64_t>(n));
-    return n;
+    return Wrote(offset, CurrentFile()->WriteAt(offset, data));
   }
 
   absl::StatusOr<size_t> WriteFromDescriptor(int64_t offset, int fd, int64_t fd_offset,
                                              size_t n) override {
-    std::shared_ptr<NfsFile> file;
-    {
-      MutexLock lock(&mu_);
-      file = file_;
-    }
-    FERRY_ASSIGN_OR_RETURN(size_t written, file->WriteFromDescriptor(offset, fd, fd_offset, n));
-    AtomicMax(high_water_, offset + static_cast<int64_t>(written));
-    return written;
+    return Wrote(offset, CurrentFile()->WriteFromDescriptor(offset, fd, fd_offset, n));
   }
 
   absl::StatusOr<int64_t> Size() override { return high_water_.load(); }
@@ -358,6 +344,17 @@ class NfsWriteFile final : public fs::File {
   }
 
  private:
+  // The temporary's handle writes go to (Close may replace it).
+  std::shared_ptr<NfsFile> CurrentFile() {
+    MutexLock lock(&mu_);
+    return file_;
+  }
+  // A write's result, its end counted in the size.
+  absl::StatusOr<size_t> Wrote(int64_t offset, absl::StatusOr<size_t> n) {
+    if (n.ok()) AtomicMax(high_water_, offset + static_cast<int64_t>(*n));
+    return n;
+  }
+
   std::shared_ptr<NfsFile> NewTempFile() {
     return std::make_shared<NfsFile>(client_, temp_.object.handle, temp_.path, 0);
   }

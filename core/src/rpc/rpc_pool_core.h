@@ -111,6 +111,8 @@ class PoolCore {
   // Completes with zeros a record whose file ended or failed (the call is
   // marked failed): the connection stays in step.
   void SendFileZeros(const std::shared_ptr<Session>& s);
+  // Ends a file write, done (`ec` clear: its bytes counted) or failed.
+  void EndFileWrite(const std::shared_ptr<Session>& s, const std::error_code& ec);
 
  private:
   // Strand work of one connection.

@@ -237,11 +237,7 @@ void PoolCore::StartFileWrite(const std::shared_ptr<Session>& s) {
   asio::async_write(s->socket, asio::buffer(s->write_buf),
                     asio::bind_executor(s->conn->strand, [this, s](const std::error_code& ec, size_t n) {
                       s->file_write.sent += n;
-                      if (ec) {
-                        s->file_write = FileWrite{};
-                        OnWritten(s, ec, 0);
-                        return;
-                      }
+                      if (ec) return EndFileWrite(s, ec);
                       SendFileSome(s);
                     }));
 }
@@ -262,11 +258,7 @@ constexpr char kZeros[kZeroFill] = {};
 
 void PoolCore::SendFileSome(const std::shared_ptr<Session>& s) {
   FileWrite& w = s->file_write;
-  if (s->dead) {  // closed meanwhile: Lost has ended the calls
-    w = FileWrite{};
-    OnWritten(s, asio::error::operation_aborted, 0);
-    return;
-  }
+  if (s->dead) return EndFileWrite(s, asio::error::operation_aborted);  // Lost has ended the calls
   const int sock = s->socket.native_handle();
   std::error_code failed;
   int file_errno = 0;
@@ -286,11 +278,7 @@ void PoolCore::SendFileSome(const std::shared_ptr<Session>& s) {
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
         s->socket.async_wait(asio::socket_base::wait_write,
                              asio::bind_executor(s->conn->strand, [this, s](const std::error_code& ec) {
-                               if (ec) {
-                                 s->file_write = FileWrite{};
-                                 OnWritten(s, ec, 0);
-                                 return;
-                               }
+                               if (ec) return EndFileWrite(s, ec);
                                SendFileSome(s);
                              }));
         return;
@@ -304,11 +292,7 @@ void PoolCore::SendFileSome(const std::shared_ptr<Session>& s) {
       }
     }
   }
-  if (failed) {
-    w = FileWrite{};
-    OnWritten(s, failed, 0);
-    return;
-  }
+  if (failed) return EndFileWrite(s, failed);
   if (w.left > 0) {
     // The file ended before its range, or could not be read. The record's
     // length is on the wire: zeros complete it (they only reach the
@@ -347,11 +331,7 @@ void PoolCore::SendFileZeros(const std::shared_ptr<Session>& s) {
   const size_t n = std::min(s->file_write.left, kZeroFill);
   asio::async_write(s->socket, asio::buffer(kZeros, n),
                     asio::bind_executor(s->conn->strand, [this, s](const std::error_code& ec, size_t k) {
-                      if (ec) {
-                        s->file_write = FileWrite{};
-                        OnWritten(s, ec, 0);
-                        return;
-                      }
+                      if (ec) return EndFileWrite(s, ec);
                       s->file_write.left -= k;
                       s->file_write.sent += k;
                       if (s->file_write.left > 0) {
@@ -367,10 +347,15 @@ void PoolCore::SendFileTail(const std::shared_ptr<Session>& s) {
   const std::string_view tail = r.bytes().substr(r.payload_at);
   asio::async_write(s->socket, asio::buffer(tail.data(), tail.size()),
                     asio::bind_executor(s->conn->strand, [this, s](const std::error_code& ec, size_t n) {
-                      const size_t sent = s->file_write.sent + n;
-                      s->file_write = FileWrite{};
-                      OnWritten(s, ec, ec ? 0 : sent);
+                      s->file_write.sent += n;
+                      EndFileWrite(s, ec);
                     }));
+}
+
+void PoolCore::EndFileWrite(const std::shared_ptr<Session>& s, const std::error_code& ec) {
+  const size_t sent = ec ? 0 : s->file_write.sent;
+  s->file_write = FileWrite{};
+  OnWritten(s, ec, sent);
 }
 
 void PoolCore::FrameWrite(Session& s) const {

@@ -13,12 +13,14 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <span>
 #include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
+#include "ferry/io/internal/positional_io.h"
 #include "rpc/sigpipe_held.h"
 
 namespace ferry {
@@ -216,20 +218,20 @@ absl::StatusOr<size_t> Session::SendFileRangeByCopy(int in_fd, int64_t offset, s
   std::string buf(std::min<size_t>(n, size_t{256} << 10), '\0');
   size_t done = 0;
   while (done < n) {
-    const ssize_t got = ::pread(in_fd, buf.data(), std::min(buf.size(), n - done),
-                                static_cast<off_t>(offset + static_cast<int64_t>(done)));
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) {
+    const size_t want = std::min(buf.size(), n - done);
+    absl::StatusOr<size_t> got = io_internal::PreadAll(in_fd, std::span<char>(buf.data(), want),
+                                                       offset + static_cast<int64_t>(done), "the file sent");
+    if (!got.ok()) {
       broken_ = true;
-      return absl::DataLossError(Cat("reading the file sent to ", target_, ": ", std::strerror(errno)));
+      return absl::DataLossError(Cat("reading the file sent to ", target_, ": ", got.status().message()));
     }
-    if (got == 0) {  // the file ended, as above
+    const std::string_view part(buf.data(), *got);
+    FERRY_RETURN_IF_ERROR(WriteAllBy(absl::MakeConstSpan(&part, 1), deadline));
+    done += *got;
+    if (*got < want) {  // the file ended, as above
       broken_ = true;
       return done;
     }
-    const std::string_view part(buf.data(), static_cast<size_t>(got));
-    FERRY_RETURN_IF_ERROR(WriteAllBy(absl::MakeConstSpan(&part, 1), deadline));
-    done += static_cast<size_t>(got);
   }
   return done;
 }

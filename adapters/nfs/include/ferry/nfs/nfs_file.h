@@ -29,6 +29,7 @@
 #include <string>
 #include <string_view>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -96,6 +97,11 @@ class NfsFile {
     std::optional<absl::Time> mtime;
   };
   absl::Status CheckStillAsListed(const Fattr3& now) const;
+  // `n` bytes at `offset` in WRITEs of at most wtmax, each sent by
+  // `write(done, want)`; a short one is followed by the rest.
+  absl::StatusOr<size_t> WriteInCalls(
+      int64_t offset, size_t n,
+      absl::FunctionRef<absl::StatusOr<WriteReply>(size_t done, size_t want)> write);
   // Records a WRITE's reply (unstable data, the verifier); DataLoss if the
   // server took none of the `want` bytes.
   absl::Status NoteWrite(const WriteReply& w, size_t want);

@@ -557,16 +557,19 @@ absl::StatusOr<ferry::TreeCopyResult> CopyOneFile(ferry::Runtime& runtime,
   }
   std::string target = dst.path;
   absl::StatusOr<ferry::fs::Entry> existing = dst.fs->Stat(dst.path);
+  // What is at the target, for the copy not to look again.
+  ferry::fs::PathSeen seen = ferry::fs::PathSeen::Of(existing);
   if (dst.names_directory ||
       (existing.ok() && existing->kind == ferry::fs::EntryKind::kDirectory)) {
     target = ferry::fs::JoinPath(dst.path, ferry::fs::BaseName(src.path));
+    seen = {};
   }
   if (!options.dry_run) {
     FERRY_RETURN_IF_ERROR(dst.fs->CreateDir(ferry::fs::DirName(target), /*parents=*/true));
   }
   ferry::TreeCopyResult result;
   absl::StatusOr<ferry::TransferStats> stats =
-      ferry::CopyFile(runtime, *src.fs, src.path, e, *dst.fs, target, std::move(options));
+      ferry::CopyFile(runtime, *src.fs, src.path, e, *dst.fs, target, seen, std::move(options));
   if (stats.ok()) {
     result.totals = *stats;
   } else {

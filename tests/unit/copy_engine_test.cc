@@ -255,6 +255,114 @@ TEST_F(CopyEngineTest, CopyFileOfSeveralChunksRunsOnPoolWorkers) {
   EXPECT_NE(src.opened_on().front(), std::this_thread::get_id());
 }
 
+// A MemFileSystem that records what each writer was told of its target
+// (fs::WriteOptions::target).
+class TargetRecordingFileSystem final : public MemFileSystem {
+ public:
+  using MemFileSystem::MemFileSystem;
+
+  absl::StatusOr<std::unique_ptr<fs::File>> OpenWrite(std::string_view path,
+                                                      const fs::WriteOptions& options) override {
+    {
+      MutexLock lock(&mu_);
+      told_.push_back(options.target.state);
+    }
+    return MemFileSystem::OpenWrite(path, options);
+  }
+
+  std::vector<fs::PathSeen::State> told() {
+    MutexLock lock(&mu_);
+    return told_;
+  }
+
+ private:
+  Mutex mu_;
+  std::vector<fs::PathSeen::State> told_ ABSL_GUARDED_BY(mu_);
+};
+
+CopyOptions SkipBySizeAndTime() {
+  CopyOptions o;
+  o.skip = SkipRule::kSizeAndTime;
+  return o;
+}
+
+TEST_F(CopyEngineTest, CopyFileGivenTheDestinationsStatAsksNothingMoreOfIt) {
+  TargetRecordingFileSystem dst("dst");
+  src_.PutFile("f", Pattern(2'500));
+  dst.PutFile("f", "older");
+  absl::StatusOr<fs::Entry> source = src_.Stat("f");
+  ASSERT_TRUE(source.ok()) << source.status();
+  const fs::PathSeen seen = fs::PathSeen::Of(dst.Stat("f"));
+  const int stats_before = dst.stat_calls.load();
+  absl::StatusOr<TransferStats> stats =
+      CopyFile(runtime_, src_, "f", *source, dst, "f", seen, SkipBySizeAndTime());
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_THAT(dst.GetFile("f"), Optional(Pattern(2'500)));
+  EXPECT_EQ(dst.stat_calls.load(), stats_before);
+  EXPECT_THAT(dst.told(), ElementsAre(fs::PathSeen::State::kFound));
+}
+
+TEST_F(CopyEngineTest, CopyFileGivenAMissingDestinationCopiesWithoutLooking) {
+  TargetRecordingFileSystem dst("dst");
+  src_.PutFile("f", Pattern(100));
+  absl::StatusOr<fs::Entry> source = src_.Stat("f");
+  ASSERT_TRUE(source.ok()) << source.status();
+  absl::StatusOr<TransferStats> stats = CopyFile(runtime_, src_, "f", *source, dst, "f",
+                                                 fs::PathSeen::Missing(), SkipBySizeAndTime());
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_THAT(dst.GetFile("f"), Optional(Pattern(100)));
+  EXPECT_EQ(dst.stat_calls.load(), 0);
+  EXPECT_THAT(dst.told(), ElementsAre(fs::PathSeen::State::kMissing));
+}
+
+TEST_F(CopyEngineTest, CopyFileGivenAnUpToDateDestinationLeavesItWithoutLooking) {
+  TargetRecordingFileSystem dst("dst");
+  src_.PutFile("f", Pattern(100));
+  absl::StatusOr<TransferStats> first = CopyFile(runtime_, src_, "f", dst, "f", [] {
+    CopyOptions o;
+    o.preserve_mtime = true;
+    return o;
+  }());
+  ASSERT_TRUE(first.ok()) << first.status();
+  absl::StatusOr<fs::Entry> source = src_.Stat("f");
+  ASSERT_TRUE(source.ok()) << source.status();
+  const fs::PathSeen seen = fs::PathSeen::Of(dst.Stat("f"));
+  const int stats_before = dst.stat_calls.load();
+  absl::StatusOr<TransferStats> again =
+      CopyFile(runtime_, src_, "f", *source, dst, "f", seen, SkipBySizeAndTime());
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->bytes, 0);
+  EXPECT_EQ(dst.stat_calls.load(), stats_before);
+  EXPECT_EQ(dst.told().size(), 1u);  // the first copy's writer only
+}
+
+TEST_F(CopyEngineTest, TheSkipRulesLookAtTheDestinationIsHandedToItsWriter) {
+  TargetRecordingFileSystem dst("dst");
+  src_.PutFile("f", Pattern(100));
+  ASSERT_TRUE(CopyFile(runtime_, src_, "f", dst, "f", SkipBySizeAndTime()).ok());
+  EXPECT_EQ(dst.stat_calls.load(), 1);
+  EXPECT_THAT(dst.told(), ElementsAre(fs::PathSeen::State::kMissing));
+}
+
+TEST_F(CopyEngineTest, ATreeCopysListingTellsEachWriterItsFileIsMissing) {
+  TargetRecordingFileSystem dst("dst");
+  src_.PutFile("t/a", Pattern(10));
+  src_.PutFile("t/b", Pattern(20));
+  ASSERT_TRUE(dst.CreateDir("c", false).ok());
+  absl::StatusOr<TreeCopyResult> r = CopyTree(runtime_, src_, "t", dst, "c", SkipBySizeAndTime());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->totals.files, 2);
+  EXPECT_THAT(dst.told(), ElementsAre(fs::PathSeen::State::kMissing, fs::PathSeen::State::kMissing));
+}
+
+TEST_F(CopyEngineTest, WithNoSkipRuleNorAGivenDestinationTheWriterLooksItself) {
+  TargetRecordingFileSystem dst("dst");
+  src_.PutFile("f", Pattern(100));
+  ASSERT_TRUE(CopyFile(runtime_, src_, "f", dst, "f", CopyOptions{}).ok());
+  EXPECT_EQ(dst.stat_calls.load(), 0);
+  EXPECT_THAT(dst.told(), ElementsAre(fs::PathSeen::State::kUnknown));
+}
+
 // A MemFileSystem that gives each walked file a handle ("h:" and its path)
 // when the walk asks for handles, and records the handle each file was
 // opened as listed with.

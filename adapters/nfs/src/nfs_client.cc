@@ -724,6 +724,11 @@ absl::StatusOr<NfsObject> NfsClient::LookupPathOnce(std::string_view relative, b
   return current;
 }
 
+bool NfsClient::HasCachedDirectory(std::string_view relative) {
+  return impl_->directories != nullptr &&
+         impl_->directories->TryGetFresh(std::string(relative)) != nullptr;
+}
+
 void NfsClient::ForgetDirectory(std::string_view relative) {
   if (impl_->directories == nullptr) return;
   if (relative.empty()) {

@@ -168,32 +168,38 @@ absl::StatusOr<size_t> NfsFile::ReadAt(int64_t offset, absl::Span<char> buf) {
 }
 
 absl::StatusOr<size_t> NfsFile::WriteAt(int64_t offset, absl::Span<const char> data) {
-  return WriteInCalls(offset, data.size(), [&](size_t done, size_t want) {
+  return WriteInCalls(offset, data.size(), [&](size_t done, size_t want, StableHow stable) {
     return client_.Write(handle_, offset + done, std::string_view(data.data() + done, want),
-                         StableHow::kUnstable, path_);
+                         stable, path_);
   });
 }
 
 absl::StatusOr<size_t> NfsFile::WriteFromDescriptor(int64_t offset, int fd, int64_t fd_offset,
                                                     size_t n) {
-  return WriteInCalls(offset, n, [&](size_t done, size_t want) {
+  return WriteInCalls(offset, n, [&](size_t done, size_t want, StableHow stable) {
     // The pool sends the bytes from its I/O thread, which must not wait on
     // a disk: they are brought into the page cache here, on the caller's.
     const int64_t from = fd_offset + static_cast<int64_t>(done);
     ::readahead(fd, from, want);
-    return client_.WriteFromFile(handle_, offset + done, fd, from, want, StableHow::kUnstable, path_);
+    return client_.WriteFromFile(handle_, offset + done, fd, from, want, stable, path_);
   });
 }
 
 absl::StatusOr<size_t> NfsFile::WriteInCalls(
     int64_t offset, size_t n,
-    absl::FunctionRef<absl::StatusOr<WriteReply>(size_t done, size_t want)> write) {
+    absl::FunctionRef<absl::StatusOr<WriteReply>(size_t done, size_t want, StableHow stable)>
+        write) {
   FERRY_RETURN_IF_ERROR(CheckOffset(offset, "write", client_, path_));
   const size_t max_call = std::min<size_t>(client_.fsinfo().wtmax, kMaxCallBytes);
+  // The whole file in one call: durable in it, no COMMIT after.
+  const StableHow stable = offset == 0 && n <= max_call &&
+                                   n == final_size_.load(std::memory_order_relaxed)
+                               ? StableHow::kFileSync
+                               : StableHow::kUnstable;
   size_t done = 0;
   while (done < n) {
     const size_t want = std::min(max_call, n - done);
-    FERRY_ASSIGN_OR_RETURN(WriteReply w, write(done, want));
+    FERRY_ASSIGN_OR_RETURN(WriteReply w, write(done, want, stable));
     FERRY_RETURN_IF_ERROR(NoteWrite(w, want));
     done += std::min<size_t>(w.count, want);
   }

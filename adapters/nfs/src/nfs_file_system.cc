@@ -113,11 +113,13 @@ struct UploadTarget {
 };
 
 // LOOKUPs the target's directory (its handle may come from the client's
-// directory cache) and the target. NotFound for a missing
+// directory cache) and the target, unless the caller saw what is there
+// (`seen`, with the permission bits of a file). NotFound for a missing
 // directory; FailedPrecondition if the directory is not one, or the target
 // exists and is not a regular file (a directory above all: replacing it is
 // never what a copy means).
-absl::StatusOr<UploadTarget> ResolveUploadTarget(NfsClient& client, std::string_view path) {
+absl::StatusOr<UploadTarget> ResolveUploadTarget(NfsClient& client, std::string_view path,
+                                                 const fs::PathSeen& seen) {
   auto [dir_path, name] = SplitNfsPath(path);
   UploadTarget t;
   t.path = fs::JoinPath(dir_path, name);
@@ -138,6 +140,16 @@ absl::StatusOr<UploadTarget> ResolveUploadTarget(NfsClient& client, std::string_
     return dir;
   };
   FERRY_ASSIGN_OR_RETURN(NfsObject dir, find_dir());
+  if (seen.state == fs::PathSeen::State::kMissing) {
+    t.dir = std::move(dir.handle);
+    return t;
+  }
+  if (seen.state == fs::PathSeen::State::kFound && seen.entry.kind == fs::EntryKind::kFile &&
+      seen.entry.mode != 0) {
+    t.dir = std::move(dir.handle);
+    t.existing_mode = seen.entry.mode & 0777;  // rwx bits only, as below
+    return t;
+  }
   absl::StatusOr<NfsObject> existing = client.Lookup(dir.handle, t.name, t.path);
   if (!dir.attributes && GetNfs3Status(existing.status()) == Nfs3Status::kStale) {
     // The cached handle went stale (another client removed the directory,
@@ -292,8 +304,14 @@ class NfsReadFile final : public fs::File {
 // The atomic writer: a temporary published by Close, removed otherwise.
 class NfsWriteFile final : public fs::File {
  public:
-  NfsWriteFile(NfsClient& client, UploadTarget target, UploadTemp temp, absl::Time mtime)
-      : client_(client), target_(std::move(target)), temp_(std::move(temp)), mtime_(mtime) {
+  // `size`: the final size, -1 if not known.
+  NfsWriteFile(NfsClient& client, UploadTarget target, UploadTemp temp, absl::Time mtime,
+               int64_t size)
+      : client_(client),
+        target_(std::move(target)),
+        temp_(std::move(temp)),
+        mtime_(mtime),
+        size_(size) {
     file_ = NewTempFile();
   }
   ~NfsWriteFile() override { (void)Discard(); }
@@ -356,13 +374,16 @@ class NfsWriteFile final : public fs::File {
   }
 
   std::shared_ptr<NfsFile> NewTempFile() {
-    return std::make_shared<NfsFile>(client_, temp_.object.handle, temp_.path, 0);
+    auto file = std::make_shared<NfsFile>(client_, temp_.object.handle, temp_.path, 0);
+    if (size_ >= 0) file->set_final_size(static_cast<uint64_t>(size_));
+    return file;
   }
 
   NfsClient& client_;
   const UploadTarget target_;
   const UploadTemp temp_;
   const absl::Time mtime_;
+  const int64_t size_;
   std::atomic<int64_t> high_water_{0};
   Mutex mu_;
   std::shared_ptr<NfsFile> file_ ABSL_GUARDED_BY(mu_);
@@ -508,19 +529,32 @@ class ClientFileSystem final : public NfsFileSystem {
 
   absl::StatusOr<std::unique_ptr<fs::File>> OpenWrite(
       std::string_view path, const fs::WriteOptions& options) override {
-    FERRY_ASSIGN_OR_RETURN(UploadTarget target,
-                           ResolveUploadTarget(client_, fs::NormalizePath(path)));
-    FERRY_ASSIGN_OR_RETURN(
-        UploadTemp temp,
+    const std::string p = fs::NormalizePath(path);
+    FERRY_ASSIGN_OR_RETURN(UploadTarget target, ResolveUploadTarget(client_, p, options.target));
+    absl::StatusOr<UploadTemp> temp =
         CreateUploadTemp(client_, target, target.existing_mode.value_or(options.mode),
-                         options.reclaim_before));
+                         options.reclaim_before);
+    if (GetNfs3Status(temp.status()) == Nfs3Status::kStale) {
+      // The directory's cached handle went stale (removed, perhaps made
+      // again, since it was cached; unchecked where `options.target` saved
+      // the LOOKUP): asked for afresh.
+      client_.ForgetDirectory(target.dir_path);
+      FERRY_ASSIGN_OR_RETURN(target, ResolveUploadTarget(client_, p, {}));
+      temp = CreateUploadTemp(client_, target, target.existing_mode.value_or(options.mode),
+                              options.reclaim_before);
+    }
+    FERRY_RETURN_IF_ERROR(temp.status());
     return std::unique_ptr<fs::File>(
-        new NfsWriteFile(client_, std::move(target), std::move(temp), options.mtime));
+        new NfsWriteFile(client_, std::move(target), *std::move(temp), options.mtime, options.size));
   }
 
   absl::Status CreateDir(std::string_view path, bool parents) override {
     const std::string p = fs::NormalizePath(path);
     if (p.empty()) return absl::OkStatus();  // the root exists
+    // A directory this client passed through lately is taken as there: a
+    // copy into one (its Stat walked through it) asks nothing more. Were it
+    // removed since, the write in it fails on its stale handle.
+    if (client_.HasCachedDirectory(p)) return absl::OkStatus();
     auto [dir_path, name] = SplitNfsPath(p);
     absl::StatusOr<NfsObject> dir = client_.LookupPath(dir_path);
     if (absl::IsNotFound(dir.status()) && parents) {
@@ -531,8 +565,11 @@ class ClientFileSystem final : public NfsFileSystem {
     absl::StatusOr<NfsObject> made = client_.Mkdir(dir->handle, name, 0755, p);
     if (made.ok()) return absl::OkStatus();
     if (GetNfs3Status(made.status()) == Nfs3Status::kExist) {
-      FERRY_ASSIGN_OR_RETURN(fs::Entry e, Stat(p));
-      if (e.kind == fs::EntryKind::kDirectory) return absl::OkStatus();
+      // Looked up as a directory: cached for the writes in it.
+      FERRY_ASSIGN_OR_RETURN(NfsObject there, client_.LookupDirectory(p));
+      if (!there.attributes || there.attributes->type == FileType::kDirectory) {
+        return absl::OkStatus();
+      }
     }
     return made.status();
   }

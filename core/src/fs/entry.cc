@@ -13,4 +13,9 @@ std::string_view EntryKindName(EntryKind kind) {
   return "unknown";
 }
 
+PathSeen PathSeen::Of(const absl::StatusOr<Entry>& stat) {
+  if (stat.ok()) return Found(*stat);
+  return absl::IsNotFound(stat.status()) ? Missing() : PathSeen{};
+}
+
 }  // namespace ferry::fs

@@ -93,6 +93,9 @@ struct Task {
   std::optional<fs::Entry> listed;
   // The path FileEvents name (relative to the tree's roots).
   std::string event_path;
+  // What the caller found at dst_path, where it looked (CopyFile's
+  // `destination`): the skip rule and the writer take it, not asking again.
+  fs::PathSeen destination;
 };
 
 // One file being copied: its reader and writer and how far its chunks got.
@@ -570,8 +573,10 @@ class CopyRun {
     // The source's MD5 when the comparison computed it (kept with the copy
     // below: a checksum sync reads the source once).
     std::string md5;
+    // What is at the destination, as the caller or the comparison found it.
+    fs::PathSeen target = task.destination;
     if (options_.skip != SkipRule::kNever) {
-      FERRY_ASSIGN_OR_RETURN(const Verdict verdict, Compare(task, *source, &md5));
+      FERRY_ASSIGN_OR_RETURN(const Verdict verdict, Compare(task, *source, &md5, &target));
       if (verdict != Verdict::kCopy) {
         FileEvent::Kind kind = verdict == Verdict::kSetTime ? FileEvent::Kind::kTimeUpdated
                                                             : FileEvent::Kind::kUpToDate;
@@ -631,7 +636,8 @@ class CopyRun {
                                                           .reclaim_before = reclaim_before_,
                                                           .mtime = mtime,
                                                           .content_md5 = std::move(md5),
-                                                          .resume_source = ResumeSource(f, source)}));
+                                                          .resume_source = ResumeSource(f, source),
+                                                          .target = std::move(target)}));
     FERRY_ASSIGN_OR_RETURN(f.base, KeptPrefix(f));
     f.chunks = (f.size - f.base + chunk_ - 1) / chunk_;
     return absl::OkStatus();
@@ -675,18 +681,27 @@ class CopyRun {
 
   // What the skip rule says of `task`, whose source is `source`, against
   // what the destination holds now. `*source_md5`: the source's MD5 if a
-  // comparison computed it.
+  // comparison computed it. `*target`: what is at the destination, where
+  // the caller knew it (else looked up here, and set for the writer).
   absl::StatusOr<Verdict> Compare(const Task& task, const fs::Entry& source,
-                                  std::string* source_md5) {
+                                  std::string* source_md5, fs::PathSeen* target) {
     // A tree's destination is read a directory listing at a time; a file
     // the listing cannot settle is asked for by itself.
     std::optional<fs::Entry> listed;
+    std::optional<fs::Entry> stat;  // the caller's Stat of it
     if (index_ != nullptr) {
       transfer_internal::DestinationIndex::Answer a = index_->Lookup(task.dst_path);
-      if (a.found == transfer_internal::DestinationIndex::Found::kMissing) return Verdict::kCopy;
+      if (a.found == transfer_internal::DestinationIndex::Found::kMissing) {
+        *target = fs::PathSeen::Missing();
+        return Verdict::kCopy;
+      }
       if (a.found == transfer_internal::DestinationIndex::Found::kPresent) {
         listed = std::move(a.entry);
       }
+    } else if (target->state == fs::PathSeen::State::kMissing) {
+      return Verdict::kCopy;
+    } else if (target->state == fs::PathSeen::State::kFound) {
+      stat = target->entry;
     }
     if (listed && listed->kind == fs::EntryKind::kFile && options_.skip == SkipRule::kSizeAndTime &&
         !dst_.lists_kept_mtime()) {
@@ -698,7 +713,10 @@ class CopyRun {
       if (same.ok()) return *same ? Verdict::kUpToDate : Verdict::kCopy;
       listed.reset();
     }
-    absl::StatusOr<fs::Entry> there = listed ? *std::move(listed) : dst_.Stat(task.dst_path);
+    absl::StatusOr<fs::Entry> there = listed ? *std::move(listed)
+                                      : stat ? *std::move(stat)
+                                             : dst_.Stat(task.dst_path);
+    *target = fs::PathSeen::Of(there);
     if (absl::IsNotFound(there.status())) return Verdict::kCopy;
     FERRY_RETURN_IF_ERROR(there.status());
     if (there->kind != fs::EntryKind::kFile) {
@@ -1124,13 +1142,14 @@ namespace {
 absl::StatusOr<TransferStats> CopyOneTask(Runtime& runtime, fs::FileSystem& src,
                                           std::string_view src_path, std::optional<fs::Entry> source,
                                           fs::FileSystem& dst, std::string_view dst_path,
-                                          CopyOptions options) {
+                                          fs::PathSeen destination, CopyOptions options) {
   const absl::Time start = MonotonicNow();
   CopyRun run(runtime, src, dst, options, CopyRun::Mode::kFile);
   std::vector<Task> task;
   const std::string dst_normal = fs::NormalizePath(dst_path);
   const std::string event_path(fs::BaseName(dst_normal));
-  task.push_back({fs::NormalizePath(src_path), dst_normal, std::move(source), event_path});
+  task.push_back({fs::NormalizePath(src_path), dst_normal, std::move(source), event_path,
+                  std::move(destination)});
   absl::Status stop = run.Add(std::move(task));
   const absl::Status finished = run.Finish();
   if (stop.ok()) stop = finished;
@@ -1147,7 +1166,7 @@ absl::StatusOr<TransferStats> CopyOneTask(Runtime& runtime, fs::FileSystem& src,
 absl::StatusOr<TransferStats> CopyFile(Runtime& runtime, fs::FileSystem& src,
                                        std::string_view src_path, fs::FileSystem& dst,
                                        std::string_view dst_path, CopyOptions options) {
-  return CopyOneTask(runtime, src, src_path, std::nullopt, dst, dst_path, std::move(options));
+  return CopyOneTask(runtime, src, src_path, std::nullopt, dst, dst_path, {}, std::move(options));
 }
 
 absl::StatusOr<TransferStats> CopyFile(Runtime& runtime, fs::FileSystem& src,
@@ -1156,9 +1175,19 @@ absl::StatusOr<TransferStats> CopyFile(Runtime& runtime, fs::FileSystem& src,
                                        CopyOptions options) {
   // Only a file is taken as listed: anything else gets the unlisted path's
   // own look and error.
+  return CopyFile(runtime, src, src_path, source, dst, dst_path, fs::PathSeen{}, std::move(options));
+}
+
+absl::StatusOr<TransferStats> CopyFile(Runtime& runtime, fs::FileSystem& src,
+                                       std::string_view src_path, const fs::Entry& source,
+                                       fs::FileSystem& dst, std::string_view dst_path,
+                                       const fs::PathSeen& destination, CopyOptions options) {
+  // Only a file is taken as listed: anything else gets the unlisted path's
+  // own look and error.
   std::optional<fs::Entry> listed;
   if (source.kind == fs::EntryKind::kFile) listed = source;
-  return CopyOneTask(runtime, src, src_path, std::move(listed), dst, dst_path, std::move(options));
+  return CopyOneTask(runtime, src, src_path, std::move(listed), dst, dst_path, destination,
+                     std::move(options));
 }
 
 absl::StatusOr<TreeCopyResult> CopyTree(Runtime& runtime, fs::FileSystem& src,

@@ -259,6 +259,98 @@ TEST_F(NfsFileSystemTest, AWriteFromADescriptorThatEndsEarlyFailsAndPublishesNot
   EXPECT_EQ(*ReadAll(**fs_->OpenRead("after.bin"), 2), "ok");
 }
 
+// What a write asks of the server. The engine tells OpenWrite what it
+// found at the target (fs::WriteOptions::target) and the final size; a
+// copy of a small file is then CREATE, WRITE and RENAME.
+class NfsWriteCallsTest : public NfsFileSystemTest {
+ protected:
+  uint64_t Calls() const { return client_->metrics().calls_started; }
+
+  // The calls OpenWrite(path, options) makes; the writer is discarded.
+  uint64_t CallsToOpen(const std::string& path, const fs::WriteOptions& options) {
+    const uint64_t before = Calls();
+    absl::StatusOr<std::unique_ptr<fs::File>> f = fs_->OpenWrite(path, options);
+    EXPECT_TRUE(f.ok()) << f.status();
+    const uint64_t made = Calls() - before;
+    if (f.ok()) {
+      EXPECT_TRUE((*f)->Discard().ok());
+    }
+    return made;
+  }
+
+  // The calls Close makes after `bytes` went in `writes` equal WRITEs to
+  // a writer opened with `size`; the file must then hold them.
+  uint64_t CallsToClose(const std::string& path, int64_t size, const std::string& bytes,
+                        int writes) {
+    absl::StatusOr<std::unique_ptr<fs::File>> f = fs_->OpenWrite(path, {.size = size});
+    EXPECT_TRUE(f.ok()) << f.status();
+    if (!f.ok()) return 0;
+    const size_t part = bytes.size() / writes;
+    for (int i = 0; i < writes; ++i) {
+      const size_t from = part * i;
+      const size_t n = i + 1 == writes ? bytes.size() - from : part;
+      EXPECT_TRUE((*f)->WriteAt(from, absl::MakeConstSpan(bytes.data() + from, n)).ok());
+    }
+    const uint64_t before = Calls();
+    EXPECT_TRUE((*f)->Close().ok());
+    const uint64_t made = Calls() - before;
+    std::ifstream in(Exported(path), std::ios::binary);
+    EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()),
+              bytes);
+    return made;
+  }
+};
+
+TEST_F(NfsWriteCallsTest, AFileWrittenWholeInOneCallNeedsNoCommit) {
+  EXPECT_EQ(CallsToClose("one.bin", 5, "hello", 1), 1u);  // RENAME
+}
+
+TEST_F(NfsWriteCallsTest, AFileWrittenInSeveralCallsIsCommittedAtClose) {
+  EXPECT_EQ(CallsToClose("two.bin", 10, "helloworld", 2), 2u);  // COMMIT, RENAME
+}
+
+TEST_F(NfsWriteCallsTest, AFileOfUnknownSizeIsCommittedAtClose) {
+  EXPECT_EQ(CallsToClose("unknown.bin", -1, "hello", 1), 2u);
+}
+
+TEST_F(NfsWriteCallsTest, AWriteToldItsTargetIsMissingDoesNotLookItUp) {
+  EXPECT_EQ(CallsToOpen("new.bin", {}), 2u);  // LOOKUP, CREATE
+  EXPECT_EQ(CallsToOpen("new.bin", {.target = fs::PathSeen::Missing()}), 1u);  // CREATE
+}
+
+TEST_F(NfsWriteCallsTest, AWriteToldOfTheFileItReplacesKeepsItsPermissionBitsWithoutALookup) {
+  Put("kept.bin", "old");
+  ASSERT_EQ(::chmod(Exported("kept.bin").c_str(), 0600), 0);
+  absl::StatusOr<fs::Entry> there = fs_->Stat("kept.bin");
+  ASSERT_TRUE(there.ok()) << there.status();
+  const uint64_t before = Calls();
+  absl::StatusOr<std::unique_ptr<fs::File>> f =
+      fs_->OpenWrite("kept.bin", {.mode = 0644, .target = fs::PathSeen::Found(*there)});
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(Calls() - before, 1u);  // CREATE
+  ASSERT_TRUE((*f)->WriteAt(0, absl::MakeConstSpan("new", 3)).ok());
+  ASSERT_TRUE((*f)->Close().ok());
+  struct stat st{};
+  ASSERT_EQ(::stat(Exported("kept.bin").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
+TEST_F(NfsWriteCallsTest, CreateDirOfADirectoryAPathJustPassedThroughAsksNothing) {
+  ASSERT_TRUE(fs_->CreateDir("d", false).ok());
+  Put("d/f", "x");
+  ASSERT_TRUE(fs_->Stat("d/f").ok());  // through "d"
+  const uint64_t before = Calls();
+  EXPECT_TRUE(fs_->CreateDir("d", true).ok());
+  EXPECT_EQ(Calls() - before, 0u);
+}
+
+TEST_F(NfsWriteCallsTest, CreateDirOfAnExistingDirectoryNotCachedSucceeds) {
+  ASSERT_EQ(::mkdir(Exported("made-elsewhere").c_str(), 0755), 0);
+  EXPECT_TRUE(fs_->CreateDir("made-elsewhere", true).ok());
+  Put("not-a-dir", "x");
+  EXPECT_FALSE(fs_->CreateDir("not-a-dir", true).ok());
+}
+
 // The client's directory handle cache (NfsClientOptions::
 // directory_handle_time): what a path passes through is reused, and never
 // leads somewhere else after this filesystem moved or removed it.
@@ -313,6 +405,24 @@ TEST_F(NfsDirectoryCacheTest, AWriteIntoADirectoryAnotherClientReplacedLandsInTh
   Replace(*other, "d", "f", "newer");
 
   Write(*fs_, "d/g", "mine");
+  absl::StatusOr<fs::Entry> g = other->Stat("d/g");
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(g->size, 4);
+}
+
+TEST_F(NfsDirectoryCacheTest, AWriteToldItsTargetIsMissingLandsInADirectoryAnotherClientReplaced) {
+  ASSERT_TRUE(fs_->CreateDir("d", false).ok());
+  Write(*fs_, "d/f", "old");  // "d" is cached as the file's directory
+  std::unique_ptr<nfs::NfsFileSystem> other = Other();
+  ASSERT_NE(other, nullptr);
+  Replace(*other, "d", "f", "newer");
+
+  // No LOOKUP checks the cached handle: the CREATE finds it stale.
+  absl::StatusOr<std::unique_ptr<fs::File>> f =
+      fs_->OpenWrite("d/g", {.target = fs::PathSeen::Missing()});
+  ASSERT_TRUE(f.ok()) << f.status();
+  ASSERT_TRUE((*f)->WriteAt(0, absl::MakeConstSpan("mine", 4)).ok());
+  ASSERT_TRUE((*f)->Close().ok());
   absl::StatusOr<fs::Entry> g = other->Stat("d/g");
   ASSERT_TRUE(g.ok()) << g.status();
   EXPECT_EQ(g->size, 4);

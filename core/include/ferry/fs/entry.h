@@ -16,9 +16,11 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 
 namespace ferry::fs {
@@ -64,6 +66,25 @@ struct Entry {
   // its OpenReadListed opens the file by them (no LOOKUP per path
   // component); any other instance ignores them and opens by path.
   std::string handle;
+};
+
+// What a caller found at a path when it last looked (a Stat, a listing of
+// the path's directory), handed on so the next step does not ask the
+// server again: on NFS each look is a LOOKUP round trip.
+struct PathSeen {
+  enum class State {
+    kUnknown,  // nobody looked: whoever needs to know looks
+    kMissing,  // nothing was there
+    kFound,    // `entry` was there
+  };
+  State state = State::kUnknown;
+  Entry entry;  // kFound only
+
+  static PathSeen Missing() { return {State::kMissing, {}}; }
+  static PathSeen Found(Entry e) { return {State::kFound, std::move(e)}; }
+  // What a Stat's answer says: NotFound is kMissing, an entry kFound, any
+  // other error kUnknown (nothing was learnt).
+  static PathSeen Of(const absl::StatusOr<Entry>& stat);
 };
 
 // A directory a walk could not read, or an entry it refused (walk_guard.h);

@@ -161,6 +161,14 @@ struct WriteOptions {
   // write still leaves nothing; only a killed process (or a lost machine)
   // leaves something to resume.
   std::string resume_source;
+  // What the caller found at the path just before, where it looked (the
+  // copy engine's Stat for its skip rule, a listing of the directory). A
+  // writer that would look itself takes this instead (NFS: the LOOKUP for
+  // the permission bits a replaced file keeps). What changed since is
+  // still refused where it matters (NFS: a directory put there meanwhile
+  // fails the rename) but a file put there meanwhile is replaced with
+  // `mode`. kUnknown: the writer looks.
+  PathSeen target;
 };
 
 // What FileSystem::RemoveLeftovers found.

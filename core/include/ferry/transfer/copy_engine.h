@@ -210,6 +210,14 @@ absl::StatusOr<TransferStats> CopyFile(Runtime& runtime, fs::FileSystem& src,
                                        std::string_view src_path, const fs::Entry& source,
                                        fs::FileSystem& dst, std::string_view dst_path,
                                        CopyOptions options = {});
+// The same, for a destination the caller has looked at too (`destination`:
+// what its Stat of `dst_path` found, fs::PathSeen::Of): the skip rule
+// compares with it and the writer takes it (fs::WriteOptions::target), so
+// neither asks the server again (NFS: two LOOKUPs of a one-file copy).
+absl::StatusOr<TransferStats> CopyFile(Runtime& runtime, fs::FileSystem& src,
+                                       std::string_view src_path, const fs::Entry& source,
+                                       fs::FileSystem& dst, std::string_view dst_path,
+                                       const fs::PathSeen& destination, CopyOptions options = {});
 
 // One file of a tree copy that did not make it.
 struct FileCopyFailure {

@@ -205,6 +205,9 @@ class NfsClient {
   // attributes). A stale cached handle is found by the caller's next call
   // (NFS3ERR_STALE); it then forgets the directory and asks again.
   absl::StatusOr<NfsObject> LookupDirectory(std::string_view relative);
+  // Whether `relative` is a directory whose handle is in the cache (passed
+  // through or looked up within directory_handle_time); no call is made.
+  bool HasCachedDirectory(std::string_view relative);
   // Drops the cached handles of `relative` and every directory below it
   // ("" drops all): called after renaming or removing it.
   void ForgetDirectory(std::string_view relative);

@@ -11,7 +11,8 @@
 // Reads and writes are split into calls of at most 1 MiB (and at most
 // FSINFO's rtmax / wtmax: servers advertise up to 64 MiB, more than a
 // reply record may hold). A read sends up to 16 of its calls at once.
-// Writes go out UNSTABLE (the server may cache them) and remember the
+// Writes go out UNSTABLE (the server may cache them; FILE_SYNC for a
+// file written whole in one call, see set_final_size) and remember the
 // server's write verifier; Commit() makes them durable and fails with
 // DataLoss if the verifier changed (the server restarted and may have lost
 // unstable data: the caller must write it again).
@@ -68,7 +69,8 @@ class NfsFile {
 
   // FdHandle: up to buf.size() bytes at `offset`; fewer only at the end.
   absl::StatusOr<size_t> ReadAt(int64_t offset, absl::Span<char> buf);
-  // FdHandle: writes all of `data` at `offset` (UNSTABLE) and returns its size.
+  // FdHandle: writes all of `data` at `offset` (UNSTABLE, see
+  // set_final_size) and returns its size.
   absl::StatusOr<size_t> WriteAt(int64_t offset, absl::Span<const char> data);
   // As WriteAt, with the data `n` bytes of the local file `fd` from
   // `fd_offset`, sent by sendfile (NfsClient::WriteFromFile).
@@ -83,7 +85,14 @@ class NfsFile {
 
   // COMMITs every write made through this handle; DataLoss if the server's
   // write verifier changed since a write (data must be written again).
+  // Nothing to do (no round trip) where every write went FILE_SYNC.
   absl::Status Commit();
+
+  // The size the file is being written to, where the writer knows it. A
+  // write of all of it in one WRITE then goes FILE_SYNC, leaving Commit
+  // nothing to do: a small file's copy makes one round trip fewer (the
+  // server syncs once either way). Call before the writes.
+  void set_final_size(uint64_t size) { final_size_.store(size, std::memory_order_relaxed); }
 
   const FileHandle& handle() const { return handle_; }
   const std::string& path() const { return path_; }
@@ -101,7 +110,8 @@ class NfsFile {
   // `write(done, want)`; a short one is followed by the rest.
   absl::StatusOr<size_t> WriteInCalls(
       int64_t offset, size_t n,
-      absl::FunctionRef<absl::StatusOr<WriteReply>(size_t done, size_t want)> write);
+      absl::FunctionRef<absl::StatusOr<WriteReply>(size_t done, size_t want, StableHow stable)>
+          write);
   // Records a WRITE's reply (unstable data, the verifier); DataLoss if the
   // server took none of the `want` bytes.
   absl::Status NoteWrite(const WriteReply& w, size_t want);
@@ -115,6 +125,9 @@ class NfsFile {
   const uint64_t size_at_open_;
   std::optional<Listed> listed_;  // set once, by OpenListed, before any read
   std::atomic<bool> confirmed_{false};  // a READ reply's attributes matched
+  // set_final_size's; kNoFinalSize: not known.
+  static constexpr uint64_t kNoFinalSize = ~uint64_t{0};
+  std::atomic<uint64_t> final_size_{kNoFinalSize};
 
   Mutex mu_;
   std::optional<uint64_t> write_verifier_ ABSL_GUARDED_BY(mu_);

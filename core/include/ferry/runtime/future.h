@@ -44,21 +44,27 @@ struct FutureState {
   Callback<T> then ABSL_GUARDED_BY(mu);
 
   // Stores the result, or hands it to an attached callback (outside the
-  // lock). Only the first completion counts.
+  // lock). Only the first completion counts. The waiter is woken after the
+  // lock is let go, so it does not wake only to wait for the lock: a
+  // blocking call's hand-back is one futex wake, not five system calls.
+  // (The state outlives the signal: the completing Promise holds it.)
   void Complete(absl::StatusOr<T> r) {
     Callback<T> cb;
     {
       MutexLock l(&mu);
       if (completed) return;
       completed = true;
-      if (!then) {
+      if (then) {
+        cb = std::move(then);
+      } else {
         result.emplace(std::move(r));
-        cv.SignalAll();
-        return;
       }
-      cb = std::move(then);
     }
-    cb(std::move(r));
+    if (cb) {
+      cb(std::move(r));
+    } else {
+      cv.SignalAll();
+    }
   }
 };
 

@@ -738,6 +738,21 @@ absl::StatusOr<ferry::TreeCopyResult> CopyFromStdin(const ferry::fs::Location& d
   return result;
 }
 
+// Ends the process once the work is done, told, and every filesystem is
+// gone: the runtime's threads, pools and arenas are left to the kernel,
+// which takes them back for less than a teardown (joining the I/O
+// thread, unmapping its stack and the buffers): ~0.1 ms of CPU and 0.14
+// ms of wall of a 2.6 ms one-file copy. Sanitizer builds return, so their
+// checks see the whole teardown.
+int ExitLeavingTheRuntime(int exit_code) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  return exit_code;
+#else
+  std::fflush(nullptr);
+  std::_Exit(exit_code);
+#endif
+}
+
 int Fail(const char* tool, int exit_code, const absl::Status& status) {
   std::fprintf(stderr, "%s: %s\n", tool, ErrorText(status).c_str());
   return exit_code;
@@ -830,7 +845,9 @@ int main(int argc, char** argv) {
   ferry::Runtime runtime({.blocking_threads = std::max({16, options->jobs, options->parallelism}),
                           .memory_budget_bytes = options->memory_budget_bytes,
                           .idle_buffer_bytes = options->idle_buffer_bytes});
-  ferry::fs::FileSystemRegistry registry(runtime);
+  // Held so that it can go before the runtime does (ExitLeavingTheRuntime).
+  std::optional<ferry::fs::FileSystemRegistry> filesystems(std::in_place, runtime);
+  ferry::fs::FileSystemRegistry& registry = *filesystems;
   ferry::BuiltinFileSystemOptions fs_options{
       .s3_chunks = {.chunk_bytes = options->chunk_bytes, .parallelism = options->concurrency},
       .s3_make_bucket = options->make_bucket,
@@ -945,5 +962,10 @@ int main(int argc, char** argv) {
   } else if (options->progress != ProgressMode::kOff) {
     PrintText(report, s);
   }
-  return s.result.files_failed == 0 && s.result.entries_refused == 0 ? 0 : 1;
+  const int exit_code = s.result.files_failed == 0 && s.result.entries_refused == 0 ? 0 : 1;
+  // The filesystems go first: an iRODS session says goodbye to its server.
+  src.reset();
+  dst.reset();
+  filesystems.reset();
+  return ExitLeavingTheRuntime(exit_code);
 }

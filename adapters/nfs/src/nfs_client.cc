@@ -27,6 +27,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "ferry/base/mutex.h"
 #include "ferry/base/status_macros.h"
@@ -135,6 +136,13 @@ WriteReply WriteReplyOf(WriteResult r) { return WriteReply{r.count, r.committed,
 std::string FirstComponent(std::string_view path) {
   const size_t end = path.find('/', 1);
   return std::string(end == std::string_view::npos ? path : path.substr(0, end));
+}
+
+// The directory `path` lies in ("/a/b" for "/a/b/c"), or "" for a path of
+// one component or none.
+std::string ParentDirectory(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string_view::npos || slash == 0 ? "" : std::string(path.substr(0, slash));
 }
 
 // True if `path` is `prefix` or below it, component-wise.
@@ -409,7 +417,7 @@ absl::StatusOr<std::unique_ptr<NfsClient>> NfsClient::Connect(Runtime& runtime, 
   // EXPORT and MNT share one connection, in flight together (below); the
   // root's GETATTR and FSINFO go out together.
   FERRY_ASSIGN_OR_RETURN(std::unique_ptr<RpcPool> mount_pool,
-                         RpcPool::Create(runtime, PoolOptions(url.host, impl->mount_port, 1, 2,
+                         RpcPool::Create(runtime, PoolOptions(url.host, impl->mount_port, 1, 3,
                                                               options)));
   FERRY_ASSIGN_OR_RETURN(std::unique_ptr<RpcPool> nfs_pool,
                          RpcPool::Create(runtime, PoolOptions(url.host, nfs_port,
@@ -425,12 +433,28 @@ absl::StatusOr<std::unique_ptr<NfsClient>> NfsClient::Connect(Runtime& runtime, 
   // 5). Another answer is mounted after; the guess, when it is an export,
   // stays in the server's list of mounts, which nothing reads but
   // `showmount`.
+  //
+  // A path deeper than that is MNTed in the same round trip too, as
+  // libnfs mounts a file's directory: the directory the client's work
+  // starts in (the URL's directory for a filesystem rooted at the export,
+  // else the URL's path, the client's root). Servers resolve a MNT below
+  // an export (ganesha, the kernel's), so its handle spares a LOOKUP per
+  // level: `ferry-cp FILE nfs://h/export/a/b/FILE` makes one LOOKUP, not
+  // three. Its answer is only a shortcut: refused or failed, the LOOKUPs
+  // are made as before.
   impl->export_path = url.path;
   const std::string guess = FirstComponent(url.path);
   std::string guess_args;
   EncodeMountPathArgs(guess, &guess_args);
   Future<std::string> exports_call = impl->StartMountCall(Mount3Proc::kExport, {}, *mount_pool);
   Future<std::string> guess_call = impl->StartMountCall(Mount3Proc::kMnt, guess_args, *mount_pool);
+  const std::string deep = options.root_at_export ? ParentDirectory(url.path) : url.path;
+  std::optional<Future<std::string>> deep_call;
+  if (PathIsUnder(deep, guess) && deep != guess) {
+    std::string deep_args;
+    EncodeMountPathArgs(deep, &deep_args);
+    deep_call = impl->StartMountCall(Mount3Proc::kMnt, deep_args, *mount_pool);
+  }
   if (absl::StatusOr<std::string> exports =
           impl->MountResults(Mount3Proc::kExport, std::move(exports_call).Get());
       exports.ok()) {
@@ -450,10 +474,27 @@ absl::StatusOr<std::unique_ptr<NfsClient>> NfsClient::Connect(Runtime& runtime, 
   }
   // Awaited either way: the pool goes next.
   absl::StatusOr<std::string> mnt = impl->MountResults(Mount3Proc::kMnt, std::move(guess_call).Get());
-  if (impl->export_path != guess) {
+  std::optional<absl::StatusOr<std::string>> deep_mnt;
+  if (deep_call) deep_mnt = impl->MountResults(Mount3Proc::kMnt, std::move(*deep_call).Get());
+  if (impl->export_path == deep && deep_mnt) {
+    // The export is the deep path (nested, or no list): already mounted.
+    mnt = *std::move(deep_mnt);
+    deep_mnt.reset();
+  } else if (impl->export_path != guess) {
     std::string mnt_args;
     EncodeMountPathArgs(impl->export_path, &mnt_args);
     mnt = impl->MountCall(Mount3Proc::kMnt, mnt_args, mount_pool.get());
+  }
+  // The deep directory's handle, where the server gave it for AUTH_SYS.
+  std::optional<FileHandle> deep_handle;
+  if (deep_mnt && deep_mnt->ok()) {
+    absl::StatusOr<MountResult> m = DecodeMountResult(**deep_mnt);
+    if (m.ok() && m->status == Mount3Status::kOk &&
+        (m->auth_flavors.empty() ||
+         std::find(m->auth_flavors.begin(), m->auth_flavors.end(),
+                   static_cast<uint32_t>(AuthFlavor::kSys)) != m->auth_flavors.end())) {
+      deep_handle = std::move(m->root);
+    }
   }
   mount_pool.reset();
   if (!mnt.ok()) return Annotate(mnt.status(), absl::StrCat(where, ": MOUNT3 MNT ", impl->export_path));
@@ -482,6 +523,18 @@ absl::StatusOr<std::unique_ptr<NfsClient>> NfsClient::Connect(Runtime& runtime, 
       m.export_path == "/" ? 0 : m.export_path.size());
   if (options.root_at_export) below = {};
   if (!below.empty() && below.front() == '/') below.remove_prefix(1);
+  // What the deep MNT found, below the export: the client's root itself,
+  // or (rooted at the export) a directory for the cache.
+  if (deep_handle && PathIsUnder(deep, m.export_path) && deep != m.export_path) {
+    if (!options.root_at_export) {
+      m.root_handle = *std::move(deep_handle);
+      below = {};
+    } else if (m.directories != nullptr) {
+      m.directories->Put(std::string(std::string_view(deep).substr(
+                             m.export_path == "/" ? 1 : m.export_path.size() + 1)),
+                         *std::move(deep_handle));
+    }
+  }
   std::string walked;
   // Display paths are relative to the URL; during resolution name the
   // components from the export instead.
@@ -703,7 +756,22 @@ absl::StatusOr<NfsObject> NfsClient::LookupPathOnce(std::string_view relative, b
       absl::StrSplit(ToAbsl(relative), '/', absl::SkipEmpty());
   NfsObject current{impl_->root_handle, impl_->root_attributes};
   std::string walked;
-  for (size_t i = 0; i < components.size(); ++i) {
+  size_t first = 0;
+  if (cache != nullptr && !components.empty()) {
+    // From the deepest cacheable directory on the way that is cached (the
+    // deep MNT seeds one without its parents).
+    for (size_t n = cache_last ? components.size() : components.size() - 1; n > 0; --n) {
+      std::string prefix = absl::StrJoin(components.begin(), components.begin() + n, "/");
+      if (std::shared_ptr<const FileHandle> h = cache->TryGetFresh(prefix)) {
+        current = NfsObject{*h, std::nullopt};
+        *used_cached = true;
+        walked = std::move(prefix);
+        first = n;
+        break;
+      }
+    }
+  }
+  for (size_t i = first; i < components.size(); ++i) {
     const absl::string_view c = components[i];
     walked = walked.empty() ? std::string(c) : absl::StrCat(walked, "/", c);
     const bool passed_through = i + 1 < components.size();

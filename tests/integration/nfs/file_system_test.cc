@@ -25,6 +25,7 @@
 #include "ferry/fs/entry.h"
 #include "ferry/fs/file_system.h"
 #include "ferry/nfs/nfs_file_system.h"
+#include "ferry/nfs/nfs_url.h"
 #include "nfs_test_util.h"
 #include "testing/scratch_dir.h"
 
@@ -342,6 +343,21 @@ TEST_F(NfsWriteCallsTest, CreateDirOfADirectoryAPathJustPassedThroughAsksNothing
   const uint64_t before = Calls();
   EXPECT_TRUE(fs_->CreateDir("d", true).ok());
   EXPECT_EQ(Calls() - before, 0u);
+}
+
+TEST_F(NfsWriteCallsTest, AFileSystemConnectedForANestedFileLooksUpOnlyTheFile) {
+  ASSERT_TRUE(fs_->CreateDir("a/b", true).ok());
+  Put("a/b/f", "x");
+  absl::StatusOr<nfs::NfsUrl> url = nfs::ParseNfsUrl(nfs_test::UrlFor(fresh_ + "/a/b/f"));
+  ASSERT_TRUE(url.ok()) << url.status();
+  absl::StatusOr<std::shared_ptr<nfs::NfsFileSystem>> fs =
+      nfs::NfsFileSystem::Connect(runtime_, *url, {});
+  ASSERT_TRUE(fs.ok()) << fs.status();
+  const uint64_t before = (*fs)->client().metrics().calls_started;
+  absl::StatusOr<fs::Entry> e = (*fs)->Stat(fresh_ + "/a/b/f");  // rooted at the export
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ(e->size, 1);
+  EXPECT_EQ((*fs)->client().metrics().calls_started - before, 1u);  // LOOKUP of "f"
 }
 
 TEST_F(NfsWriteCallsTest, CreateDirOfAnExistingDirectoryNotCachedSucceeds) {

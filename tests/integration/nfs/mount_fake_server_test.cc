@@ -3,9 +3,11 @@
 // made to answer on demand (nested exports, none at all).
 //
 // The fake answers EXPORT with its list, every MNT with the root handle
-// "d:<path>" (recording the path), and the root's GETATTR and FSINFO
-// (recording the handle), which is all Connect asks when the URL's path is
-// the export itself.
+// "d:<path>" (recording the path; NOENT for the paths it is told to
+// refuse), LOOKUP of a name in "d:<path>" with "d:<path>/<name>" (a
+// directory; recording the name), and GETATTR and FSINFO (recording the
+// handle).
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -34,8 +36,12 @@ using ferry::testing::TestTcpServer;
 class FakeMountServer {
  public:
   // `exports`: EXPORT's list, in order (empty: the server lists none).
-  explicit FakeMountServer(std::vector<std::string> exports)
+  // `refused`: paths whose MNT answers NOENT (a server that mounts only
+  // its exports).
+  explicit FakeMountServer(std::vector<std::string> exports,
+                           std::vector<std::string> refused = {})
       : exports_(std::move(exports)),
+        refused_(std::move(refused)),
         server_(NewRecordMarkingFraming({}),
                 [this](const TestTcpServer::ConnPtr& conn, std::string record) {
                   conn->Send(Answer(record));
@@ -52,6 +58,10 @@ class FakeMountServer {
   std::vector<std::string> root_handles() const {
     MutexLock l(&mu_);
     return root_handles_;
+  }
+  std::vector<std::string> looked_up() const {
+    MutexLock l(&mu_);
+    return looked_up_;
   }
 
  private:
@@ -76,6 +86,10 @@ class FakeMountServer {
         MutexLock l(&mu_);
         mounted_.push_back(path);
       }
+      if (std::find(refused_.begin(), refused_.end(), path) != refused_.end()) {
+        e.WriteUint32(static_cast<uint32_t>(Mount3Status::kNoEnt));
+        return out;
+      }
       e.WriteUint32(static_cast<uint32_t>(Mount3Status::kOk));
       e.WriteOpaque("d:" + path);
       e.WriteUint32(1);
@@ -83,6 +97,22 @@ class FakeMountServer {
       return out;
     }
     const std::string handle(args.ReadOpaque("fh").value_or(""));
+    if (call->proc == static_cast<uint32_t>(Nfs3Proc::kLookup)) {
+      const std::string name(args.ReadString("name").value_or(""));
+      {
+        MutexLock l(&mu_);
+        looked_up_.push_back(name);
+      }
+      e.WriteUint32(static_cast<uint32_t>(Nfs3Status::kOk));
+      e.WriteOpaque(absl::StrCat(handle, "/", name));
+      e.WriteBool(true);  // the object's attributes: a directory
+      Fattr3 a;
+      a.type = FileType::kDirectory;
+      a.mode = 0755;
+      EncodeFattr3(a, &out);
+      e.WriteBool(false);  // none of the directory's
+      return out;
+    }
     {
       MutexLock l(&mu_);
       root_handles_.push_back(handle);
@@ -96,9 +126,11 @@ class FakeMountServer {
   }
 
   const std::vector<std::string> exports_;
+  const std::vector<std::string> refused_;
   mutable Mutex mu_;
   std::vector<std::string> mounted_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> root_handles_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> looked_up_ ABSL_GUARDED_BY(mu_);
   TestTcpServer server_;  // last: its thread stops before the records go
 };
 
@@ -115,7 +147,7 @@ TEST(NfsMountTest, AnExportOneLevelDeepIsMountedOnce) {
   EXPECT_THAT(server.root_handles(), ::testing::Each("d:/export"));
 }
 
-TEST(NfsMountTest, ANestedExportIsMountedAfterTheFirstComponentsGuess) {
+TEST(NfsMountTest, ANestedExportIsMountedWithTheFirstComponentsGuess) {
   FakeMountServer server({"/a", "/a/b"});
   EXPECT_THAT(Connects(server, "/a/b"), ElementsAre("/a", "/a/b"));
   // The client works below the longest export, not the guess.
@@ -131,6 +163,39 @@ TEST(NfsMountTest, WithoutAnExportListTheWholePathIsMounted) {
 TEST(NfsMountTest, TheRootExportIsMountedOnce) {
   FakeMountServer server({"/"});
   EXPECT_THAT(Connects(server, "/"), ElementsAre("/"));
+}
+
+TEST(NfsMountTest, APathBelowTheExportIsMountedWithItAndLookedUpNoMore) {
+  FakeMountServer server({"/export"});
+  EXPECT_THAT(Connects(server, "/export/a/b"), ElementsAre("/export", "/export/a/b"));
+  EXPECT_THAT(server.looked_up(), ::testing::IsEmpty());
+  EXPECT_THAT(server.root_handles(), ::testing::Each("d:/export/a/b"));
+}
+
+TEST(NfsMountTest, APathBelowTheExportTheServerWillNotMountIsLookedUp) {
+  FakeMountServer server({"/export"}, /*refused=*/{"/export/a/b"});
+  EXPECT_THAT(Connects(server, "/export/a/b"), ElementsAre("/export", "/export/a/b"));
+  EXPECT_THAT(server.looked_up(), ElementsAre("a", "b"));
+  EXPECT_THAT(server.root_handles(), ::testing::Each("d:/export/a/b"));
+}
+
+TEST(NfsMountTest, RootedAtTheExportTheURLsDirectoryIsMountedForTheDirectoryCache) {
+  FakeMountServer server({"/export"});
+  Runtime runtime;
+  NfsClientOptions options;
+  options.root_at_export = true;
+  absl::StatusOr<std::unique_ptr<NfsClient>> client =
+      NfsClient::Connect(runtime, server.Url("/export/a/b/file"), options);
+  ASSERT_TRUE(client.ok()) << client.status();
+  EXPECT_THAT(server.mounted(), ElementsAre("/export", "/export/a/b"));
+  EXPECT_THAT(server.root_handles(), ::testing::Each("d:/export"));
+
+  absl::StatusOr<NfsObject> dir = (*client)->LookupDirectory("a/b");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  EXPECT_EQ(dir->handle, FileHandle("d:/export/a/b"));
+  absl::StatusOr<NfsObject> below = (*client)->LookupPath("a/b/c");
+  ASSERT_TRUE(below.ok()) << below.status();
+  EXPECT_THAT(server.looked_up(), ElementsAre("c"));  // "a" and "b" were never asked for
 }
 
 }  // namespace

@@ -13,7 +13,7 @@
 #   BENCH_ARGS="..."        extra ferry-bench flags (after the set's own)
 #   BENCH_REPORT_ONLY=1     only regenerate the page and plots from the records
 #   FERRY_BUILD_DIR=build/release   its ferry-cp and ferry-walk
-# About 15 minutes on 2 busy cores. Ends with one line `RESULT {json}`.
+# About 10 minutes here (5 runs a point). Ends with one line `RESULT {json}`.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 DOCS="$ROOT/docs"
@@ -64,7 +64,7 @@ mkdir -p "$DOCS/bench"
   "nfs://127.0.0.1/export?nfsport=2049&mountport=20048" s3://bench/published \
   "irods://rods@127.0.0.1:$IRODS_PORT/tempZone/home/rods" \
   --ferry-cp="$CP" --ferry-walk="$WALK" --out="$WORK/out" --keep \
-  --runs=3 --stage-sizes=1,16M --parallel-files=64 --parallel-size=64K --parallelism=1,4,16,64 \
+  --runs=5 --stage-sizes=1,16M --parallel-files=64 --parallel-size=64K --parallelism=1,4,16,64 \
   --tree-files=100,1000 --tree-size=16K --tree-jobs=16 --sweep-max=16M --sweep-threads=1,8 \
   --meta-ops=100 --meta-parallel=8 --stress-clients=1,2,4,8,16,32,64 --stress-seconds=1 --stress-cap=20 \
   --catalog-sizes=1000,10000,30000 ${BENCH_ARGS:-}

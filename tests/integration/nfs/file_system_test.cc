@@ -59,8 +59,9 @@ class NfsFileSystemTest : public nfs_test::FreshDirTest<> {
 
   // Writes `bytes` to `path` through `fs` (a new file renamed over the
   // name, as ferry's writer does).
-  static void Write(fs::FileSystem& fs, const std::string& path, const std::string& bytes) {
-    absl::StatusOr<std::unique_ptr<fs::File>> f = fs.OpenWrite(path, {});
+  static void Write(fs::FileSystem& fs, const std::string& path, const std::string& bytes,
+                    const fs::WriteOptions& options = {}) {
+    absl::StatusOr<std::unique_ptr<fs::File>> f = fs.OpenWrite(path, options);
     ASSERT_TRUE(f.ok()) << f.status();
     ASSERT_TRUE((*f)->WriteAt(0, absl::MakeConstSpan(bytes.data(), bytes.size())).ok());
     ASSERT_TRUE((*f)->Close().ok());
@@ -389,6 +390,16 @@ class NfsDirectoryCacheTest : public NfsFileSystemTest {
     ASSERT_TRUE(other.CreateDir(dir, false).ok());
     Write(other, dir + "/" + file, bytes);
   }
+
+  // "d" (holding "f") written through fs_, so its handle is cached here,
+  // then removed and made again by another client, which is returned.
+  std::unique_ptr<nfs::NfsFileSystem> ReplaceCachedDirectory() {
+    EXPECT_TRUE(fs_->CreateDir("d", false).ok());
+    Write(*fs_, "d/f", "old");
+    std::unique_ptr<nfs::NfsFileSystem> other = Other();
+    if (other != nullptr) Replace(*other, "d", "f", "newer");
+    return other;
+  }
 };
 
 TEST_F(NfsDirectoryCacheTest, ADirectoryMovedHereIsNotReachedThroughItsOldPath) {
@@ -414,12 +425,8 @@ TEST_F(NfsDirectoryCacheTest, APathThroughADirectoryAnotherClientReplacedFindsTh
 }
 
 TEST_F(NfsDirectoryCacheTest, AWriteIntoADirectoryAnotherClientReplacedLandsInTheNewOne) {
-  ASSERT_TRUE(fs_->CreateDir("d", false).ok());
-  Write(*fs_, "d/f", "old");  // "d" is cached as the file's directory
-  std::unique_ptr<nfs::NfsFileSystem> other = Other();
+  std::unique_ptr<nfs::NfsFileSystem> other = ReplaceCachedDirectory();
   ASSERT_NE(other, nullptr);
-  Replace(*other, "d", "f", "newer");
-
   Write(*fs_, "d/g", "mine");
   absl::StatusOr<fs::Entry> g = other->Stat("d/g");
   ASSERT_TRUE(g.ok()) << g.status();
@@ -427,18 +434,10 @@ TEST_F(NfsDirectoryCacheTest, AWriteIntoADirectoryAnotherClientReplacedLandsInTh
 }
 
 TEST_F(NfsDirectoryCacheTest, AWriteToldItsTargetIsMissingLandsInADirectoryAnotherClientReplaced) {
-  ASSERT_TRUE(fs_->CreateDir("d", false).ok());
-  Write(*fs_, "d/f", "old");  // "d" is cached as the file's directory
-  std::unique_ptr<nfs::NfsFileSystem> other = Other();
+  std::unique_ptr<nfs::NfsFileSystem> other = ReplaceCachedDirectory();
   ASSERT_NE(other, nullptr);
-  Replace(*other, "d", "f", "newer");
-
   // No LOOKUP checks the cached handle: the CREATE finds it stale.
-  absl::StatusOr<std::unique_ptr<fs::File>> f =
-      fs_->OpenWrite("d/g", {.target = fs::PathSeen::Missing()});
-  ASSERT_TRUE(f.ok()) << f.status();
-  ASSERT_TRUE((*f)->WriteAt(0, absl::MakeConstSpan("mine", 4)).ok());
-  ASSERT_TRUE((*f)->Close().ok());
+  Write(*fs_, "d/g", "mine", {.target = fs::PathSeen::Missing()});
   absl::StatusOr<fs::Entry> g = other->Stat("d/g");
   ASSERT_TRUE(g.ok()) << g.status();
   EXPECT_EQ(g->size, 4);

@@ -29,6 +29,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "ferry/base/clock.h"
 #include "ferry/base/mutex.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
@@ -152,6 +153,13 @@ bool PathIsUnder(std::string_view path, std::string_view prefix) {
   return path.size() == prefix.size() || path[prefix.size()] == '/';
 }
 
+// A directory's handle in the client's cache, and when it was put there.
+struct CachedDirectory {
+  FileHandle handle;
+  absl::Time cached_at;  // MonotonicNow()
+};
+using DirectoryCache = TtlCache<std::string, CachedDirectory>;
+
 template <typename T>
 absl::StatusOr<T> Block(absl::AnyInvocable<void(Callback<T>)> start) {
   Promise<T> p;
@@ -183,7 +191,7 @@ struct NfsClient::Impl {
   std::unique_ptr<RpcPool> pool;
   // Handles of directories paths pass through, by relative path; null
   // when directory_handle_time is zero.
-  std::unique_ptr<TtlCache<std::string, FileHandle>> directories;
+  std::unique_ptr<DirectoryCache> directories;
 
   ~Impl() {
     {
@@ -368,8 +376,8 @@ absl::StatusOr<std::unique_ptr<NfsClient>> NfsClient::Connect(Runtime& runtime, 
   impl->url = url;
   impl->url_base = url.ToString();
   if (options.directory_handle_time > absl::ZeroDuration()) {
-    impl->directories = std::make_unique<TtlCache<std::string, FileHandle>>(
-        TtlCache<std::string, FileHandle>::Options{
+    impl->directories = std::make_unique<DirectoryCache>(
+        DirectoryCache::Options{
             .refresh_time = options.directory_handle_time,
             .negative_refresh_time = absl::ZeroDuration(),
             .max_entries = kMaxCachedDirectories});
@@ -450,7 +458,7 @@ absl::StatusOr<std::unique_ptr<NfsClient>> NfsClient::Connect(Runtime& runtime, 
   Future<std::string> guess_call = impl->StartMountCall(Mount3Proc::kMnt, guess_args, *mount_pool);
   const std::string deep = options.root_at_export ? ParentDirectory(url.path) : url.path;
   std::optional<Future<std::string>> deep_call;
-  if (PathIsUnder(deep, guess) && deep != guess) {
+  if (deep.size() > 1 && deep.front() == '/' && PathIsUnder(deep, guess) && deep != guess) {
     std::string deep_args;
     EncodeMountPathArgs(deep, &deep_args);
     deep_call = impl->StartMountCall(Mount3Proc::kMnt, deep_args, *mount_pool);
@@ -525,14 +533,15 @@ absl::StatusOr<std::unique_ptr<NfsClient>> NfsClient::Connect(Runtime& runtime, 
   if (!below.empty() && below.front() == '/') below.remove_prefix(1);
   // What the deep MNT found, below the export: the client's root itself,
   // or (rooted at the export) a directory for the cache.
-  if (deep_handle && PathIsUnder(deep, m.export_path) && deep != m.export_path) {
+  if (deep_handle && deep.size() > 1 && PathIsUnder(deep, m.export_path) &&
+      deep != m.export_path) {
     if (!options.root_at_export) {
       m.root_handle = *std::move(deep_handle);
       below = {};
     } else if (m.directories != nullptr) {
       m.directories->Put(std::string(std::string_view(deep).substr(
                              m.export_path == "/" ? 1 : m.export_path.size() + 1)),
-                         *std::move(deep_handle));
+                         {*std::move(deep_handle), MonotonicNow()});
     }
   }
   std::string walked;
@@ -751,50 +760,48 @@ absl::StatusOr<NfsObject> NfsClient::LookupPathRetryingStale(std::string_view re
 
 absl::StatusOr<NfsObject> NfsClient::LookupPathOnce(std::string_view relative, bool use_cache,
                                                     bool cache_last, bool* used_cached) {
-  TtlCache<std::string, FileHandle>* const cache = use_cache ? impl_->directories.get() : nullptr;
+  DirectoryCache* const cache = use_cache ? impl_->directories.get() : nullptr;
   const std::vector<absl::string_view> components =
       absl::StrSplit(ToAbsl(relative), '/', absl::SkipEmpty());
+  // The path as the cache keys it ("a/b/c"), and where each prefix ends.
+  const std::string joined = absl::StrJoin(components, "/");
+  std::vector<size_t> ends;
+  ends.reserve(components.size());
+  for (const absl::string_view c : components) {
+    ends.push_back((ends.empty() ? 0 : ends.back() + 1) + c.size());
+  }
   NfsObject current{impl_->root_handle, impl_->root_attributes};
-  std::string walked;
+  // From the deepest cacheable directory on the way that is cached (the
+  // deep MNT seeds one without its parents): each level is asked of the
+  // cache once, then only LOOKUPs follow.
   size_t first = 0;
   if (cache != nullptr && !components.empty()) {
-    // From the deepest cacheable directory on the way that is cached (the
-    // deep MNT seeds one without its parents).
     for (size_t n = cache_last ? components.size() : components.size() - 1; n > 0; --n) {
-      std::string prefix = absl::StrJoin(components.begin(), components.begin() + n, "/");
-      if (std::shared_ptr<const FileHandle> h = cache->TryGetFresh(prefix)) {
-        current = NfsObject{*h, std::nullopt};
+      if (std::shared_ptr<const CachedDirectory> d =
+              cache->TryGetFresh(joined.substr(0, ends[n - 1]))) {
+        current = NfsObject{d->handle, std::nullopt};
         *used_cached = true;
-        walked = std::move(prefix);
         first = n;
         break;
       }
     }
   }
   for (size_t i = first; i < components.size(); ++i) {
-    const absl::string_view c = components[i];
-    walked = walked.empty() ? std::string(c) : absl::StrCat(walked, "/", c);
-    const bool passed_through = i + 1 < components.size();
-    const bool cacheable = passed_through || cache_last;
-    if (cache != nullptr && cacheable) {
-      if (std::shared_ptr<const FileHandle> h = cache->TryGetFresh(walked)) {
-        current = NfsObject{*h, std::nullopt};
-        *used_cached = true;
-        continue;
-      }
-    }
-    FERRY_ASSIGN_OR_RETURN(current, Lookup(current.handle, ToStd(c), walked));
+    const std::string walked = joined.substr(0, ends[i]);
+    FERRY_ASSIGN_OR_RETURN(current, Lookup(current.handle, ToStd(components[i]), walked));
+    const bool cacheable = i + 1 < components.size() || cache_last;
     if (impl_->directories != nullptr && cacheable && current.attributes &&
         current.attributes->type == FileType::kDirectory) {
-      impl_->directories->Put(walked, current.handle);
+      impl_->directories->Put(walked, {current.handle, MonotonicNow()});
     }
   }
   return current;
 }
 
-bool NfsClient::HasCachedDirectory(std::string_view relative) {
-  return impl_->directories != nullptr &&
-         impl_->directories->TryGetFresh(std::string(relative)) != nullptr;
+bool NfsClient::HasCachedDirectory(std::string_view relative, absl::Duration max_age) {
+  if (impl_->directories == nullptr) return false;
+  std::shared_ptr<const CachedDirectory> d = impl_->directories->TryGetFresh(std::string(relative));
+  return d != nullptr && MonotonicNow() - d->cached_at <= max_age;
 }
 
 void NfsClient::ForgetDirectory(std::string_view relative) {

@@ -39,6 +39,9 @@ constexpr int kDefaultParallelism = 16;
 // 0.33-0.36 s, at no loss of speed). At +1 ms each way 16 stay faster.
 constexpr absl::Duration kNearRoundTrip = absl::Microseconds(512);
 constexpr int kNearParallelism = 4;
+// How long CreateDir takes a cached directory handle for the directory's
+// existence without asking (see CreateDir).
+constexpr absl::Duration kCreateDirTrust = absl::Seconds(1);
 
 // Longest file name we expect a server to take: NAME_MAX is 255 bytes on
 // every server we know (NFSv3 has no way to ask short of PATHCONF).
@@ -551,10 +554,12 @@ class ClientFileSystem final : public NfsFileSystem {
   absl::Status CreateDir(std::string_view path, bool parents) override {
     const std::string p = fs::NormalizePath(path);
     if (p.empty()) return absl::OkStatus();  // the root exists
-    // A directory this client passed through lately is taken as there: a
-    // copy into one (its Stat walked through it) asks nothing more. Were it
-    // removed since, the write in it fails on its stale handle.
-    if (client_.HasCachedDirectory(p)) return absl::OkStatus();
+    // A directory this client passed through (or mounted) within the last
+    // second is taken as there: a copy into one (its Stat walked through
+    // it) asks nothing more. Were it removed since by another client, a
+    // write in it fails NotFound where a MKDIR would have made it again;
+    // the second bounds that, whatever directory_handle_time is.
+    if (client_.HasCachedDirectory(p, kCreateDirTrust)) return absl::OkStatus();
     auto [dir_path, name] = SplitNfsPath(p);
     absl::StatusOr<NfsObject> dir = client_.LookupPath(dir_path);
     if (absl::IsNotFound(dir.status()) && parents) {
@@ -567,9 +572,10 @@ class ClientFileSystem final : public NfsFileSystem {
     if (GetNfs3Status(made.status()) == Nfs3Status::kExist) {
       // Looked up as a directory: cached for the writes in it.
       FERRY_ASSIGN_OR_RETURN(NfsObject there, client_.LookupDirectory(p));
-      if (!there.attributes || there.attributes->type == FileType::kDirectory) {
-        return absl::OkStatus();
+      if (!there.attributes) {  // a LOOKUP may answer none
+        FERRY_ASSIGN_OR_RETURN(there.attributes, client_.GetAttr(there.handle, p));
       }
+      if (there.attributes->type == FileType::kDirectory) return absl::OkStatus();
     }
     return made.status();
   }

@@ -21,6 +21,7 @@
 #include <gtest/gtest.h>
 
 #include "absl/status/status.h"
+#include "absl/time/clock.h"
 #include "absl/types/span.h"
 #include "ferry/fs/entry.h"
 #include "ferry/fs/file_system.h"
@@ -436,11 +437,32 @@ TEST_F(NfsDirectoryCacheTest, AWriteIntoADirectoryAnotherClientReplacedLandsInTh
 TEST_F(NfsDirectoryCacheTest, AWriteToldItsTargetIsMissingLandsInADirectoryAnotherClientReplaced) {
   std::unique_ptr<nfs::NfsFileSystem> other = ReplaceCachedDirectory();
   ASSERT_NE(other, nullptr);
-  // No LOOKUP checks the cached handle: the CREATE finds it stale.
-  Write(*fs_, "d/g", "mine", {.target = fs::PathSeen::Missing()});
+  // No LOOKUP checks the cached handle: the CREATE finds it stale, and the
+  // directory and the target are looked up before it is sent again.
+  const uint64_t before = client_->metrics().calls_started;
+  Write(*fs_, "d/g", "mine", {.size = 4, .target = fs::PathSeen::Missing()});
+  EXPECT_EQ(client_->metrics().calls_started - before,
+            4u + 2u);  // CREATE, LOOKUP d, LOOKUP g, CREATE; WRITE, RENAME
   absl::StatusOr<fs::Entry> g = other->Stat("d/g");
   ASSERT_TRUE(g.ok()) << g.status();
   EXPECT_EQ(g->size, 4);
+}
+
+TEST_F(NfsDirectoryCacheTest, CreateDirAsksTheServerOnceTheCachedHandleIsOverASecondOld) {
+  nfs::NfsClientOptions long_cache;
+  long_cache.directory_handle_time = absl::Seconds(60);
+  absl::StatusOr<std::unique_ptr<nfs::NfsClient>> c =
+      nfs::NfsClient::Connect(runtime_, nfs_test::UrlFor(fresh_), long_cache);
+  ASSERT_TRUE(c.ok()) << c.status();
+  nfs::NfsClient& client = **c;
+  std::unique_ptr<nfs::NfsFileSystem> mine = nfs::NfsFileSystem::Over(*std::move(c));
+  ASSERT_TRUE(mine->CreateDir("d", false).ok());
+  Put("d/f", "x");
+  ASSERT_TRUE(mine->Stat("d/f").ok());  // through "d"
+  absl::SleepFor(absl::Milliseconds(1100));
+  const uint64_t before = client.metrics().calls_started;
+  EXPECT_TRUE(mine->CreateDir("d", true).ok());
+  EXPECT_GT(client.metrics().calls_started - before, 0u);
 }
 
 TEST_F(NfsDirectoryCacheTest, WithNoDirectoryHandleTimeAnotherClientsRenameIsSeenAtOnce) {

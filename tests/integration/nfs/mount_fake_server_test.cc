@@ -179,6 +179,19 @@ TEST(NfsMountTest, APathBelowTheExportTheServerWillNotMountIsLookedUp) {
   EXPECT_THAT(server.root_handles(), ::testing::Each("d:/export/a/b"));
 }
 
+TEST(NfsMountTest, RootedAtTheExportAURLOfTheRootOrATopFileMountsNothingDeeper) {
+  for (const std::string path : {"/", "/file"}) {
+    FakeMountServer server({"/"});
+    Runtime runtime;
+    NfsClientOptions options;
+    options.root_at_export = true;
+    absl::StatusOr<std::unique_ptr<NfsClient>> client =
+        NfsClient::Connect(runtime, server.Url(path), options);
+    ASSERT_TRUE(client.ok()) << path << ": " << client.status();
+    EXPECT_THAT(server.mounted(), ::testing::Each(::testing::AnyOf("/", "/file"))) << path;
+  }
+}
+
 TEST(NfsMountTest, RootedAtTheExportTheURLsDirectoryIsMountedForTheDirectoryCache) {
   FakeMountServer server({"/export"});
   Runtime runtime;

@@ -206,8 +206,10 @@ class NfsClient {
   // (NFS3ERR_STALE); it then forgets the directory and asks again.
   absl::StatusOr<NfsObject> LookupDirectory(std::string_view relative);
   // Whether `relative` is a directory whose handle is in the cache (passed
-  // through or looked up within directory_handle_time); no call is made.
-  bool HasCachedDirectory(std::string_view relative);
+  // through, looked up or mounted within directory_handle_time, and at
+  // most `max_age` ago); no call is made.
+  bool HasCachedDirectory(std::string_view relative,
+                          absl::Duration max_age = absl::InfiniteDuration());
   // Drops the cached handles of `relative` and every directory below it
   // ("" drops all): called after renaming or removing it.
   void ForgetDirectory(std::string_view relative);

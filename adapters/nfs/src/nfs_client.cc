@@ -139,6 +139,10 @@ std::string FirstComponent(std::string_view path) {
   return std::string(end == std::string_view::npos ? path : path.substr(0, end));
 }
 
+// How long at least Connect waits for the deep MNT's answer once the
+// EXPORT and first MNT have answered.
+constexpr absl::Duration kDeepMountGrace = absl::Milliseconds(50);
+
 // The directory `path` lies in ("/a/b" for "/a/b/c"), or "" for a path of
 // one component or none.
 std::string ParentDirectory(std::string_view path) {
@@ -454,6 +458,7 @@ absl::StatusOr<std::unique_ptr<NfsClient>> NfsClient::Connect(Runtime& runtime, 
   const std::string guess = FirstComponent(url.path);
   std::string guess_args;
   EncodeMountPathArgs(guess, &guess_args);
+  const absl::Time sent = absl::Now();
   Future<std::string> exports_call = impl->StartMountCall(Mount3Proc::kExport, {}, *mount_pool);
   Future<std::string> guess_call = impl->StartMountCall(Mount3Proc::kMnt, guess_args, *mount_pool);
   const std::string deep = options.root_at_export ? ParentDirectory(url.path) : url.path;
@@ -482,8 +487,19 @@ absl::StatusOr<std::unique_ptr<NfsClient>> NfsClient::Connect(Runtime& runtime, 
   }
   // Awaited either way: the pool goes next.
   absl::StatusOr<std::string> mnt = impl->MountResults(Mount3Proc::kMnt, std::move(guess_call).Get());
+  // The deep MNT's answer, if it came: it went out with the others, so it
+  // is waited for as long again as they took (50 ms at least), not for a
+  // whole timeout: a server that never answers a MNT below its exports
+  // costs that, and the levels are LOOKUPed.
   std::optional<absl::StatusOr<std::string>> deep_mnt;
-  if (deep_call) deep_mnt = impl->MountResults(Mount3Proc::kMnt, std::move(*deep_call).Get());
+  if (deep_call) {
+    const absl::Time now = absl::Now();
+    absl::StatusOr<std::string> r =
+        deep_call->GetUntil(now + std::max(now - sent, kDeepMountGrace));
+    if (!absl::IsDeadlineExceeded(r.status())) {
+      deep_mnt = impl->MountResults(Mount3Proc::kMnt, std::move(r));
+    }
+  }
   if (impl->export_path == deep && deep_mnt) {
     // The export is the deep path (nested, or no list): already mounted.
     mnt = *std::move(deep_mnt);

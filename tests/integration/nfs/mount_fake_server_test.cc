@@ -4,7 +4,7 @@
 //
 // The fake answers EXPORT with its list, every MNT with the root handle
 // "d:<path>" (recording the path; NOENT for the paths it is told to
-// refuse), LOOKUP of a name in "d:<path>" with "d:<path>/<name>" (a
+// refuse, nothing at all for those it is told to ignore), LOOKUP of a name in "d:<path>" with "d:<path>/<name>" (a
 // directory; recording the name), and GETATTR and FSINFO (recording the
 // handle).
 #include <algorithm>
@@ -15,6 +15,8 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "ferry/base/mutex.h"
 #include "ferry/nfs/nfs3_xdr.h"
 #include "ferry/nfs/nfs_client.h"
@@ -38,13 +40,17 @@ class FakeMountServer {
   // `exports`: EXPORT's list, in order (empty: the server lists none).
   // `refused`: paths whose MNT answers NOENT (a server that mounts only
   // its exports).
+  // `ignored`: paths whose MNT is never answered.
   explicit FakeMountServer(std::vector<std::string> exports,
-                           std::vector<std::string> refused = {})
+                           std::vector<std::string> refused = {},
+                           std::vector<std::string> ignored = {})
       : exports_(std::move(exports)),
         refused_(std::move(refused)),
+        ignored_(std::move(ignored)),
         server_(NewRecordMarkingFraming({}),
                 [this](const TestTcpServer::ConnPtr& conn, std::string record) {
-                  conn->Send(Answer(record));
+                  std::string answer = Answer(record);
+                  if (!answer.empty()) conn->Send(answer);
                 }) {}
 
   std::string Url(const std::string& path) const {
@@ -86,6 +92,7 @@ class FakeMountServer {
         MutexLock l(&mu_);
         mounted_.push_back(path);
       }
+      if (std::find(ignored_.begin(), ignored_.end(), path) != ignored_.end()) return "";
       if (std::find(refused_.begin(), refused_.end(), path) != refused_.end()) {
         e.WriteUint32(static_cast<uint32_t>(Mount3Status::kNoEnt));
         return out;
@@ -127,6 +134,7 @@ class FakeMountServer {
 
   const std::vector<std::string> exports_;
   const std::vector<std::string> refused_;
+  const std::vector<std::string> ignored_;
   mutable Mutex mu_;
   std::vector<std::string> mounted_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> root_handles_ ABSL_GUARDED_BY(mu_);
@@ -190,6 +198,15 @@ TEST(NfsMountTest, RootedAtTheExportAURLOfTheRootOrATopFileMountsNothingDeeper) 
     ASSERT_TRUE(client.ok()) << path << ": " << client.status();
     EXPECT_THAT(server.mounted(), ::testing::Each(::testing::AnyOf("/", "/file"))) << path;
   }
+}
+
+TEST(NfsMountTest, APathBelowTheExportTheServerNeverAnswersIsLookedUpAfterAShortWait) {
+  FakeMountServer server({"/export"}, /*refused=*/{}, /*ignored=*/{"/export/a/b"});
+  const absl::Time start = absl::Now();
+  EXPECT_THAT(Connects(server, "/export/a/b"), ElementsAre("/export", "/export/a/b"));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(2));  // not a call's whole timeout
+  EXPECT_THAT(server.looked_up(), ElementsAre("a", "b"));
+  EXPECT_THAT(server.root_handles(), ::testing::Each("d:/export/a/b"));
 }
 
 TEST(NfsMountTest, RootedAtTheExportTheURLsDirectoryIsMountedForTheDirectoryCache) {

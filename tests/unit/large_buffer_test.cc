@@ -4,17 +4,8 @@
 #include <cstring>
 #include <utility>
 
+#include "ferry/base/sanitizers.h"
 #include "gtest/gtest.h"
-
-// Under AddressSanitizer buffers come from the heap (see large_buffer.cc).
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define FERRY_TEST_HAS_ASAN 1
-#endif
-#endif
-#ifndef FERRY_TEST_HAS_ASAN
-#define FERRY_TEST_HAS_ASAN 0
-#endif
 
 namespace ferry {
 namespace {
@@ -38,9 +29,9 @@ TEST(LargeBufferTest, LargeBufferStartsOnAHugePageBoundaryAndIsWritableToItsEnd)
   const size_t size = (size_t{12} << 20) + 123;  // not a multiple of a page
   absl::StatusOr<LargeBuffer> b = LargeBuffer::Allocate(size);
   ASSERT_TRUE(b.ok()) << b.status();
-#if !defined(__SANITIZE_ADDRESS__) && !FERRY_TEST_HAS_ASAN
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(b->data()) % LargeBuffer::kHugePageBytes, 0u);
-#endif
+  if (!kAddressSanitizer) {  // under ASan buffers come from the heap (large_buffer.cc)
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(b->data()) % LargeBuffer::kHugePageBytes, 0u);
+  }
   std::memset(b->data(), 'y', b->size());
   EXPECT_EQ(b->data()[size - 1], 'y');
 }

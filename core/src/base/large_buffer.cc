@@ -13,30 +13,16 @@
 #include <new>
 
 #include "absl/strings/str_cat.h"
+#include "ferry/base/sanitizers.h"
 
 namespace ferry {
-namespace {
-
-// Under AddressSanitizer every buffer comes from the heap, where ASan puts
-// red zones around it: an overrun of a chunk buffer is then reported, not
-// silently written into the mapping's slack.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAddressSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kAddressSanitizer = true;
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
-
-}  // namespace
 
 absl::StatusOr<LargeBuffer> LargeBuffer::Allocate(size_t size) {
   LargeBuffer b;
   if (size == 0) return b;
+  // Under AddressSanitizer every buffer comes from the heap, where ASan
+  // puts red zones around it: an overrun of a chunk buffer is then
+  // reported, not silently written into the mapping's slack.
   if (size < kHugePageBytes || kAddressSanitizer) {
     b.data_ = new (std::nothrow) char[size];
     if (b.data_ == nullptr) {

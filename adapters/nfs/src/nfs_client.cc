@@ -150,11 +150,12 @@ std::string ParentDirectory(std::string_view path) {
   return slash == std::string_view::npos || slash == 0 ? "" : std::string(path.substr(0, slash));
 }
 
-// True if `path` is `prefix` or below it, component-wise.
-bool PathIsUnder(std::string_view path, std::string_view prefix) {
-  if (prefix == "/") return true;
-  if (path.substr(0, prefix.size()) != prefix) return false;
-  return path.size() == prefix.size() || path[prefix.size()] == '/';
+// Whether a mount's answer lets the client in with AUTH_SYS (a server that
+// lists no flavours takes any).
+bool AcceptsAuthSys(const MountResult& m) {
+  return m.auth_flavors.empty() ||
+         std::find(m.auth_flavors.begin(), m.auth_flavors.end(),
+                   static_cast<uint32_t>(AuthFlavor::kSys)) != m.auth_flavors.end();
 }
 
 // A directory's handle in the client's cache, and when it was put there.
@@ -463,7 +464,7 @@ absl::StatusOr<std::unique_ptr<NfsClient>> NfsClient::Connect(Runtime& runtime, 
   Future<std::string> guess_call = impl->StartMountCall(Mount3Proc::kMnt, guess_args, *mount_pool);
   const std::string deep = options.root_at_export ? ParentDirectory(url.path) : url.path;
   std::optional<Future<std::string>> deep_call;
-  if (deep.size() > 1 && deep.front() == '/' && PathIsUnder(deep, guess) && deep != guess) {
+  if (!deep.empty() && deep != guess && NfsPathIsUnder(deep, guess)) {
     std::string deep_args;
     EncodeMountPathArgs(deep, &deep_args);
     deep_call = impl->StartMountCall(Mount3Proc::kMnt, deep_args, *mount_pool);
@@ -478,7 +479,7 @@ absl::StatusOr<std::unique_ptr<NfsClient>> NfsClient::Connect(Runtime& runtime, 
         std::string normal = e.path.size() > 1 && e.path.back() == '/'
                                  ? e.path.substr(0, e.path.size() - 1)
                                  : e.path;
-        if (PathIsUnder(url.path, normal) && normal.size() >= best) {
+        if (NfsPathIsUnder(url.path, normal) && normal.size() >= best) {
           best = normal.size();
           impl->export_path = normal;
         }
@@ -513,10 +514,7 @@ absl::StatusOr<std::unique_ptr<NfsClient>> NfsClient::Connect(Runtime& runtime, 
   std::optional<FileHandle> deep_handle;
   if (deep_mnt && deep_mnt->ok()) {
     absl::StatusOr<MountResult> m = DecodeMountResult(**deep_mnt);
-    if (m.ok() && m->status == Mount3Status::kOk &&
-        (m->auth_flavors.empty() ||
-         std::find(m->auth_flavors.begin(), m->auth_flavors.end(),
-                   static_cast<uint32_t>(AuthFlavor::kSys)) != m->auth_flavors.end())) {
+    if (m.ok() && m->status == Mount3Status::kOk && AcceptsAuthSys(*m)) {
       deep_handle = std::move(m->root);
     }
   }
@@ -525,9 +523,7 @@ absl::StatusOr<std::unique_ptr<NfsClient>> NfsClient::Connect(Runtime& runtime, 
   FERRY_ASSIGN_OR_RETURN(MountResult mounted, DecodeMountResult(*mnt));
   FERRY_RETURN_IF_ERROR(Mount3StatusToStatus(
       mounted.status, "MNT", NfsUrl{.host = url.host, .path = impl->export_path}.ToString()));
-  if (!mounted.auth_flavors.empty() &&
-      std::find(mounted.auth_flavors.begin(), mounted.auth_flavors.end(),
-                static_cast<uint32_t>(AuthFlavor::kSys)) == mounted.auth_flavors.end()) {
+  if (!AcceptsAuthSys(mounted)) {
     return absl::PermissionDeniedError(
         absl::StrCat(where, ": the export ", impl->export_path, " does not accept AUTH_SYS"));
   }
@@ -543,20 +539,16 @@ absl::StatusOr<std::unique_ptr<NfsClient>> NfsClient::Connect(Runtime& runtime, 
     m.url.path = m.export_path;
     m.url_base = NfsUrl{.host = url.host, .path = m.export_path}.ToString();
   }
-  std::string_view below = std::string_view(url.path).substr(
-      m.export_path == "/" ? 0 : m.export_path.size());
-  if (options.root_at_export) below = {};
-  if (!below.empty() && below.front() == '/') below.remove_prefix(1);
+  std::string_view below =
+      options.root_at_export ? std::string_view() : NfsPathBelow(url.path, m.export_path);
   // What the deep MNT found, below the export: the client's root itself,
   // or (rooted at the export) a directory for the cache.
-  if (deep_handle && deep.size() > 1 && PathIsUnder(deep, m.export_path) &&
-      deep != m.export_path) {
+  if (deep_handle && deep != m.export_path && NfsPathIsUnder(deep, m.export_path)) {
     if (!options.root_at_export) {
       m.root_handle = *std::move(deep_handle);
       below = {};
     } else if (m.directories != nullptr) {
-      m.directories->Put(std::string(std::string_view(deep).substr(
-                             m.export_path == "/" ? 1 : m.export_path.size() + 1)),
+      m.directories->Put(std::string(NfsPathBelow(deep, m.export_path)),
                          {*std::move(deep_handle), MonotonicNow()});
     }
   }

@@ -89,6 +89,13 @@ absl::Status WithCleanupNote(absl::Status failure, const absl::Status& cleanup) 
                             cleanup.message()));
 }
 
+// `o`'s attributes: those its LOOKUP brought, else a GETATTR's (a server
+// may leave them out of a reply).
+absl::StatusOr<Fattr3> AttributesOf(NfsClient& client, const NfsObject& o, std::string_view path) {
+  if (o.attributes) return *o.attributes;
+  return client.GetAttr(o.handle, path);
+}
+
 // The temporary's name for target `name`: the local temporaries' rules
 // (io_internal::TempSlotFor if `slot`, the same name in every run, else
 // TempNameFor), with `name` cut (at a UTF-8 character boundary) so that
@@ -143,14 +150,11 @@ absl::StatusOr<UploadTarget> ResolveUploadTarget(NfsClient& client, std::string_
     return dir;
   };
   FERRY_ASSIGN_OR_RETURN(NfsObject dir, find_dir());
-  if (seen.state == fs::PathSeen::State::kMissing) {
+  const bool seen_file = seen.state == fs::PathSeen::State::kFound &&
+                         seen.entry.kind == fs::EntryKind::kFile && seen.entry.mode != 0;
+  if (seen.state == fs::PathSeen::State::kMissing || seen_file) {
     t.dir = std::move(dir.handle);
-    return t;
-  }
-  if (seen.state == fs::PathSeen::State::kFound && seen.entry.kind == fs::EntryKind::kFile &&
-      seen.entry.mode != 0) {
-    t.dir = std::move(dir.handle);
-    t.existing_mode = seen.entry.mode & 0777;  // rwx bits only, as below
+    if (seen_file) t.existing_mode = seen.entry.mode & 0777;  // rwx bits only, as below
     return t;
   }
   absl::StatusOr<NfsObject> existing = client.Lookup(dir.handle, t.name, t.path);
@@ -164,12 +168,7 @@ absl::StatusOr<UploadTarget> ResolveUploadTarget(NfsClient& client, std::string_
   t.dir = std::move(dir.handle);
   if (existing.status().code() == absl::StatusCode::kNotFound) return t;
   FERRY_RETURN_IF_ERROR(existing.status());
-  Fattr3 attrs;
-  if (existing->attributes) {
-    attrs = *existing->attributes;
-  } else {
-    FERRY_ASSIGN_OR_RETURN(attrs, client.GetAttr(existing->handle, t.path));
-  }
+  FERRY_ASSIGN_OR_RETURN(const Fattr3 attrs, AttributesOf(client, *existing, t.path));
   if (attrs.type == FileType::kDirectory) {
     return absl::FailedPreconditionError(absl::StrCat(t.context, ": the target is a directory"));
   }
@@ -430,8 +429,7 @@ class ClientFileSystem final : public NfsFileSystem {
   absl::StatusOr<fs::Entry> Stat(std::string_view path) override {
     const std::string p = fs::NormalizePath(path);
     FERRY_ASSIGN_OR_RETURN(NfsObject o, client_.LookupPath(p));
-    if (o.attributes) return EntryOf(p, *o.attributes, Tagged(o.handle));
-    FERRY_ASSIGN_OR_RETURN(Fattr3 a, client_.GetAttr(o.handle, p));
+    FERRY_ASSIGN_OR_RETURN(const Fattr3 a, AttributesOf(client_, o, p));
     return EntryOf(p, a, Tagged(o.handle));
   }
 
@@ -456,13 +454,9 @@ class ClientFileSystem final : public NfsFileSystem {
           batch.push_back(EntryOf(std::string(e.name), *e.attributes, ""));
         } else {
           // A server may leave attributes out: ask for them.
-          FERRY_ASSIGN_OR_RETURN(NfsObject child,
-                                 client_.Lookup(o.handle, e.name, fs::JoinPath(d, e.name)));
-          Fattr3 a = child.attributes ? *child.attributes
-                                      : Fattr3{};
-          if (!child.attributes) {
-            FERRY_ASSIGN_OR_RETURN(a, client_.GetAttr(child.handle, fs::JoinPath(d, e.name)));
-          }
+          const std::string child_path = fs::JoinPath(d, e.name);
+          FERRY_ASSIGN_OR_RETURN(NfsObject child, client_.Lookup(o.handle, e.name, child_path));
+          FERRY_ASSIGN_OR_RETURN(const Fattr3 a, AttributesOf(client_, child, child_path));
           batch.push_back(EntryOf(std::string(e.name), a, ""));
         }
       }
@@ -533,18 +527,19 @@ class ClientFileSystem final : public NfsFileSystem {
   absl::StatusOr<std::unique_ptr<fs::File>> OpenWrite(
       std::string_view path, const fs::WriteOptions& options) override {
     const std::string p = fs::NormalizePath(path);
+    auto create_temp = [&](const UploadTarget& target) {
+      return CreateUploadTemp(client_, target, target.existing_mode.value_or(options.mode),
+                              options.reclaim_before);
+    };
     FERRY_ASSIGN_OR_RETURN(UploadTarget target, ResolveUploadTarget(client_, p, options.target));
-    absl::StatusOr<UploadTemp> temp =
-        CreateUploadTemp(client_, target, target.existing_mode.value_or(options.mode),
-                         options.reclaim_before);
+    absl::StatusOr<UploadTemp> temp = create_temp(target);
     if (GetNfs3Status(temp.status()) == Nfs3Status::kStale) {
       // The directory's cached handle went stale (removed, perhaps made
       // again, since it was cached; unchecked where `options.target` saved
       // the LOOKUP): asked for afresh.
       client_.ForgetDirectory(target.dir_path);
       FERRY_ASSIGN_OR_RETURN(target, ResolveUploadTarget(client_, p, {}));
-      temp = CreateUploadTemp(client_, target, target.existing_mode.value_or(options.mode),
-                              options.reclaim_before);
+      temp = create_temp(target);
     }
     FERRY_RETURN_IF_ERROR(temp.status());
     return std::unique_ptr<fs::File>(
@@ -571,11 +566,9 @@ class ClientFileSystem final : public NfsFileSystem {
     if (made.ok()) return absl::OkStatus();
     if (GetNfs3Status(made.status()) == Nfs3Status::kExist) {
       // Looked up as a directory: cached for the writes in it.
-      FERRY_ASSIGN_OR_RETURN(NfsObject there, client_.LookupDirectory(p));
-      if (!there.attributes) {  // a LOOKUP may answer none
-        FERRY_ASSIGN_OR_RETURN(there.attributes, client_.GetAttr(there.handle, p));
-      }
-      if (there.attributes->type == FileType::kDirectory) return absl::OkStatus();
+      FERRY_ASSIGN_OR_RETURN(const NfsObject there, client_.LookupDirectory(p));
+      FERRY_ASSIGN_OR_RETURN(const Fattr3 a, AttributesOf(client_, there, p));
+      if (a.type == FileType::kDirectory) return absl::OkStatus();
     }
     return made.status();
   }
@@ -691,9 +684,7 @@ class NfsProvider final : public fs::FileSystemProvider {
       }
     }
     const std::string& export_path = fs->client().export_path();
-    std::string_view below = std::string_view(parsed.path)
-                                 .substr(export_path == "/" ? 0 : export_path.size());
-    std::string path = fs::NormalizePath(below);
+    std::string path = fs::NormalizePath(NfsPathBelow(parsed.path, export_path));
     const std::string_view raw = url.substr(0, url.find('?'));
     const bool names_directory = path.empty() || raw.back() == '/';
     return fs::Location{std::move(fs), std::move(path), names_directory, std::string(url)};
@@ -706,18 +697,12 @@ class NfsProvider final : public fs::FileSystemProvider {
     std::shared_ptr<NfsFileSystem> fs;
     size_t best = 0;
     for (const auto& [export_path, candidate] : mounted_[key]) {
-      if (IsUnder(path, export_path) && export_path.size() >= best) {
+      if (NfsPathIsUnder(path, export_path) && export_path.size() >= best) {
         best = export_path.size();
         fs = candidate;
       }
     }
     return fs;
-  }
-
-  static bool IsUnder(std::string_view path, std::string_view prefix) {
-    if (prefix == "/") return true;
-    return path.substr(0, prefix.size()) == prefix &&
-           (path.size() == prefix.size() || path[prefix.size()] == '/');
   }
 
   const NfsFileSystemOptions options_;

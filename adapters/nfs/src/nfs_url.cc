@@ -175,6 +175,18 @@ absl::StatusOr<NfsUrl> ParseNfsUrl(std::string_view url) {
   return out;
 }
 
+bool NfsPathIsUnder(std::string_view path, std::string_view prefix) {
+  if (prefix == "/") return true;
+  if (path.substr(0, prefix.size()) != prefix) return false;
+  return path.size() == prefix.size() || path[prefix.size()] == '/';
+}
+
+std::string_view NfsPathBelow(std::string_view path, std::string_view prefix) {
+  path.remove_prefix(prefix == "/" ? 0 : prefix.size());
+  if (!path.empty() && path.front() == '/') path.remove_prefix(1);
+  return path;
+}
+
 std::pair<std::string_view, std::string_view> SplitNfsPath(std::string_view path) {
   while (!path.empty() && path.back() == '/') path.remove_suffix(1);
   const size_t slash = path.rfind('/');

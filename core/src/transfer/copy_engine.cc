@@ -1173,8 +1173,6 @@ absl::StatusOr<TransferStats> CopyFile(Runtime& runtime, fs::FileSystem& src,
                                        std::string_view src_path, const fs::Entry& source,
                                        fs::FileSystem& dst, std::string_view dst_path,
                                        CopyOptions options) {
-  // Only a file is taken as listed: anything else gets the unlisted path's
-  // own look and error.
   return CopyFile(runtime, src, src_path, source, dst, dst_path, fs::PathSeen{}, std::move(options));
 }
 

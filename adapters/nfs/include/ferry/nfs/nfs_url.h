@@ -48,6 +48,15 @@ absl::StatusOr<NfsUrl> ParseNfsUrl(std::string_view url);
 // JoinNfsPath("/export", "a/b") == "/export/a/b".
 std::string JoinNfsPath(std::string_view base, std::string_view relative);
 
+// Whether `path` is `prefix` or below it, component-wise (normalised
+// absolute paths; "/" holds every path): NfsPathIsUnder("/a/b", "/a").
+bool NfsPathIsUnder(std::string_view path, std::string_view prefix);
+
+// The part of `path` below `prefix`, without a leading '/' ("" for the
+// prefix itself): NfsPathBelow("/export/a/b", "/export") == "a/b".
+// REQUIRES: NfsPathIsUnder(path, prefix).
+std::string_view NfsPathBelow(std::string_view path, std::string_view prefix);
+
 // Splits a path into its directory and last name, trailing '/'s ignored:
 // SplitNfsPath("a/b/c") == {"a/b", "c"}; SplitNfsPath("c") == {"", "c"}.
 std::pair<std::string_view, std::string_view> SplitNfsPath(std::string_view path);

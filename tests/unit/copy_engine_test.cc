@@ -778,6 +778,88 @@ class DescriptorTakingFileSystem final : public MemFileSystem {
   };
 };
 
+// A MemFileSystem whose read files put their bytes into a descriptor
+// (ReadIntoDescriptor: pwrite here, as NFS's splice would), counting the
+// calls and the ReadAts; `short_by` bytes fewer than asked, as from a
+// source that ended early.
+class DescriptorFillingFileSystem final : public MemFileSystem {
+ public:
+  using MemFileSystem::MemFileSystem;
+  std::atomic<int> into_descriptor{0};
+  std::atomic<int> read_at{0};
+  size_t short_by = 0;
+
+  absl::StatusOr<std::unique_ptr<fs::File>> OpenRead(std::string_view path) override {
+    FERRY_ASSIGN_OR_RETURN(std::unique_ptr<fs::File> file, MemFileSystem::OpenRead(path));
+    return std::unique_ptr<fs::File>(new Filling(this, std::move(file)));
+  }
+
+ private:
+  class Filling final : public fs::File {
+   public:
+    Filling(DescriptorFillingFileSystem* fs, std::unique_ptr<fs::File> inner)
+        : fs_(fs), inner_(std::move(inner)) {}
+    absl::StatusOr<size_t> ReadAt(int64_t offset, absl::Span<char> buf) override {
+      ++fs_->read_at;
+      return inner_->ReadAt(offset, buf);
+    }
+    absl::StatusOr<size_t> ReadIntoDescriptor(int64_t offset, size_t n, int fd,
+                                              int64_t fd_offset) override {
+      ++fs_->into_descriptor;
+      std::string bytes(n - std::min(n, fs_->short_by), '\0');
+      FERRY_ASSIGN_OR_RETURN(size_t got, inner_->ReadAt(offset, absl::MakeSpan(bytes)));
+      if (::pwrite(fd, bytes.data(), got, fd_offset) != static_cast<ssize_t>(got)) {
+        return absl::InternalError("pwrite");
+      }
+      return got;
+    }
+    absl::StatusOr<int64_t> Size() override { return inner_->Size(); }
+
+   private:
+    DescriptorFillingFileSystem* const fs_;
+    std::unique_ptr<fs::File> inner_;
+  };
+};
+
+TEST_F(CopyEngineTest, ASourceThatFillsDescriptorsWritesALocalDestinationWithoutReadAt) {
+  DescriptorFillingFileSystem src("src");
+  src.PutFile("a.bin", Pattern(4'321));
+  testing::ScratchDir scratch("ferry_copy_engine_");
+  ASSERT_TRUE(scratch.ok());
+  fs::LocalFileSystem local;
+  absl::StatusOr<TransferStats> stats =
+      CopyFile(runtime_, src, "a.bin", local, fs::LocalPathToFsPath(scratch.Path("a.bin")), Small());
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(testing::ReadFile(scratch.Path("a.bin")), Pattern(4'321));
+  EXPECT_EQ(src.into_descriptor.load(), 5);  // every chunk of 1,000 bytes
+  EXPECT_EQ(src.read_at.load(), 0);
+}
+
+TEST_F(CopyEngineTest, ASourceThatFillsDescriptorsGivesBytesToADestinationWithout) {
+  DescriptorFillingFileSystem src("src");
+  src.PutFile("a.bin", Pattern(2'500));
+  absl::StatusOr<TransferStats> stats = CopyFile(runtime_, src, "a.bin", dst_, "a.bin", Small());
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_THAT(dst_.GetFile("a.bin"), Optional(Pattern(2'500)));
+  EXPECT_EQ(src.into_descriptor.load(), 0);
+  EXPECT_EQ(src.read_at.load(), 3);
+}
+
+TEST_F(CopyEngineTest, ASourceFillingFewerBytesThanAskedFailsAsShrunkAndLeavesNoFile) {
+  DescriptorFillingFileSystem src("src");
+  src.PutFile("a.bin", Pattern(2'500));
+  src.short_by = 1;
+  testing::ScratchDir scratch("ferry_copy_engine_");
+  ASSERT_TRUE(scratch.ok());
+  fs::LocalFileSystem local;
+  absl::StatusOr<TransferStats> stats =
+      CopyFile(runtime_, src, "a.bin", local, fs::LocalPathToFsPath(scratch.Path("a.bin")), Small());
+  ASSERT_FALSE(stats.ok());
+  EXPECT_EQ(stats.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(stats.status().message(), HasSubstr("shrank"));
+  EXPECT_THAT(scratch.Files(), ::testing::IsEmpty()) << "the temporary is removed";
+}
+
 // Copies a local file of `bytes` to `dst` as "a.bin".
 absl::StatusOr<TransferStats> CopyLocalFile(Runtime& runtime, const std::string& bytes, fs::FileSystem& dst,
                                             CopyOptions options) {

@@ -2,7 +2,11 @@
 // place (record marking and length prefix): a record's placed range lands
 // in the caller's buffer, whether its bytes arrive through Consume (any
 // split) or are read straight into DirectTarget, and the record keeps the
-// rest.
+// rest. PlaceInFile does the same into a file (a memfd here).
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <memory>
 #include <string>
 #include <string_view>
@@ -28,6 +32,24 @@ std::string Record(size_t n) {
   for (size_t i = 0; i < n; ++i) bulk[i] = static_cast<char>('a' + i % 26);
   return absl::StrCat("HEAD", bulk, "TL");
 }
+
+// A file in memory for placed bytes; closed by the test's end.
+class MemFile {
+ public:
+  MemFile() : fd_(::memfd_create("placed", MFD_CLOEXEC)) {}
+  ~MemFile() { ::close(fd_); }
+  int fd() const { return fd_; }
+  // `n` bytes at `offset`.
+  std::string Read(int64_t offset, size_t n) const {
+    std::string out(n, '\0');
+    const ssize_t got = ::pread(fd_, out.data(), n, offset);
+    out.resize(got < 0 ? 0 : static_cast<size_t>(got));
+    return out;
+  }
+
+ private:
+  const int fd_;
+};
 
 std::string Framed(const Framing& framing, std::string_view record) {
   std::string out;
@@ -188,6 +210,114 @@ TEST(RecordPlacementTest, HeaderDescribedFramingPlacesNothing) {
   std::string dest(2, '?');
   EXPECT_FALSE(reader->Place(0, absl::MakeSpan(dest)));
   EXPECT_TRUE(reader->DirectTarget().empty());
+}
+
+TEST(RecordPlacementTest, RangePlacedInAFileLandsAtItsFileOffsetWhateverTheSplit) {
+  for (const auto& framing : {SmallFragments(), NewLengthPrefixFraming()}) {
+    SCOPED_TRACE(framing->name());
+    const std::string wire = Framed(*framing, Record(30));
+    auto reader = framing->NewReader();
+    MemFile file;
+    std::vector<std::string> records;
+    bool placed = false;
+    for (char c : wire) {
+      ASSERT_TRUE(reader->Consume(std::string_view(&c, 1), &records).ok());
+      if (!placed && reader->partial_record().size() >= 6) {  // 2 bytes of the range in already
+        ASSERT_TRUE(reader->PlaceInFile(4, {.fd = file.fd(), .offset = 100, .size = 30}));
+        placed = true;
+      }
+    }
+    EXPECT_EQ(file.Read(100, 30), Record(30).substr(4, 30));
+    EXPECT_THAT(records, ElementsAre("HEADTL"));
+    EXPECT_TRUE(reader->placement_status().ok()) << reader->placement_status();
+  }
+}
+
+TEST(RecordPlacementTest, DirectFileOffersTheRangeAtItsFileOffsetOneChunkAtATime) {
+  auto framing = SmallFragments();
+  const std::string whole = Record(30);
+  const std::string wire = Framed(*framing, whole);
+  auto reader = framing->NewReader();
+  MemFile file;
+  std::vector<std::string> records;
+  ASSERT_TRUE(reader->Consume(std::string_view(wire).substr(0, 9), &records).ok());
+  ASSERT_TRUE(reader->PlaceInFile(4, {.fd = file.fd(), .offset = 7, .size = 30}));
+  EXPECT_TRUE(reader->DirectTarget().empty()) << "a file range is never offered as memory";
+  size_t pos = 9;
+  int direct_writes = 0;
+  while (records.empty()) {
+    const FileRange target = reader->DirectFile();
+    if (target.fd < 0) {  // a fragment header, or the tail: through Consume
+      ASSERT_TRUE(reader->Consume(std::string_view(wire).substr(pos, 1), &records).ok());
+      ++pos;
+      continue;
+    }
+    EXPECT_LE(target.size, 5u) << "never past the fragment";
+    ASSERT_EQ(::pwrite(target.fd, wire.data() + pos, target.size, target.offset),
+              static_cast<ssize_t>(target.size));
+    ASSERT_TRUE(reader->CommitDirect(target.size, &records).ok());
+    pos += target.size;
+    ++direct_writes;
+  }
+  EXPECT_GT(direct_writes, 0);
+  EXPECT_EQ(file.Read(7, 30), whole.substr(4, 30));
+  EXPECT_THAT(records, ElementsAre("HEADTL"));
+}
+
+TEST(RecordPlacementTest, FileThatRefusesWritesDropsTheRangeAndTheRecordStillCompletes) {
+  auto framing = NewLengthPrefixFraming();
+  const std::string wire = Framed(*framing, Record(30)) + Framed(*framing, Record(3));
+  auto reader = framing->NewReader();
+  const int read_only = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(read_only, 0);
+  std::vector<std::string> records;
+  ASSERT_TRUE(reader->Consume(std::string_view(wire).substr(0, 10), &records).ok());
+  ASSERT_TRUE(reader->PlaceInFile(4, {.fd = read_only, .offset = 0, .size = 30}));
+  EXPECT_FALSE(reader->placement_status().ok());
+  EXPECT_THAT(reader->placement_status().message(), HasSubstr("write at 0"));
+  EXPECT_LT(reader->DirectFile().fd, 0) << "no more direct writes after a failed one";
+  ASSERT_TRUE(reader->Consume(std::string_view(wire).substr(10), &records).ok());
+  EXPECT_THAT(records, ElementsAre("HEADTL", Record(3))) << "the stream stays in step";
+  EXPECT_FALSE(reader->placement_status().ok()) << "told until the next placement";
+  ::close(read_only);
+}
+
+TEST(RecordPlacementTest, FailPlacementIsReportedAndTheRestOfTheRangeIsDropped) {
+  auto framing = NewLengthPrefixFraming();
+  const std::string wire = Framed(*framing, Record(30));
+  auto reader = framing->NewReader();
+  MemFile file;
+  std::vector<std::string> records;
+  ASSERT_TRUE(reader->Consume(std::string_view(wire).substr(0, 8), &records).ok());
+  ASSERT_TRUE(reader->PlaceInFile(4, {.fd = file.fd(), .offset = 0, .size = 30}));
+  const FileRange target = reader->DirectFile();
+  ASSERT_GE(target.fd, 0);
+  reader->FailPlacement(absl::ResourceExhaustedError("write at 0 of descriptor 9: disk full"));
+  ASSERT_TRUE(reader->CommitDirect(10, &records).ok());
+  ASSERT_TRUE(reader->Consume(std::string_view(wire).substr(8 + 10), &records).ok());
+  EXPECT_THAT(records, ElementsAre("HEADTL"));
+  EXPECT_EQ(reader->placement_status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(file.Read(0, 30), "") << "nothing after the failure is written";
+}
+
+TEST(RecordPlacementTest, NextPlacementStartsWithAClearStatus) {
+  auto framing = NewLengthPrefixFraming();
+  const std::string wire = Framed(*framing, Record(30)) + Framed(*framing, Record(30));
+  const size_t one = wire.size() / 2;
+  auto reader = framing->NewReader();
+  const int read_only = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(read_only, 0);
+  std::vector<std::string> records;
+  ASSERT_TRUE(reader->Consume(std::string_view(wire).substr(0, 8), &records).ok());
+  ASSERT_TRUE(reader->PlaceInFile(4, {.fd = read_only, .offset = 0, .size = 30}));
+  ASSERT_TRUE(reader->Consume(std::string_view(wire).substr(8, one), &records).ok());
+  ASSERT_FALSE(reader->placement_status().ok());
+  std::string dest(30, '?');
+  ASSERT_TRUE(reader->Place(4, absl::MakeSpan(dest)));
+  EXPECT_TRUE(reader->placement_status().ok());
+  ASSERT_TRUE(reader->Consume(std::string_view(wire).substr(one + 8), &records).ok());
+  EXPECT_EQ(dest, Record(30).substr(4, 30));
+  ::close(read_only);
 }
 
 }  // namespace

@@ -4,6 +4,10 @@
 // the placer puts the bulk in its buffer. The servers send a reply's first
 // bytes, wait until the pool has placed it, and then do what each test
 // says: the rest, nothing, a short record, or a closed connection.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <memory>
 #include <string>
@@ -59,6 +63,11 @@ struct Placements {
       const uint32_t n = xdr_internal::LoadBigEndian32(prefix.data() + 4);
       if (!place || n > dest.size()) return {};
       placed.fetch_add(1);
+      if (file_fd >= 0) {
+        return {.decision = RpcPlacement::Decision::kPlace,
+                .offset = 8,
+                .file = {.fd = file_fd, .offset = file_offset, .size = n}};
+      }
       return {.decision = RpcPlacement::Decision::kPlace,
               .offset = 8,
               .dest = absl::MakeSpan(dest).first(n)};
@@ -68,6 +77,9 @@ struct Placements {
     return WaitUntil([&] { return placed.load() >= n; }, absl::Seconds(10));
   }
   std::string dest;
+  // >= 0: the bulk goes into this file at file_offset instead of `dest`.
+  int file_fd = -1;
+  int64_t file_offset = 0;
   bool place = true;
   std::atomic<int> placed{0};
   std::atomic<int> voids{0};
@@ -236,6 +248,56 @@ TEST_F(RpcPoolPlacementTest, RecordEndingInsideItsPlacedRangeDropsTheConnectionW
   absl::StatusOr<std::string> r = std::move(f).Get();
   EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(r.status().message(), HasSubstr("into the 200000-byte range"));
+}
+
+TEST_F(RpcPoolPlacementTest, BulkPlacedInAFileLandsThereAndTheRecordKeepsTheRest) {
+  auto pool = MakePool();
+  const int file = ::memfd_create("placed", MFD_CLOEXEC);
+  ASSERT_GE(file, 0);
+  Placements p(1 << 20);
+  p.file_fd = file;
+  p.file_offset = 3;
+  Future<std::string> f = pool->Call(std::string(4, '\0'), {.placer = p.Placer()});
+  RecordLog::Entry e = TakeRequest();
+  const std::string bulk = Patterned(700'000, 'f');
+  const std::string reply = FramedReply(e.record, bulk);
+  SendHeadUntilPlaced(e, reply, 4 + 8 + 100, p);
+  e.conn->SendRaw(reply.substr(4 + 8 + 100));
+  absl::StatusOr<std::string> r = std::move(f).Get();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->substr(8), "END");
+  std::string got(bulk.size(), '\0');
+  ASSERT_EQ(::pread(file, got.data(), got.size(), 3), static_cast<ssize_t>(got.size()));
+  EXPECT_TRUE(got == bulk);
+  EXPECT_EQ(pool->metrics().bytes_placed, bulk.size());
+  ::close(file);
+}
+
+TEST_F(RpcPoolPlacementTest, FileThatRefusesTheBulkEndsTheCallWithWhyAndTheConnectionGoesOn) {
+  auto pool = MakePool();
+  const int read_only = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(read_only, 0);
+  Placements p(1 << 20);
+  p.file_fd = read_only;
+  Future<std::string> f = pool->Call(std::string(4, '\0'), {.idempotent = true, .placer = p.Placer()});
+  RecordLog::Entry e = TakeRequest();
+  const std::string reply = FramedReply(e.record, Patterned(300'000, 'r'));
+  SendHeadUntilPlaced(e, reply, 4 + 8 + 10, p);
+  e.conn->SendRaw(reply.substr(4 + 8 + 10));
+  absl::StatusOr<std::string> r = std::move(f).Get();
+  EXPECT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("write at 0 of descriptor"));
+  EXPECT_EQ(p.placed.load(), 1) << "not sent again";
+  ::close(read_only);
+
+  // The same connection answers the next call.
+  Future<std::string> next = pool->Call(std::string(4, '\0'));
+  RecordLog::Entry e2 = TakeRequest();
+  EXPECT_EQ(e2.conn, e.conn);
+  e2.conn->SendRaw(FramedReply(e2.record, "ok"));
+  absl::StatusOr<std::string> r2 = std::move(next).Get();
+  ASSERT_TRUE(r2.ok()) << r2.status();
+  EXPECT_EQ(r2->substr(8, 2), "ok");
 }
 
 }  // namespace

@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <span>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -34,6 +35,7 @@
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
 #include "ferry/cache/ttl_cache.h"
+#include "ferry/io/internal/positional_io.h"
 #include "ferry/nfs/nfs3_xdr.h"
 #include "ferry/nfs/nfs_error.h"
 #include "ferry/rpc/framing.h"
@@ -341,6 +343,63 @@ struct NfsClient::Impl {
                                                      " ", Display(path)));
     }
     return Nfs3StatusToStatus(decoded->status, Nfs3Procedure(proc).procedure_name, Display(path));
+  }
+
+  // A READ whose data goes from the socket straight into `memory` or,
+  // when that is empty, into the file range `file` (RpcReplyPlacer): its
+  // bytes cross user space once, or never. `placed` is how many the
+  // attempt that answered placed (0: the reply came whole, and its data is
+  // copied or written from the record).
+  void ReadPlaced(const FileHandle& fh, uint64_t offset, absl::Span<char> memory, FileRange file,
+                  std::string path, Callback<ReadIntoReply> done) {
+    const size_t capacity = memory.empty() ? file.size : memory.size();
+    auto placed = std::make_shared<size_t>(0);
+    RpcReplyPlacer placer = [memory, file, capacity, placed](std::string_view prefix) -> RpcPlacement {
+      *placed = 0;
+      if (prefix.empty()) return {};  // voided
+      absl::StatusOr<RpcReply> reply = DecodeReply(prefix, Nfs3Procedure(Nfs3Proc::kRead));
+      if (!reply.ok()) return {.decision = RpcPlacement::Decision::kAskAgain};
+      absl::StatusOr<ReadHead> head = DecodeReadHead(reply->results);
+      if (!head.ok()) return {.decision = RpcPlacement::Decision::kAskAgain};
+      // Anything unusual is read whole, for its decode to name.
+      if (head->status != Nfs3Status::kOk || head->data_size == 0 || head->data_size > capacity ||
+          head->data_size != head->count) {
+        return {};
+      }
+      *placed = head->data_size;
+      RpcPlacement p{.decision = RpcPlacement::Decision::kPlace,
+                     .offset = static_cast<size_t>(reply->results.data() - prefix.data()) + head->data_offset};
+      if (memory.empty()) {
+        p.file = {.fd = file.fd, .offset = file.offset, .size = head->data_size};
+      } else {
+        p.dest = memory.first(head->data_size);
+      }
+      return p;
+    };
+    Send<ReadIntoReply>(
+        kReadCall, {.file = fh, .offset = offset, .count = static_cast<uint32_t>(capacity)},
+        std::move(path),
+        [this, memory, file, capacity, placed](std::string record,
+                                               const std::string& p) -> absl::StatusOr<ReadIntoReply> {
+          FERRY_ASSIGN_OR_RETURN(std::string_view results, Results(record, Nfs3Proc::kRead, p));
+          absl::StatusOr<ReadResult> r = DecodeReadResult(results, *placed);
+          FERRY_RETURN_IF_ERROR(Check(r, Nfs3Proc::kRead, p));
+          if (*placed > 0) return ReadIntoReply{*placed, r->eof, r->attributes};
+          if (r->data.size() > capacity) {
+            return absl::DataLossError(absl::StrCat("NFS3 READ ", Display(p), ": asked ", capacity,
+                                                    " bytes, got ", r->data.size()));
+          }
+          if (memory.empty()) {
+            FERRY_RETURN_IF_ERROR(Annotate(
+                io_internal::PwriteAll(file.fd, std::span<const char>(r->data.data(), r->data.size()),
+                                       file.offset, absl::StrCat("descriptor ", file.fd)),
+                absl::StrCat("NFS3 READ ", Display(p))));
+          } else {
+            std::memcpy(memory.data(), r->data.data(), r->data.size());
+          }
+          return ReadIntoReply{r->data.size(), r->eof, r->attributes};
+        },
+        std::move(done), std::move(placer));
   }
 
   // A MOUNT call on `pool` (Connect's, kept for its EXPORT and MNT), else
@@ -675,43 +734,12 @@ void NfsClient::ReadAsync(const FileHandle& fh, uint64_t offset, uint32_t count,
 
 void NfsClient::ReadIntoAsync(const FileHandle& fh, uint64_t offset, absl::Span<char> dest,
                               std::string path, Callback<ReadIntoReply> done) {
-  // The data goes from the socket straight into `dest` (RpcReplyPlacer):
-  // its bytes cross user space once. `placed` is how many the attempt that
-  // answered placed (0: the reply came whole and is copied from it).
-  auto placed = std::make_shared<size_t>(0);
-  RpcReplyPlacer placer = [dest, placed](std::string_view prefix) -> RpcPlacement {
-    *placed = 0;
-    if (prefix.empty()) return {};  // voided
-    absl::StatusOr<RpcReply> reply = DecodeReply(prefix, Nfs3Procedure(Nfs3Proc::kRead));
-    if (!reply.ok()) return {.decision = RpcPlacement::Decision::kAskAgain};
-    absl::StatusOr<ReadHead> head = DecodeReadHead(reply->results);
-    if (!head.ok()) return {.decision = RpcPlacement::Decision::kAskAgain};
-    // Anything unusual is read whole, for its decode to name.
-    if (head->status != Nfs3Status::kOk || head->data_size == 0 ||
-        head->data_size > dest.size() || head->data_size != head->count) {
-      return {};
-    }
-    *placed = head->data_size;
-    return {.decision = RpcPlacement::Decision::kPlace,
-            .offset = static_cast<size_t>(reply->results.data() - prefix.data()) + head->data_offset,
-            .dest = dest.first(head->data_size)};
-  };
-  impl_->Send<ReadIntoReply>(
-      kReadCall, {.file = fh, .offset = offset, .count = static_cast<uint32_t>(dest.size())},
-      std::move(path),
-      [this, dest, placed](std::string record, const std::string& p) -> absl::StatusOr<ReadIntoReply> {
-        FERRY_ASSIGN_OR_RETURN(std::string_view results, impl_->Results(record, Nfs3Proc::kRead, p));
-        absl::StatusOr<ReadResult> r = DecodeReadResult(results, *placed);
-        FERRY_RETURN_IF_ERROR(impl_->Check(r, Nfs3Proc::kRead, p));
-        if (*placed > 0) return ReadIntoReply{*placed, r->eof, r->attributes};
-        if (r->data.size() > dest.size()) {
-          return absl::DataLossError(absl::StrCat("NFS3 READ ", impl_->Display(p), ": asked ",
-                                                  dest.size(), " bytes, got ", r->data.size()));
-        }
-        std::memcpy(dest.data(), r->data.data(), r->data.size());
-        return ReadIntoReply{r->data.size(), r->eof, r->attributes};
-      },
-      std::move(done), std::move(placer));
+  impl_->ReadPlaced(fh, offset, dest, FileRange{}, std::move(path), std::move(done));
+}
+
+void NfsClient::ReadIntoFileAsync(const FileHandle& fh, uint64_t offset, FileRange to,
+                                  std::string path, Callback<ReadIntoReply> done) {
+  impl_->ReadPlaced(fh, offset, absl::Span<char>(), to, std::move(path), std::move(done));
 }
 
 void NfsClient::WriteAsync(const FileHandle& fh, uint64_t offset, std::string_view data,

@@ -127,24 +127,46 @@ absl::Status NfsFile::ConfirmStillAsListed() {
 }
 
 absl::StatusOr<size_t> NfsFile::ReadAt(int64_t offset, absl::Span<char> buf) {
+  return ReadInCalls(offset, buf.size(), [&](size_t at, size_t want, Callback<ReadIntoReply> done) {
+    client_.ReadIntoAsync(handle_, static_cast<uint64_t>(offset) + at, buf.subspan(at, want), path_,
+                          std::move(done));
+  });
+}
+
+absl::StatusOr<size_t> NfsFile::ReadIntoDescriptor(int64_t offset, size_t n, int fd,
+                                                   int64_t fd_offset) {
+  if (fd < 0 || fd_offset < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("read ", client_.DisplayPath(path_),
+                                                   " into descriptor ", fd, " at offset ", fd_offset));
+  }
+  return ReadInCalls(offset, n, [&](size_t at, size_t want, Callback<ReadIntoReply> done) {
+    client_.ReadIntoFileAsync(
+        handle_, static_cast<uint64_t>(offset) + at,
+        FileRange{.fd = fd, .offset = fd_offset + static_cast<int64_t>(at), .size = want}, path_,
+        std::move(done));
+  });
+}
+
+absl::StatusOr<size_t> NfsFile::ReadInCalls(
+    int64_t offset, size_t n,
+    absl::FunctionRef<void(size_t at, size_t want, Callback<ReadIntoReply> done)> read) {
   FERRY_RETURN_IF_ERROR(CheckOffset(offset, "read", client_, path_));
   const size_t max_call = std::min<size_t>(client_.fsinfo().rtmax, kMaxCallBytes);
   size_t done = 0;
   // Windows of up to kReadsInFlight calls, all sent at once, each landing
-  // in its place in `buf`. All of a window are waited for (they write into
-  // `buf`), then taken in order, as one call at a time would be: the first
-  // error wins, end of file stops, and a short piece (a server that sent
-  // less than asked) makes the next window start right after its bytes.
-  while (done < buf.size()) {
-    const size_t window_end = std::min(buf.size(), done + kReadsInFlight * max_call);
+  // in its place. All of a window are waited for (they write into the
+  // destination), then taken in order, as one call at a time would be: the
+  // first error wins, end of file stops, and a short piece (a server that
+  // sent less than asked) makes the next window start right after its
+  // bytes.
+  while (done < n) {
+    const size_t window_end = std::min(n, done + kReadsInFlight * max_call);
     std::vector<Future<ReadIntoReply>> pieces;
     for (size_t at = done; at < window_end; at += max_call) {
       Promise<ReadIntoReply> p;
       pieces.push_back(p.GetFuture());
-      client_.ReadIntoAsync(
-          handle_, static_cast<uint64_t>(offset) + at,
-          buf.subspan(at, std::min(max_call, window_end - at)), path_,
-          [p = std::move(p)](absl::StatusOr<ReadIntoReply> r) mutable { p.Set(std::move(r)); });
+      read(at, std::min(max_call, window_end - at),
+           [p = std::move(p)](absl::StatusOr<ReadIntoReply> r) mutable { p.Set(std::move(r)); });
     }
     std::vector<absl::StatusOr<ReadIntoReply>> results;
     results.reserve(pieces.size());

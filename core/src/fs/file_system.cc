@@ -38,6 +38,16 @@ absl::StatusOr<size_t> File::WriteFromDescriptor(int64_t /*offset*/, int /*fd*/,
   return absl::UnimplementedError("write from a descriptor: not by this file (write the bytes)");
 }
 
+absl::StatusOr<size_t> File::ReadIntoDescriptor(int64_t /*offset*/, size_t /*n*/, int /*fd*/,
+                                                int64_t /*fd_offset*/) {
+  return absl::UnimplementedError("read into a descriptor: not by this file (read the bytes)");
+}
+
+absl::StatusOr<size_t> File::WriteThroughDescriptor(int64_t /*offset*/, size_t /*n*/,
+                                                    DescriptorFill /*fill*/) {
+  return absl::UnimplementedError("write through a descriptor: not by this file (write the bytes)");
+}
+
 absl::Status FileSystem::CreateDir(std::string_view path, bool /*parents*/) {
   return NotOffered(*this, "mkdir", path);
 }

@@ -103,9 +103,16 @@ class LocalWriteFile final : public File {
       MutexLock lock(&write_mu_);
       FERRY_RETURN_IF_ERROR(temp_.WriteAt(std::span<const char>(data.data(), data.size()), offset));
     }
-    AtomicMax(high_water_, offset + static_cast<int64_t>(data.size()));
-    if (temp_.resumable()) FERRY_RETURN_IF_ERROR(NoteWritten(offset, data.size()));
-    return data.size();
+    return Wrote(offset, data.size());
+  }
+
+  absl::StatusOr<size_t> WriteThroughDescriptor(int64_t offset, size_t /*n*/,
+                                                DescriptorFill fill) override {
+    // Not under write_mu_: the filler's bytes arrive over time (NFS: READ
+    // replies, spliced by the one I/O thread), and other chunks' fills
+    // must be under way meanwhile.
+    FERRY_ASSIGN_OR_RETURN(const size_t wrote, fill(temp_.fd(), offset));
+    return Wrote(offset, wrote);
   }
 
   absl::StatusOr<int64_t> Size() override { return high_water_.load(); }
@@ -143,6 +150,13 @@ class LocalWriteFile final : public File {
  private:
   // A kill loses at most this long's bytes.
   static constexpr absl::Duration kRecordInterval = absl::Seconds(1);
+
+  // Counts [offset, offset + n) as written.
+  absl::StatusOr<size_t> Wrote(int64_t offset, size_t n) {
+    AtomicMax(high_water_, offset + static_cast<int64_t>(n));
+    if (temp_.resumable()) FERRY_RETURN_IF_ERROR(NoteWritten(offset, n));
+    return n;
+  }
 
   // Notes [offset, offset + n) written; passes the gap-free prefix to the
   // record (TempFile::RecordPrefix) if the last time is kRecordInterval

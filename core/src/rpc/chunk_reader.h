@@ -10,8 +10,9 @@
 // assembled. Every input byte is copied once, into that record, which is
 // then moved into the output vector, so feeding a stream one byte at a time
 // costs the same copying as feeding it whole (no quadratic re-buffering).
-// A placed range (RecordReader::Place) is copied into its destination
-// instead, or read there directly (DirectTarget, CommitDirect).
+// A placed range (RecordReader::Place, PlaceInFile) is copied into its
+// destination instead, or read there directly (DirectTarget, DirectFile,
+// CommitDirect).
 // Errors are sticky: the stream is unusable after one.
 #ifndef FERRY_SRC_RPC_CHUNK_READER_H_
 #define FERRY_SRC_RPC_CHUNK_READER_H_
@@ -50,6 +51,10 @@ class ChunkReader : public RecordReader {
   bool Place(size_t offset, absl::Span<char> dest) final;
   absl::Span<char> DirectTarget() final;
   absl::Status CommitDirect(size_t n, std::vector<std::string>* records) final;
+  bool PlaceInFile(size_t offset, FileRange file) final;
+  FileRange DirectFile() final;
+  void FailPlacement(absl::Status error) final;
+  absl::Status placement_status() const final { return place_status_; }
 
  protected:
   // A chunk's header has arrived: the chunk's length, or why the stream is
@@ -64,7 +69,7 @@ class ChunkReader : public RecordReader {
   size_t record_size() const { return record_.size() + placed_; }
   // Placed bytes still to come: a framing reserves record() room for the
   // rest of a chunk less these.
-  size_t placed_left() const { return place_.size() - placed_; }
+  size_t placed_left() const { return place_size_ - placed_; }
 
  private:
   absl::Status Fail(absl::Status error) {
@@ -77,17 +82,29 @@ class ChunkReader : public RecordReader {
   // The current chunk is complete: ends it, and the record if it was the
   // last chunk.
   absl::Status EndOfChunk(std::vector<std::string>* records);
+  // Starts a placement of `size` bytes at record offset `offset`: false if
+  // none can start.
+  bool StartPlacement(size_t offset, size_t size);
+  // Bytes of the placed range that arrived through Consume (or were in
+  // the record already): into its memory or its file.
+  void PutPlaced(std::string_view data);
+  // The placed bytes the next bytes of the stream may be, 0 if none.
+  size_t DirectLeft() const;
 
   char header_[kChunkHeaderSize] = {};
   size_t header_have_ = 0;  // bytes of the current chunk header seen
   size_t chunk_left_ = 0;   // bytes of the current chunk still to come
   std::string record_;      // the record assembled so far
   size_t buffered_ = 0;     // stream bytes since the last complete record
-  // The placed range of the current record (Place): its bytes from
-  // record offset place_at_ go to place_; placed_ of them have arrived.
-  absl::Span<char> place_;
+  // The placed range of the current record (Place, PlaceInFile): its
+  // place_size_ bytes from record offset place_at_ go to place_mem_ or,
+  // when place_file_.fd >= 0, to that file; placed_ of them have arrived.
+  char* place_mem_ = nullptr;
+  FileRange place_file_;
+  size_t place_size_ = 0;
   size_t place_at_ = 0;
   size_t placed_ = 0;
+  absl::Status place_status_;  // of the latest file placement
   absl::Status error_;      // sticky
 };
 

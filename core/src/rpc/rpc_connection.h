@@ -22,6 +22,7 @@
 #include "ferry/rpc/framing.h"
 #include "ferry/rpc/rpc_pool.h"
 #include "rpc/rpc_call.h"
+#include "rpc/splice_pipe.h"
 
 namespace ferry::rpc_pool_internal {
 
@@ -157,6 +158,11 @@ struct Session final : RpcHandshakeChannel, std::enable_shared_from_this<Session
   // write is done or the socket closed.
   std::vector<Call*> writing_calls;
   FileWrite file_write;
+  // Moves placed bytes from the socket into a file (RpcPlacement::file);
+  // its pipe is made on first use. splice_off: this socket or the file
+  // takes no splice, so placed bytes are read and written instead.
+  internal::SplicePipe splice;
+  bool splice_off = false;
   // Whether to place the incomplete record has been decided.
   bool placement_decided = false;
   // The last whole reply was placed: the next read at a record boundary is

@@ -123,8 +123,14 @@ class PoolCore {
   void StartRead(const std::shared_ptr<Session>& s);
   // `direct`: the bytes were read into the reader's DirectTarget.
   void OnRead(const std::shared_ptr<Session>& s, const std::error_code& ec, size_t n, bool direct);
+  // The socket is readable and the next bytes go to the reader's
+  // DirectFile: splices them there.
+  void OnSpliceReady(const std::shared_ptr<Session>& s, const std::error_code& ec);
+  // A read's bytes were taken by the reader (framing_status: how that
+  // went): handles the records it completed and reads on.
+  void AfterRead(const std::shared_ptr<Session>& s, absl::Status framing_status, size_t n);
   // Asks the placer of the call whose reply is arriving whether its bulk
-  // goes straight into the caller's memory (RpcReplyPlacer).
+  // goes straight into the caller's memory or a file (RpcReplyPlacer).
   void MaybePlace(const std::shared_ptr<Session>& s);
   // Matches a read's records to calls; returns the error that must drop the
   // connection, if any.

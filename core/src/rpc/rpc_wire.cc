@@ -430,6 +430,14 @@ void PoolCore::OnWritten(const std::shared_ptr<Session>& s, const std::error_cod
 // Reading.
 
 void PoolCore::StartRead(const std::shared_ptr<Session>& s) {
+  if (!s->splice_off && s->reader->DirectFile().fd >= 0) {
+    // Placed bytes for a file: spliced from the socket once it has some.
+    s->socket.async_wait(asio::socket_base::wait_read,
+                         asio::bind_executor(s->conn->strand, [this, s](const std::error_code& ec) {
+                           OnSpliceReady(s, ec);
+                         }));
+    return;
+  }
   const absl::Span<char> direct = s->reader->DirectTarget();
   if (!direct.empty()) {
     // Placed bytes: from the socket straight into the caller's memory.
@@ -469,14 +477,64 @@ void PoolCore::MaybePlace(const std::shared_ptr<Session>& s) {
   s->placement_decided = true;
   if (p.decision != RpcPlacement::Decision::kPlace) return;
   // Never the id: ProcessReplies reads it from the record.
-  if (p.offset < 4 || !s->reader->Place(p.offset, p.dest)) {
+  const bool in_file = p.dest.empty();
+  if (p.offset < 4 ||
+      !(in_file ? s->reader->PlaceInFile(p.offset, p.file) : s->reader->Place(p.offset, p.dest))) {
     call->placer(std::string_view());  // void: the record is read whole
     return;
   }
   call->placing = true;
   s->placing_call = call;
   ++m_.replies_placed;
-  m_.bytes_placed += p.dest.size();
+  m_.bytes_placed += in_file ? p.file.size : p.dest.size();
+}
+
+void PoolCore::OnSpliceReady(const std::shared_ptr<Session>& s, const std::error_code& ec) {
+  if (s->dead) return;
+  if (ec) {
+    OnRead(s, ec, 0, false);
+    return;
+  }
+  const FileRange to = s->reader->DirectFile();
+  if (to.fd < 0) {
+    StartRead(s);
+    return;
+  }
+  if (!s->socket.native_non_blocking()) {  // asio's reads made it so already
+    std::error_code ignored;
+    s->socket.native_non_blocking(true, ignored);
+  }
+  const internal::SplicePipe::Outcome o =
+      s->splice.Move(s->socket.native_handle(), to,
+                     absl::Span<char>(s->read_buf.get(), options_.read_buffer_bytes));
+  if (!s->splice.file_takes_splice()) s->splice_off = true;
+  if (o.moved == 0) {
+    switch (o.socket_error) {
+      case 0:
+        OnRead(s, asio::error::eof, 0, false);
+        return;
+      case EAGAIN:
+      case EINTR:
+        StartRead(s);
+        return;
+      case EINVAL:
+      case ENOSYS:
+      case EMFILE:
+      case ENFILE:
+      case ENOMEM:
+        // No splice here (or no pipe for it): the bytes are read and
+        // written by the reader instead.
+        s->splice_off = true;
+        StartRead(s);
+        return;
+      default:
+        OnRead(s, std::error_code(o.socket_error, std::system_category()), 0, false);
+        return;
+    }
+  }
+  if (!o.file_status.ok()) s->reader->FailPlacement(o.file_status);
+  s->records.clear();
+  AfterRead(s, s->reader->CommitDirect(o.moved, &s->records), o.moved);
 }
 
 void PoolCore::OnRead(const std::shared_ptr<Session>& s, const std::error_code& ec, size_t n, bool direct) {
@@ -499,9 +557,13 @@ void PoolCore::OnRead(const std::shared_ptr<Session>& s, const std::error_code& 
     return;
   }
   s->records.clear();
-  const absl::Status framing_status =
-      direct ? s->reader->CommitDirect(n, &s->records)
-             : s->reader->Consume(std::string_view(s->read_buf.get(), n), &s->records);
+  AfterRead(s,
+            direct ? s->reader->CommitDirect(n, &s->records)
+                   : s->reader->Consume(std::string_view(s->read_buf.get(), n), &s->records),
+            n);
+}
+
+void PoolCore::AfterRead(const std::shared_ptr<Session>& s, absl::Status framing_status, size_t n) {
   if (!s->records.empty()) s->placement_decided = false;  // a new record is under way
   absl::Status bad;
   if (!s->ready) {
@@ -575,6 +637,12 @@ absl::Status PoolCore::ProcessReplies(const std::shared_ptr<Session>& s, size_t 
         if (call->placing) {
           call->placing = false;
           s->placing_call = nullptr;
+          // Its bytes placed in a file could not all be written there:
+          // the call ends with why (a record of one read has at most one
+          // placed reply, the latest placement).
+          if (absl::Status placed = s->reader->placement_status(); !placed.ok() && call->abandoned.ok()) {
+            call->abandoned = std::move(placed);
+          }
         }
       } else {
         call = sh.in_order.PopFront();

@@ -120,6 +120,9 @@ struct ActiveFile {
   // on (an NFS WRITE from a file sendfile cannot read costs a connection's
   // worth of zeros each time). Read and set by the chunks' workers.
   std::atomic<bool> bytes_only{false};
+  // The writer or the reader answered Unimplemented to a descriptor fill
+  // (WriteThroughDescriptor, ReadIntoDescriptor): bytes from then on.
+  std::atomic<bool> no_fill{false};
 };
 
 // The hash two filesystems' content is compared by: one both servers keep
@@ -816,6 +819,20 @@ class CopyRun {
         }
         return n.status();
       }
+    }
+    // A remote source's bytes go into a local destination's descriptor
+    // without passing through this process (NFS: spliced from the
+    // socket); the buffer stays untouched. Others answer Unimplemented.
+    if (!f.no_fill.load(std::memory_order_relaxed)) {
+      absl::StatusOr<size_t> n = f.writer->WriteThroughDescriptor(
+          offset, len, [&](int fd, int64_t at) { return f.reader->ReadIntoDescriptor(offset, len, fd, at); });
+      if (n.ok()) {
+        if (*n != len) return shrank(*n);
+        *moved = static_cast<int64_t>(len);
+        return absl::OkStatus();
+      }
+      if (!absl::IsUnimplemented(n.status())) return n.status();
+      f.no_fill.store(true, std::memory_order_relaxed);
     }
     FERRY_ASSIGN_OR_RETURN(size_t n, f.reader->ReadAt(offset, buf));
     if (n != len) return shrank(n);

@@ -6,6 +6,7 @@
 // a partial file, never a temporary, an existing destination untouched;
 // the same for uploads, which replace their target through a temporary on
 // the server (stopped, failing locally, or the server dying mid-way).
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -204,6 +205,48 @@ TEST_F(NfsCopyErrorsTest, NfsFileReadsABufferOfManyCallsInOneReadAt) {
   ASSERT_TRUE(n.ok()) << n.status();
   ASSERT_EQ(*n, 2 * call);
   EXPECT_TRUE(buf.compare(0, 2 * call, expected, offset, 2 * call) == 0);
+}
+
+TEST_F(NfsCopyErrorsTest, NfsFileReadsIntoADescriptorAtItsOffsetAndStopsAtTheEnd) {
+  // ReadIntoDescriptor: the same windows of READs as ReadAt, the data
+  // spliced into a local file at the offset asked.
+  const size_t call = std::min<size_t>(client_->fsinfo().rtmax, 1 << 20);
+  const size_t size = 3 * call + 11;
+  nfs_test::WriteFile(Exported("spliced.bin"), size);
+  std::ifstream in(Exported("spliced.bin"), std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string expected = ss.str();
+  absl::StatusOr<std::shared_ptr<NfsFile>> f = NfsFile::Open(*client_, "spliced.bin");
+  ASSERT_TRUE(f.ok()) << f.status();
+  const std::string local = scratch_ + "/spliced.local";
+  const int fd = ::open(local.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  ASSERT_GE(fd, 0);
+
+  absl::StatusOr<size_t> n = (*f)->ReadIntoDescriptor(5, 4 * call, fd, 100);
+  ASSERT_TRUE(n.ok()) << n.status();
+  EXPECT_EQ(*n, size - 5);
+  std::string got(size - 5, '\0');
+  ASSERT_EQ(::pread(fd, got.data(), got.size(), 100), static_cast<ssize_t>(got.size()));
+  EXPECT_TRUE(got == expected.substr(5));
+  struct stat st;
+  ASSERT_EQ(::fstat(fd, &st), 0);
+  EXPECT_EQ(st.st_size, static_cast<off_t>(100 + size - 5)) << "nothing written past the end";
+  ::close(fd);
+}
+
+TEST_F(NfsCopyErrorsTest, NfsFileIntoAReadOnlyDescriptorFailsNamingTheRead) {
+  nfs_test::WriteFile(Exported("ro.bin"), 300'000);
+  absl::StatusOr<std::shared_ptr<NfsFile>> f = NfsFile::Open(*client_, "ro.bin");
+  ASSERT_TRUE(f.ok()) << f.status();
+  const int fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  absl::StatusOr<size_t> n = (*f)->ReadIntoDescriptor(0, 300'000, fd, 0);
+  ::close(fd);
+  EXPECT_FALSE(n.ok());
+  EXPECT_THAT(n.status().message(), HasSubstr("NFS3 READ"));
+  EXPECT_THAT(n.status().message(), HasSubstr("ro.bin"));
+  EXPECT_THAT(n.status().message(), HasSubstr("descriptor"));
 }
 
 // What a download leaves behind: the destination only once complete.

@@ -5,7 +5,10 @@
 // data. The data is placed from the socket into the caller's buffer
 // (RpcReplyPlacer) whenever its header arrives first; each case either
 // reads the right bytes or fails DataLoss naming the call, never a short
-// or wrong read.
+// or wrong read. ReadIntoFileAsync is held to the same, into a file.
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <memory>
 #include <string>
 #include <string_view>
@@ -143,11 +146,28 @@ class NfsReadFakeServerTest : public ::testing::Test {
     absl::StatusOr<std::unique_ptr<NfsClient>> client = NfsClient::Connect(runtime_, fake.Url(), o);
     EXPECT_TRUE(client.ok()) << client.status();
     if (!client.ok()) return out;
-    out.got.assign(n, '?');
-    out.reply = (*client)->ReadInto("f", offset, absl::MakeSpan(out.got), "f");
+    if (into_file_) {
+      // ReadIntoFileAsync into a file in memory, read back after.
+      const int fd = ::memfd_create("read", MFD_CLOEXEC);
+      Promise<ReadIntoReply> p;
+      Future<ReadIntoReply> f = p.GetFuture();
+      (*client)->ReadIntoFileAsync(
+          FileHandle("f"), offset, {.fd = fd, .offset = 0, .size = n}, "f",
+          [p = std::move(p)](absl::StatusOr<ReadIntoReply> r) mutable { p.Set(std::move(r)); });
+      out.reply = std::move(f).Get();
+      out.got.assign(n, '?');
+      const ssize_t got = ::pread(fd, out.got.data(), n, 0);
+      out.got.resize(got < 0 ? 0 : static_cast<size_t>(got));
+      ::close(fd);
+    } else {
+      out.got.assign(n, '?');
+      out.reply = (*client)->ReadInto("f", offset, absl::MakeSpan(out.got), "f");
+    }
     out.replies_placed = (*client)->metrics().replies_placed;
     return out;
   }
+  // Read into a file (ReadIntoFileAsync) instead of a buffer.
+  bool into_file_ = false;
   Runtime runtime_{{.io_threads = 2, .blocking_threads = 2}};
 };
 
@@ -185,6 +205,38 @@ TEST_F(NfsReadFakeServerTest, CountDisagreeingWithTheDataIsDataLoss) {
   ReadOutcome r = Read(Shape::kCountDisagrees, 0, 100'000);
   EXPECT_EQ(r.reply.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(r.reply.status().message(), HasSubstr("count says 99999"));
+}
+
+TEST_F(NfsReadFakeServerTest, DataInSmallFragmentsIsWrittenIntactIntoAFile) {
+  into_file_ = true;
+  ReadOutcome r = Read(Shape::kInSmallFragments, 1000, 100'000);
+  ASSERT_TRUE(r.reply.ok()) << r.reply.status();
+  EXPECT_EQ(r.reply->count, 100'000u);
+  EXPECT_TRUE(r.got == r.content.substr(1000, 100'000));
+}
+
+TEST_F(NfsReadFakeServerTest, DataAfterAPauseIsSplicedIntactIntoAFile) {
+  into_file_ = true;
+  ReadOutcome r = Read(Shape::kHeaderThenData, 0, kFileBytes);
+  ASSERT_TRUE(r.reply.ok()) << r.reply.status();
+  EXPECT_EQ(r.reply->count, kFileBytes);
+  EXPECT_TRUE(r.reply->eof);
+  EXPECT_TRUE(r.got == r.content);
+  EXPECT_GE(r.replies_placed, 1u);
+}
+
+TEST_F(NfsReadFakeServerTest, MoreDataThanAskedIntoAFileIsDataLossNamingTheCall) {
+  into_file_ = true;
+  ReadOutcome r = Read(Shape::kMoreThanAsked, 0, 50'000);
+  EXPECT_EQ(r.reply.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(r.reply.status().message(), HasSubstr("asked 50000 bytes, got 50016"));
+}
+
+TEST_F(NfsReadFakeServerTest, RecordEndingInsideItsDataIntoAFileIsDataLoss) {
+  into_file_ = true;
+  ReadOutcome r = Read(Shape::kEndsInsideData, 0, 200'000);
+  EXPECT_EQ(r.reply.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(r.reply.status().message(), HasSubstr("into the 200000-byte range"));
 }
 
 }  // namespace

@@ -84,6 +84,25 @@ class File {
   virtual absl::StatusOr<size_t> WriteFromDescriptor(int64_t offset, int fd, int64_t fd_offset,
                                                      size_t n);
 
+  // The mirror of WriteFromDescriptor, for a copy into a local file: `n`
+  // bytes at `offset` of this file written into `fd` at `fd_offset` by the
+  // kernel (NFS: spliced from the socket) without passing through this
+  // process's memory. Returns how many: fewer only at the end of the file.
+  // After an error, any of the range may have been written. Unimplemented
+  // where this file cannot (the default; NFS can): read the bytes with
+  // ReadAt instead. Thread-safety: as ReadAt.
+  virtual absl::StatusOr<size_t> ReadIntoDescriptor(int64_t offset, size_t n, int fd,
+                                                    int64_t fd_offset);
+
+  // For a written file with a descriptor of its own (a local file's
+  // temporary): `fill(fd, fd_offset)` writes up to `n` bytes at `offset`
+  // of it directly (another file's ReadIntoDescriptor) and returns how
+  // many; they then count as written, as WriteAt's would. Returns fill's
+  // answer. Unimplemented where this file has no descriptor to fill (the
+  // default): write the bytes with WriteAt. Thread-safety: as WriteAt.
+  using DescriptorFill = absl::FunctionRef<absl::StatusOr<size_t>(int fd, int64_t fd_offset)>;
+  virtual absl::StatusOr<size_t> WriteThroughDescriptor(int64_t offset, size_t n, DescriptorFill fill);
+
   // The descriptor a file opened for reading reads from, for another
   // file's WriteFromDescriptor; -1 if it has none (a remote file). Valid
   // until Close or destruction.

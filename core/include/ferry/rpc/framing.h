@@ -19,6 +19,7 @@
 #define FERRY_RPC_FRAMING_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -30,6 +31,13 @@
 #include "absl/types/span.h"
 
 namespace ferry {
+
+// A stretch of a local file: `size` bytes of descriptor `fd` from `offset`.
+struct FileRange {
+  int fd = -1;
+  int64_t offset = 0;
+  size_t size = 0;
+};
 
 // Turns one connection's byte stream into whole records. One per connection;
 // not thread-safe.
@@ -75,6 +83,24 @@ class RecordReader {
   virtual absl::Status CommitDirect(size_t /*n*/, std::vector<std::string>* /*records*/) {
     return absl::InternalError("this record reader places no bytes");
   }
+
+  // As Place, into a file: bytes [offset, offset + file.size) of the
+  // incomplete record go to `file` (pwrite for those that came through
+  // Consume; the caller moves the rest there itself, DirectFile). A write
+  // that fails does not stop the stream: the range's later bytes are
+  // dropped, and placement_status() says why, until the next placement.
+  virtual bool PlaceInFile(size_t /*offset*/, FileRange /*file*/) { return false; }
+  // Where the next bytes of the stream may be moved directly into the
+  // placed file (splice): as DirectTarget, for a range placed in a file
+  // whose writes have not failed. fd -1 when not.
+  virtual FileRange DirectFile() { return {}; }
+  // The caller's write into DirectFile() failed (its bytes are still taken
+  // by CommitDirect): placement_status() becomes `error`, and the range's
+  // later bytes are dropped.
+  virtual void FailPlacement(absl::Status /*error*/) {}
+  // How the writes of the latest file placement went (that of the record
+  // in progress or, once it completed, of that record). OK if none failed.
+  virtual absl::Status placement_status() const { return absl::OkStatus(); }
 };
 
 // One run of a framed record on the wire, for a gather write: the framing's

@@ -208,12 +208,22 @@ struct RpcPlacement {
   Decision decision = Decision::kReadWhole;
   size_t offset = 0;
   absl::Span<char> dest;
+  // Or, with `dest` empty, the bytes [offset, offset + file.size) go into
+  // a local file: `file.fd` from `file.offset`, moved by the kernel from
+  // the socket (splice) without passing through this process, on the I/O
+  // thread (a file the page cache takes without waiting for a disk is
+  // best). A write of the file that fails ends the call with that error
+  // once its reply is in (the reply's other bytes are still read, so the
+  // connection and its other calls go on); it is not sent again. `fd`
+  // must stay open until the call's callback runs.
+  FileRange file;
 };
 
 // Decides, from the first bytes of a call's reply record to arrive (its id
 // included), whether the pool reads the reply's bulk bytes (an NFS READ's
 // data) from the socket straight into the caller's memory, instead of
-// copying them through the record: the bytes then cross user space once.
+// copying them through the record: the bytes then cross user space once
+// (or, placed in a file, never: RpcPlacement::file).
 // The placed bytes are absent from the record the call ends with (its bytes
 // after the range follow its bytes before it), so the caller must know
 // whether it placed. A record that ends inside the range is DataLoss.
@@ -270,11 +280,7 @@ struct RpcCallOptions {
   // framing must be able to put all its bytes before the record
   // (Framing::PrefixFor): InvalidArgument otherwise, as for both payloads
   // or a negative offset.
-  struct FilePayload {
-    int fd = -1;
-    int64_t offset = 0;
-    size_t size = 0;
-  };
+  using FilePayload = FileRange;
   FilePayload payload_file;
 };
 

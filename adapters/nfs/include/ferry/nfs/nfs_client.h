@@ -45,6 +45,7 @@
 #include "ferry/nfs/nfs3_types.h"
 #include "ferry/nfs/nfs_error.h"
 #include "ferry/nfs/nfs_url.h"
+#include "ferry/rpc/framing.h"
 #include "ferry/rpc/rpc_metrics.h"
 #include "ferry/runtime/future.h"
 #include "ferry/runtime/retry_policy.h"
@@ -180,6 +181,13 @@ class NfsClient {
   // runs; after an error it may hold any bytes.
   void ReadIntoAsync(const FileHandle& fh, uint64_t offset, absl::Span<char> dest,
                      std::string path, Callback<ReadIntoReply> done);
+  // As ReadIntoAsync, into a local file: READ of `to.size` bytes whose data
+  // goes from the socket into `to.fd` at `to.offset` by splice (never
+  // through this process), written by the pool's I/O thread. A write of
+  // the file that fails ends the call with why; the call is then not
+  // retried. REQUIRES: `to.fd` stays open until `done` runs.
+  void ReadIntoFileAsync(const FileHandle& fh, uint64_t offset, FileRange to, std::string path,
+                         Callback<ReadIntoReply> done);
   // WRITE of `data` (at most fsinfo().wtmax bytes), sent from where it is
   // (RpcCallOptions::payload): REQUIRES `data` stays valid and unchanged
   // until `done` runs. The server may take fewer bytes (WriteReply::count).

@@ -72,6 +72,10 @@ class NfsFile {
   // FdHandle: writes all of `data` at `offset` (UNSTABLE, see
   // set_final_size) and returns its size.
   absl::StatusOr<size_t> WriteAt(int64_t offset, absl::Span<const char> data);
+  // As ReadAt, into a local file: up to `n` bytes at `offset`, written to
+  // `fd` at `fd_offset` as they come off the socket (splice; never
+  // through this process). Returns how many; fewer only at the end.
+  absl::StatusOr<size_t> ReadIntoDescriptor(int64_t offset, size_t n, int fd, int64_t fd_offset);
   // As WriteAt, with the data `n` bytes of the local file `fd` from
   // `fd_offset`, sent by sendfile (NfsClient::WriteFromFile).
   absl::StatusOr<size_t> WriteFromDescriptor(int64_t offset, int fd, int64_t fd_offset, size_t n);
@@ -106,6 +110,12 @@ class NfsFile {
     std::optional<absl::Time> mtime;
   };
   absl::Status CheckStillAsListed(const Fattr3& now) const;
+  // Up to `n` bytes at `offset` in READs of at most rtmax, up to
+  // kReadsInFlight at once, each sent by `read(at, want, done)` for the
+  // bytes [at, at + want) of the destination.
+  absl::StatusOr<size_t> ReadInCalls(
+      int64_t offset, size_t n,
+      absl::FunctionRef<void(size_t at, size_t want, Callback<ReadIntoReply> done)> read);
   // `n` bytes at `offset` in WRITEs of at most wtmax, each sent by
   // `write(done, want)`; a short one is followed by the rest.
   absl::StatusOr<size_t> WriteInCalls(

@@ -286,7 +286,9 @@ TEST_F(RpcPoolPlacementTest, FileThatRefusesTheBulkEndsTheCallWithWhyAndTheConne
   e.conn->SendRaw(reply.substr(4 + 8 + 10));
   absl::StatusOr<std::string> r = std::move(f).Get();
   EXPECT_FALSE(r.ok());
-  EXPECT_THAT(r.status().message(), HasSubstr("write at 0 of descriptor"));
+  EXPECT_THAT(r.status().message(), HasSubstr("writing the reply's data into a local file: write at 0 of descriptor"));
+  EXPECT_THAT(r.status().message(), HasSubstr("rpc to 127.0.0.1:"));
+  EXPECT_NE(r.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(p.placed.load(), 1) << "not sent again";
   ::close(read_only);
 

@@ -346,15 +346,17 @@ struct NfsClient::Impl {
   }
 
   // A READ whose data goes from the socket straight into `memory` or,
-  // when that is empty, into the file range `file` (RpcReplyPlacer): its
-  // bytes cross user space once, or never. `placed` is how many the
+  // when file.fd >= 0, into the file range `file` (RpcReplyPlacer): its
+  // bytes cross user space once, or never (a reply that arrives whole is
+  // copied or written from its record). `placed` is how many the
   // attempt that answered placed (0: the reply came whole, and its data is
   // copied or written from the record).
   void ReadPlaced(const FileHandle& fh, uint64_t offset, absl::Span<char> memory, FileRange file,
                   std::string path, Callback<ReadIntoReply> done) {
-    const size_t capacity = memory.empty() ? file.size : memory.size();
+    const bool into_file = file.fd >= 0;
+    const size_t capacity = into_file ? file.size : memory.size();
     auto placed = std::make_shared<size_t>(0);
-    RpcReplyPlacer placer = [memory, file, capacity, placed](std::string_view prefix) -> RpcPlacement {
+    RpcReplyPlacer placer = [memory, file, into_file, capacity, placed](std::string_view prefix) -> RpcPlacement {
       *placed = 0;
       if (prefix.empty()) return {};  // voided
       absl::StatusOr<RpcReply> reply = DecodeReply(prefix, Nfs3Procedure(Nfs3Proc::kRead));
@@ -369,7 +371,7 @@ struct NfsClient::Impl {
       *placed = head->data_size;
       RpcPlacement p{.decision = RpcPlacement::Decision::kPlace,
                      .offset = static_cast<size_t>(reply->results.data() - prefix.data()) + head->data_offset};
-      if (memory.empty()) {
+      if (into_file) {
         p.file = {.fd = file.fd, .offset = file.offset, .size = head->data_size};
       } else {
         p.dest = memory.first(head->data_size);
@@ -379,8 +381,8 @@ struct NfsClient::Impl {
     Send<ReadIntoReply>(
         kReadCall, {.file = fh, .offset = offset, .count = static_cast<uint32_t>(capacity)},
         std::move(path),
-        [this, memory, file, capacity, placed](std::string record,
-                                               const std::string& p) -> absl::StatusOr<ReadIntoReply> {
+        [this, memory, file, into_file, capacity, placed](
+            std::string record, const std::string& p) -> absl::StatusOr<ReadIntoReply> {
           FERRY_ASSIGN_OR_RETURN(std::string_view results, Results(record, Nfs3Proc::kRead, p));
           absl::StatusOr<ReadResult> r = DecodeReadResult(results, *placed);
           FERRY_RETURN_IF_ERROR(Check(r, Nfs3Proc::kRead, p));
@@ -389,11 +391,18 @@ struct NfsClient::Impl {
             return absl::DataLossError(absl::StrCat("NFS3 READ ", Display(p), ": asked ", capacity,
                                                     " bytes, got ", r->data.size()));
           }
-          if (memory.empty()) {
-            FERRY_RETURN_IF_ERROR(Annotate(
+          if (into_file) {
+            absl::Status wrote =
                 io_internal::PwriteAll(file.fd, std::span<const char>(r->data.data(), r->data.size()),
-                                       file.offset, absl::StrCat("descriptor ", file.fd)),
-                absl::StrCat("NFS3 READ ", Display(p))));
+                                       file.offset, absl::StrCat("descriptor ", file.fd));
+            if (!wrote.ok()) {
+              // Never Unavailable (EAGAIN...): the local file failed, and
+              // the READ must not be sent again for it.
+              return absl::Status(wrote.code() == absl::StatusCode::kUnavailable ? absl::StatusCode::kDataLoss
+                                                                                 : wrote.code(),
+                                  absl::StrCat("NFS3 READ ", Display(p),
+                                               ": writing its data into a local file: ", wrote.message()));
+            }
           } else {
             std::memcpy(memory.data(), r->data.data(), r->data.size());
           }

@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -50,6 +51,31 @@ Entry EntryFromStat(std::string path, const struct stat& st) {
   e.gid = st.st_gid;
   e.id = st.st_ino;
   return e;
+}
+
+// Whether `fd`'s filesystem is one whose writes may wait on another
+// machine or process (f_type of statfs(2)); unknown ones count as local.
+bool OnNetworkOrFuse(int fd) {
+  struct statfs st;
+  if (::fstatfs(fd, &st) != 0) return false;
+  switch (static_cast<uint64_t>(st.f_type)) {
+    case 0x6969:      // NFS
+    case 0x517b:      // SMB
+    case 0xff534d42:  // CIFS
+    case 0xfe534d42:  // SMB2
+    case 0x65735546:  // FUSE
+    case 0x00c36400:  // Ceph
+    case 0x01021997:  // 9p
+    case 0x5346414f:  // AFS
+    case 0x6b414653:  // kAFS
+    case 0x0bd00bd0:  // Lustre
+    case 0x47504653:  // GPFS
+    case 0x01161970:  // GFS2
+    case 0x7461636f:  // OCFS2
+      return true;
+    default:
+      return false;
+  }
 }
 
 // An open local file for reading: one descriptor, pread from any thread.
@@ -108,11 +134,19 @@ class LocalWriteFile final : public File {
 
   absl::StatusOr<size_t> WriteThroughDescriptor(int64_t offset, size_t /*n*/,
                                                 DescriptorFill fill) override {
+    // The filler writes from an I/O thread that serves other calls too: a
+    // file whose writes may wait on another machine or process (NFS, SMB,
+    // FUSE...) is written by the copy's workers instead.
+    if (remote_) return absl::UnimplementedError("write through a descriptor: not into a remote or FUSE file");
     // Not under write_mu_: the filler's bytes arrive over time (NFS: READ
     // replies, spliced by the one I/O thread), and other chunks' fills
     // must be under way meanwhile.
-    FERRY_ASSIGN_OR_RETURN(const size_t wrote, fill(temp_.fd(), offset));
-    return Wrote(offset, wrote);
+    absl::StatusOr<size_t> wrote = fill(temp_.fd(), offset);
+    if (!wrote.ok()) {
+      if (absl::IsUnimplemented(wrote.status())) return wrote.status();
+      return Annotate(wrote.status(), absl::StrCat("copy into ", temp_.path()));
+    }
+    return Wrote(offset, *wrote);
   }
 
   absl::StatusOr<int64_t> Size() override { return high_water_.load(); }
@@ -185,6 +219,7 @@ class LocalWriteFile final : public File {
   }
 
   io_internal::TempFile temp_;
+  const bool remote_ = OnNetworkOrFuse(temp_.fd());
   const std::string target_;
   const absl::Time mtime_;
   std::atomic<int64_t> high_water_{0};

@@ -159,10 +159,13 @@ struct Session final : RpcHandshakeChannel, std::enable_shared_from_this<Session
   std::vector<Call*> writing_calls;
   FileWrite file_write;
   // Moves placed bytes from the socket into a file (RpcPlacement::file);
-  // its pipe is made on first use. splice_off: this socket or the file
-  // takes no splice, so placed bytes are read and written instead.
+  // its pipe is made on first use. splice_off: this socket takes no
+  // splice; placement_splice_off: the current placement's file takes
+  // none, or no pipe could be made for it. Placed bytes are then read
+  // and written from memory.
   internal::SplicePipe splice;
   bool splice_off = false;
+  bool placement_splice_off = false;
   // Whether to place the incomplete record has been decided.
   bool placement_decided = false;
   // The last whole reply was placed: the next read at a record boundary is

@@ -430,7 +430,7 @@ void PoolCore::OnWritten(const std::shared_ptr<Session>& s, const std::error_cod
 // Reading.
 
 void PoolCore::StartRead(const std::shared_ptr<Session>& s) {
-  if (!s->splice_off && s->reader->DirectFile().fd >= 0) {
+  if (!s->splice_off && !s->placement_splice_off && s->reader->DirectFile().fd >= 0) {
     // Placed bytes for a file: spliced from the socket once it has some.
     s->socket.async_wait(asio::socket_base::wait_read,
                          asio::bind_executor(s->conn->strand, [this, s](const std::error_code& ec) {
@@ -485,6 +485,7 @@ void PoolCore::MaybePlace(const std::shared_ptr<Session>& s) {
   }
   call->placing = true;
   s->placing_call = call;
+  s->placement_splice_off = false;
   ++m_.replies_placed;
   m_.bytes_placed += in_file ? p.file.size : p.dest.size();
 }
@@ -507,7 +508,7 @@ void PoolCore::OnSpliceReady(const std::shared_ptr<Session>& s, const std::error
   const internal::SplicePipe::Outcome o =
       s->splice.Move(s->socket.native_handle(), to,
                      absl::Span<char>(s->read_buf.get(), options_.read_buffer_bytes));
-  if (!s->splice.file_takes_splice()) s->splice_off = true;
+  if (o.file_refused_splice) s->placement_splice_off = true;
   if (o.moved == 0) {
     switch (o.socket_error) {
       case 0:
@@ -519,12 +520,16 @@ void PoolCore::OnSpliceReady(const std::shared_ptr<Session>& s, const std::error
         return;
       case EINVAL:
       case ENOSYS:
+        // This socket cannot be spliced: its placed bytes are read and
+        // written by the reader from now on.
+        s->splice_off = true;
+        StartRead(s);
+        return;
       case EMFILE:
       case ENFILE:
       case ENOMEM:
-        // No splice here (or no pipe for it): the bytes are read and
-        // written by the reader instead.
-        s->splice_off = true;
+        // No pipe for now: this placement is read and written instead.
+        s->placement_splice_off = true;
         StartRead(s);
         return;
       default:
@@ -641,7 +646,14 @@ absl::Status PoolCore::ProcessReplies(const std::shared_ptr<Session>& s, size_t 
           // the call ends with why (a record of one read has at most one
           // placed reply, the latest placement).
           if (absl::Status placed = s->reader->placement_status(); !placed.ok() && call->abandoned.ok()) {
-            call->abandoned = std::move(placed);
+            // Never Unavailable (EAGAIN, EBUSY...): a caller would send
+            // it again, and the file is what failed, not the server.
+            const absl::StatusCode code =
+                placed.code() == absl::StatusCode::kUnavailable ? absl::StatusCode::kDataLoss : placed.code();
+            call->abandoned = absl::Status(
+                code, absl::StrCat("rpc to ", target_, ": writing the reply's data into a local file: ",
+                                   placed.message()));
+            ++m_.calls_failed;
           }
         }
       } else {

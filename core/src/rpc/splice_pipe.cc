@@ -67,7 +67,7 @@ SplicePipe::Outcome SplicePipe::Move(int socket_fd, const FileRange& to, absl::S
     // EINVAL: the file's filesystem takes no spliced bytes (or the file is
     // in append mode): written from memory instead, this time and after.
     if (put < 0 && errno == EINVAL) {
-      file_takes_splice_ = false;
+      out.file_refused_splice = true;
       out.file_status = WriteOut(to.fd, at, left, scratch);
     } else {
       out.file_status = FileWriteError(put < 0 ? errno : EIO, to, at);

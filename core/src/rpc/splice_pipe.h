@@ -35,16 +35,17 @@ class SplicePipe {
     // The file's write failed: the status says where and why, and the
     // bytes taken were dropped.
     absl::Status file_status;
+    // The file takes no spliced bytes (EINVAL: its filesystem, or append
+    // mode): they were written from memory; its next ones are best read.
+    bool file_refused_splice = false;
   };
 
   // Moves up to `to.size` bytes that are ready on `socket_fd` (which must
   // be non-blocking) into `to.fd` at `to.offset`. Where the file cannot
   // take spliced bytes (a filesystem without splice), they are read out
-  // of the pipe into `scratch` and written from there; such a file's next
-  // bytes are best read, not spliced (`file_takes_splice` becomes false).
+  // of the pipe into `scratch` and written from there
+  // (Outcome::file_refused_splice).
   Outcome Move(int socket_fd, const FileRange& to, absl::Span<char> scratch);
-
-  bool file_takes_splice() const { return file_takes_splice_; }
 
  private:
   // Makes the pipe, as large as the system lets a user make one (1 MiB by
@@ -58,7 +59,6 @@ class SplicePipe {
   int read_end_ = -1;
   int write_end_ = -1;
   size_t capacity_ = 0;
-  bool file_takes_splice_ = true;
 };
 
 }  // namespace ferry::internal

@@ -249,6 +249,19 @@ TEST_F(NfsCopyErrorsTest, NfsFileIntoAReadOnlyDescriptorFailsNamingTheRead) {
   EXPECT_THAT(n.status().message(), HasSubstr("descriptor"));
 }
 
+TEST_F(NfsCopyErrorsTest, NfsFileIntoADescriptorInAppendModeIsInvalidArgument) {
+  nfs_test::WriteFile(Exported("append.bin"), 1000);
+  absl::StatusOr<std::shared_ptr<NfsFile>> f = NfsFile::Open(*client_, "append.bin");
+  ASSERT_TRUE(f.ok()) << f.status();
+  const std::string local = scratch_ + "/append.local";
+  const int fd = ::open(local.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  ASSERT_GE(fd, 0);
+  absl::StatusOr<size_t> n = (*f)->ReadIntoDescriptor(0, 1000, fd, 0);
+  ::close(fd);
+  EXPECT_EQ(n.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(n.status().message(), HasSubstr("append mode"));
+}
+
 // What a download leaves behind: the destination only once complete.
 class NfsDownloadLeavesNoPartialFileTest : public NfsCopyTest {
  protected:

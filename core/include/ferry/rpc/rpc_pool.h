@@ -214,8 +214,11 @@ struct RpcPlacement {
   // thread (a file the page cache takes without waiting for a disk is
   // best). A write of the file that fails ends the call with that error
   // once its reply is in (the reply's other bytes are still read, so the
-  // connection and its other calls go on); it is not sent again. `fd`
-  // must stay open until the call's callback runs.
+  // connection and its other calls go on); it is not sent again: never
+  // Unavailable (DataLoss instead), and named as the local file's. `fd`
+  // must stay open until the call's callback runs, and not be in append
+  // mode; a file whose writes may wait on another machine (a network or
+  // FUSE filesystem) would hold up the I/O thread and is best not placed.
   FileRange file;
 };
 

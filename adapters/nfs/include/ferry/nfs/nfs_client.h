@@ -182,10 +182,12 @@ class NfsClient {
   void ReadIntoAsync(const FileHandle& fh, uint64_t offset, absl::Span<char> dest,
                      std::string path, Callback<ReadIntoReply> done);
   // As ReadIntoAsync, into a local file: READ of `to.size` bytes whose data
-  // goes from the socket into `to.fd` at `to.offset` by splice (never
-  // through this process), written by the pool's I/O thread. A write of
-  // the file that fails ends the call with why; the call is then not
-  // retried. REQUIRES: `to.fd` stays open until `done` runs.
+  // goes from the socket into `to.fd` at `to.offset` by splice (through
+  // this process only when the reply arrived whole), written by the pool's
+  // I/O thread: a file whose writes may wait on another machine should be
+  // written otherwise. A write of the file that fails ends the call with
+  // why; the call is then not retried. REQUIRES: `to.fd` stays open until
+  // `done` runs, and is not in append mode.
   void ReadIntoFileAsync(const FileHandle& fh, uint64_t offset, FileRange to, std::string path,
                          Callback<ReadIntoReply> done);
   // WRITE of `data` (at most fsinfo().wtmax bytes), sent from where it is

@@ -73,8 +73,9 @@ class NfsFile {
   // set_final_size) and returns its size.
   absl::StatusOr<size_t> WriteAt(int64_t offset, absl::Span<const char> data);
   // As ReadAt, into a local file: up to `n` bytes at `offset`, written to
-  // `fd` at `fd_offset` as they come off the socket (splice; never
-  // through this process). Returns how many; fewer only at the end.
+  // `fd` at `fd_offset` as they come off the socket (splice, by the pool's
+  // I/O thread: NfsClient::ReadIntoFileAsync). Returns how many; fewer
+  // only at the end. InvalidArgument for a descriptor in append mode.
   absl::StatusOr<size_t> ReadIntoDescriptor(int64_t offset, size_t n, int fd, int64_t fd_offset);
   // As WriteAt, with the data `n` bytes of the local file `fd` from
   // `fd_offset`, sent by sendfile (NfsClient::WriteFromFile).

@@ -152,6 +152,68 @@ TEST_F(SessionPoolFileTest, AFileRangeToAConnectionThePeerClosedIsAnErrorNotASig
   EXPECT_EQ(sigismember(&pending, SIGPIPE), 0);
 }
 
+// The bytes at `offset` of `fd`, `n` of them (fewer at its end).
+std::string ReadBack(int fd, int64_t offset, size_t n) {
+  std::string out(n, '\0');
+  const ssize_t got = ::pread(fd, out.data(), n, offset);
+  out.resize(got < 0 ? 0 : static_cast<size_t>(got));
+  return out;
+}
+
+TEST_F(SessionPoolFileTest, RawBytesReceivedIntoAFileLandAtItsOffsetAndTheSessionGoesOn) {
+  std::string bytes(3 << 20, '\0');  // larger than one socket buffer and one pipe
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 13 + i / 4096);
+  const std::string prefix = Prefix(bytes.size());
+  const std::string_view parts[] = {prefix, bytes};
+  ASSERT_TRUE(session()->SendRawParts(parts).ok());
+  char echoed_prefix[4];
+  ASSERT_TRUE(session()->ReceiveRaw(echoed_prefix, 4).ok());
+  testing::OpenTempFile out("");
+  ASSERT_TRUE(session()->ReceiveRawIntoFile(out.fd(), 7, bytes.size()).ok());
+  EXPECT_TRUE(ReadBack(out.fd(), 7, bytes.size()) == bytes);
+  EXPECT_FALSE(session()->broken());
+  EXPECT_EQ(*session()->Exchange("after"), "after");
+}
+
+TEST_F(SessionPoolFileTest, RawBytesIntoAFileThatRefusesThemFailNamingTheFileAndBreakTheSession) {
+  const std::string bytes(100'000, 'r');
+  const std::string prefix = Prefix(bytes.size());
+  const std::string_view parts[] = {prefix, bytes};
+  ASSERT_TRUE(session()->SendRawParts(parts).ok());
+  char echoed_prefix[4];
+  ASSERT_TRUE(session()->ReceiveRaw(echoed_prefix, 4).ok());
+  const int read_only = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(read_only, 0);
+  absl::Status s = session()->ReceiveRawIntoFile(read_only, 0, bytes.size());
+  ::close(read_only);
+  EXPECT_FALSE(s.ok());
+  EXPECT_FALSE(absl::IsUnavailable(s)) << "the file failed, not the server: " << s;
+  EXPECT_NE(s.message().find("into a local file: write at 0 of descriptor"), std::string_view::npos) << s;
+  EXPECT_TRUE(session()->broken());
+}
+
+TEST_F(SessionPoolFileTest, RawBytesIntoAFileInAppendModeAreWrittenThroughMemory) {
+  const std::string bytes(200'000, 'a');
+  const std::string prefix = Prefix(bytes.size());
+  const std::string_view parts[] = {prefix, bytes};
+  ASSERT_TRUE(session()->SendRawParts(parts).ok());
+  char echoed_prefix[4];
+  ASSERT_TRUE(session()->ReceiveRaw(echoed_prefix, 4).ok());
+  testing::OpenTempFile out("");
+  ASSERT_EQ(::fcntl(out.fd(), F_SETFL, O_APPEND), 0);  // splice refuses it: EINVAL
+  ASSERT_TRUE(session()->ReceiveRawIntoFile(out.fd(), 0, bytes.size()).ok());
+  EXPECT_TRUE(ReadBack(out.fd(), 0, bytes.size() + 1) == bytes);
+  EXPECT_FALSE(session()->broken());
+}
+
+TEST_F(SessionPoolFileTest, RawBytesIntoAFileFromAPeerThatClosedAreUnavailable) {
+  ASSERT_TRUE(session()->Send("hang up").ok());
+  testing::OpenTempFile out("");
+  absl::Status s = session()->ReceiveRawIntoFile(out.fd(), 0, 16);
+  EXPECT_TRUE(absl::IsUnavailable(s)) << s;
+  EXPECT_TRUE(session()->broken());
+}
+
 TEST(SessionPool, RunsTheHandshakeOncePerConnectionAndReusesIt) {
   EchoServer echo;
   std::atomic<int> logins{0};

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <limits>
 #include <optional>
+#include <span>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -15,6 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "ferry/base/small_file.h"
+#include "ferry/io/internal/positional_io.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
 #include "ferry/irods/irods_protocol.h"
@@ -365,6 +367,31 @@ absl::StatusOr<Reply> IrodsClient::Call(Session& session, int api, std::string_v
 absl::StatusOr<IrodsClient::IntoReply> IrodsClient::CallInto(Session& session, int api, std::string_view msg,
                                                             std::string_view context, char* out,
                                                             size_t out_size) {
+  return CallForPayload(
+      session, api, msg, context, out_size, [&](size_t bs) { return session.ReceiveRaw(out, bs); },
+      [&](std::string_view bytes) {
+        std::copy(bytes.begin(), bytes.end(), out);
+        return absl::OkStatus();
+      });
+}
+
+absl::StatusOr<IrodsClient::IntoReply> IrodsClient::CallIntoFile(Session& session, int api,
+                                                                std::string_view msg,
+                                                                std::string_view context, int out_fd,
+                                                                int64_t offset, size_t out_size) {
+  return CallForPayload(
+      session, api, msg, context, out_size,
+      [&](size_t bs) { return session.ReceiveRawIntoFile(out_fd, offset, bs); },
+      [&](std::string_view bytes) {
+        return io_internal::PwriteAll(out_fd, std::span<const char>(bytes.data(), bytes.size()), offset,
+                                      Cat("descriptor ", out_fd));
+      });
+}
+
+absl::StatusOr<IrodsClient::IntoReply> IrodsClient::CallForPayload(
+    Session& session, int api, std::string_view msg, std::string_view context, size_t out_size,
+    absl::FunctionRef<absl::Status(size_t bs)> take,
+    absl::FunctionRef<absl::Status(std::string_view bytes)> take_copy) {
   if (!session.at_record_boundary()) {
     // Bytes already buffered (never seen after a whole exchange): the
     // framed path, one copy.
@@ -373,7 +400,7 @@ absl::StatusOr<IrodsClient::IntoReply> IrodsClient::CallInto(Session& session, i
       session.MarkBroken();
       return absl::DataLossError(Cat(context, ": server sent ", r.bs.size(), " bytes, asked ", out_size));
     }
-    std::copy(r.bs.begin(), r.bs.end(), out);
+    if (absl::Status s = take_copy(r.bs); !s.ok()) return AppendToMessage(s, Cat("(", context, ")"));
     return IntoReply{r.status, r.bs.size()};
   }
   FERRY_RETURN_IF_ERROR(SendRequest(session, api, msg, {}));
@@ -401,7 +428,7 @@ absl::StatusOr<IrodsClient::IntoReply> IrodsClient::CallInto(Session& session, i
   if (static_cast<uint64_t>(h->bs) > out_size) {
     return fail(absl::DataLossError(Cat("server sent ", h->bs, " bytes, asked ", out_size)));
   }
-  if (absl::Status s = session.ReceiveRaw(out, static_cast<size_t>(h->bs)); !s.ok()) return fail(s);
+  if (absl::Status s = take(static_cast<size_t>(h->bs)); !s.ok()) return fail(s);
   session.NoteRawExchange();
   if (h->int_info == kSvrToCliCollStat) {
     return fail(absl::DataLossError("an interim collection reply to a data call"));
@@ -796,6 +823,21 @@ absl::StatusOr<size_t> IrodsStream::Read(char* buf, size_t n) {
     lease_->MarkBroken();
     return absl::DataLossError(Cat("read ", path_, ": server sent ", r.bs_size,
                                             " bytes, said ", r.status, ", asked ", n));
+  }
+  position_ += static_cast<int64_t>(r.bs_size);
+  return r.bs_size;
+}
+
+absl::StatusOr<size_t> IrodsStream::ReadIntoFile(int fd, int64_t offset, size_t n) {
+  n = std::min(n, size_t{32} << 20);  // as Read
+  FERRY_ASSIGN_OR_RETURN(
+      IrodsClient::IntoReply r,
+      IrodsClient::CallIntoFile(*lease_, kDataObjRead, OpenedDataObjInp(fd_, static_cast<int64_t>(n)),
+                                Cat("read ", path_), fd, offset, n));
+  if (static_cast<int64_t>(r.bs_size) != r.status) {
+    lease_->MarkBroken();
+    return absl::DataLossError(Cat("read ", path_, ": server sent ", r.bs_size, " bytes, said ", r.status,
+                                   ", asked ", n));
   }
   position_ += static_cast<int64_t>(r.bs_size);
   return r.bs_size;

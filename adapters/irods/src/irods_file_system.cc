@@ -64,6 +64,36 @@ class IrodsFile final : public fs::File {
 
   absl::StatusOr<size_t> ReadAt(int64_t offset, absl::Span<char> buf) override {
     if (writer()) return absl::FailedPreconditionError("ReadAt on an iRODS file opened for writing");
+    return ReadWith([&](IrodsStream& s) { return ReadOnce(s, offset, buf); });
+  }
+
+  // Into a local file: the reply's bytes are spliced from the session's
+  // socket into `fd` (IrodsStream::ReadIntoFile), on this thread.
+  absl::StatusOr<size_t> ReadIntoDescriptor(int64_t offset, size_t n, int fd,
+                                            int64_t fd_offset) override {
+    if (writer()) return absl::FailedPreconditionError("read of an iRODS file opened for writing");
+    const int flags = fd < 0 ? -1 : ::fcntl(fd, F_GETFL);
+    if (fd_offset < 0 || flags < 0 || (flags & O_APPEND) != 0) {
+      return absl::InvalidArgumentError(Cat("read ", final_path_, " into descriptor ", fd, " at offset ",
+                                            fd_offset, ": not an open descriptor with a negative offset "
+                                            "or in append mode"));
+    }
+    return ReadWith([&](IrodsStream& s) -> absl::StatusOr<size_t> {
+      FERRY_RETURN_IF_ERROR(s.Seek(offset));
+      size_t done = 0;
+      while (done < n) {
+        FERRY_ASSIGN_OR_RETURN(size_t got,
+                               s.ReadIntoFile(fd, fd_offset + static_cast<int64_t>(done), n - done));
+        if (got == 0) break;
+        done += got;
+      }
+      return done;
+    });
+  }
+
+  // A read by `once` on a borrowed stream, retried on a fresh one as
+  // ReadAt's comment says.
+  absl::StatusOr<size_t> ReadWith(absl::FunctionRef<absl::StatusOr<size_t>(IrodsStream&)> once) {
     FERRY_ASSIGN_OR_RETURN(std::unique_ptr<IrodsStream> s, Borrow());
     // A stream whose connection failed lost its descriptor with it: the
     // object is opened again (read-only, on a new connection) and the read
@@ -74,7 +104,7 @@ class IrodsFile final : public fs::File {
           if (s == nullptr) {
             FERRY_ASSIGN_OR_RETURN(s, fs_->client().Open(final_path_, O_RDONLY));
           }
-          absl::StatusOr<size_t> r = ReadOnce(*s, offset, buf);
+          absl::StatusOr<size_t> r = once(*s);
           if (!r.ok() && s->broken()) {
             s->Abandon();
             s.reset();

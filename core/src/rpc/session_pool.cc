@@ -22,6 +22,7 @@
 #include "ferry/base/strings.h"
 #include "ferry/io/internal/positional_io.h"
 #include "rpc/sigpipe_held.h"
+#include "rpc/splice_pipe.h"
 
 namespace ferry {
 namespace {
@@ -269,6 +270,73 @@ absl::Status Session::ReceiveRaw(char* dst, size_t n) {
   const absl::Time deadline = absl::Now() + io_timeout_;
   for (size_t done = 0; done < n;) {
     FERRY_ASSIGN_OR_RETURN(size_t got, RecvSome(dst + done, n - done, deadline, done > 0));
+    done += got;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Session::ReceiveRawIntoFile(int out_fd, int64_t offset, size_t n) {
+  if (broken_) {
+    return absl::FailedPreconditionError(Cat("session to ", target_, " is broken"));
+  }
+  const absl::Time deadline = absl::Now() + io_timeout_;
+  if (splice_ == nullptr) splice_ = std::make_unique<internal::SplicePipe>();
+  char scratch[64 << 10];
+  size_t done = 0;
+  while (done < n) {
+    const int64_t at = offset + static_cast<int64_t>(done);
+    const internal::SplicePipe::Outcome o =
+        splice_->Move(fd_, {.fd = out_fd, .offset = at, .size = n - done}, absl::MakeSpan(scratch));
+    done += o.moved;
+    if (!o.file_status.ok()) {
+      broken_ = true;  // the rest of the reply stays unread
+      const absl::StatusCode code = o.file_status.code() == absl::StatusCode::kUnavailable
+                                        ? absl::StatusCode::kDataLoss
+                                        : o.file_status.code();
+      return absl::Status(code, Cat("writing a reply from ", target_, " into a local file: ",
+                                    o.file_status.message()));
+    }
+    if (o.file_refused_splice) return ReceiveRawIntoFileByCopy(out_fd, offset + done, n - done, deadline);
+    if (o.moved > 0) continue;
+    switch (o.socket_error) {
+      case 0:
+        broken_ = true;
+        return absl::UnavailableError(
+            Cat(target_, " closed the connection", done > 0 ? " mid-reply (truncated)" : ""));
+      case EAGAIN:
+        if (absl::Status s = WaitFor(fd_, POLLIN, deadline, "waiting for a reply from", target_); !s.ok()) {
+          broken_ = true;
+          return s;
+        }
+        continue;
+      case EINTR:
+        continue;
+      case EINVAL:
+      case ENOSYS:
+      case EMFILE:
+      case ENFILE:
+      case ENOMEM:
+        // No splice from this socket, or no pipe for it: through memory.
+        return ReceiveRawIntoFileByCopy(out_fd, offset + done, n - done, deadline);
+      default:
+        broken_ = true;
+        return absl::UnavailableError(Cat("reading from ", target_, ": ", std::strerror(o.socket_error)));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Session::ReceiveRawIntoFileByCopy(int out_fd, int64_t offset, size_t n, absl::Time deadline) {
+  char buf[64 << 10];
+  for (size_t done = 0; done < n;) {
+    FERRY_ASSIGN_OR_RETURN(size_t got, RecvSome(buf, std::min(sizeof buf, n - done), deadline, true));
+    absl::Status s = io_internal::PwriteAll(out_fd, std::span<const char>(buf, got),
+                                            offset + static_cast<int64_t>(done), Cat("descriptor ", out_fd));
+    if (!s.ok()) {
+      broken_ = true;
+      return absl::Status(s.code() == absl::StatusCode::kUnavailable ? absl::StatusCode::kDataLoss : s.code(),
+                          Cat("writing a reply from ", target_, " into a local file: ", s.message()));
+    }
     done += got;
   }
   return absl::OkStatus();

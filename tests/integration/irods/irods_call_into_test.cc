@@ -1,6 +1,9 @@
 // IrodsClient::CallInto (a data call's payload received straight into the
-// caller's buffer) against an in-process server that answers each request
+// caller's buffer; CallIntoFile: into a file) against an in-process server that answers each request
 // with scripted frames: the replies a real server sends rarely or never.
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <deque>
 #include <memory>
 #include <string>
@@ -143,6 +146,70 @@ TEST_F(CallIntoTest, BytesAlreadyBufferedAreReadThroughTheFramedPath) {
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->bs_size, 6u);
   EXPECT_EQ(out, "second..");
+}
+
+// IrodsClient::CallIntoFile: the same reply's payload, into a file.
+class CallIntoFileTest : public CallIntoTest {
+ protected:
+  CallIntoFileTest() : file_(::memfd_create("read", MFD_CLOEXEC)) {}
+  ~CallIntoFileTest() override { ::close(file_); }
+  absl::StatusOr<IrodsClient::IntoReply> ReadIntoFile(Session& session, int64_t offset, size_t n) {
+    return IrodsClient::CallIntoFile(session, kDataObjRead, "<OpenedDataObjInp_PI/>", "read /z/f", file_,
+                                     offset, n);
+  }
+  std::string FileBytes() const {
+    std::string out(1 << 20, '\0');
+    const ssize_t got = ::pread(file_, out.data(), out.size(), 0);
+    out.resize(got < 0 ? 0 : static_cast<size_t>(got));
+    return out;
+  }
+  const int file_;
+};
+
+TEST_F(CallIntoFileTest, PutsThePayloadInTheFileAtItsOffsetAndKeepsTheSession) {
+  const std::string payload(300'000, 'q');
+  ScriptedServer server({Reply(300'000, payload)});
+  SessionLease session = Connect(server);
+  auto r = ReadIntoFile(*session, 3, 400'000);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->bs_size, 300'000u);
+  EXPECT_TRUE(FileBytes() == std::string(3, '\0') + payload);
+  EXPECT_FALSE(session->broken());
+  EXPECT_TRUE(session->at_record_boundary());
+}
+
+TEST_F(CallIntoFileTest, MorePayloadThanAskedIsDataLossAndWritesNothing) {
+  ScriptedServer server({Reply(9, "too many bytes")});
+  SessionLease session = Connect(server);
+  auto r = ReadIntoFile(*session, 0, 4);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(absl::IsDataLoss(r.status())) << r.status();
+  EXPECT_EQ(FileBytes(), "");
+  EXPECT_TRUE(session->broken());
+}
+
+TEST_F(CallIntoFileTest, AReplyCutShortIsUnavailableAndBreaksTheSession) {
+  std::string reply = Reply(5, "hello");
+  reply.resize(reply.size() - 2);
+  ScriptedServer server({reply}, /*hang_up=*/true);
+  SessionLease session = Connect(server);
+  auto r = ReadIntoFile(*session, 0, 8);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(absl::IsUnavailable(r.status())) << r.status();
+  EXPECT_THAT(r.status().message(), HasSubstr("read /z/f"));
+  EXPECT_TRUE(session->broken());
+}
+
+TEST_F(CallIntoFileTest, BytesAlreadyBufferedAreWrittenFromTheFramedPath) {
+  ScriptedServer server({Reply(0, "first") + Reply(6, "second")});
+  SessionLease session = Connect(server);
+  auto first = session->Exchange(EncodeMessage("RODS_API_REQ", kDataObjRead, ""));
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_FALSE(session->at_record_boundary());
+  auto r = ReadIntoFile(*session, 2, 8);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->bs_size, 6u);
+  EXPECT_EQ(FileBytes(), std::string(2, '\0') + "second");
 }
 
 }  // namespace

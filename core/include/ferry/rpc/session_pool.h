@@ -41,6 +41,9 @@
 #include "ferry/rpc/framing.h"
 
 namespace ferry {
+namespace internal {
+class SplicePipe;
+}  // namespace internal
 
 // One connection. Not thread-safe: it belongs to one lease holder at a time.
 class Session {
@@ -83,6 +86,14 @@ class Session {
   // straight into the caller's buffer). REQUIRES: at_record_boundary()
   // before the first raw read of a record. Errors as Receive's.
   absl::Status ReceiveRaw(char* dst, size_t n);
+  // As ReceiveRaw, into the local file `out_fd` at `offset`: the bytes go
+  // from the socket to the file by splice, through a pipe of the
+  // session's, never through this process (through its memory where the
+  // file or the socket takes no splice). A write of the file that fails
+  // returns the file's error (never Unavailable, and naming the offset)
+  // and breaks the session: the rest of the bytes are left unread. REQUIRES
+  // as ReceiveRaw's; `out_fd` not in append mode.
+  absl::Status ReceiveRawIntoFile(int out_fd, int64_t offset, size_t n);
   // Counts one exchange done by raw calls (as Receive does).
   void NoteRawExchange() { ++exchanges_; }
 
@@ -109,8 +120,13 @@ class Session {
   // write, `n` bytes from `offset`; as SendFileRange otherwise.
   absl::StatusOr<size_t> SendFileRangeByCopy(int in_fd, int64_t offset, size_t n, absl::Time deadline);
 
+  // ReceiveRawIntoFile's way where splice cannot be used: recv and
+  // pwrite, `n` bytes to `offset`, by `deadline`.
+  absl::Status ReceiveRawIntoFileByCopy(int out_fd, int64_t offset, size_t n, absl::Time deadline);
+
   int fd_;
   const std::string target_;
+  std::unique_ptr<internal::SplicePipe> splice_;  // made by the first ReceiveRawIntoFile
   const std::shared_ptr<const Framing> framing_;
   std::unique_ptr<RecordReader> reader_;
   std::string out_;

@@ -118,6 +118,8 @@ class IrodsStream {
   ~IrodsStream();  // closes (finalizing if primary) if still open
   // Reads up to buf.size() bytes at the stream position; 0 at the end.
   absl::StatusOr<size_t> Read(char* buf, size_t n);
+  // As Read, into the local file `fd` at `offset` (IrodsClient::CallIntoFile).
+  absl::StatusOr<size_t> ReadIntoFile(int fd, int64_t offset, size_t n);
   // Writes all of `data` at the stream position.
   absl::Status Write(std::string_view data);
   // Writes `n` bytes of the local file `fd` from `offset` at the stream
@@ -232,10 +234,23 @@ class IrodsClient {
   // into `out` (at most `out_size` bytes; more is DataLoss), uncopied.
   static absl::StatusOr<IntoReply> CallInto(Session& session, int api, std::string_view msg,
                                             std::string_view context, char* out, size_t out_size);
+  // As CallInto, with the payload received into the local file `out_fd` at
+  // `offset` (Session::ReceiveRawIntoFile: spliced, never through this
+  // process where the file and socket allow).
+  static absl::StatusOr<IntoReply> CallIntoFile(Session& session, int api, std::string_view msg,
+                                                std::string_view context, int out_fd, int64_t offset,
+                                                size_t out_size);
 
  private:
   friend class IrodsStream;
   IrodsClient(IrodsAccount account, IrodsClientOptions options);
+  // CallInto's and CallIntoFile's exchange: the payload of `bs` bytes (at
+  // most out_size) is taken by `take(bs)` from the session, or by
+  // `take_copy(bytes)` from a reply read whole.
+  static absl::StatusOr<IntoReply> CallForPayload(
+      Session& session, int api, std::string_view msg, std::string_view context, size_t out_size,
+      absl::FunctionRef<absl::Status(size_t bs)> take,
+      absl::FunctionRef<absl::Status(std::string_view bytes)> take_copy);
   // Leases a session and calls; an idempotent call is retried on a fresh
   // session when its connection failed (retry_policy()).
   absl::StatusOr<Reply> CallPooled(int api, std::string_view msg, std::string_view context,

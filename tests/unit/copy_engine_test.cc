@@ -787,6 +787,7 @@ class DescriptorFillingFileSystem final : public MemFileSystem {
   using MemFileSystem::MemFileSystem;
   std::atomic<int> into_descriptor{0};
   std::atomic<int> read_at{0};
+  std::atomic<int> locked{0};  // fills handed the destination's write lock
   size_t short_by = 0;
 
   absl::StatusOr<std::unique_ptr<fs::File>> OpenRead(std::string_view path) override {
@@ -803,9 +804,10 @@ class DescriptorFillingFileSystem final : public MemFileSystem {
       ++fs_->read_at;
       return inner_->ReadAt(offset, buf);
     }
-    absl::StatusOr<size_t> ReadIntoDescriptor(int64_t offset, size_t n, int fd,
-                                              int64_t fd_offset) override {
+    absl::StatusOr<size_t> ReadIntoDescriptor(int64_t offset, size_t n, int fd, int64_t fd_offset,
+                                              Mutex* write_lock) override {
       ++fs_->into_descriptor;
+      if (write_lock != nullptr) ++fs_->locked;
       std::string bytes(n - std::min(n, fs_->short_by), '\0');
       FERRY_ASSIGN_OR_RETURN(size_t got, inner_->ReadAt(offset, absl::MakeSpan(bytes)));
       if (::pwrite(fd, bytes.data(), got, fd_offset) != static_cast<ssize_t>(got)) {
@@ -832,6 +834,7 @@ TEST_F(CopyEngineTest, ASourceThatFillsDescriptorsWritesALocalDestinationWithout
   ASSERT_TRUE(stats.ok()) << stats.status();
   EXPECT_EQ(testing::ReadFile(scratch.Path("a.bin")), Pattern(4'321));
   EXPECT_EQ(src.into_descriptor.load(), 5);  // every chunk of 1,000 bytes
+  EXPECT_EQ(src.locked.load(), 5) << "each fill may serialize its writes with the destination's";
   EXPECT_EQ(src.read_at.load(), 0);
 }
 

@@ -169,7 +169,7 @@ TEST_F(SessionPoolFileTest, RawBytesReceivedIntoAFileLandAtItsOffsetAndTheSessio
   char echoed_prefix[4];
   ASSERT_TRUE(session()->ReceiveRaw(echoed_prefix, 4).ok());
   testing::OpenTempFile out("");
-  ASSERT_TRUE(session()->ReceiveRawIntoFile(out.fd(), 7, bytes.size()).ok());
+  ASSERT_TRUE(session()->ReceiveRawIntoFile({.fd = out.fd(), .offset = 7, .size = bytes.size()}).ok());
   EXPECT_TRUE(ReadBack(out.fd(), 7, bytes.size()) == bytes);
   EXPECT_FALSE(session()->broken());
   EXPECT_EQ(*session()->Exchange("after"), "after");
@@ -184,7 +184,7 @@ TEST_F(SessionPoolFileTest, RawBytesIntoAFileThatRefusesThemFailNamingTheFileAnd
   ASSERT_TRUE(session()->ReceiveRaw(echoed_prefix, 4).ok());
   const int read_only = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   ASSERT_GE(read_only, 0);
-  absl::Status s = session()->ReceiveRawIntoFile(read_only, 0, bytes.size());
+  absl::Status s = session()->ReceiveRawIntoFile({.fd = read_only, .offset = 0, .size = bytes.size()});
   ::close(read_only);
   EXPECT_FALSE(s.ok());
   EXPECT_FALSE(absl::IsUnavailable(s)) << "the file failed, not the server: " << s;
@@ -201,7 +201,7 @@ TEST_F(SessionPoolFileTest, RawBytesIntoAFileInAppendModeAreWrittenThroughMemory
   ASSERT_TRUE(session()->ReceiveRaw(echoed_prefix, 4).ok());
   testing::OpenTempFile out("");
   ASSERT_EQ(::fcntl(out.fd(), F_SETFL, O_APPEND), 0);  // splice refuses it: EINVAL
-  ASSERT_TRUE(session()->ReceiveRawIntoFile(out.fd(), 0, bytes.size()).ok());
+  ASSERT_TRUE(session()->ReceiveRawIntoFile({.fd = out.fd(), .offset = 0, .size = bytes.size()}).ok());
   EXPECT_TRUE(ReadBack(out.fd(), 0, bytes.size() + 1) == bytes);
   EXPECT_FALSE(session()->broken());
 }
@@ -209,7 +209,7 @@ TEST_F(SessionPoolFileTest, RawBytesIntoAFileInAppendModeAreWrittenThroughMemory
 TEST_F(SessionPoolFileTest, RawBytesIntoAFileFromAPeerThatClosedAreUnavailable) {
   ASSERT_TRUE(session()->Send("hang up").ok());
   testing::OpenTempFile out("");
-  absl::Status s = session()->ReceiveRawIntoFile(out.fd(), 0, 16);
+  absl::Status s = session()->ReceiveRawIntoFile({.fd = out.fd(), .offset = 0, .size = 16});
   EXPECT_TRUE(absl::IsUnavailable(s)) << s;
   EXPECT_TRUE(session()->broken());
 }

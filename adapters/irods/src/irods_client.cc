@@ -377,14 +377,21 @@ absl::StatusOr<IrodsClient::IntoReply> IrodsClient::CallInto(Session& session, i
 
 absl::StatusOr<IrodsClient::IntoReply> IrodsClient::CallIntoFile(Session& session, int api,
                                                                 std::string_view msg,
-                                                                std::string_view context, int out_fd,
-                                                                int64_t offset, size_t out_size) {
+                                                                std::string_view context, const FileRange& to) {
   return CallForPayload(
-      session, api, msg, context, out_size,
-      [&](size_t bs) { return session.ReceiveRawIntoFile(out_fd, offset, bs); },
+      session, api, msg, context, to.size,
+      [&](size_t bs) {
+        FileRange payload = to;
+        payload.size = bs;
+        return session.ReceiveRawIntoFile(payload);
+      },
       [&](std::string_view bytes) {
-        return io_internal::PwriteAll(out_fd, std::span<const char>(bytes.data(), bytes.size()), offset,
-                                      Cat("descriptor ", out_fd));
+        OptionalLock lock(to.write_lock);
+        absl::Status s = io_internal::PwriteAll(to.fd, std::span<const char>(bytes.data(), bytes.size()),
+                                                to.offset, Cat("descriptor ", to.fd));
+        if (s.ok()) return s;
+        return absl::Status(s.code() == absl::StatusCode::kUnavailable ? absl::StatusCode::kDataLoss : s.code(),
+                            Cat("writing a reply into a local file: ", s.message()));
       });
 }
 
@@ -828,12 +835,14 @@ absl::StatusOr<size_t> IrodsStream::Read(char* buf, size_t n) {
   return r.bs_size;
 }
 
-absl::StatusOr<size_t> IrodsStream::ReadIntoFile(int fd, int64_t offset, size_t n) {
-  n = std::min(n, size_t{32} << 20);  // as Read
+absl::StatusOr<size_t> IrodsStream::ReadIntoFile(const FileRange& to) {
+  FileRange range = to;
+  range.size = std::min(to.size, size_t{32} << 20);  // as Read
+  const size_t n = range.size;
   FERRY_ASSIGN_OR_RETURN(
       IrodsClient::IntoReply r,
       IrodsClient::CallIntoFile(*lease_, kDataObjRead, OpenedDataObjInp(fd_, static_cast<int64_t>(n)),
-                                Cat("read ", path_), fd, offset, n));
+                                Cat("read ", path_), range));
   if (static_cast<int64_t>(r.bs_size) != r.status) {
     lease_->MarkBroken();
     return absl::DataLossError(Cat("read ", path_, ": server sent ", r.bs_size, " bytes, said ", r.status,

@@ -69,21 +69,23 @@ class IrodsFile final : public fs::File {
 
   // Into a local file: the reply's bytes are spliced from the session's
   // socket into `fd` (IrodsStream::ReadIntoFile), on this thread.
-  absl::StatusOr<size_t> ReadIntoDescriptor(int64_t offset, size_t n, int fd,
-                                            int64_t fd_offset) override {
+  absl::StatusOr<size_t> ReadIntoDescriptor(int64_t offset, size_t n, int fd, int64_t fd_offset,
+                                            Mutex* write_lock) override {
     if (writer()) return absl::FailedPreconditionError("read of an iRODS file opened for writing");
     const int flags = fd < 0 ? -1 : ::fcntl(fd, F_GETFL);
     if (fd_offset < 0 || flags < 0 || (flags & O_APPEND) != 0) {
       return absl::InvalidArgumentError(Cat("read ", final_path_, " into descriptor ", fd, " at offset ",
-                                            fd_offset, ": not an open descriptor with a negative offset "
-                                            "or in append mode"));
+                                            fd_offset, ": a negative offset, or not an open descriptor, "
+                                            "or one in append mode"));
     }
     return ReadWith([&](IrodsStream& s) -> absl::StatusOr<size_t> {
       FERRY_RETURN_IF_ERROR(s.Seek(offset));
       size_t done = 0;
       while (done < n) {
-        FERRY_ASSIGN_OR_RETURN(size_t got,
-                               s.ReadIntoFile(fd, fd_offset + static_cast<int64_t>(done), n - done));
+        FERRY_ASSIGN_OR_RETURN(size_t got, s.ReadIntoFile({.fd = fd,
+                                                           .offset = fd_offset + static_cast<int64_t>(done),
+                                                           .size = n - done,
+                                                           .write_lock = write_lock}));
         if (got == 0) break;
         done += got;
       }

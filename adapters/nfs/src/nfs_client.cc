@@ -372,7 +372,7 @@ struct NfsClient::Impl {
       RpcPlacement p{.decision = RpcPlacement::Decision::kPlace,
                      .offset = static_cast<size_t>(reply->results.data() - prefix.data()) + head->data_offset};
       if (into_file) {
-        p.file = {.fd = file.fd, .offset = file.offset, .size = head->data_size};
+        p.file = {.fd = file.fd, .offset = file.offset, .size = head->data_size, .write_lock = file.write_lock};
       } else {
         p.dest = memory.first(head->data_size);
       }
@@ -392,6 +392,7 @@ struct NfsClient::Impl {
                                                     " bytes, got ", r->data.size()));
           }
           if (into_file) {
+            OptionalLock lock(file.write_lock);
             absl::Status wrote =
                 io_internal::PwriteAll(file.fd, std::span<const char>(r->data.data(), r->data.size()),
                                        file.offset, absl::StrCat("descriptor ", file.fd));

@@ -134,19 +134,23 @@ absl::StatusOr<size_t> NfsFile::ReadAt(int64_t offset, absl::Span<char> buf) {
 }
 
 absl::StatusOr<size_t> NfsFile::ReadIntoDescriptor(int64_t offset, size_t n, int fd,
-                                                   int64_t fd_offset) {
+                                                   int64_t fd_offset, Mutex* write_lock) {
   // Append mode would put every byte at the end (splice refuses such a
   // file, and pwrite ignores the offset given for it).
   const int flags = fd < 0 ? -1 : ::fcntl(fd, F_GETFL);
   if (fd_offset < 0 || flags < 0 || (flags & O_APPEND) != 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("read ", client_.DisplayPath(path_), " into descriptor ", fd, " at offset ",
-                     fd_offset, ": not an open descriptor with a negative offset or in append mode"));
+                     fd_offset, ": a negative offset, or not an open descriptor, or one in append mode"));
   }
   return ReadInCalls(offset, n, [&](size_t at, size_t want, Callback<ReadIntoReply> done) {
     client_.ReadIntoFileAsync(
         handle_, static_cast<uint64_t>(offset) + at,
-        FileRange{.fd = fd, .offset = fd_offset + static_cast<int64_t>(at), .size = want}, path_,
+        FileRange{.fd = fd,
+                  .offset = fd_offset + static_cast<int64_t>(at),
+                  .size = want,
+                  .write_lock = write_lock},
+        path_,
         std::move(done));
   });
 }

@@ -291,9 +291,9 @@ class NfsReadFile final : public fs::File {
   absl::StatusOr<size_t> ReadAt(int64_t offset, absl::Span<char> buf) override {
     return file_->ReadAt(offset, buf);
   }
-  absl::StatusOr<size_t> ReadIntoDescriptor(int64_t offset, size_t n, int fd,
-                                            int64_t fd_offset) override {
-    return file_->ReadIntoDescriptor(offset, n, fd, fd_offset);
+  absl::StatusOr<size_t> ReadIntoDescriptor(int64_t offset, size_t n, int fd, int64_t fd_offset,
+                                            Mutex* write_lock) override {
+    return file_->ReadIntoDescriptor(offset, n, fd, fd_offset, write_lock);
   }
   absl::StatusOr<int64_t> Size() override {
     return static_cast<int64_t>(file_->size_at_open());

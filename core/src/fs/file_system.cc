@@ -39,7 +39,7 @@ absl::StatusOr<size_t> File::WriteFromDescriptor(int64_t /*offset*/, int /*fd*/,
 }
 
 absl::StatusOr<size_t> File::ReadIntoDescriptor(int64_t /*offset*/, size_t /*n*/, int /*fd*/,
-                                                int64_t /*fd_offset*/) {
+                                                int64_t /*fd_offset*/, Mutex* /*write_lock*/) {
   return absl::UnimplementedError("read into a descriptor: not by this file (read the bytes)");
 }
 

@@ -138,10 +138,10 @@ class LocalWriteFile final : public File {
     // file whose writes may wait on another machine or process (NFS, SMB,
     // FUSE...) is written by the copy's workers instead.
     if (remote_) return absl::UnimplementedError("write through a descriptor: not into a remote or FUSE file");
-    // Not under write_mu_: the filler's bytes arrive over time (NFS: READ
-    // replies, spliced by the one I/O thread), and other chunks' fills
-    // must be under way meanwhile.
-    absl::StatusOr<size_t> wrote = fill(temp_.fd(), offset);
+    // write_mu_ is held by the filler around each write, not across the
+    // fill: its bytes arrive over time (READ replies), and other chunks'
+    // fills must be under way meanwhile.
+    absl::StatusOr<size_t> wrote = fill(temp_.fd(), offset, &write_mu_);
     if (!wrote.ok()) {
       if (absl::IsUnimplemented(wrote.status())) return wrote.status();
       return Annotate(wrote.status(), absl::StrCat("copy into ", temp_.path()));
@@ -223,7 +223,7 @@ class LocalWriteFile final : public File {
   const std::string target_;
   const absl::Time mtime_;
   std::atomic<int64_t> high_water_{0};
-  Mutex write_mu_;  // held across each pwrite of temp_
+  Mutex write_mu_;  // held across each write of temp_ (WriteAt's, a filler's)
   Mutex mu_;
   bool committed_ ABSL_GUARDED_BY(mu_) = false;
   internal::IntervalSet written_ ABSL_GUARDED_BY(mu_);

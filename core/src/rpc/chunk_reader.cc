@@ -54,6 +54,7 @@ void ChunkReader::PutPlaced(std::string_view data) {
     std::memcpy(place_mem_ + placed_, data.data(), data.size());
   } else if (place_status_.ok()) {
     const int64_t at = place_file_.offset + static_cast<int64_t>(placed_);
+    OptionalLock lock(place_file_.write_lock);
     place_status_ = io_internal::PwriteAll(place_file_.fd, std::span<const char>(data.data(), data.size()),
                                            at, absl::StrCat("descriptor ", place_file_.fd));
   }
@@ -131,7 +132,10 @@ absl::Span<char> ChunkReader::DirectTarget() {
 FileRange ChunkReader::DirectFile() {
   const size_t n = DirectLeft();
   if (place_file_.fd < 0 || !place_status_.ok() || n == 0) return {};
-  return {.fd = place_file_.fd, .offset = place_file_.offset + static_cast<int64_t>(placed_), .size = n};
+  return {.fd = place_file_.fd,
+          .offset = place_file_.offset + static_cast<int64_t>(placed_),
+          .size = n,
+          .write_lock = place_file_.write_lock};
 }
 
 void ChunkReader::FailPlacement(absl::Status error) {

@@ -275,7 +275,7 @@ absl::Status Session::ReceiveRaw(char* dst, size_t n) {
   return absl::OkStatus();
 }
 
-absl::Status Session::ReceiveRawIntoFile(int out_fd, int64_t offset, size_t n) {
+absl::Status Session::ReceiveRawIntoFile(const FileRange& to) {
   if (broken_) {
     return absl::FailedPreconditionError(Cat("session to ", target_, " is broken"));
   }
@@ -283,10 +283,15 @@ absl::Status Session::ReceiveRawIntoFile(int out_fd, int64_t offset, size_t n) {
   if (splice_ == nullptr) splice_ = std::make_unique<internal::SplicePipe>();
   char scratch[64 << 10];
   size_t done = 0;
-  while (done < n) {
-    const int64_t at = offset + static_cast<int64_t>(done);
-    const internal::SplicePipe::Outcome o =
-        splice_->Move(fd_, {.fd = out_fd, .offset = at, .size = n - done}, absl::MakeSpan(scratch));
+  // What is left of `to` after `done` bytes.
+  auto rest = [&] {
+    FileRange r = to;
+    r.offset += static_cast<int64_t>(done);
+    r.size -= done;
+    return r;
+  };
+  while (done < to.size) {
+    const internal::SplicePipe::Outcome o = splice_->Move(fd_, rest(), absl::MakeSpan(scratch));
     done += o.moved;
     if (!o.file_status.ok()) {
       broken_ = true;  // the rest of the reply stays unread
@@ -296,7 +301,7 @@ absl::Status Session::ReceiveRawIntoFile(int out_fd, int64_t offset, size_t n) {
       return absl::Status(code, Cat("writing a reply from ", target_, " into a local file: ",
                                     o.file_status.message()));
     }
-    if (o.file_refused_splice) return ReceiveRawIntoFileByCopy(out_fd, offset + done, n - done, deadline);
+    if (o.file_refused_splice) return ReceiveRawIntoFileByCopy(rest(), deadline);
     if (o.moved > 0) continue;
     switch (o.socket_error) {
       case 0:
@@ -317,7 +322,7 @@ absl::Status Session::ReceiveRawIntoFile(int out_fd, int64_t offset, size_t n) {
       case ENFILE:
       case ENOMEM:
         // No splice from this socket, or no pipe for it: through memory.
-        return ReceiveRawIntoFileByCopy(out_fd, offset + done, n - done, deadline);
+        return ReceiveRawIntoFileByCopy(rest(), deadline);
       default:
         broken_ = true;
         return absl::UnavailableError(Cat("reading from ", target_, ": ", std::strerror(o.socket_error)));
@@ -326,12 +331,13 @@ absl::Status Session::ReceiveRawIntoFile(int out_fd, int64_t offset, size_t n) {
   return absl::OkStatus();
 }
 
-absl::Status Session::ReceiveRawIntoFileByCopy(int out_fd, int64_t offset, size_t n, absl::Time deadline) {
+absl::Status Session::ReceiveRawIntoFileByCopy(const FileRange& to, absl::Time deadline) {
   char buf[64 << 10];
-  for (size_t done = 0; done < n;) {
-    FERRY_ASSIGN_OR_RETURN(size_t got, RecvSome(buf, std::min(sizeof buf, n - done), deadline, true));
-    absl::Status s = io_internal::PwriteAll(out_fd, std::span<const char>(buf, got),
-                                            offset + static_cast<int64_t>(done), Cat("descriptor ", out_fd));
+  for (size_t done = 0; done < to.size;) {
+    FERRY_ASSIGN_OR_RETURN(size_t got, RecvSome(buf, std::min(sizeof buf, to.size - done), deadline, true));
+    OptionalLock lock(to.write_lock);
+    absl::Status s = io_internal::PwriteAll(to.fd, std::span<const char>(buf, got),
+                                            to.offset + static_cast<int64_t>(done), Cat("descriptor ", to.fd));
     if (!s.ok()) {
       broken_ = true;
       return absl::Status(s.code() == absl::StatusCode::kUnavailable ? absl::StatusCode::kDataLoss : s.code(),

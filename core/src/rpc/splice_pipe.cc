@@ -55,6 +55,7 @@ SplicePipe::Outcome SplicePipe::Move(int socket_fd, const FileRange& to, absl::S
   if (got < 0) return {.socket_error = errno};
   if (got == 0) return {};
   Outcome out{.moved = static_cast<size_t>(got)};
+  OptionalLock lock(to.write_lock);
   loff_t at = to.offset;
   size_t left = out.moved;
   while (left > 0) {

@@ -41,7 +41,7 @@ class SplicePipe {
   };
 
   // Moves up to `to.size` bytes that are ready on `socket_fd` (which must
-  // be non-blocking) into `to.fd` at `to.offset`. Where the file cannot
+  // be non-blocking) into `to.fd` at `to.offset` (under to.write_lock). Where the file cannot
   // take spliced bytes (a filesystem without splice), they are read out
   // of the pipe into `scratch` and written from there
   // (Outcome::file_refused_splice).

@@ -825,7 +825,9 @@ class CopyRun {
     // socket); the buffer stays untouched. Others answer Unimplemented.
     if (!f.no_fill.load(std::memory_order_relaxed)) {
       absl::StatusOr<size_t> n = f.writer->WriteThroughDescriptor(
-          offset, len, [&](int fd, int64_t at) { return f.reader->ReadIntoDescriptor(offset, len, fd, at); });
+          offset, len, [&](int fd, int64_t at, Mutex* write_lock) {
+            return f.reader->ReadIntoDescriptor(offset, len, fd, at, write_lock);
+          });
       if (n.ok()) {
         if (*n != len) return shrank(*n);
         *moved = static_cast<int64_t>(len);

@@ -154,8 +154,8 @@ class CallIntoFileTest : public CallIntoTest {
   CallIntoFileTest() : file_(::memfd_create("read", MFD_CLOEXEC)) {}
   ~CallIntoFileTest() override { ::close(file_); }
   absl::StatusOr<IrodsClient::IntoReply> ReadIntoFile(Session& session, int64_t offset, size_t n) {
-    return IrodsClient::CallIntoFile(session, kDataObjRead, "<OpenedDataObjInp_PI/>", "read /z/f", file_,
-                                     offset, n);
+    return IrodsClient::CallIntoFile(session, kDataObjRead, "<OpenedDataObjInp_PI/>", "read /z/f",
+                                     {.fd = file_, .offset = offset, .size = n});
   }
   std::string FileBytes() const {
     std::string out(1 << 20, '\0');

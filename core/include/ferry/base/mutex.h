@@ -55,6 +55,24 @@ class ABSL_SCOPED_LOCKABLE MutexLock {
   Mutex* const mu_;
 };
 
+// Holds `mu` while it lives when `mu` is not null (a lock a caller may or
+// may not hand over, such as FileRange::write_lock). Invisible to the
+// thread-safety analysis, which cannot follow a lock that may be absent.
+class OptionalLock {
+ public:
+  explicit OptionalLock(Mutex* mu) ABSL_NO_THREAD_SAFETY_ANALYSIS : mu_(mu) {
+    if (mu_ != nullptr) mu_->Lock();
+  }
+  ~OptionalLock() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    if (mu_ != nullptr) mu_->Unlock();
+  }
+  OptionalLock(const OptionalLock&) = delete;
+  OptionalLock& operator=(const OptionalLock&) = delete;
+
+ private:
+  Mutex* const mu_;
+};
+
 // A condition variable used with a held ferry::Mutex. Thread-safe.
 // Waits may wake spuriously: always wait in a loop on the condition,
 //   while (!ready_) cv_.Wait(&mu_);

@@ -42,6 +42,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "ferry/base/mutex.h"
 #include "ferry/fs/entry.h"
 #include "ferry/transfer/checksum.h"
 
@@ -86,21 +87,25 @@ class File {
 
   // The mirror of WriteFromDescriptor, for a copy into a local file: `n`
   // bytes at `offset` of this file written into `fd` at `fd_offset` by the
-  // kernel (NFS: spliced from the socket) without passing through this
-  // process's memory. Returns how many: fewer only at the end of the file.
-  // After an error, any of the range may have been written. Unimplemented
-  // where this file cannot (the default; NFS can): read the bytes with
-  // ReadAt instead. Thread-safety: as ReadAt.
+  // kernel (NFS, iRODS: spliced from the socket) without passing through
+  // this process's memory, each write under `write_lock` if given (the
+  // destination's: its writers wait there asleep, not on the inode in the
+  // kernel). Returns how many: fewer only at the end of the file. After an
+  // error, any of the range may have been written. Unimplemented where
+  // this file cannot (the default): read the bytes with ReadAt instead.
+  // Thread-safety: as ReadAt.
   virtual absl::StatusOr<size_t> ReadIntoDescriptor(int64_t offset, size_t n, int fd,
-                                                    int64_t fd_offset);
+                                                    int64_t fd_offset, Mutex* write_lock);
 
   // For a written file with a descriptor of its own (a local file's
-  // temporary): `fill(fd, fd_offset)` writes up to `n` bytes at `offset`
-  // of it directly (another file's ReadIntoDescriptor) and returns how
-  // many; they then count as written, as WriteAt's would. Returns fill's
-  // answer. Unimplemented where this file has no descriptor to fill (the
-  // default): write the bytes with WriteAt. Thread-safety: as WriteAt.
-  using DescriptorFill = absl::FunctionRef<absl::StatusOr<size_t>(int fd, int64_t fd_offset)>;
+  // temporary): `fill(fd, fd_offset, write_lock)` writes up to `n` bytes
+  // at `offset` of it directly (another file's ReadIntoDescriptor), each
+  // write under `write_lock`, and returns how many; they then count as
+  // written, as WriteAt's would. Returns fill's answer. Unimplemented
+  // where this file has no descriptor to fill (the default): write the
+  // bytes with WriteAt. Thread-safety: as WriteAt.
+  using DescriptorFill =
+      absl::FunctionRef<absl::StatusOr<size_t>(int fd, int64_t fd_offset, Mutex* write_lock)>;
   virtual absl::StatusOr<size_t> WriteThroughDescriptor(int64_t offset, size_t n, DescriptorFill fill);
 
   // The descriptor a file opened for reading reads from, for another

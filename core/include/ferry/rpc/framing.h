@@ -29,14 +29,19 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "ferry/base/mutex.h"
 
 namespace ferry {
 
 // A stretch of a local file: `size` bytes of descriptor `fd` from `offset`.
+// `write_lock`, where given, is held across each write into it: the file's
+// owner serializes its writers (concurrent writers of one file spin on its
+// inode lock in the kernel; a waiter on this one sleeps).
 struct FileRange {
   int fd = -1;
   int64_t offset = 0;
   size_t size = 0;
+  Mutex* write_lock = nullptr;
 };
 
 // Turns one connection's byte stream into whole records. One per connection;

@@ -86,14 +86,15 @@ class Session {
   // straight into the caller's buffer). REQUIRES: at_record_boundary()
   // before the first raw read of a record. Errors as Receive's.
   absl::Status ReceiveRaw(char* dst, size_t n);
-  // As ReceiveRaw, into the local file `out_fd` at `offset`: the bytes go
+  // As ReceiveRaw, `to.size` bytes into the local file `to.fd` at
+  // `to.offset` (each write under to.write_lock, if given): the bytes go
   // from the socket to the file by splice, through a pipe of the
   // session's, never through this process (through its memory where the
   // file or the socket takes no splice). A write of the file that fails
   // returns the file's error (never Unavailable, and naming the offset)
   // and breaks the session: the rest of the bytes are left unread. REQUIRES
-  // as ReceiveRaw's; `out_fd` not in append mode.
-  absl::Status ReceiveRawIntoFile(int out_fd, int64_t offset, size_t n);
+  // as ReceiveRaw's; `to.fd` not in append mode.
+  absl::Status ReceiveRawIntoFile(const FileRange& to);
   // Counts one exchange done by raw calls (as Receive does).
   void NoteRawExchange() { ++exchanges_; }
 
@@ -122,7 +123,7 @@ class Session {
 
   // ReceiveRawIntoFile's way where splice cannot be used: recv and
   // pwrite, `n` bytes to `offset`, by `deadline`.
-  absl::Status ReceiveRawIntoFileByCopy(int out_fd, int64_t offset, size_t n, absl::Time deadline);
+  absl::Status ReceiveRawIntoFileByCopy(const FileRange& to, absl::Time deadline);
 
   int fd_;
   const std::string target_;

@@ -118,8 +118,9 @@ class IrodsStream {
   ~IrodsStream();  // closes (finalizing if primary) if still open
   // Reads up to buf.size() bytes at the stream position; 0 at the end.
   absl::StatusOr<size_t> Read(char* buf, size_t n);
-  // As Read, into the local file `fd` at `offset` (IrodsClient::CallIntoFile).
-  absl::StatusOr<size_t> ReadIntoFile(int fd, int64_t offset, size_t n);
+  // As Read, into the local file range `to` (up to to.size bytes;
+  // IrodsClient::CallIntoFile).
+  absl::StatusOr<size_t> ReadIntoFile(const FileRange& to);
   // Writes all of `data` at the stream position.
   absl::Status Write(std::string_view data);
   // Writes `n` bytes of the local file `fd` from `offset` at the stream
@@ -234,12 +235,12 @@ class IrodsClient {
   // into `out` (at most `out_size` bytes; more is DataLoss), uncopied.
   static absl::StatusOr<IntoReply> CallInto(Session& session, int api, std::string_view msg,
                                             std::string_view context, char* out, size_t out_size);
-  // As CallInto, with the payload received into the local file `out_fd` at
-  // `offset` (Session::ReceiveRawIntoFile: spliced, never through this
-  // process where the file and socket allow).
+  // As CallInto, with the payload (at most `to.size` bytes) received into
+  // the local file range `to` (Session::ReceiveRawIntoFile: spliced, never
+  // through this process where the file and socket allow). A failed write
+  // of the file is never Unavailable (the server is not at fault).
   static absl::StatusOr<IntoReply> CallIntoFile(Session& session, int api, std::string_view msg,
-                                                std::string_view context, int out_fd, int64_t offset,
-                                                size_t out_size);
+                                                std::string_view context, const FileRange& to);
 
  private:
   friend class IrodsStream;

@@ -75,8 +75,10 @@ class NfsFile {
   // As ReadAt, into a local file: up to `n` bytes at `offset`, written to
   // `fd` at `fd_offset` as they come off the socket (splice, by the pool's
   // I/O thread: NfsClient::ReadIntoFileAsync). Returns how many; fewer
-  // only at the end. InvalidArgument for a descriptor in append mode.
-  absl::StatusOr<size_t> ReadIntoDescriptor(int64_t offset, size_t n, int fd, int64_t fd_offset);
+  // only at the end. Each write under `write_lock`, if given.
+  // InvalidArgument for a descriptor in append mode.
+  absl::StatusOr<size_t> ReadIntoDescriptor(int64_t offset, size_t n, int fd, int64_t fd_offset,
+                                            Mutex* write_lock = nullptr);
   // As WriteAt, with the data `n` bytes of the local file `fd` from
   // `fd_offset`, sent by sendfile (NfsClient::WriteFromFile).
   absl::StatusOr<size_t> WriteFromDescriptor(int64_t offset, int fd, int64_t fd_offset, size_t n);

@@ -160,14 +160,20 @@ std::string ReadBack(int fd, int64_t offset, size_t n) {
   return out;
 }
 
+// Has the echo server send `bytes` back as one frame, and reads the
+// frame's prefix: the session is then at `bytes`, raw.
+void EchoUpToItsPayload(Session* session, const std::string& bytes) {
+  const std::string prefix = Prefix(bytes.size());
+  const std::string_view parts[] = {prefix, bytes};
+  ASSERT_TRUE(session->SendRawParts(parts).ok());
+  char echoed_prefix[4];
+  ASSERT_TRUE(session->ReceiveRaw(echoed_prefix, 4).ok());
+}
+
 TEST_F(SessionPoolFileTest, RawBytesReceivedIntoAFileLandAtItsOffsetAndTheSessionGoesOn) {
   std::string bytes(3 << 20, '\0');  // larger than one socket buffer and one pipe
   for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 13 + i / 4096);
-  const std::string prefix = Prefix(bytes.size());
-  const std::string_view parts[] = {prefix, bytes};
-  ASSERT_TRUE(session()->SendRawParts(parts).ok());
-  char echoed_prefix[4];
-  ASSERT_TRUE(session()->ReceiveRaw(echoed_prefix, 4).ok());
+  ASSERT_NO_FATAL_FAILURE(EchoUpToItsPayload(session(), bytes));
   testing::OpenTempFile out("");
   ASSERT_TRUE(session()->ReceiveRawIntoFile({.fd = out.fd(), .offset = 7, .size = bytes.size()}).ok());
   EXPECT_TRUE(ReadBack(out.fd(), 7, bytes.size()) == bytes);
@@ -177,11 +183,7 @@ TEST_F(SessionPoolFileTest, RawBytesReceivedIntoAFileLandAtItsOffsetAndTheSessio
 
 TEST_F(SessionPoolFileTest, RawBytesIntoAFileThatRefusesThemFailNamingTheFileAndBreakTheSession) {
   const std::string bytes(100'000, 'r');
-  const std::string prefix = Prefix(bytes.size());
-  const std::string_view parts[] = {prefix, bytes};
-  ASSERT_TRUE(session()->SendRawParts(parts).ok());
-  char echoed_prefix[4];
-  ASSERT_TRUE(session()->ReceiveRaw(echoed_prefix, 4).ok());
+  ASSERT_NO_FATAL_FAILURE(EchoUpToItsPayload(session(), bytes));
   const int read_only = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   ASSERT_GE(read_only, 0);
   absl::Status s = session()->ReceiveRawIntoFile({.fd = read_only, .offset = 0, .size = bytes.size()});
@@ -194,11 +196,7 @@ TEST_F(SessionPoolFileTest, RawBytesIntoAFileThatRefusesThemFailNamingTheFileAnd
 
 TEST_F(SessionPoolFileTest, RawBytesIntoAFileInAppendModeAreWrittenThroughMemory) {
   const std::string bytes(200'000, 'a');
-  const std::string prefix = Prefix(bytes.size());
-  const std::string_view parts[] = {prefix, bytes};
-  ASSERT_TRUE(session()->SendRawParts(parts).ok());
-  char echoed_prefix[4];
-  ASSERT_TRUE(session()->ReceiveRaw(echoed_prefix, 4).ok());
+  ASSERT_NO_FATAL_FAILURE(EchoUpToItsPayload(session(), bytes));
   testing::OpenTempFile out("");
   ASSERT_EQ(::fcntl(out.fd(), F_SETFL, O_APPEND), 0);  // splice refuses it: EINVAL
   ASSERT_TRUE(session()->ReceiveRawIntoFile({.fd = out.fd(), .offset = 0, .size = bytes.size()}).ok());

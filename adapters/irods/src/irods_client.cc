@@ -390,8 +390,7 @@ absl::StatusOr<IrodsClient::IntoReply> IrodsClient::CallIntoFile(Session& sessio
         absl::Status s = io_internal::PwriteAll(to.fd, std::span<const char>(bytes.data(), bytes.size()),
                                                 to.offset, Cat("descriptor ", to.fd));
         if (s.ok()) return s;
-        return absl::Status(s.code() == absl::StatusCode::kUnavailable ? absl::StatusCode::kDataLoss : s.code(),
-                            Cat("writing a reply into a local file: ", s.message()));
+        return io_internal::LocalFileWriteFailed(s, "writing a reply");
       });
 }
 

@@ -397,12 +397,8 @@ struct NfsClient::Impl {
                 io_internal::PwriteAll(file.fd, std::span<const char>(r->data.data(), r->data.size()),
                                        file.offset, absl::StrCat("descriptor ", file.fd));
             if (!wrote.ok()) {
-              // Never Unavailable (EAGAIN...): the local file failed, and
-              // the READ must not be sent again for it.
-              return absl::Status(wrote.code() == absl::StatusCode::kUnavailable ? absl::StatusCode::kDataLoss
-                                                                                 : wrote.code(),
-                                  absl::StrCat("NFS3 READ ", Display(p),
-                                               ": writing its data into a local file: ", wrote.message()));
+              return io_internal::LocalFileWriteFailed(wrote,
+                                                       absl::StrCat("NFS3 READ ", Display(p), ": writing its data"));
             }
           } else {
             std::memcpy(memory.data(), r->data.data(), r->data.size());

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ferry/base/status_macros.h"
+#include "ferry/base/strings.h"
 
 namespace ferry::io_internal {
 
@@ -18,6 +19,12 @@ absl::Status PwriteAll(int fd, std::span<const char> data, int64_t offset, std::
     offset += n;
   }
   return absl::OkStatus();
+}
+
+absl::Status LocalFileWriteFailed(const absl::Status& why, std::string_view what) {
+  const absl::StatusCode code =
+      why.code() == absl::StatusCode::kUnavailable ? absl::StatusCode::kDataLoss : why.code();
+  return absl::Status(code, absl::StrCat(ToAbsl(what), " into a local file: ", why.message()));
 }
 
 absl::StatusOr<size_t> PreadAll(int fd, std::span<char> buf, int64_t offset,

@@ -16,6 +16,7 @@
 #include "asio/post.hpp"
 #include "asio/write.hpp"
 #include "ferry/base/strings.h"
+#include "ferry/io/internal/positional_io.h"
 #include "rpc/rpc_pool_core.h"
 #include "rpc/sigpipe_held.h"
 
@@ -646,13 +647,8 @@ absl::Status PoolCore::ProcessReplies(const std::shared_ptr<Session>& s, size_t 
           // the call ends with why (a record of one read has at most one
           // placed reply, the latest placement).
           if (absl::Status placed = s->reader->placement_status(); !placed.ok() && call->abandoned.ok()) {
-            // Never Unavailable (EAGAIN, EBUSY...): a caller would send
-            // it again, and the file is what failed, not the server.
-            const absl::StatusCode code =
-                placed.code() == absl::StatusCode::kUnavailable ? absl::StatusCode::kDataLoss : placed.code();
-            call->abandoned = absl::Status(
-                code, absl::StrCat("rpc to ", target_, ": writing the reply's data into a local file: ",
-                                   placed.message()));
+            call->abandoned = io_internal::LocalFileWriteFailed(
+                placed, absl::StrCat("rpc to ", target_, ": writing the reply's data"));
             ++m_.calls_failed;
           }
         }

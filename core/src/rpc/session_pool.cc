@@ -295,11 +295,7 @@ absl::Status Session::ReceiveRawIntoFile(const FileRange& to) {
     done += o.moved;
     if (!o.file_status.ok()) {
       broken_ = true;  // the rest of the reply stays unread
-      const absl::StatusCode code = o.file_status.code() == absl::StatusCode::kUnavailable
-                                        ? absl::StatusCode::kDataLoss
-                                        : o.file_status.code();
-      return absl::Status(code, Cat("writing a reply from ", target_, " into a local file: ",
-                                    o.file_status.message()));
+      return io_internal::LocalFileWriteFailed(o.file_status, Cat("writing a reply from ", target_));
     }
     if (o.file_refused_splice) return ReceiveRawIntoFileByCopy(rest(), deadline);
     if (o.moved > 0) continue;
@@ -340,8 +336,7 @@ absl::Status Session::ReceiveRawIntoFileByCopy(const FileRange& to, absl::Time d
                                             to.offset + static_cast<int64_t>(done), Cat("descriptor ", to.fd));
     if (!s.ok()) {
       broken_ = true;
-      return absl::Status(s.code() == absl::StatusCode::kUnavailable ? absl::StatusCode::kDataLoss : s.code(),
-                          Cat("writing a reply from ", target_, " into a local file: ", s.message()));
+      return io_internal::LocalFileWriteFailed(s, Cat("writing a reply from ", target_));
     }
     done += got;
   }

@@ -20,6 +20,12 @@ namespace ferry::io_internal {
 // naming the offset and `path` (a write that makes no progress is EIO).
 absl::Status PwriteAll(int fd, std::span<const char> data, int64_t offset, std::string_view path);
 
+// A failed write of a local file that received a remote reply's bytes, as
+// the caller of the remote call sees it: "`what` into a local file:
+// <why>", never Unavailable (DataLoss instead), since that code would have
+// the remote call sent again for a failure that is the file's.
+absl::Status LocalFileWriteFailed(const absl::Status& why, std::string_view what);
+
 // Reads `buf.size()` bytes at `offset` of `fd`, fewer only at the end of
 // the file; returns how many. An error is the errno status naming the
 // offset and `path`.

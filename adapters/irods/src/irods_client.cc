@@ -2,8 +2,11 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <span>
 #include <nlohmann/json.hpp>
@@ -398,10 +401,18 @@ absl::StatusOr<IrodsClient::IntoReply> IrodsClient::CallForPayload(
     Session& session, int api, std::string_view msg, std::string_view context, size_t out_size,
     absl::FunctionRef<absl::Status(size_t bs)> take,
     absl::FunctionRef<absl::Status(std::string_view bytes)> take_copy) {
+  FERRY_RETURN_IF_ERROR(SendRequest(session, api, msg, {}));
+  return ReceiveForPayload(session, context, out_size, take, take_copy);
+}
+
+absl::StatusOr<IrodsClient::IntoReply> IrodsClient::ReceiveForPayload(
+    Session& session, std::string_view context, size_t out_size,
+    absl::FunctionRef<absl::Status(size_t bs)> take,
+    absl::FunctionRef<absl::Status(std::string_view bytes)> take_copy) {
   if (!session.at_record_boundary()) {
     // Bytes already buffered (never seen after a whole exchange): the
     // framed path, one copy.
-    FERRY_ASSIGN_OR_RETURN(Reply r, Call(session, api, msg, {}, context));
+    FERRY_ASSIGN_OR_RETURN(Reply r, ReceiveReply(session, context));
     if (r.bs.size() > out_size) {
       session.MarkBroken();
       return absl::DataLossError(Cat(context, ": server sent ", r.bs.size(), " bytes, asked ", out_size));
@@ -409,7 +420,6 @@ absl::StatusOr<IrodsClient::IntoReply> IrodsClient::CallForPayload(
     if (absl::Status s = take_copy(r.bs); !s.ok()) return AppendToMessage(s, Cat("(", context, ")"));
     return IntoReply{r.status, r.bs.size()};
   }
-  FERRY_RETURN_IF_ERROR(SendRequest(session, api, msg, {}));
   auto fail = [&](absl::Status s) {
     session.MarkBroken();
     return AppendToMessage(s, Cat("(", context, ")"));
@@ -819,39 +829,152 @@ void IrodsStream::Abandon() {
   lease_.Release();
 }
 
+namespace {
+
+// One read call's bytes at most: iRODS caps a reply's bs at its buffer size.
+constexpr size_t kMaxReadBytes = size_t{32} << 20;
+// Read-ahead windows: the first one, and the largest (each sequential read
+// doubles it), whose reply a reader that stops early still takes.
+constexpr size_t kFirstReadAhead = size_t{1} << 20;
+constexpr size_t kMaxReadAhead = size_t{8} << 20;
+
+}  // namespace
+
 absl::StatusOr<size_t> IrodsStream::Read(char* buf, size_t n) {
-  // iRODS caps one read's bs at its buffer size; ask no more than a frame holds.
-  n = std::min(n, size_t{32} << 20);
-  FERRY_ASSIGN_OR_RETURN(IrodsClient::IntoReply r,
-                         IrodsClient::CallInto(*lease_, kDataObjRead, OpenedDataObjInp(fd_, static_cast<int64_t>(n)),
-                                               Cat("read ", path_), buf, n));
-  if (static_cast<int64_t>(r.bs_size) != r.status) {
-    lease_->MarkBroken();
-    return absl::DataLossError(Cat("read ", path_, ": server sent ", r.bs_size,
-                                            " bytes, said ", r.status, ", asked ", n));
+  n = std::min(n, kMaxReadBytes);
+  if (n == 0) return size_t{0};
+  if (const size_t have = buffered(); have > 0) {
+    const size_t take = std::min(have, n);
+    std::memcpy(buf, ahead_.get() + ahead_begin_, take);
+    ahead_begin_ += take;
+    position_ += static_cast<int64_t>(take);
+    return take;
   }
-  position_ += static_cast<int64_t>(r.bs_size);
-  return r.bs_size;
+  const bool sequential = continues_;
+  size_t asked = std::exchange(in_flight_, 0);  // a read ahead starts at position_
+  if (asked == 0) {
+    if (server_position_ != position_) FERRY_RETURN_IF_ERROR(SeekServer(position_));
+    FERRY_RETURN_IF_ERROR(SendRead(n));
+    asked = n;
+  }
+  // The next bytes are asked for before these are taken: the server reads
+  // and sends them meanwhile.
+  if (sequential) FERRY_RETURN_IF_ERROR(ReadAhead(position_ + static_cast<int64_t>(asked), n));
+  FERRY_ASSIGN_OR_RETURN(size_t got, ReceiveRead(asked, buf, n));
+  position_ += static_cast<int64_t>(got);
+  continues_ = true;
+  return got;
+}
+
+absl::Status IrodsStream::SendRead(size_t n) {
+  if (absl::Status s = SendRequest(*lease_, kDataObjRead, OpenedDataObjInp(fd_, static_cast<int64_t>(n)), {});
+      !s.ok()) {
+    return AppendToMessage(s, Cat("(read ", path_, ")"));
+  }
+  if (server_position_ >= 0) server_position_ += static_cast<int64_t>(n);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<size_t> IrodsStream::ReceiveRead(size_t asked, char* buf, size_t n) {
+  size_t direct = 0;
+  // Room for the `rest` of the reply, kept as read ahead.
+  auto keep = [&](size_t rest) {
+    if (ahead_capacity_ < rest) {
+      ahead_ = std::make_unique_for_overwrite<char[]>(rest);
+      ahead_capacity_ = rest;
+    }
+    ahead_begin_ = 0;
+    ahead_end_ = rest;
+  };
+  absl::StatusOr<IrodsClient::IntoReply> r = IrodsClient::ReceiveForPayload(
+      *lease_, Cat("read ", path_), asked,
+      [&](size_t bs) {
+        direct = std::min(bs, n);
+        FERRY_RETURN_IF_ERROR(lease_->ReceiveRaw(buf, direct));
+        keep(bs - direct);
+        return lease_->ReceiveRaw(ahead_.get(), bs - direct);
+      },
+      [&](std::string_view bytes) {
+        direct = std::min(bytes.size(), n);
+        keep(bytes.size() - direct);
+        if (direct > 0) std::memcpy(buf, bytes.data(), direct);
+        if (bytes.size() > direct) std::memcpy(ahead_.get(), bytes.data() + direct, bytes.size() - direct);
+        return absl::OkStatus();
+      });
+  if (!r.ok()) {
+    // What the failed read did to the descriptor's offset is the server's
+    // to know: the next call seeks. A read sent after it is taken and
+    // dropped.
+    ahead_begin_ = ahead_end_ = 0;
+    server_position_ = -1;
+    continues_ = false;
+    window_ = 0;
+    if (!lease_->broken()) (void)DropReadAhead();
+    return r.status();
+  }
+  if (static_cast<int64_t>(r->bs_size) != r->status) {
+    lease_->MarkBroken();
+    return absl::DataLossError(Cat("read ", path_, ": server sent ", r->bs_size, " bytes, said ", r->status,
+                                   ", asked ", asked));
+  }
+  if (server_position_ >= 0) server_position_ -= static_cast<int64_t>(asked - r->bs_size);  // the end came first
+  return direct;
+}
+
+absl::Status IrodsStream::ReadAhead(int64_t from, size_t n) {
+  if (from >= read_ahead_end_) return absl::OkStatus();
+  window_ = std::min(kMaxReadAhead, std::max({n, kFirstReadAhead, window_ * 2}));
+  const size_t ask = static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(window_), read_ahead_end_ - from));
+  FERRY_RETURN_IF_ERROR(SendRead(ask));
+  in_flight_ = ask;
+  return absl::OkStatus();
+}
+
+absl::Status IrodsStream::DropReadAhead() {
+  ahead_begin_ = ahead_end_ = 0;
+  const size_t asked = std::exchange(in_flight_, 0);
+  if (asked == 0) return absl::OkStatus();
+  absl::StatusOr<size_t> taken = ReceiveRead(asked, nullptr, 0);
+  ahead_begin_ = ahead_end_ = 0;
+  // An error reply only leaves the server's position unknown (ReceiveRead).
+  if (!taken.ok() && lease_->broken()) return taken.status();
+  return absl::OkStatus();
+}
+
+absl::Status IrodsStream::Settle(int64_t offset) {
+  FERRY_RETURN_IF_ERROR(DropReadAhead());
+  continues_ = false;
+  window_ = 0;
+  if (server_position_ != offset) FERRY_RETURN_IF_ERROR(SeekServer(offset));
+  position_ = offset;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<size_t> IrodsStream::ReadIntoFile(const FileRange& to) {
+  FERRY_RETURN_IF_ERROR(Settle(position_));
   FileRange range = to;
-  range.size = std::min(to.size, size_t{32} << 20);  // as Read
+  range.size = std::min(to.size, kMaxReadBytes);
   const size_t n = range.size;
-  FERRY_ASSIGN_OR_RETURN(
-      IrodsClient::IntoReply r,
+  absl::StatusOr<IrodsClient::IntoReply> r =
       IrodsClient::CallIntoFile(*lease_, kDataObjRead, OpenedDataObjInp(fd_, static_cast<int64_t>(n)),
-                                Cat("read ", path_), range));
-  if (static_cast<int64_t>(r.bs_size) != r.status) {
+                                Cat("read ", path_), range);
+  if (!r.ok()) {
+    server_position_ = -1;
+    return r.status();
+  }
+  if (static_cast<int64_t>(r->bs_size) != r->status) {
     lease_->MarkBroken();
-    return absl::DataLossError(Cat("read ", path_, ": server sent ", r.bs_size, " bytes, said ", r.status,
+    return absl::DataLossError(Cat("read ", path_, ": server sent ", r->bs_size, " bytes, said ", r->status,
                                    ", asked ", n));
   }
-  position_ += static_cast<int64_t>(r.bs_size);
-  return r.bs_size;
+  position_ += static_cast<int64_t>(r->bs_size);
+  server_position_ = position_;
+  return r->bs_size;
 }
 
 absl::Status IrodsStream::Write(std::string_view data) {
+  FERRY_RETURN_IF_ERROR(Settle(position_));
+  server_position_ = -1;  // until the server says it took every byte
   FERRY_ASSIGN_OR_RETURN(Reply r, IrodsClient::Call(*lease_, kDataObjWrite,
                                                     OpenedDataObjInp(fd_, static_cast<int64_t>(data.size())),
                                                     data, Cat("write ", path_)));
@@ -860,10 +983,13 @@ absl::Status IrodsStream::Write(std::string_view data) {
                                             data.size(), " bytes"));
   }
   position_ += static_cast<int64_t>(data.size());
+  server_position_ = position_;
   return absl::OkStatus();
 }
 
 absl::StatusOr<size_t> IrodsStream::WriteFromFile(int fd, int64_t offset, size_t n) {
+  FERRY_RETURN_IF_ERROR(Settle(position_));
+  server_position_ = -1;  // until the server says it took every byte
   Session& session = *lease_;
   const std::string context = Cat("write ", path_);
   const std::string head = EncodeMessageHead("RODS_API_REQ", kDataObjWrite,
@@ -880,22 +1006,34 @@ absl::StatusOr<size_t> IrodsStream::WriteFromFile(int fd, int64_t offset, size_t
     return absl::DataLossError(Cat(context, ": server took ", r.status, " of ", n, " bytes"));
   }
   position_ += static_cast<int64_t>(n);
+  server_position_ = position_;
   return n;
 }
 
 absl::Status IrodsStream::Seek(int64_t offset) {
-  if (offset == position_) return absl::OkStatus();
+  if (offset >= position_ && static_cast<uint64_t>(offset - position_) <= buffered()) {
+    // Within the bytes read ahead (or where the read in flight starts).
+    ahead_begin_ += static_cast<size_t>(offset - position_);
+    position_ = offset;
+    return absl::OkStatus();
+  }
+  return Settle(offset);
+}
+
+absl::Status IrodsStream::SeekServer(int64_t offset) {
   FERRY_ASSIGN_OR_RETURN(Reply r, IrodsClient::Call(*lease_, kDataObjLseek, OpenedDataObjInp(fd_, 0, offset, 0),
                                                     {}, Cat("seek ", path_)));
   FERRY_ASSIGN_OR_RETURN(auto n, ParseXml(r.msg));
   if (n->Int("offset", -1) != offset) {
+    server_position_ = -1;
     return absl::DataLossError(Cat("seek ", path_, " to ", offset, ": server is at ", n->Int("offset", -1)));
   }
-  position_ = offset;
+  server_position_ = offset;
   return absl::OkStatus();
 }
 
 absl::StatusOr<std::string> IrodsStream::ReplicaToken() {
+  FERRY_RETURN_IF_ERROR(DropReadAhead());
   nlohmann::json in = {{"fd", fd_}};
   FERRY_ASSIGN_OR_RETURN(Reply r, IrodsClient::Call(*lease_, kGetFileDescriptorInfo, BinBytesBuf(in.dump()), {},
                                                     Cat("descriptor info of ", path_)));
@@ -905,6 +1043,9 @@ absl::StatusOr<std::string> IrodsStream::ReplicaToken() {
 absl::Status IrodsStream::Close() {
   if (!open_) return absl::OkStatus();
   open_ = false;
+  // A reply in flight is taken first (a failure breaks the session, and
+  // the close below says so).
+  (void)DropReadAhead();
   absl::Status s;
   if (primary_) {
     s = IrodsClient::Call(*lease_, kDataObjClose, OpenedDataObjInp(fd_, 0), {}, Cat("close ", path_))

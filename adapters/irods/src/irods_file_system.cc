@@ -97,6 +97,14 @@ class IrodsFile final : public fs::File {
   // ReadAt's comment says.
   absl::StatusOr<size_t> ReadWith(absl::FunctionRef<absl::StatusOr<size_t>(IrodsStream&)> once) {
     FERRY_ASSIGN_OR_RETURN(std::unique_ptr<IrodsStream> s, Borrow());
+    // Read-ahead serves one reader going through the file. Once a second
+    // stream joins, its reads are scattered among streams, and a window one
+    // stream asked for would be read by another.
+    auto allow_read_ahead = [&] {
+      MutexLock lock(&mu_);
+      s->AllowReadAhead(total_ == 1 ? size_ : 0);
+    };
+    allow_read_ahead();
     // A stream whose connection failed lost its descriptor with it: the
     // object is opened again (read-only, on a new connection) and the read
     // runs again, while the client's retry policy allows. Writes are not
@@ -105,6 +113,7 @@ class IrodsFile final : public fs::File {
         RetryBlocking(fs_->client().retry_policy(), [&](int) -> absl::StatusOr<size_t> {
           if (s == nullptr) {
             FERRY_ASSIGN_OR_RETURN(s, fs_->client().Open(final_path_, O_RDONLY));
+            allow_read_ahead();
           }
           absl::StatusOr<size_t> r = once(*s);
           if (!r.ok() && s->broken()) {

@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -231,6 +232,110 @@ TEST_F(IrodsTest, A40MiBFileMovesOverJoinedParallelStreams) {
   EXPECT_TRUE(ReadLocal("big.back") == data);
   // The read joined the replica by token (the write's temporary has another name).
   EXPECT_GT(Count(PeerLog(), "(big) joined replica (read)"), joins_before);
+}
+
+// Sequential reads are read ahead (IrodsStream): whatever the pieces, the
+// bytes come back in order and exactly.
+
+// `path`'s bytes read in order in pieces of `piece` bytes, until a short read.
+absl::StatusOr<std::string> ReadInPieces(fs::File& f, size_t piece) {
+  std::string out, buf(piece, '\0');
+  for (;;) {
+    absl::StatusOr<size_t> n = f.ReadAt(static_cast<int64_t>(out.size()), absl::MakeSpan(buf));
+    if (!n.ok()) return n.status();
+    out.append(buf, 0, *n);
+    if (*n < piece) return out;
+  }
+}
+
+TEST_F(IrodsTest, SequentialReadsInPiecesOfAnySizeReturnEveryByteInOrder) {
+  const std::string data = RandomBytes((20 << 20) + 12345);
+  const std::string path = absl::StrCat(coll_, "/seq");
+  ASSERT_TRUE(CopyFile(runtime_, local_, WriteLocal("seq", data), *fs_, path).ok());
+  for (size_t piece : {size_t{1} << 16, size_t{100003}, size_t{3} << 20, size_t{8} << 20, size_t{24} << 20}) {
+    auto f = fs_->OpenRead(path);
+    ASSERT_TRUE(f.ok()) << f.status();
+    absl::StatusOr<std::string> got = ReadInPieces(**f, piece);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_TRUE(*got == data) << "pieces of " << piece << ": " << got->size() << " bytes";
+    EXPECT_TRUE((*f)->Close().ok());
+  }
+}
+
+TEST_F(IrodsTest, SeeksAmidReadAheadReturnTheBytesAtTheNewOffset) {
+  const std::string data = RandomBytes(24 << 20);
+  const std::string path = absl::StrCat(coll_, "/seek");
+  ASSERT_TRUE(CopyFile(runtime_, local_, WriteLocal("seek", data), *fs_, path).ok());
+  auto f = fs_->OpenRead(path);
+  ASSERT_TRUE(f.ok()) << f.status();
+  std::string buf(1 << 16, '\0');
+  // Sequential reads to start the read-ahead, then a jump within what came
+  // ahead, back before it, far past it, and sequential again from there.
+  const int64_t offsets[] = {0,       1 << 16,  2 << 16,  5 << 16,       6 << 16,        7 << 16, 1000,
+                             9 << 20, 9 << 20 | 1 << 16, 9 << 20 | 2 << 16, (24 << 20) - 100, 3};
+  for (int64_t at : offsets) {
+    absl::StatusOr<size_t> n = (*f)->ReadAt(at, absl::MakeSpan(buf));
+    ASSERT_TRUE(n.ok()) << n.status() << " at " << at;
+    const size_t want = std::min(buf.size(), data.size() - static_cast<size_t>(at));
+    ASSERT_EQ(*n, want) << "at " << at;
+    EXPECT_TRUE(buf.compare(0, want, data, static_cast<size_t>(at), want) == 0) << "at " << at;
+  }
+  EXPECT_EQ(*(*f)->ReadAt(static_cast<int64_t>(data.size()), absl::MakeSpan(buf)), 0u);
+}
+
+TEST_F(IrodsTest, AReaderThatStopsAmidReadAheadLeavesItsSessionReadyForTheNextCall) {
+  // One connection: whatever follows the close runs on the same session.
+  IrodsFileSystemOptions o;
+  o.client.connections = 1;
+  auto one = IrodsFileSystem::Connect(Account(), o);
+  ASSERT_TRUE(one.ok()) << one.status();
+  const std::string a = RandomBytes(12 << 20), b = RandomBytes(3 << 20);
+  ASSERT_TRUE(CopyFile(runtime_, local_, WriteLocal("a", a), *fs_, absl::StrCat(coll_, "/a")).ok());
+  ASSERT_TRUE(CopyFile(runtime_, local_, WriteLocal("b", b), *fs_, absl::StrCat(coll_, "/b")).ok());
+  {
+    auto f = (*one)->OpenRead(absl::StrCat(coll_, "/a"));
+    ASSERT_TRUE(f.ok()) << f.status();
+    std::string buf(1 << 16, '\0');
+    for (int64_t at : {0, 1 << 16, 2 << 16}) ASSERT_TRUE((*f)->ReadAt(at, absl::MakeSpan(buf)).ok());
+    ASSERT_TRUE((*f)->Close().ok());
+  }
+  auto st = (*one)->Stat(absl::StrCat(coll_, "/b"));
+  ASSERT_TRUE(st.ok()) << st.status();
+  EXPECT_EQ(st->size, static_cast<int64_t>(b.size()));
+  auto f = (*one)->OpenRead(absl::StrCat(coll_, "/b"));
+  ASSERT_TRUE(f.ok()) << f.status();
+  absl::StatusOr<std::string> got = ReadInPieces(**f, 1 << 20);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_TRUE(*got == b);
+}
+
+TEST_F(IrodsTest, TwoThreadsReadingOneFileInOrderEachGetTheirBytes) {
+  const std::string data = RandomBytes(32 << 20);
+  const std::string path = absl::StrCat(coll_, "/halves");
+  ASSERT_TRUE(CopyFile(runtime_, local_, WriteLocal("halves", data), *fs_, path).ok());
+  auto f = fs_->OpenRead(path);
+  ASSERT_TRUE(f.ok()) << f.status();
+  const size_t half = data.size() / 2;
+  std::string got[2];
+  absl::Status failed[2];
+  auto read_half = [&](int i) {
+    std::string buf(1 << 20, '\0');
+    for (size_t done = 0; done < half;) {
+      absl::StatusOr<size_t> n = (*f)->ReadAt(static_cast<int64_t>(i * half + done), absl::MakeSpan(buf));
+      if (!n.ok() || *n == 0) {
+        failed[i] = n.ok() ? absl::DataLossError("short") : n.status();
+        return;
+      }
+      got[i].append(buf, 0, *n);
+      done += *n;
+    }
+  };
+  std::thread first(read_half, 0), second(read_half, 1);
+  first.join();
+  second.join();
+  ASSERT_TRUE(failed[0].ok() && failed[1].ok()) << failed[0] << " / " << failed[1];
+  EXPECT_TRUE(got[0] == data.substr(0, half));
+  EXPECT_TRUE(got[1] == data.substr(half));
 }
 
 TEST_F(IrodsTest, Sha256ContentHashIsTheServersChecksumOfTheBytes) {
@@ -618,6 +723,20 @@ TEST_F(IrodsFaultTest, ADownloadCutMidwayFailsAndLeavesNoLocalFile) {
                        fs::LocalPathToFsPath((local_root_ / "big.back").string()));
   ASSERT_FALSE(down.ok());
   EXPECT_FALSE(std::filesystem::exists(local_root_ / "big.back"));
+}
+
+TEST_F(IrodsFaultTest, SequentialReadsWhoseConnectionsAreCutGoOnFromTheRightByte) {
+  const std::string data = RandomBytes(20 << 20);
+  ASSERT_TRUE(CopyFile(runtime_, local_, WriteLocal("big", data), *fs_, absl::StrCat(coll_, "/big")).ok());
+  // Every connection through the proxy dies after 6 MiB of replies, some
+  // amid a reply read ahead: each read is retried on a fresh one.
+  auto via = ThroughCut("irods_cut_read_ahead", "downstream");
+  ASSERT_NE(via, nullptr);
+  auto f = via->OpenRead(absl::StrCat(coll_, "/big"));
+  ASSERT_TRUE(f.ok()) << f.status();
+  absl::StatusOr<std::string> got = ReadInPieces(**f, 1 << 20);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_TRUE(*got == data) << got->size() << " bytes";
 }
 
 TEST_F(IrodsFaultTest, ADroppedIdleConnectionIsReplacedForTheNextStat) {

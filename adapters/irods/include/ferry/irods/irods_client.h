@@ -113,11 +113,24 @@ struct Reply {
 };
 
 // One open data-object descriptor on its own leased session.
+//
+// Sequential reads are read ahead where the owner allows it
+// (AllowReadAhead): iRODS answers a connection's requests in order, so
+// once a read continues the one before it, the stream asks for the bytes
+// after it before taking this reply, and keeps one such DATA_OBJ_READ in
+// flight: the server sends the next bytes while the caller uses these, and
+// a reader of small pieces pays a round trip per window (1 MiB, doubling
+// per read to 8 MiB), not per piece. Bytes that came beyond a read wait in
+// the stream (at most one window); a seek outside them, or any other call,
+// first takes the reply in flight and drops what is left.
 class IrodsStream {
  public:
   ~IrodsStream();  // closes (finalizing if primary) if still open
-  // Reads up to buf.size() bytes at the stream position; 0 at the end.
+  // Reads up to n bytes at the stream position; 0 at the end.
   absl::StatusOr<size_t> Read(char* buf, size_t n);
+  // Lets Read ask ahead for bytes below `end` (the object's size as the
+  // owner knows it: never past it); 0 stops new read-ahead. Off at open.
+  void AllowReadAhead(int64_t end) { read_ahead_end_ = end; }
   // As Read, into the local file range `to` (up to to.size bytes;
   // IrodsClient::CallIntoFile).
   absl::StatusOr<size_t> ReadIntoFile(const FileRange& to);
@@ -128,6 +141,8 @@ class IrodsStream {
   // process's memory). Returns `n`, or fewer if the file ended first: the
   // stream is then broken and the write did not happen.
   absl::StatusOr<size_t> WriteFromFile(int fd, int64_t offset, size_t n);
+  // Moves the stream position; within bytes already read ahead, without
+  // a call.
   absl::Status Seek(int64_t offset);
   int64_t position() const { return position_; }
   // The token other sessions join this replica with (GET_FILE_DESCRIPTOR_INFO).
@@ -148,13 +163,49 @@ class IrodsStream {
   friend class IrodsClient;
   IrodsStream(IrodsClient* client, SessionLease lease, int64_t fd, std::string path, bool primary)
       : client_(client), lease_(std::move(lease)), fd_(fd), path_(std::move(path)), primary_(primary) {}
+  // Bytes read ahead and not yet taken (they start at position_).
+  size_t buffered() const { return ahead_end_ - ahead_begin_; }
+  // Sends a DATA_OBJ_READ of `n` bytes at the server's position.
+  absl::Status SendRead(size_t n);
+  // Takes the reply to a read of `asked` bytes sent earlier: up to `n` of
+  // its bytes into `buf` (how many is returned), the rest kept as read
+  // ahead (REQUIRES: buffered() == 0).
+  absl::StatusOr<size_t> ReceiveRead(size_t asked, char* buf, size_t n);
+  // After a read of `n` bytes that ends at `from` and continues the one
+  // before it: asks for the next window, where allowed.
+  absl::Status ReadAhead(int64_t from, size_t n);
+  // Takes the reply in flight and drops every byte read ahead; the server's
+  // position is then its own, not necessarily position_.
+  absl::Status DropReadAhead();
+  // DropReadAhead, the next read no longer sequential, and the stream at
+  // `offset`, the server's position moved there if it is elsewhere: what a
+  // seek outside the bytes read ahead, and any call but Read, needs first.
+  absl::Status Settle(int64_t offset);
+  // DATA_OBJ_LSEEK to `offset`, which the server must confirm.
+  absl::Status SeekServer(int64_t offset);
+
   IrodsClient* client_;
   SessionLease lease_;
   int64_t fd_;
   std::string path_;
   bool primary_;
   bool open_ = true;
-  int64_t position_ = 0;
+  int64_t position_ = 0;  // where the next Read reads
+  // The descriptor's offset at the server once every request sent is
+  // answered (-1: unknown, after a failed read: the next call seeks).
+  int64_t server_position_ = 0;
+  // Read-ahead: bytes [ahead_begin_, ahead_end_) of ahead_ (capacity
+  // ahead_capacity_) are the object's from position_; then `in_flight_`
+  // bytes asked for whose reply is unread. `window_` is the next ask (0
+  // until reads are sequential); `continues_` says the last call was a read.
+  int64_t read_ahead_end_ = 0;
+  std::unique_ptr<char[]> ahead_;
+  size_t ahead_capacity_ = 0;
+  size_t ahead_begin_ = 0;
+  size_t ahead_end_ = 0;
+  size_t in_flight_ = 0;
+  size_t window_ = 0;
+  bool continues_ = false;
 };
 
 class IrodsClient {
@@ -250,6 +301,11 @@ class IrodsClient {
   // `take_copy(bytes)` from a reply read whole.
   static absl::StatusOr<IntoReply> CallForPayload(
       Session& session, int api, std::string_view msg, std::string_view context, size_t out_size,
+      absl::FunctionRef<absl::Status(size_t bs)> take,
+      absl::FunctionRef<absl::Status(std::string_view bytes)> take_copy);
+  // CallForPayload's reply, to a request already sent (a read sent ahead).
+  static absl::StatusOr<IntoReply> ReceiveForPayload(
+      Session& session, std::string_view context, size_t out_size,
       absl::FunctionRef<absl::Status(size_t bs)> take,
       absl::FunctionRef<absl::Status(std::string_view bytes)> take_copy);
   // Leases a session and calls; an idempotent call is retried on a fresh

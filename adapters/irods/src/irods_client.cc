@@ -282,8 +282,19 @@ absl::StatusOr<IrodsAccount> LoadIrodsAccount() {
   return a;
 }
 
+namespace {
+
+// One read call's bytes at most: iRODS caps a reply's bs at its buffer size.
+constexpr size_t kMaxReadBytes = size_t{32} << 20;
+// Read-ahead windows: the first one, and the largest (each sequential read
+// doubles it), whose reply a reader that stops early still takes.
+constexpr size_t kFirstReadAhead = size_t{1} << 20;
+constexpr size_t kMaxReadAhead = size_t{8} << 20;
+
+}  // namespace
+
 IrodsClient::IrodsClient(IrodsAccount account, IrodsClientOptions options)
-    : account_(std::move(account)), options_(options) {}
+    : account_(std::move(account)), options_(options), read_ahead_buffers_(2 * kMaxReadAhead) {}
 
 IrodsClient::~IrodsClient() = default;
 
@@ -821,31 +832,22 @@ absl::StatusOr<std::unique_ptr<IrodsStream>> IrodsClient::Join(std::string_view 
 
 IrodsStream::~IrodsStream() {
   if (open_) (void)Close();
+  GiveBackBuffer();
 }
 
 void IrodsStream::Abandon() {
   open_ = false;
+  GiveBackBuffer();
   if (lease_) lease_->MarkBroken();
   lease_.Release();
 }
-
-namespace {
-
-// One read call's bytes at most: iRODS caps a reply's bs at its buffer size.
-constexpr size_t kMaxReadBytes = size_t{32} << 20;
-// Read-ahead windows: the first one, and the largest (each sequential read
-// doubles it), whose reply a reader that stops early still takes.
-constexpr size_t kFirstReadAhead = size_t{1} << 20;
-constexpr size_t kMaxReadAhead = size_t{8} << 20;
-
-}  // namespace
 
 absl::StatusOr<size_t> IrodsStream::Read(char* buf, size_t n) {
   n = std::min(n, kMaxReadBytes);
   if (n == 0) return size_t{0};
   if (const size_t have = buffered(); have > 0) {
     const size_t take = std::min(have, n);
-    std::memcpy(buf, ahead_.get() + ahead_begin_, take);
+    std::memcpy(buf, ahead_.data() + ahead_begin_, take);
     ahead_begin_ += take;
     position_ += static_cast<int64_t>(take);
     return take;
@@ -877,28 +879,29 @@ absl::Status IrodsStream::SendRead(size_t n) {
 
 absl::StatusOr<size_t> IrodsStream::ReceiveRead(size_t asked, char* buf, size_t n) {
   size_t direct = 0;
-  // Room for the `rest` of the reply, kept as read ahead.
-  auto keep = [&](size_t rest) {
-    if (ahead_capacity_ < rest) {
-      ahead_ = std::make_unique_for_overwrite<char[]>(rest);
-      ahead_capacity_ = rest;
+  // Room for the `rest` of the reply (at most a window), kept as read ahead.
+  auto keep = [&](size_t rest) -> absl::Status {
+    if (ahead_.size() < rest) {
+      GiveBackBuffer();
+      FERRY_ASSIGN_OR_RETURN(ahead_, client_->read_ahead_buffers_.Take(std::max(rest, kMaxReadAhead)));
     }
     ahead_begin_ = 0;
     ahead_end_ = rest;
+    return absl::OkStatus();
   };
   absl::StatusOr<IrodsClient::IntoReply> r = IrodsClient::ReceiveForPayload(
       *lease_, Cat("read ", path_), asked,
-      [&](size_t bs) {
+      [&](size_t bs) -> absl::Status {
         direct = std::min(bs, n);
         FERRY_RETURN_IF_ERROR(lease_->ReceiveRaw(buf, direct));
-        keep(bs - direct);
-        return lease_->ReceiveRaw(ahead_.get(), bs - direct);
+        FERRY_RETURN_IF_ERROR(keep(bs - direct));
+        return lease_->ReceiveRaw(ahead_.data(), bs - direct);
       },
-      [&](std::string_view bytes) {
+      [&](std::string_view bytes) -> absl::Status {
         direct = std::min(bytes.size(), n);
-        keep(bytes.size() - direct);
+        FERRY_RETURN_IF_ERROR(keep(bytes.size() - direct));
         if (direct > 0) std::memcpy(buf, bytes.data(), direct);
-        if (bytes.size() > direct) std::memcpy(ahead_.get(), bytes.data() + direct, bytes.size() - direct);
+        if (bytes.size() > direct) std::memcpy(ahead_.data(), bytes.data() + direct, bytes.size() - direct);
         return absl::OkStatus();
       });
   if (!r.ok()) {
@@ -928,6 +931,12 @@ absl::Status IrodsStream::ReadAhead(int64_t from, size_t n) {
   FERRY_RETURN_IF_ERROR(SendRead(ask));
   in_flight_ = ask;
   return absl::OkStatus();
+}
+
+void IrodsStream::GiveBackBuffer() {
+  ahead_begin_ = ahead_end_ = 0;
+  if (!ahead_.empty()) client_->read_ahead_buffers_.Give(std::move(ahead_));
+  ahead_ = LargeBuffer();
 }
 
 absl::Status IrodsStream::DropReadAhead() {
@@ -1046,6 +1055,7 @@ absl::Status IrodsStream::Close() {
   // A reply in flight is taken first (a failure breaks the session, and
   // the close below says so).
   (void)DropReadAhead();
+  GiveBackBuffer();
   absl::Status s;
   if (primary_) {
     s = IrodsClient::Call(*lease_, kDataObjClose, OpenedDataObjInp(fd_, 0), {}, Cat("close ", path_))

@@ -35,7 +35,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "ferry/base/large_buffer.h"
 #include "ferry/rpc/session_pool.h"
+#include "ferry/runtime/buffer_pool.h"
 #include "ferry/runtime/retry_policy.h"
 
 namespace ferry::irods {
@@ -174,6 +176,8 @@ class IrodsStream {
   // After a read of `n` bytes that ends at `from` and continues the one
   // before it: asks for the next window, where allowed.
   absl::Status ReadAhead(int64_t from, size_t n);
+  // Gives the read-ahead buffer back to the client's pool.
+  void GiveBackBuffer();
   // Takes the reply in flight and drops every byte read ahead; the server's
   // position is then its own, not necessarily position_.
   absl::Status DropReadAhead();
@@ -199,8 +203,7 @@ class IrodsStream {
   // bytes asked for whose reply is unread. `window_` is the next ask (0
   // until reads are sequential); `continues_` says the last call was a read.
   int64_t read_ahead_end_ = 0;
-  std::unique_ptr<char[]> ahead_;
-  size_t ahead_capacity_ = 0;
+  LargeBuffer ahead_;  // from the client's read_ahead_buffers_, given back at close
   size_t ahead_begin_ = 0;
   size_t ahead_end_ = 0;
   size_t in_flight_ = 0;
@@ -330,6 +333,9 @@ class IrodsClient {
   const IrodsAccount account_;
   const IrodsClientOptions options_;
   std::unique_ptr<SessionPool> pool_;
+  // Streams' read-ahead buffers, kept between opens (a reader of many
+  // files touches the same pages): two windows idle at most.
+  BufferPool read_ahead_buffers_;
 };
 
 }  // namespace ferry::irods

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -290,6 +291,10 @@ constexpr size_t kMaxReadBytes = size_t{32} << 20;
 // doubles it), whose reply a reader that stops early still takes.
 constexpr size_t kFirstReadAhead = size_t{1} << 20;
 constexpr size_t kMaxReadAhead = size_t{8} << 20;
+// Reads of at least this many bytes are read ahead in pieces of their own
+// size, each reply straight into the reader's buffer; smaller ones in whole
+// windows through the stream's buffer (a copy, but a request per window).
+constexpr size_t kDirectReadBytes = size_t{1} << 20;
 
 }  // namespace
 
@@ -852,16 +857,16 @@ absl::StatusOr<size_t> IrodsStream::Read(char* buf, size_t n) {
     position_ += static_cast<int64_t>(take);
     return take;
   }
-  const bool sequential = continues_;
-  size_t asked = std::exchange(in_flight_, 0);  // a read ahead starts at position_
-  if (asked == 0) {
+  if (in_flight_.empty()) {
     if (server_position_ != position_) FERRY_RETURN_IF_ERROR(SeekServer(position_));
     FERRY_RETURN_IF_ERROR(SendRead(n));
-    asked = n;
   }
   // The next bytes are asked for before these are taken: the server reads
   // and sends them meanwhile.
-  if (sequential) FERRY_RETURN_IF_ERROR(ReadAhead(position_ + static_cast<int64_t>(asked), n));
+  if (continues_) FERRY_RETURN_IF_ERROR(ReadAhead(n));
+  const size_t asked = in_flight_.front();  // its reply starts at position_
+  in_flight_.pop_front();
+  in_flight_bytes_ -= asked;
   FERRY_ASSIGN_OR_RETURN(size_t got, ReceiveRead(asked, buf, n));
   position_ += static_cast<int64_t>(got);
   continues_ = true;
@@ -873,11 +878,14 @@ absl::Status IrodsStream::SendRead(size_t n) {
       !s.ok()) {
     return AppendToMessage(s, Cat("(read ", path_, ")"));
   }
+  in_flight_.push_back(n);
+  in_flight_bytes_ += n;
   if (server_position_ >= 0) server_position_ += static_cast<int64_t>(n);
   return absl::OkStatus();
 }
 
 absl::StatusOr<size_t> IrodsStream::ReceiveRead(size_t asked, char* buf, size_t n) {
+  const bool discard = buf == nullptr;
   size_t direct = 0;
   // Room for the `rest` of the reply (at most a window), kept as read ahead.
   auto keep = [&](size_t rest) -> absl::Status {
@@ -892,22 +900,37 @@ absl::StatusOr<size_t> IrodsStream::ReceiveRead(size_t asked, char* buf, size_t 
   absl::StatusOr<IrodsClient::IntoReply> r = IrodsClient::ReceiveForPayload(
       *lease_, Cat("read ", path_), asked,
       [&](size_t bs) -> absl::Status {
+        if (discard) {
+          char scratch[32 << 10];
+          for (size_t left = bs; left > 0;) {
+            const size_t m = std::min(left, sizeof scratch);
+            FERRY_RETURN_IF_ERROR(lease_->ReceiveRaw(scratch, m));
+            left -= m;
+          }
+          return absl::OkStatus();
+        }
         direct = std::min(bs, n);
         FERRY_RETURN_IF_ERROR(lease_->ReceiveRaw(buf, direct));
         FERRY_RETURN_IF_ERROR(keep(bs - direct));
         return lease_->ReceiveRaw(ahead_.data(), bs - direct);
       },
       [&](std::string_view bytes) -> absl::Status {
+        if (discard) return absl::OkStatus();
         direct = std::min(bytes.size(), n);
         FERRY_RETURN_IF_ERROR(keep(bytes.size() - direct));
         if (direct > 0) std::memcpy(buf, bytes.data(), direct);
         if (bytes.size() > direct) std::memcpy(ahead_.data(), bytes.data() + direct, bytes.size() - direct);
         return absl::OkStatus();
       });
+  if (r.ok() && static_cast<int64_t>(r->bs_size) != r->status) {
+    lease_->MarkBroken();
+    r = absl::DataLossError(Cat("read ", path_, ": server sent ", r->bs_size, " bytes, said ", r->status,
+                                ", asked ", asked));
+  }
   if (!r.ok()) {
     // What the failed read did to the descriptor's offset is the server's
-    // to know: the next call seeks. A read sent after it is taken and
-    // dropped.
+    // to know: the next call seeks. Nothing of the reply is kept, and reads
+    // sent after it are taken and dropped.
     ahead_begin_ = ahead_end_ = 0;
     server_position_ = -1;
     continues_ = false;
@@ -915,21 +938,24 @@ absl::StatusOr<size_t> IrodsStream::ReceiveRead(size_t asked, char* buf, size_t 
     if (!lease_->broken()) (void)DropReadAhead();
     return r.status();
   }
-  if (static_cast<int64_t>(r->bs_size) != r->status) {
-    lease_->MarkBroken();
-    return absl::DataLossError(Cat("read ", path_, ": server sent ", r->bs_size, " bytes, said ", r->status,
-                                   ", asked ", asked));
-  }
   if (server_position_ >= 0) server_position_ -= static_cast<int64_t>(asked - r->bs_size);  // the end came first
   return direct;
 }
 
-absl::Status IrodsStream::ReadAhead(int64_t from, size_t n) {
-  if (from >= read_ahead_end_) return absl::OkStatus();
+absl::Status IrodsStream::ReadAhead(size_t n) {
+  // Nothing is buffered: what is asked for runs from position_ on, the
+  // first request being the one this read takes.
+  int64_t next = position_ + static_cast<int64_t>(in_flight_bytes_);
+  if (next >= read_ahead_end_) return absl::OkStatus();
   window_ = std::min(kMaxReadAhead, std::max({n, kFirstReadAhead, window_ * 2}));
-  const size_t ask = static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(window_), read_ahead_end_ - from));
-  FERRY_RETURN_IF_ERROR(SendRead(ask));
-  in_flight_ = ask;
+  // Pieces of a reader's own size where they are large (each reply then
+  // lands in its buffer), else whole windows, read into the stream's.
+  const size_t piece = n >= kDirectReadBytes ? n : window_;
+  while (in_flight_bytes_ - in_flight_.front() < window_ && next < read_ahead_end_) {
+    const size_t ask = static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(piece), read_ahead_end_ - next));
+    FERRY_RETURN_IF_ERROR(SendRead(ask));
+    next += static_cast<int64_t>(ask);
+  }
   return absl::OkStatus();
 }
 
@@ -941,12 +967,18 @@ void IrodsStream::GiveBackBuffer() {
 
 absl::Status IrodsStream::DropReadAhead() {
   ahead_begin_ = ahead_end_ = 0;
-  const size_t asked = std::exchange(in_flight_, 0);
-  if (asked == 0) return absl::OkStatus();
-  absl::StatusOr<size_t> taken = ReceiveRead(asked, nullptr, 0);
-  ahead_begin_ = ahead_end_ = 0;
-  // An error reply only leaves the server's position unknown (ReceiveRead).
-  if (!taken.ok() && lease_->broken()) return taken.status();
+  while (!in_flight_.empty()) {
+    const size_t asked = in_flight_.front();
+    in_flight_.pop_front();
+    in_flight_bytes_ -= asked;
+    // An error reply only leaves the server's position unknown (ReceiveRead).
+    absl::StatusOr<size_t> taken = ReceiveRead(asked, nullptr, 0);
+    if (!taken.ok() && lease_->broken()) {
+      in_flight_.clear();
+      in_flight_bytes_ = 0;
+      return taken.status();
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -967,14 +999,14 @@ absl::StatusOr<size_t> IrodsStream::ReadIntoFile(const FileRange& to) {
   absl::StatusOr<IrodsClient::IntoReply> r =
       IrodsClient::CallIntoFile(*lease_, kDataObjRead, OpenedDataObjInp(fd_, static_cast<int64_t>(n)),
                                 Cat("read ", path_), range);
+  if (r.ok() && static_cast<int64_t>(r->bs_size) != r->status) {
+    lease_->MarkBroken();
+    r = absl::DataLossError(Cat("read ", path_, ": server sent ", r->bs_size, " bytes, said ", r->status,
+                                ", asked ", n));
+  }
   if (!r.ok()) {
     server_position_ = -1;
     return r.status();
-  }
-  if (static_cast<int64_t>(r->bs_size) != r->status) {
-    lease_->MarkBroken();
-    return absl::DataLossError(Cat("read ", path_, ": server sent ", r->bs_size, " bytes, said ", r->status,
-                                   ", asked ", n));
   }
   position_ += static_cast<int64_t>(r->bs_size);
   server_position_ = position_;
@@ -1030,11 +1062,11 @@ absl::Status IrodsStream::Seek(int64_t offset) {
 }
 
 absl::Status IrodsStream::SeekServer(int64_t offset) {
+  server_position_ = -1;  // until the server confirms where it is
   FERRY_ASSIGN_OR_RETURN(Reply r, IrodsClient::Call(*lease_, kDataObjLseek, OpenedDataObjInp(fd_, 0, offset, 0),
                                                     {}, Cat("seek ", path_)));
   FERRY_ASSIGN_OR_RETURN(auto n, ParseXml(r.msg));
   if (n->Int("offset", -1) != offset) {
-    server_position_ = -1;
     return absl::DataLossError(Cat("seek ", path_, " to ", offset, ": server is at ", n->Int("offset", -1)));
   }
   server_position_ = offset;
@@ -1052,10 +1084,14 @@ absl::StatusOr<std::string> IrodsStream::ReplicaToken() {
 absl::Status IrodsStream::Close() {
   if (!open_) return absl::OkStatus();
   open_ = false;
-  // A reply in flight is taken first (a failure breaks the session, and
-  // the close below says so).
-  (void)DropReadAhead();
+  // Replies in flight are taken first; if that fails, the session is
+  // broken and this is why (the descriptor goes with the connection).
+  absl::Status dropped = DropReadAhead();
   GiveBackBuffer();
+  if (!dropped.ok()) {
+    lease_.Release();
+    return AppendToMessage(dropped, "(taking replies read ahead, at close)");
+  }
   absl::Status s;
   if (primary_) {
     s = IrodsClient::Call(*lease_, kDataObjClose, OpenedDataObjInp(fd_, 0), {}, Cat("close ", path_))

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/functional/function_ref.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
@@ -96,13 +97,21 @@ class IrodsFile final : public fs::File {
   // A read by `once` on a borrowed stream, retried on a fresh one as
   // ReadAt's comment says.
   absl::StatusOr<size_t> ReadWith(absl::FunctionRef<absl::StatusOr<size_t>(IrodsStream&)> once) {
+    {
+      MutexLock lock(&mu_);
+      ++readers_;
+    }
+    absl::Cleanup done_reading = [this] {
+      MutexLock lock(&mu_);
+      --readers_;
+    };
     FERRY_ASSIGN_OR_RETURN(std::unique_ptr<IrodsStream> s, Borrow());
-    // Read-ahead serves one reader going through the file. Once a second
-    // stream joins, its reads are scattered among streams, and a window one
-    // stream asked for would be read by another.
+    // Read-ahead serves one reader going through the file. With several,
+    // each stream's reads are scattered through the file (chunks taken in
+    // turn), and a window it asked for would mostly be dropped unread.
     auto allow_read_ahead = [&] {
       MutexLock lock(&mu_);
-      s->AllowReadAhead(total_ == 1 ? size_ : 0);
+      s->AllowReadAhead(readers_ == 1 && total_ == 1 ? size_ : 0);
     };
     allow_read_ahead();
     // A stream whose connection failed lost its descriptor with it: the
@@ -321,6 +330,7 @@ class IrodsFile final : public fs::File {
   CondVar returned_;
   std::vector<std::unique_ptr<IrodsStream>> idle_ ABSL_GUARDED_BY(mu_);
   int total_ ABSL_GUARDED_BY(mu_) = 0;
+  int readers_ ABSL_GUARDED_BY(mu_) = 0;  // ReadWith calls under way
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   bool no_more_sessions_ ABSL_GUARDED_BY(mu_) = false;
   int64_t size_ ABSL_GUARDED_BY(mu_);

@@ -25,6 +25,7 @@
 #define FERRY_IRODS_IRODS_CLIENT_H_
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -119,12 +120,15 @@ struct Reply {
 // Sequential reads are read ahead where the owner allows it
 // (AllowReadAhead): iRODS answers a connection's requests in order, so
 // once a read continues the one before it, the stream asks for the bytes
-// after it before taking this reply, and keeps one such DATA_OBJ_READ in
-// flight: the server sends the next bytes while the caller uses these, and
-// a reader of small pieces pays a round trip per window (1 MiB, doubling
-// per read to 8 MiB), not per piece. Bytes that came beyond a read wait in
-// the stream (at most one window); a seek outside them, or any other call,
-// first takes the reply in flight and drops what is left.
+// after it before taking this reply, keeping up to a window (1 MiB,
+// doubling per read to 8 MiB) of DATA_OBJ_READs in flight beyond the read
+// being answered: the server sends the next bytes while the caller uses
+// these. Reads of 1 MiB or more are asked ahead in pieces of their own
+// size, each reply landing in the caller's buffer; smaller ones in whole
+// windows, whose bytes wait in the stream's buffer, so a reader of small
+// pieces pays a round trip per window, not per piece. A seek outside the
+// bytes buffered, or any other call, first takes the replies in flight and
+// drops what is left.
 class IrodsStream {
  public:
   ~IrodsStream();  // closes (finalizing if primary) if still open
@@ -173,9 +177,10 @@ class IrodsStream {
   // its bytes into `buf` (how many is returned), the rest kept as read
   // ahead (REQUIRES: buffered() == 0).
   absl::StatusOr<size_t> ReceiveRead(size_t asked, char* buf, size_t n);
-  // After a read of `n` bytes that ends at `from` and continues the one
-  // before it: asks for the next window, where allowed.
-  absl::Status ReadAhead(int64_t from, size_t n);
+  // Before taking the reply to a read of `n` bytes that continues the
+  // one before it: asks for the bytes after everything asked for, up to a
+  // window beyond that read, where allowed.
+  absl::Status ReadAhead(size_t n);
   // Gives the read-ahead buffer back to the client's pool.
   void GiveBackBuffer();
   // Takes the reply in flight and drops every byte read ahead; the server's
@@ -196,17 +201,21 @@ class IrodsStream {
   bool open_ = true;
   int64_t position_ = 0;  // where the next Read reads
   // The descriptor's offset at the server once every request sent is
-  // answered (-1: unknown, after a failed read: the next call seeks).
+  // answered (-1: unknown, after a failed read, write or seek: the next
+  // call seeks).
   int64_t server_position_ = 0;
-  // Read-ahead: bytes [ahead_begin_, ahead_end_) of ahead_ (capacity
-  // ahead_capacity_) are the object's from position_; then `in_flight_`
-  // bytes asked for whose reply is unread. `window_` is the next ask (0
-  // until reads are sequential); `continues_` says the last call was a read.
+  // Read-ahead: bytes [ahead_begin_, ahead_end_) of ahead_ are the
+  // object's from position_; after them come the replies to the reads in
+  // in_flight_ (their sizes, in the order sent; in_flight_bytes_ in all).
+  // `window_` is how far beyond a read the last read-ahead asked (0 until
+  // reads are sequential; each read that reaches the server doubles it);
+  // `continues_`: reads since the last Settle (the next one is sequential).
   int64_t read_ahead_end_ = 0;
   LargeBuffer ahead_;  // from the client's read_ahead_buffers_, given back at close
   size_t ahead_begin_ = 0;
   size_t ahead_end_ = 0;
-  size_t in_flight_ = 0;
+  std::deque<size_t> in_flight_;
+  size_t in_flight_bytes_ = 0;
   size_t window_ = 0;
   bool continues_ = false;
 };

@@ -10,7 +10,10 @@ key + _cpu_ratio (PRC's client CPU over ferry's: > 1, ferry uses less);
 {put,get}_1g_cpu_s_per_gib_{ferry,prc} and {put,get}_1g_cpu_ratio (ferry's
 CPU over PRC's: the older keys, the other way round); client_cpu_s
 {ferry,prc} {list_uncached,put_small,get_small,put_big,get_big}: the
-medians; list_10k_*_ms, peer_cpu_s_{ferry,prc}, entries, runs, bench."""
+medians; list_10k_*_ms, peer_cpu_s_{ferry,prc}, entries, runs, bench;
+stream_read_{64k,1m,8m}_speedup_vs_prc (+ _cpu_ratio): a 64 MiB object
+read to its end through a file object in pieces of that size, ferry's
+Python binding against PRC's, both in this process (stream_read_mib)."""
 
 import argparse
 import json
@@ -103,6 +106,50 @@ def prc_side(a):
     return out
 
 
+# Stream reads: one object read from start to end through a file object,
+# in pieces of each size, by ferry (ferry.FileSystems.open, the C++ core
+# under Python) and by PRC (data_objects.open), both in this process.
+STREAM_PIECES = (("64k", 64 << 10), ("1m", 1 << 20), ("8m", 8 << 20))
+
+
+def read_through(f, piece):
+    """Reads `f` to its end in pieces of `piece` bytes; the bytes read."""
+    n = 0
+    while chunk := f.read(piece):
+        n += len(chunk)
+    return n
+
+
+def stream_reads(a):
+    """{side: {label: (median wall s, median client CPU s)}}, sides taking
+    turns within each run, each open and close inside its timing."""
+    import ferry
+
+    root = a.coll.rsplit("/", 1)[0]
+    path = f"{root}/stream-{os.getpid()}"
+    size = os.path.getsize(a.stream)
+    url = f"irods://rods@127.0.0.1:{a.port}{path}"
+    times = {side: {label: [] for label, _ in STREAM_PIECES} for side in ("ferry", "prc")}
+    with iRODSSession(host="127.0.0.1", port=a.port, user="rods", password="rods", zone="tempZone") as s, \
+            ferry.Runtime() as rt, ferry.FileSystems(runtime=rt) as fs:
+        s.data_objects.put(a.stream, path)
+        opens = {"ferry": lambda: fs.open(url, "rb"), "prc": lambda: s.data_objects.open(path, "r")}
+        for side in opens:  # untimed: each side's connection made, the whole object checked once
+            with opens[side]() as f:
+                assert read_through(f, 8 << 20) == size, side
+        for r in range(a.runs):
+            for label, piece in STREAM_PIECES:
+                for side in (("ferry", "prc") if r % 2 == 0 else ("prc", "ferry")):
+                    t, c = time.monotonic(), self_cpu()
+                    with opens[side]() as f:
+                        got = read_through(f, piece)
+                    times[side][label].append((time.monotonic() - t, self_cpu() - c))
+                    assert got == size, (side, label, got)
+        s.data_objects.unlink(path, force=True)
+    return {side: {label: (statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs))
+                   for label, runs in by_label.items()} for side, by_label in times.items()}
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--port", type=int, required=True)
@@ -113,6 +160,7 @@ def main():
     p.add_argument("--work", required=True)
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--ferry-bench", required=True)
+    p.add_argument("--stream", required=True, help="the object read by stream_reads")
     a = p.parse_args()
 
     c0 = cpu(a.peer_pid)
@@ -134,6 +182,12 @@ def main():
               "get_small_cpu_s", "put_big_s", "put_big_cpu_s", "get_big_s", "get_big_cpu_s", "peer_cpu_s"):
         print(f"{k:24}{ferry[k]:12.4f}{prc[k]:12.4f}{prc[k] / max(ferry[k], 1e-9):8.2f}")
     print(f"{'list_cached_s':24}{ferry['list_cached_s']:12.6f}")
+    streams = stream_reads(a)
+    stream_mib = os.path.getsize(a.stream) >> 20
+    for label, _ in STREAM_PIECES:
+        (fw, fc), (pw, pc) = streams["ferry"][label], streams["prc"][label]
+        print(f"{f'read {stream_mib} MiB by {label} s':24}{fw:12.4f}{pw:12.4f}{pw / fw:8.2f}"
+              f"   cpu {fc:.4f} / {pc:.4f}")
     gib = os.path.getsize(a.big) / (1 << 30)
     result = {
         "bench": "irods",
@@ -167,6 +221,13 @@ def main():
             ("put_1g_speedup_vs_prc", ("put_big",)))},
         "client_cpu_s": {side: {op: round(d[f"{op}_cpu_s"], 4) for op in CPU_OPS}
                          for side, d in (("ferry", ferry), ("prc", prc))},
+        # A file object read to its end in pieces of 64 KiB, 1 MiB, 8 MiB:
+        # ferry.FileSystems.open against PRC's data_objects.open, in Python.
+        **{f"stream_read_{label}_speedup_vs_prc": round(streams["prc"][label][0] / streams["ferry"][label][0], 2)
+           for label, _ in STREAM_PIECES},
+        **{f"stream_read_{label}_speedup_vs_prc_cpu_ratio":
+           round(streams["prc"][label][1] / max(streams["ferry"][label][1], 1e-9), 2) for label, _ in STREAM_PIECES},
+        "stream_read_mib": stream_mib,
         "peer_cpu_s_ferry": round(ferry["peer_cpu_s"], 2),
         "peer_cpu_s_prc": round(prc["peer_cpu_s"], 2),
         "runs": a.runs,

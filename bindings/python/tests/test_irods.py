@@ -48,6 +48,23 @@ def test_open_reads_at_an_offset_and_writes_a_new_object(client, tmp_path):
     assert c.stat(f"{coll}/new.bin")["size"] == 11
 
 
+@pytest.mark.parametrize("piece", [64 << 10, 1 << 20, 8 << 20])
+def test_a_file_read_to_its_end_in_pieces_gives_every_byte_in_order(client, tmp_path, piece):
+    # Sequential reads are read ahead (several requests in flight): the
+    # pieces must still come back in order, and end exactly at the end.
+    c, coll = client
+    data = os.urandom((18 << 20) + 777)
+    (tmp_path / "seq").write_bytes(data)
+    c.upload(str(tmp_path), coll, recursive=True)
+    got = bytearray()
+    with c.open(f"{coll}/seq", "rb") as f:
+        while chunk := f.read(piece):
+            got += chunk
+        f.seek(5)
+        assert f.read(10) == data[5:15]
+    assert bytes(got) == data
+
+
 def test_walk_entries_lists_a_collection_tree(client, tmp_path):
     c, coll = client
     (tmp_path / "d").mkdir()

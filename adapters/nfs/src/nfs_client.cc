@@ -649,6 +649,7 @@ const std::string& NfsClient::export_path() const { return impl_->export_path; }
 const FileHandle& NfsClient::root_handle() const { return impl_->root_handle; }
 const Fattr3& NfsClient::root_attributes() const { return impl_->root_attributes; }
 const FsInfo& NfsClient::fsinfo() const { return impl_->fsinfo; }
+Runtime& NfsClient::runtime() const { return *impl_->runtime; }
 std::string NfsClient::DisplayPath(std::string_view relative) const {
   return impl_->Display(relative);
 }

@@ -4,12 +4,14 @@
 // most rtmax/wtmax). A ReadAt of more than one call's worth sends up to 16
 // READs at once; a WriteAt is a short sequence of calls. READ data is
 // read from the socket straight into the caller's buffer
-// (NfsClient::ReadIntoAsync): no copy in user space.
+// (NfsClient::ReadIntoAsync): no copy in user space, except for a reader
+// of pieces of up to one call in order, who is read ahead (ReadAt).
 #include "ferry/nfs/nfs_file.h"
 
 #include <fcntl.h>
 
 #include <algorithm>
+#include <cstring>
 #include <utility>
 #include <vector>
 
@@ -20,6 +22,7 @@
 #include "ferry/nfs/nfs3_xdr.h"
 #include "ferry/nfs/nfs_error.h"
 #include "ferry/nfs/nfs_url.h"
+#include "ferry/runtime/buffer_pool.h"
 
 namespace ferry::nfs {
 namespace {
@@ -33,6 +36,15 @@ constexpr size_t kMaxCallBytes = 1 << 20;
 // 1 ms (as the copier's parallelism does) and bounds the reply records
 // received at once for a huge buffer.
 constexpr size_t kReadsInFlight = 16;
+// Read-ahead windows (ReadAt of pieces of at most one call, in order):
+// the first, the largest (each doubles the last), and how many are in
+// flight at most. A reply cannot wait in the socket for the reader's
+// buffer (the pool reads every connection's replies as they come), so
+// the pieces are copied out of the windows: for 1 MiB pieces, ~8 % more
+// CPU on loopback for ~20 % less wall, and half the wall at 1 ms.
+constexpr size_t kFirstWindow = size_t{1} << 20;
+constexpr size_t kMaxWindow = size_t{8} << 20;
+constexpr size_t kWindowsAhead = 2;
 
 // InvalidArgument naming `op` and the file for a negative offset.
 absl::Status CheckOffset(int64_t offset, std::string_view op, const NfsClient& client,
@@ -127,10 +139,115 @@ absl::Status NfsFile::ConfirmStillAsListed() {
 }
 
 absl::StatusOr<size_t> NfsFile::ReadAt(int64_t offset, absl::Span<char> buf) {
+  const size_t max_call = std::min<size_t>(client_.fsinfo().rtmax, kMaxCallBytes);
+  if (offset >= 0 && !buf.empty() && buf.size() <= max_call) {
+    if (read_ahead_mu_.TryLock()) {
+      absl::StatusOr<size_t> got = ReadThroughWindows(offset, buf);
+      read_ahead_mu_.Unlock();
+      return got;
+    }
+  }
+  return ReadFromServer(offset, buf);
+}
+
+absl::StatusOr<size_t> NfsFile::ReadFromServer(int64_t offset, absl::Span<char> buf) {
   return ReadInCalls(offset, buf.size(), [&](size_t at, size_t want, Callback<ReadIntoReply> done) {
     client_.ReadIntoAsync(handle_, static_cast<uint64_t>(offset) + at, buf.subspan(at, want), path_,
                           std::move(done));
   });
+}
+
+absl::StatusOr<size_t> NfsFile::ReadThroughWindows(int64_t offset, absl::Span<char> buf) {
+  const bool sequential = offset == last_end_;
+  size_t done = 0;
+  while (done < buf.size() && !windows_.empty()) {
+    Window& w = windows_.front();
+    const int64_t at = offset + static_cast<int64_t>(done);
+    if (at < w.start) break;  // behind the windows: out of order
+    if (at >= w.start + static_cast<int64_t>(w.size)) {  // skipped past it
+      windows_.pop_front();
+      continue;
+    }
+    Settle(w);
+    const int64_t valid_end = w.start + static_cast<int64_t>(w.valid);
+    if (at >= valid_end || w.writes != writes_.load(std::memory_order_acquire)) break;
+    const size_t take = std::min(buf.size() - done, static_cast<size_t>(valid_end - at));
+    std::memcpy(buf.data() + done, w.buffer->data() + (at - w.start), take);
+    done += take;
+    if (at + static_cast<int64_t>(take) == valid_end) {
+      const bool whole = w.valid == w.size;
+      windows_.pop_front();
+      // After a short or failed window, the server says what follows.
+      if (!whole) break;
+    }
+  }
+  if (done < buf.size()) {
+    windows_.clear();  // out of order, stale or cut short: none of them is trusted
+    window_bytes_ = 0;
+    FERRY_ASSIGN_OR_RETURN(size_t got, ReadFromServer(offset + static_cast<int64_t>(done), buf.subspan(done)));
+    done += got;
+  }
+  last_end_ = offset + static_cast<int64_t>(done);
+  if (!sequential) return done;
+  // The next windows, before the reader asks: up to two, never past the
+  // size the file had at open (a file that grew is read past it as asked).
+  const int64_t limit = static_cast<int64_t>(size_at_open_);
+  int64_t next = windows_.empty() ? last_end_
+                                  : windows_.back().start + static_cast<int64_t>(windows_.back().size);
+  while (windows_.size() < kWindowsAhead && next < limit) {
+    window_bytes_ = std::min(kMaxWindow, std::max(kFirstWindow, window_bytes_ * 2));
+    const size_t size = static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(window_bytes_), limit - next));
+    SendWindow(next, size);
+    next += static_cast<int64_t>(size);
+  }
+  return done;
+}
+
+void NfsFile::SendWindow(int64_t start, size_t size) {
+  BufferPool& pool = client_.runtime().buffer_pool();
+  absl::StatusOr<LargeBuffer> taken = pool.Take(kMaxWindow);
+  if (!taken.ok()) return;  // no memory to read ahead into: reads go to the server
+  std::shared_ptr<LargeBuffer> buffer(new LargeBuffer(*std::move(taken)), [&pool](LargeBuffer* b) {
+    pool.Give(std::move(*b));
+    delete b;
+  });
+  Window& w = windows_.emplace_back();
+  w.start = start;
+  w.size = size;
+  w.writes = writes_.load(std::memory_order_acquire);
+  w.buffer = buffer;
+  const size_t max_call = std::min<size_t>(client_.fsinfo().rtmax, kMaxCallBytes);
+  for (size_t at = 0; at < size; at += max_call) {
+    Promise<ReadIntoReply> p;
+    w.calls.push_back(p.GetFuture());
+    client_.ReadIntoAsync(handle_, static_cast<uint64_t>(start) + at,
+                          absl::MakeSpan(buffer->data() + at, std::min(max_call, size - at)), path_,
+                          [p = std::move(p), buffer](absl::StatusOr<ReadIntoReply> r) mutable {
+                            p.Set(std::move(r));
+                          });
+  }
+}
+
+void NfsFile::Settle(Window& w) {
+  if (w.settled) return;
+  w.settled = true;
+  const size_t max_call = std::min<size_t>(client_.fsinfo().rtmax, kMaxCallBytes);
+  std::vector<absl::StatusOr<ReadIntoReply>> results;
+  results.reserve(w.calls.size());
+  for (Future<ReadIntoReply>& f : w.calls) results.push_back(std::move(f).Get());
+  w.calls.clear();
+  // Taken in order, as ReadInCalls takes a window: the valid bytes end at
+  // the first error, end of file or short READ (an error, or a listed
+  // file's change, is the server's to say again when asked directly).
+  for (size_t i = 0; i < results.size(); ++i) {
+    const absl::StatusOr<ReadIntoReply>& r = results[i];
+    if (!r.ok() || (listed_ && r->attributes && !CheckStillAsListed(*r->attributes).ok())) {
+      w.valid = 0;
+      return;
+    }
+    w.valid += r->count;
+    if (r->eof || r->count < std::min(max_call, w.size - i * max_call)) return;
+  }
 }
 
 absl::StatusOr<size_t> NfsFile::ReadIntoDescriptor(int64_t offset, size_t n, int fd,
@@ -229,9 +346,14 @@ absl::StatusOr<size_t> NfsFile::WriteInCalls(
   size_t done = 0;
   while (done < n) {
     const size_t want = std::min(max_call, n - done);
-    FERRY_ASSIGN_OR_RETURN(WriteReply w, write(done, want, stable));
-    FERRY_RETURN_IF_ERROR(NoteWrite(w, want));
-    done += std::min<size_t>(w.count, want);
+    // Counted before and after: bytes read ahead before the write ends,
+    // even by a READ sent while it was under way, are stale once it has.
+    writes_.fetch_add(1, std::memory_order_acq_rel);
+    absl::StatusOr<WriteReply> w = write(done, want, stable);
+    writes_.fetch_add(1, std::memory_order_acq_rel);
+    FERRY_RETURN_IF_ERROR(w.status());
+    FERRY_RETURN_IF_ERROR(NoteWrite(*w, want));
+    done += std::min<size_t>(w->count, want);
   }
   return done;
 }

@@ -63,6 +63,20 @@ def test_partial_reads_move_the_offset(nfs, data):
         assert_reads_like_bytes(f, payload, [("read", 10), ("tell",), ("read", 1 << 20), ("tell",)])
 
 
+@pytest.mark.parametrize("piece", [4096, 64 << 10, 1 << 20])
+def test_a_file_read_to_its_end_in_pieces_gives_every_byte_in_order(nfs, data, piece):
+    # Pieces of up to 1 MiB read in order are read ahead (windows of READs
+    # sent before they are asked for); a seek back then reads from there.
+    name, payload = data
+    got = bytearray()
+    with nfs.open(name, "rb") as f:
+        while chunk := f.read(piece):
+            got += chunk
+        f.seek(7)
+        assert f.read(piece) == payload[7:7 + piece]
+    assert bytes(got) == payload
+
+
 def test_seek_and_tell(nfs, data):
     name, payload = data
     with nfs.open(name, "rb") as f:

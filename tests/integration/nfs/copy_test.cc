@@ -17,6 +17,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -205,6 +206,113 @@ TEST_F(NfsCopyErrorsTest, NfsFileReadsABufferOfManyCallsInOneReadAt) {
   ASSERT_TRUE(n.ok()) << n.status();
   ASSERT_EQ(*n, 2 * call);
   EXPECT_TRUE(buf.compare(0, 2 * call, expected, offset, 2 * call) == 0);
+}
+
+// Small pieces read in order are read ahead (windows of READs sent before
+// they are asked for): every byte must still come from its own offset.
+
+// Writes `size` bytes of random-looking content to `path` and returns them.
+std::string WriteRandomFile(const std::string& path, size_t size) {
+  std::string data(size, '\0');
+  uint64_t x = 0x9e3779b97f4a7c15ull ^ size;
+  for (char& c : data) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    c = static_cast<char>(x);
+  }
+  std::ofstream(path, std::ios::binary) << data;
+  return data;
+}
+
+// The file read from 0 in pieces of `piece` bytes until a short read.
+std::string ReadInPieces(NfsFile& f, size_t piece) {
+  std::string out, buf(piece, '\0');
+  for (;;) {
+    absl::StatusOr<size_t> n = f.ReadAt(static_cast<int64_t>(out.size()), absl::MakeSpan(buf));
+    EXPECT_TRUE(n.ok()) << n.status() << " at " << out.size();
+    if (!n.ok()) return out;
+    out.append(buf, 0, *n);
+    if (*n < piece) return out;
+  }
+}
+
+TEST_F(NfsCopyErrorsTest, NfsFileReadInSmallPiecesInOrderGivesEveryByte) {
+  const std::string data = WriteRandomFile(Exported("pieces.bin"), (19 << 20) + 4321);
+  for (size_t piece : {size_t{4096}, size_t{65536}, size_t{100003}, size_t{(1 << 20) - 1}}) {
+    absl::StatusOr<std::shared_ptr<NfsFile>> f = NfsFile::Open(*client_, "pieces.bin");
+    ASSERT_TRUE(f.ok()) << f.status();
+    const std::string got = ReadInPieces(**f, piece);
+    EXPECT_TRUE(got == data) << "pieces of " << piece << ": " << got.size() << " bytes";
+  }
+}
+
+TEST_F(NfsCopyErrorsTest, NfsFileReadsOutOfOrderAmidReadAheadGiveTheBytesAsked) {
+  const std::string data = WriteRandomFile(Exported("jumps.bin"), 24 << 20);
+  absl::StatusOr<std::shared_ptr<NfsFile>> f = NfsFile::Open(*client_, "jumps.bin");
+  ASSERT_TRUE(f.ok()) << f.status();
+  std::string buf(1 << 16, '\0');
+  // In order to start the windows, then within them, back before them,
+  // far past them, in order again, and across the end.
+  const int64_t offsets[] = {0,        1 << 16,  2 << 16,           5 << 16,           6 << 16,
+                             7 << 16,  1000,     9 << 20,           (9 << 20) + 65536, (9 << 20) + 131072,
+                             (24 << 20) - 100,   3,                 (3 << 20) + 17};
+  for (int64_t at : offsets) {
+    absl::StatusOr<size_t> n = (*f)->ReadAt(at, absl::MakeSpan(buf));
+    ASSERT_TRUE(n.ok()) << n.status() << " at " << at;
+    const size_t want = std::min(buf.size(), data.size() - static_cast<size_t>(at));
+    ASSERT_EQ(*n, want) << "at " << at;
+    EXPECT_TRUE(buf.compare(0, want, data, static_cast<size_t>(at), want) == 0) << "at " << at;
+  }
+  EXPECT_EQ(*(*f)->ReadAt(static_cast<int64_t>(data.size()), absl::MakeSpan(buf)), 0u);
+}
+
+TEST_F(NfsCopyErrorsTest, NfsFileReadsAfterAWriteThroughTheHandleSeeTheWrite) {
+  std::string data = WriteRandomFile(Exported("rw.bin"), 6 << 20);
+  absl::StatusOr<std::shared_ptr<NfsFile>> f = NfsFile::Open(*client_, "rw.bin");
+  ASSERT_TRUE(f.ok()) << f.status();
+  std::string buf(1 << 16, '\0');
+  for (int64_t at = 0; at < (3 << 16); at += 1 << 16) {  // windows sent past 192 KiB
+    ASSERT_TRUE((*f)->ReadAt(at, absl::MakeSpan(buf)).ok());
+  }
+  const std::string patch(5000, 'Z');
+  const int64_t where = (1 << 20) + 12345;  // inside the first window
+  ASSERT_TRUE((*f)->WriteAt(where, absl::MakeConstSpan(patch.data(), patch.size())).ok());
+  data.replace(static_cast<size_t>(where), patch.size(), patch);
+  for (int64_t at = 3 << 16; at < (2 << 20); at += 1 << 16) {
+    absl::StatusOr<size_t> n = (*f)->ReadAt(at, absl::MakeSpan(buf));
+    ASSERT_TRUE(n.ok()) << n.status();
+    ASSERT_EQ(*n, buf.size());
+    EXPECT_TRUE(buf.compare(0, buf.size(), data, static_cast<size_t>(at), buf.size()) == 0) << "at " << at;
+  }
+}
+
+TEST_F(NfsCopyErrorsTest, NfsFileReadByTwoThreadsInOrderGivesEachItsBytes) {
+  const std::string data = WriteRandomFile(Exported("halves.bin"), 16 << 20);
+  absl::StatusOr<std::shared_ptr<NfsFile>> f = NfsFile::Open(*client_, "halves.bin");
+  ASSERT_TRUE(f.ok()) << f.status();
+  const size_t half = data.size() / 2;
+  std::string got[2];
+  absl::Status failed[2];
+  auto read_half = [&](int i) {
+    std::string buf(48 << 10, '\0');
+    for (size_t done = 0; done < half;) {
+      const size_t want = std::min(buf.size(), half - done);
+      absl::StatusOr<size_t> n = (*f)->ReadAt(static_cast<int64_t>(i * half + done), absl::MakeSpan(buf.data(), want));
+      if (!n.ok() || *n != want) {
+        failed[i] = n.ok() ? absl::DataLossError("short") : n.status();
+        return;
+      }
+      got[i].append(buf, 0, *n);
+      done += *n;
+    }
+  };
+  std::thread first(read_half, 0), second(read_half, 1);
+  first.join();
+  second.join();
+  ASSERT_TRUE(failed[0].ok() && failed[1].ok()) << failed[0] << " / " << failed[1];
+  EXPECT_TRUE(got[0] == data.substr(0, half));
+  EXPECT_TRUE(got[1] == data.substr(half));
 }
 
 TEST_F(NfsCopyErrorsTest, NfsFileReadsIntoADescriptorAtItsOffsetAndStopsAtTheEnd) {

@@ -143,6 +143,8 @@ class NfsClient {
   const Fattr3& root_attributes() const;
   // FSINFO of the export, read at Connect.
   const FsInfo& fsinfo() const;
+  // The Runtime the client runs on (its buffer pool lends read-ahead windows).
+  Runtime& runtime() const;
   // "nfs://host/export/sub/<relative>", as errors name paths.
   std::string DisplayPath(std::string_view relative) const;
   // The NFS pool's figures (calls, retries, round trips).

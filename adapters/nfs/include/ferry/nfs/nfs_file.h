@@ -25,18 +25,22 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "ferry/base/large_buffer.h"
 #include "ferry/base/mutex.h"
 #include "ferry/nfs/nfs_client.h"
+#include "ferry/runtime/future.h"
 
 namespace ferry::nfs {
 
@@ -66,8 +70,18 @@ class NfsFile {
                                              std::optional<absl::Time> mtime);
 
   NfsFile(NfsClient& client, FileHandle handle, std::string path, uint64_t size);
+  NfsFile(const NfsFile&) = delete;
+  NfsFile& operator=(const NfsFile&) = delete;
 
   // FdHandle: up to buf.size() bytes at `offset`; fewer only at the end.
+  // A reader of pieces of at most one call (1 MiB), going through the
+  // file in order, is read ahead: once a read continues the one before it, READs
+  // for the next windows (1 MiB, doubling to 8 MiB; two at most, never past
+  // the size at open) are sent before it asks, into buffers from the
+  // Runtime's pool, and its reads are copied from them. Reads from several
+  // threads at once, or out of order, go to the server as they come.
+  // Bytes read ahead are never served after a write through this handle,
+  // nor past a short or failed READ (the server is asked again).
   absl::StatusOr<size_t> ReadAt(int64_t offset, absl::Span<char> buf);
   // FdHandle: writes all of `data` at `offset` (UNSTABLE, see
   // set_final_size) and returns its size.
@@ -107,6 +121,30 @@ class NfsFile {
   uint64_t size_at_open() const { return size_at_open_; }
 
  private:
+  // READs sent ahead for bytes [start, start + size) into `buffer` (shared
+  // with their callbacks: a window let go before its READs end stays
+  // alive until they do, then goes back to the pool). Once settled: the
+  // first `valid` bytes are the file's (none after a failed READ).
+  struct Window {
+    int64_t start = 0;
+    size_t size = 0;
+    uint64_t writes = 0;  // writes_ when sent: a write since makes it stale
+    std::shared_ptr<LargeBuffer> buffer;
+    std::vector<Future<ReadIntoReply>> calls;
+    bool settled = false;
+    size_t valid = 0;
+  };
+  // ReadAt for a piece of at most one call: from the windows where they hold
+  // it, the rest from the server; then the next windows sent if the read
+  // was sequential. REQUIRES: offset >= 0.
+  absl::StatusOr<size_t> ReadThroughWindows(int64_t offset, absl::Span<char> buf)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(read_ahead_mu_);
+  void SendWindow(int64_t start, size_t size) ABSL_EXCLUSIVE_LOCKS_REQUIRED(read_ahead_mu_);
+  // Waits for `w`'s READs and takes their results, as ReadInCalls would.
+  void Settle(Window& w);
+  // As ReadAt, from the server.
+  absl::StatusOr<size_t> ReadFromServer(int64_t offset, absl::Span<char> buf);
+
   // What OpenListed was told; reads check the server's attributes against it.
   struct Listed {
     uint64_t size = 0;
@@ -141,6 +179,14 @@ class NfsFile {
   // set_final_size's; kNoFinalSize: not known.
   static constexpr uint64_t kNoFinalSize = ~uint64_t{0};
   std::atomic<uint64_t> final_size_{kNoFinalSize};
+
+  // Read-ahead: one sequential reader at a time holds read_ahead_mu_ (a
+  // ReadAt that finds it held reads straight from the server).
+  Mutex read_ahead_mu_;
+  int64_t last_end_ ABSL_GUARDED_BY(read_ahead_mu_) = -1;  // where the last read ended
+  size_t window_bytes_ ABSL_GUARDED_BY(read_ahead_mu_) = 0;  // the last window's size
+  std::deque<Window> windows_ ABSL_GUARDED_BY(read_ahead_mu_);  // in file order, contiguous
+  std::atomic<uint64_t> writes_{0};  // WRITEs answered through this handle
 
   Mutex mu_;
   std::optional<uint64_t> write_verifier_ ABSL_GUARDED_BY(mu_);

@@ -18,6 +18,7 @@
 #include "ferry/runtime/runtime.h"
 #include "ferry/transfer/copy_engine.h"
 #include "gtest/gtest.h"
+#include "testing/sequential_reads.h"
 
 namespace ferry::irods {
 namespace {
@@ -237,15 +238,9 @@ TEST_F(IrodsTest, A40MiBFileMovesOverJoinedParallelStreams) {
 // Sequential reads are read ahead (IrodsStream): whatever the pieces, the
 // bytes come back in order and exactly.
 
-// `path`'s bytes read in order in pieces of `piece` bytes, until a short read.
+// The file read in order in pieces of `piece` bytes, until a short read.
 absl::StatusOr<std::string> ReadInPieces(fs::File& f, size_t piece) {
-  std::string out, buf(piece, '\0');
-  for (;;) {
-    absl::StatusOr<size_t> n = f.ReadAt(static_cast<int64_t>(out.size()), absl::MakeSpan(buf));
-    if (!n.ok()) return n.status();
-    out.append(buf, 0, *n);
-    if (*n < piece) return out;
-  }
+  return testing::ReadInPieces([&](int64_t at, absl::Span<char> buf) { return f.ReadAt(at, buf); }, piece);
 }
 
 TEST_F(IrodsTest, SequentialReadsInPiecesOfAnySizeReturnEveryByteInOrder) {
@@ -316,26 +311,11 @@ TEST_F(IrodsTest, TwoThreadsReadingOneFileInOrderEachGetTheirBytes) {
   auto f = fs_->OpenRead(path);
   ASSERT_TRUE(f.ok()) << f.status();
   const size_t half = data.size() / 2;
-  std::string got[2];
-  absl::Status failed[2];
-  auto read_half = [&](int i) {
-    std::string buf(1 << 20, '\0');
-    for (size_t done = 0; done < half;) {
-      absl::StatusOr<size_t> n = (*f)->ReadAt(static_cast<int64_t>(i * half + done), absl::MakeSpan(buf));
-      if (!n.ok() || *n == 0) {
-        failed[i] = n.ok() ? absl::DataLossError("short") : n.status();
-        return;
-      }
-      got[i].append(buf, 0, *n);
-      done += *n;
-    }
-  };
-  std::thread first(read_half, 0), second(read_half, 1);
-  first.join();
-  second.join();
-  ASSERT_TRUE(failed[0].ok() && failed[1].ok()) << failed[0] << " / " << failed[1];
-  EXPECT_TRUE(got[0] == data.substr(0, half));
-  EXPECT_TRUE(got[1] == data.substr(half));
+  auto halves = testing::ReadHalvesAtOnce(
+      [&](int64_t at, absl::Span<char> buf) { return (*f)->ReadAt(at, buf); }, half, 1 << 20);
+  ASSERT_TRUE(halves.ok()) << halves.status();
+  EXPECT_TRUE(halves->first == data.substr(0, half));
+  EXPECT_TRUE(halves->second == data.substr(half));
 }
 
 TEST_F(IrodsTest, Sha256ContentHashIsTheServersChecksumOfTheBytes) {

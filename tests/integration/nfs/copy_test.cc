@@ -36,6 +36,7 @@
 #include "ferry/transfer/checksum.h"
 #include "nfs_test_util.h"
 #include "testing/peers.h"
+#include "testing/sequential_reads.h"
 
 namespace ferry::nfs {
 namespace {
@@ -227,14 +228,10 @@ std::string WriteRandomFile(const std::string& path, size_t size) {
 
 // The file read from 0 in pieces of `piece` bytes until a short read.
 std::string ReadInPieces(NfsFile& f, size_t piece) {
-  std::string out, buf(piece, '\0');
-  for (;;) {
-    absl::StatusOr<size_t> n = f.ReadAt(static_cast<int64_t>(out.size()), absl::MakeSpan(buf));
-    EXPECT_TRUE(n.ok()) << n.status() << " at " << out.size();
-    if (!n.ok()) return out;
-    out.append(buf, 0, *n);
-    if (*n < piece) return out;
-  }
+  absl::StatusOr<std::string> got =
+      testing::ReadInPieces([&](int64_t at, absl::Span<char> buf) { return f.ReadAt(at, buf); }, piece);
+  EXPECT_TRUE(got.ok()) << got.status();
+  return got.ok() ? *got : std::string();
 }
 
 TEST_F(NfsCopyErrorsTest, NfsFileReadInSmallPiecesInOrderGivesEveryByte) {
@@ -292,27 +289,11 @@ TEST_F(NfsCopyErrorsTest, NfsFileReadByTwoThreadsInOrderGivesEachItsBytes) {
   absl::StatusOr<std::shared_ptr<NfsFile>> f = NfsFile::Open(*client_, "halves.bin");
   ASSERT_TRUE(f.ok()) << f.status();
   const size_t half = data.size() / 2;
-  std::string got[2];
-  absl::Status failed[2];
-  auto read_half = [&](int i) {
-    std::string buf(48 << 10, '\0');
-    for (size_t done = 0; done < half;) {
-      const size_t want = std::min(buf.size(), half - done);
-      absl::StatusOr<size_t> n = (*f)->ReadAt(static_cast<int64_t>(i * half + done), absl::MakeSpan(buf.data(), want));
-      if (!n.ok() || *n != want) {
-        failed[i] = n.ok() ? absl::DataLossError("short") : n.status();
-        return;
-      }
-      got[i].append(buf, 0, *n);
-      done += *n;
-    }
-  };
-  std::thread first(read_half, 0), second(read_half, 1);
-  first.join();
-  second.join();
-  ASSERT_TRUE(failed[0].ok() && failed[1].ok()) << failed[0] << " / " << failed[1];
-  EXPECT_TRUE(got[0] == data.substr(0, half));
-  EXPECT_TRUE(got[1] == data.substr(half));
+  auto halves = testing::ReadHalvesAtOnce(
+      [&](int64_t at, absl::Span<char> buf) { return (*f)->ReadAt(at, buf); }, half, 48 << 10);
+  ASSERT_TRUE(halves.ok()) << halves.status();
+  EXPECT_TRUE(halves->first == data.substr(0, half));
+  EXPECT_TRUE(halves->second == data.substr(half));
 }
 
 TEST_F(NfsCopyErrorsTest, NfsFileReadsIntoADescriptorAtItsOffsetAndStopsAtTheEnd) {

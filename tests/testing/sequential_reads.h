@@ -6,12 +6,15 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 
 namespace ferry::testing {
@@ -56,6 +59,27 @@ absl::StatusOr<std::pair<std::string, std::string>> ReadHalvesAtOnce(ReadAt&& re
     if (!s.ok()) return s;
   }
   return std::make_pair(std::move(got[0]), std::move(got[1]));
+}
+
+// Reads of `piece` bytes at each of `offsets` in turn, and one at the end
+// of `data`: OK if each gives `data`'s bytes there (fewer only at the end,
+// none past it), else what the first wrong one gave.
+template <typename ReadAt>
+absl::Status CheckReadsAt(ReadAt&& read_at, const std::string& data, std::initializer_list<int64_t> offsets,
+                          size_t piece) {
+  std::string buf(piece, '\0');
+  std::vector<int64_t> all(offsets);
+  all.push_back(static_cast<int64_t>(data.size()));
+  for (int64_t at : all) {
+    absl::StatusOr<size_t> n = read_at(at, absl::MakeSpan(buf));
+    if (!n.ok()) return n.status();
+    const size_t want = std::min(piece, data.size() - static_cast<size_t>(at));
+    if (*n != want || buf.compare(0, want, data, static_cast<size_t>(at), want) != 0) {
+      return absl::DataLossError(absl::StrCat("read of ", piece, " at ", at, ": ", *n, " bytes, ",
+                                              *n == want ? "not the file's" : absl::StrCat("expected ", want)));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace ferry::testing

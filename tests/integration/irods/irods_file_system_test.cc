@@ -263,19 +263,14 @@ TEST_F(IrodsTest, SeeksAmidReadAheadReturnTheBytesAtTheNewOffset) {
   ASSERT_TRUE(CopyFile(runtime_, local_, WriteLocal("seek", data), *fs_, path).ok());
   auto f = fs_->OpenRead(path);
   ASSERT_TRUE(f.ok()) << f.status();
-  std::string buf(1 << 16, '\0');
   // Sequential reads to start the read-ahead, then a jump within what came
   // ahead, back before it, far past it, and sequential again from there.
-  const int64_t offsets[] = {0,       1 << 16,  2 << 16,  5 << 16,       6 << 16,        7 << 16, 1000,
-                             9 << 20, 9 << 20 | 1 << 16, 9 << 20 | 2 << 16, (24 << 20) - 100, 3};
-  for (int64_t at : offsets) {
-    absl::StatusOr<size_t> n = (*f)->ReadAt(at, absl::MakeSpan(buf));
-    ASSERT_TRUE(n.ok()) << n.status() << " at " << at;
-    const size_t want = std::min(buf.size(), data.size() - static_cast<size_t>(at));
-    ASSERT_EQ(*n, want) << "at " << at;
-    EXPECT_TRUE(buf.compare(0, want, data, static_cast<size_t>(at), want) == 0) << "at " << at;
-  }
-  EXPECT_EQ(*(*f)->ReadAt(static_cast<int64_t>(data.size()), absl::MakeSpan(buf)), 0u);
+  const absl::Status reads = testing::CheckReadsAt(
+      [&](int64_t at, absl::Span<char> buf) { return (*f)->ReadAt(at, buf); }, data,
+      {0, 1 << 16, 2 << 16, 5 << 16, 6 << 16, 7 << 16, 1000, 9 << 20, 9 << 20 | 1 << 16, 9 << 20 | 2 << 16,
+       (24 << 20) - 100, 3},
+      1 << 16);
+  EXPECT_TRUE(reads.ok()) << reads;
 }
 
 TEST_F(IrodsTest, AReaderThatStopsAmidReadAheadLeavesItsSessionReadyForTheNextCall) {

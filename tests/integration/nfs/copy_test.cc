@@ -248,20 +248,14 @@ TEST_F(NfsCopyErrorsTest, NfsFileReadsOutOfOrderAmidReadAheadGiveTheBytesAsked) 
   const std::string data = WriteRandomFile(Exported("jumps.bin"), 24 << 20);
   absl::StatusOr<std::shared_ptr<NfsFile>> f = NfsFile::Open(*client_, "jumps.bin");
   ASSERT_TRUE(f.ok()) << f.status();
-  std::string buf(1 << 16, '\0');
   // In order to start the windows, then within them, back before them,
   // far past them, in order again, and across the end.
-  const int64_t offsets[] = {0,        1 << 16,  2 << 16,           5 << 16,           6 << 16,
-                             7 << 16,  1000,     9 << 20,           (9 << 20) + 65536, (9 << 20) + 131072,
-                             (24 << 20) - 100,   3,                 (3 << 20) + 17};
-  for (int64_t at : offsets) {
-    absl::StatusOr<size_t> n = (*f)->ReadAt(at, absl::MakeSpan(buf));
-    ASSERT_TRUE(n.ok()) << n.status() << " at " << at;
-    const size_t want = std::min(buf.size(), data.size() - static_cast<size_t>(at));
-    ASSERT_EQ(*n, want) << "at " << at;
-    EXPECT_TRUE(buf.compare(0, want, data, static_cast<size_t>(at), want) == 0) << "at " << at;
-  }
-  EXPECT_EQ(*(*f)->ReadAt(static_cast<int64_t>(data.size()), absl::MakeSpan(buf)), 0u);
+  const absl::Status reads = testing::CheckReadsAt(
+      [&](int64_t at, absl::Span<char> buf) { return (*f)->ReadAt(at, buf); }, data,
+      {0, 1 << 16, 2 << 16, 5 << 16, 6 << 16, 7 << 16, 1000, 9 << 20, (9 << 20) + 65536, (9 << 20) + 131072,
+       (24 << 20) - 100, 3, (3 << 20) + 17},
+      1 << 16);
+  EXPECT_TRUE(reads.ok()) << reads;
 }
 
 TEST_F(NfsCopyErrorsTest, NfsFileReadsAfterAWriteThroughTheHandleSeeTheWrite) {

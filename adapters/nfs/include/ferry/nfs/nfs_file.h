@@ -74,14 +74,16 @@ class NfsFile {
   NfsFile& operator=(const NfsFile&) = delete;
 
   // FdHandle: up to buf.size() bytes at `offset`; fewer only at the end.
-  // A reader of pieces of at most one call (1 MiB), going through the
-  // file in order, is read ahead: once a read continues the one before it, READs
-  // for the next windows (1 MiB, doubling to 8 MiB; two at most, never past
-  // the size at open) are sent before it asks, into buffers from the
-  // Runtime's pool, and its reads are copied from them. Reads from several
-  // threads at once, or out of order, go to the server as they come.
-  // Bytes read ahead are never served after a write through this handle,
-  // nor past a short or failed READ (the server is asked again).
+  // A lone reader of pieces of at most one call (1 MiB), going through the
+  // file in order, is read ahead: once a read continues the one before it,
+  // READs for the next windows (1 MiB, doubling to 8 MiB; two at most, never
+  // past the size at open) are sent before it asks, into buffers from the
+  // Runtime's pool, and its reads are copied from them. Once two ReadAt
+  // calls have overlapped (the copy engine's workers), the file never reads
+  // ahead again; a read outside the windows drops them. Bytes read ahead
+  // are never served after a write through this handle, past a short or
+  // failed READ (the server is asked again), or when older than 3 s (the
+  // Linux client's acregmin: what another client wrote shows as soon).
   absl::StatusOr<size_t> ReadAt(int64_t offset, absl::Span<char> buf);
   // FdHandle: writes all of `data` at `offset` (UNSTABLE, see
   // set_final_size) and returns its size.
@@ -124,10 +126,12 @@ class NfsFile {
   // READs sent ahead for bytes [start, start + size) into `buffer` (shared
   // with their callbacks: a window let go before its READs end stays
   // alive until they do, then goes back to the pool). Once settled: the
-  // first `valid` bytes are the file's (none after a failed READ).
+  // first `valid` bytes are the file's (none after a failed READ, or a
+  // listed file's attributes that no longer match).
   struct Window {
     int64_t start = 0;
     size_t size = 0;
+    absl::Time sent;
     uint64_t writes = 0;  // writes_ when sent: a write since makes it stale
     std::shared_ptr<LargeBuffer> buffer;
     std::vector<Future<ReadIntoReply>> calls;
@@ -139,9 +143,12 @@ class NfsFile {
   // was sequential. REQUIRES: offset >= 0.
   absl::StatusOr<size_t> ReadThroughWindows(int64_t offset, absl::Span<char> buf)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(read_ahead_mu_);
-  void SendWindow(int64_t start, size_t size) ABSL_EXCLUSIVE_LOCKS_REQUIRED(read_ahead_mu_);
-  // Waits for `w`'s READs and takes their results, as ReadInCalls would.
-  void Settle(Window& w);
+  // False if no buffer could be had (then nothing was sent).
+  bool SendWindow(int64_t start, size_t size) ABSL_EXCLUSIVE_LOCKS_REQUIRED(read_ahead_mu_);
+  // Waits for `w`'s READs and finds how many bytes from its start are
+  // good: up to the first short, final or failed READ (whose error the
+  // server gives again when the reader is sent to it).
+  void Settle(Window& w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(read_ahead_mu_);
   // As ReadAt, from the server.
   absl::StatusOr<size_t> ReadFromServer(int64_t offset, absl::Span<char> buf);
 
@@ -185,8 +192,11 @@ class NfsFile {
   Mutex read_ahead_mu_;
   int64_t last_end_ ABSL_GUARDED_BY(read_ahead_mu_) = -1;  // where the last read ended
   size_t window_bytes_ ABSL_GUARDED_BY(read_ahead_mu_) = 0;  // the last window's size
+  int short_windows_ ABSL_GUARDED_BY(read_ahead_mu_) = 0;  // cut short before the size at open
   std::deque<Window> windows_ ABSL_GUARDED_BY(read_ahead_mu_);  // in file order, contiguous
-  std::atomic<uint64_t> writes_{0};  // WRITEs answered through this handle
+  std::atomic<int> reading_{0};         // ReadAt calls under way
+  std::atomic<bool> shared_{false};     // two have overlapped: no more read-ahead
+  std::atomic<uint64_t> writes_{0};     // +1 as each WRITE starts and as it ends
 
   Mutex mu_;
   std::optional<uint64_t> write_verifier_ ABSL_GUARDED_BY(mu_);

@@ -14,6 +14,7 @@
 #include "ferry/base/mutex.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
+#include "ferry/io/internal/positional_io.h"
 #include "ferry/io/internal/temp_file.h"
 
 namespace ferry::irods {
@@ -73,12 +74,7 @@ class IrodsFile final : public fs::File {
   absl::StatusOr<size_t> ReadIntoDescriptor(int64_t offset, size_t n, int fd, int64_t fd_offset,
                                             Mutex* write_lock) override {
     if (writer()) return absl::FailedPreconditionError("read of an iRODS file opened for writing");
-    const int flags = fd < 0 ? -1 : ::fcntl(fd, F_GETFL);
-    if (fd_offset < 0 || flags < 0 || (flags & O_APPEND) != 0) {
-      return absl::InvalidArgumentError(Cat("read ", final_path_, " into descriptor ", fd, " at offset ",
-                                            fd_offset, ": a negative offset, or not an open descriptor, "
-                                            "or one in append mode"));
-    }
+    FERRY_RETURN_IF_ERROR(io_internal::CheckFillDescriptor(fd, fd_offset, Cat("read ", final_path_)));
     return ReadWith([&](IrodsStream& s) -> absl::StatusOr<size_t> {
       FERRY_RETURN_IF_ERROR(s.Seek(offset));
       size_t done = 0;

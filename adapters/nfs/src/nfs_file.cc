@@ -8,7 +8,7 @@
 // of pieces of up to one call in order, who is read ahead (ReadAt).
 #include "ferry/nfs/nfs_file.h"
 
-#include <fcntl.h>
+#include <fcntl.h>  // readahead
 
 #include <algorithm>
 #include <cstring>
@@ -21,6 +21,7 @@
 #include "absl/time/clock.h"
 #include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
+#include "ferry/io/internal/positional_io.h"
 #include "ferry/nfs/nfs3_xdr.h"
 #include "ferry/nfs/nfs_error.h"
 #include "ferry/nfs/nfs_url.h"
@@ -274,14 +275,8 @@ void NfsFile::Settle(Window& w) {
 
 absl::StatusOr<size_t> NfsFile::ReadIntoDescriptor(int64_t offset, size_t n, int fd,
                                                    int64_t fd_offset, Mutex* write_lock) {
-  // Append mode would put every byte at the end (splice refuses such a
-  // file, and pwrite ignores the offset given for it).
-  const int flags = fd < 0 ? -1 : ::fcntl(fd, F_GETFL);
-  if (fd_offset < 0 || flags < 0 || (flags & O_APPEND) != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("read ", client_.DisplayPath(path_), " into descriptor ", fd, " at offset ",
-                     fd_offset, ": a negative offset, or not an open descriptor, or one in append mode"));
-  }
+  FERRY_RETURN_IF_ERROR(
+      io_internal::CheckFillDescriptor(fd, fd_offset, absl::StrCat("read ", client_.DisplayPath(path_))));
   return ReadInCalls(offset, n, [&](size_t at, size_t want, Callback<ReadIntoReply> done) {
     client_.ReadIntoFileAsync(
         handle_, static_cast<uint64_t>(offset) + at,

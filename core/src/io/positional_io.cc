@@ -1,5 +1,6 @@
 #include "ferry/io/internal/positional_io.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -25,6 +26,14 @@ absl::Status LocalFileWriteFailed(const absl::Status& why, std::string_view what
   const absl::StatusCode code =
       why.code() == absl::StatusCode::kUnavailable ? absl::StatusCode::kDataLoss : why.code();
   return absl::Status(code, absl::StrCat(ToAbsl(what), " into a local file: ", why.message()));
+}
+
+absl::Status CheckFillDescriptor(int fd, int64_t fd_offset, std::string_view what) {
+  const int flags = fd < 0 ? -1 : ::fcntl(fd, F_GETFL);
+  if (fd_offset >= 0 && flags >= 0 && (flags & O_APPEND) == 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      ToAbsl(what), " into descriptor ", fd, " at offset ", fd_offset,
+      ": a negative offset, or not an open descriptor, or one in append mode"));
 }
 
 absl::StatusOr<size_t> PreadAll(int fd, std::span<char> buf, int64_t offset,

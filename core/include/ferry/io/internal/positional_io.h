@@ -26,6 +26,13 @@ absl::Status PwriteAll(int fd, std::span<const char> data, int64_t offset, std::
 // the remote call sent again for a failure that is the file's.
 absl::Status LocalFileWriteFailed(const absl::Status& why, std::string_view what);
 
+// Whether a remote read of `what` may be written into `fd` at `fd_offset`
+// by offset: InvalidArgument (naming them) for a negative offset, a
+// descriptor that is not open, or one in append mode (which would put
+// every byte at the end: splice refuses such a file, and pwrite ignores
+// the offset given for it).
+absl::Status CheckFillDescriptor(int fd, int64_t fd_offset, std::string_view what);
+
 // Reads `buf.size()` bytes at `offset` of `fd`, fewer only at the end of
 // the file; returns how many. An error is the errno status naming the
 // offset and `path`.

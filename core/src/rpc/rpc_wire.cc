@@ -511,29 +511,26 @@ void PoolCore::OnSpliceReady(const std::shared_ptr<Session>& s, const std::error
                      absl::Span<char>(s->read_buf.get(), options_.read_buffer_bytes));
   if (o.file_refused_splice) s->placement_splice_off = true;
   if (o.moved == 0) {
-    switch (o.socket_error) {
-      case 0:
+    using Socket = internal::SplicePipe::Outcome::Socket;
+    switch (o.socket()) {
+      case Socket::kEnded:
         OnRead(s, asio::error::eof, 0, false);
         return;
-      case EAGAIN:
-      case EINTR:
+      case Socket::kNotReady:
         StartRead(s);
         return;
-      case EINVAL:
-      case ENOSYS:
+      case Socket::kRefusesSplice:
         // This socket cannot be spliced: its placed bytes are read and
         // written by the reader from now on.
         s->splice_off = true;
         StartRead(s);
         return;
-      case EMFILE:
-      case ENFILE:
-      case ENOMEM:
+      case Socket::kNoPipe:
         // No pipe for now: this placement is read and written instead.
         s->placement_splice_off = true;
         StartRead(s);
         return;
-      default:
+      case Socket::kFailed:
         OnRead(s, std::error_code(o.socket_error, std::system_category()), 0, false);
         return;
     }

@@ -299,27 +299,24 @@ absl::Status Session::ReceiveRawIntoFile(const FileRange& to) {
     }
     if (o.file_refused_splice) return ReceiveRawIntoFileByCopy(rest(), deadline);
     if (o.moved > 0) continue;
-    switch (o.socket_error) {
-      case 0:
+    using Socket = internal::SplicePipe::Outcome::Socket;
+    switch (o.socket()) {
+      case Socket::kEnded:
         broken_ = true;
         return absl::UnavailableError(
             Cat(target_, " closed the connection", done > 0 ? " mid-reply (truncated)" : ""));
-      case EAGAIN:
+      case Socket::kNotReady:
+        if (o.socket_error == EINTR) continue;
         if (absl::Status s = WaitFor(fd_, POLLIN, deadline, "waiting for a reply from", target_); !s.ok()) {
           broken_ = true;
           return s;
         }
         continue;
-      case EINTR:
-        continue;
-      case EINVAL:
-      case ENOSYS:
-      case EMFILE:
-      case ENFILE:
-      case ENOMEM:
+      case Socket::kRefusesSplice:
+      case Socket::kNoPipe:
         // No splice from this socket, or no pipe for it: through memory.
         return ReceiveRawIntoFileByCopy(rest(), deadline);
-      default:
+      case Socket::kFailed:
         broken_ = true;
         return absl::UnavailableError(Cat("reading from ", target_, ": ", std::strerror(o.socket_error)));
     }

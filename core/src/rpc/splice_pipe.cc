@@ -13,6 +13,25 @@
 #include "ferry/io/internal/positional_io.h"
 
 namespace ferry::internal {
+
+SplicePipe::Outcome::Socket SplicePipe::Outcome::socket() const {
+  switch (socket_error) {
+    case 0:
+      return Socket::kEnded;
+    case EAGAIN:
+    case EINTR:
+      return Socket::kNotReady;
+    case EINVAL:
+    case ENOSYS:
+      return Socket::kRefusesSplice;
+    case EMFILE:
+    case ENFILE:
+    case ENOMEM:
+      return Socket::kNoPipe;
+    default:
+      return Socket::kFailed;
+  }
+}
 namespace {
 
 // Larger pipes are refused to users (fs.pipe-max-size); 1 MiB holds one

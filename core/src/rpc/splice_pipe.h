@@ -38,6 +38,16 @@ class SplicePipe {
     // The file takes no spliced bytes (EINVAL: its filesystem, or append
     // mode): they were written from memory; its next ones are best read.
     bool file_refused_splice = false;
+
+    // What a Move that took nothing (moved 0) says of the socket.
+    enum class Socket {
+      kEnded,         // the peer closed the stream
+      kNotReady,      // nothing to read yet (EAGAIN, EINTR): wait and move again
+      kRefusesSplice, // this socket cannot be spliced (EINVAL, ENOSYS): read it instead
+      kNoPipe,        // no pipe could be made now (EMFILE, ENFILE, ENOMEM): read this time
+      kFailed,        // socket_error is the connection's failure
+    };
+    Socket socket() const;
   };
 
   // Moves up to `to.size` bytes that are ready on `socket_fd` (which must

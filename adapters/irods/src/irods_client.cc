@@ -296,6 +296,16 @@ constexpr size_t kMaxReadAhead = size_t{8} << 20;
 // windows through the stream's buffer (a copy, but a request per window).
 constexpr size_t kDirectReadBytes = size_t{1} << 20;
 
+// A read's reply whose payload is not the byte count its status gives is
+// DataLoss, and breaks the session (its stream position is unknown).
+absl::StatusOr<IrodsClient::IntoReply> CheckedRead(absl::StatusOr<IrodsClient::IntoReply> r, Session& session,
+                                                   std::string_view path, size_t asked) {
+  if (!r.ok() || static_cast<int64_t>(r->bs_size) == r->status) return r;
+  session.MarkBroken();
+  return absl::DataLossError(Cat("read ", path, ": server sent ", r->bs_size, " bytes, said ", r->status,
+                                 ", asked ", asked));
+}
+
 }  // namespace
 
 IrodsClient::IrodsClient(IrodsAccount account, IrodsClientOptions options)
@@ -405,9 +415,7 @@ absl::StatusOr<IrodsClient::IntoReply> IrodsClient::CallIntoFile(Session& sessio
         return session.ReceiveRawIntoFile(payload);
       },
       [&](std::string_view bytes) {
-        OptionalLock lock(to.write_lock);
-        absl::Status s = io_internal::PwriteAll(to.fd, std::span<const char>(bytes.data(), bytes.size()),
-                                                to.offset, Cat("descriptor ", to.fd));
+        absl::Status s = WriteIntoRange(to, 0, std::span<const char>(bytes.data(), bytes.size()));
         if (s.ok()) return s;
         return io_internal::LocalFileWriteFailed(s, "writing a reply");
       });
@@ -922,11 +930,7 @@ absl::StatusOr<size_t> IrodsStream::ReceiveRead(size_t asked, char* buf, size_t 
         if (bytes.size() > direct) std::memcpy(ahead_.data(), bytes.data() + direct, bytes.size() - direct);
         return absl::OkStatus();
       });
-  if (r.ok() && static_cast<int64_t>(r->bs_size) != r->status) {
-    lease_->MarkBroken();
-    r = absl::DataLossError(Cat("read ", path_, ": server sent ", r->bs_size, " bytes, said ", r->status,
-                                ", asked ", asked));
-  }
+  r = CheckedRead(std::move(r), *lease_, path_, asked);
   if (!r.ok()) {
     // What the failed read did to the descriptor's offset is the server's
     // to know: the next call seeks. Nothing of the reply is kept, and reads
@@ -961,8 +965,7 @@ absl::Status IrodsStream::ReadAhead(size_t n) {
 
 void IrodsStream::GiveBackBuffer() {
   ahead_begin_ = ahead_end_ = 0;
-  if (!ahead_.empty()) client_->read_ahead_buffers_.Give(std::move(ahead_));
-  ahead_ = LargeBuffer();
+  if (!ahead_.empty()) client_->read_ahead_buffers_.Give(std::move(ahead_));  // leaves ahead_ empty
 }
 
 absl::Status IrodsStream::DropReadAhead() {
@@ -996,14 +999,10 @@ absl::StatusOr<size_t> IrodsStream::ReadIntoFile(const FileRange& to) {
   FileRange range = to;
   range.size = std::min(to.size, kMaxReadBytes);
   const size_t n = range.size;
-  absl::StatusOr<IrodsClient::IntoReply> r =
+  absl::StatusOr<IrodsClient::IntoReply> r = CheckedRead(
       IrodsClient::CallIntoFile(*lease_, kDataObjRead, OpenedDataObjInp(fd_, static_cast<int64_t>(n)),
-                                Cat("read ", path_), range);
-  if (r.ok() && static_cast<int64_t>(r->bs_size) != r->status) {
-    lease_->MarkBroken();
-    r = absl::DataLossError(Cat("read ", path_, ": server sent ", r->bs_size, " bytes, said ", r->status,
-                                ", asked ", n));
-  }
+                                Cat("read ", path_), range),
+      *lease_, path_, n);
   if (!r.ok()) {
     server_position_ = -1;
     return r.status();

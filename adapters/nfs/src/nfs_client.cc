@@ -392,10 +392,7 @@ struct NfsClient::Impl {
                                                     " bytes, got ", r->data.size()));
           }
           if (into_file) {
-            OptionalLock lock(file.write_lock);
-            absl::Status wrote =
-                io_internal::PwriteAll(file.fd, std::span<const char>(r->data.data(), r->data.size()),
-                                       file.offset, absl::StrCat("descriptor ", file.fd));
+            absl::Status wrote = WriteIntoRange(file, 0, std::span<const char>(r->data.data(), r->data.size()));
             if (!wrote.ok()) {
               return io_internal::LocalFileWriteFailed(wrote,
                                                        absl::StrCat("NFS3 READ ", Display(p), ": writing its data"));

@@ -145,6 +145,8 @@ absl::Status NfsFile::ConfirmStillAsListed() {
   return absl::OkStatus();
 }
 
+size_t NfsFile::MaxReadCall() const { return std::min<size_t>(client_.fsinfo().rtmax, kMaxCallBytes); }
+
 absl::StatusOr<size_t> NfsFile::ReadAt(int64_t offset, absl::Span<char> buf) {
   const int others = reading_.fetch_add(1, std::memory_order_acq_rel);
   absl::Cleanup done = [this] { reading_.fetch_sub(1, std::memory_order_acq_rel); };
@@ -154,7 +156,7 @@ absl::StatusOr<size_t> NfsFile::ReadAt(int64_t offset, absl::Span<char> buf) {
     MutexLock lock(&read_ahead_mu_);
     windows_.clear();
   }
-  const size_t max_call = std::min<size_t>(client_.fsinfo().rtmax, kMaxCallBytes);
+  const size_t max_call = MaxReadCall();
   if (offset >= 0 && !buf.empty() && buf.size() <= max_call && !shared_.load(std::memory_order_acquire)) {
     if (read_ahead_mu_.TryLock()) {
       absl::StatusOr<size_t> got = ReadThroughWindows(offset, buf);
@@ -238,7 +240,7 @@ bool NfsFile::SendWindow(int64_t start, size_t size) {
   w.sent = absl::Now();
   w.writes = writes_.load(std::memory_order_acquire);
   w.buffer = buffer;
-  const size_t max_call = std::min<size_t>(client_.fsinfo().rtmax, kMaxCallBytes);
+  const size_t max_call = MaxReadCall();
   for (size_t at = 0; at < size; at += max_call) {
     Promise<ReadIntoReply> p;
     w.calls.push_back(p.GetFuture());
@@ -254,7 +256,7 @@ bool NfsFile::SendWindow(int64_t start, size_t size) {
 void NfsFile::Settle(Window& w) {
   if (w.settled) return;
   w.settled = true;
-  const size_t max_call = std::min<size_t>(client_.fsinfo().rtmax, kMaxCallBytes);
+  const size_t max_call = MaxReadCall();
   std::vector<absl::StatusOr<ReadIntoReply>> results;
   results.reserve(w.calls.size());
   for (Future<ReadIntoReply>& f : w.calls) results.push_back(std::move(f).Get());
@@ -293,7 +295,7 @@ absl::StatusOr<size_t> NfsFile::ReadInCalls(
     int64_t offset, size_t n,
     absl::FunctionRef<void(size_t at, size_t want, Callback<ReadIntoReply> done)> read) {
   FERRY_RETURN_IF_ERROR(CheckOffset(offset, "read", client_, path_));
-  const size_t max_call = std::min<size_t>(client_.fsinfo().rtmax, kMaxCallBytes);
+  const size_t max_call = MaxReadCall();
   size_t done = 0;
   // Windows of up to kReadsInFlight calls, all sent at once, each landing
   // in its place. All of a window are waited for (they write into the

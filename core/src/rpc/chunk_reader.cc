@@ -6,7 +6,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "ferry/base/status_macros.h"
-#include "ferry/io/internal/positional_io.h"
 #include "ferry/rpc/xdr.h"
 
 namespace ferry::internal {
@@ -53,10 +52,7 @@ void ChunkReader::PutPlaced(std::string_view data) {
   if (place_file_.fd < 0) {
     std::memcpy(place_mem_ + placed_, data.data(), data.size());
   } else if (place_status_.ok()) {
-    const int64_t at = place_file_.offset + static_cast<int64_t>(placed_);
-    OptionalLock lock(place_file_.write_lock);
-    place_status_ = io_internal::PwriteAll(place_file_.fd, std::span<const char>(data.data(), data.size()),
-                                           at, absl::StrCat("descriptor ", place_file_.fd));
+    place_status_ = WriteIntoRange(place_file_, placed_, std::span<const char>(data.data(), data.size()));
   }
   placed_ += data.size();
 }

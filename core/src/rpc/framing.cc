@@ -2,7 +2,16 @@
 // framing bytes (for framings whose records carry no separate body).
 #include "ferry/rpc/framing.h"
 
+#include "absl/strings/str_cat.h"
+#include "ferry/io/internal/positional_io.h"
+
 namespace ferry {
+
+absl::Status WriteIntoRange(const FileRange& to, size_t at, std::span<const char> data) {
+  OptionalLock lock(to.write_lock);
+  return io_internal::PwriteAll(to.fd, data, to.offset + static_cast<int64_t>(at),
+                                absl::StrCat("descriptor ", to.fd));
+}
 
 void Framing::AppendPieces(absl::Span<const std::string_view> parts, std::string* framing_bytes,
                            std::vector<WirePiece>* pieces) const {

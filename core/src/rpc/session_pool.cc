@@ -328,9 +328,7 @@ absl::Status Session::ReceiveRawIntoFileByCopy(const FileRange& to, absl::Time d
   char buf[64 << 10];
   for (size_t done = 0; done < to.size;) {
     FERRY_ASSIGN_OR_RETURN(size_t got, RecvSome(buf, std::min(sizeof buf, to.size - done), deadline, true));
-    OptionalLock lock(to.write_lock);
-    absl::Status s = io_internal::PwriteAll(to.fd, std::span<const char>(buf, got),
-                                            to.offset + static_cast<int64_t>(done), Cat("descriptor ", to.fd));
+    absl::Status s = WriteIntoRange(to, done, std::span<const char>(buf, got));
     if (!s.ok()) {
       broken_ = true;
       return io_internal::LocalFileWriteFailed(s, Cat("writing a reply from ", target_));

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,6 +44,11 @@ struct FileRange {
   size_t size = 0;
   Mutex* write_lock = nullptr;
 };
+
+// Writes `data` at `at` bytes into `to` (to.offset + at), under
+// to.write_lock where given: received bytes put in a local file when they
+// are not spliced. An error is PwriteAll's, naming the descriptor.
+absl::Status WriteIntoRange(const FileRange& to, size_t at, std::span<const char> data);
 
 // Turns one connection's byte stream into whole records. One per connection;
 // not thread-safe.

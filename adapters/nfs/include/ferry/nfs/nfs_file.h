@@ -151,6 +151,8 @@ class NfsFile {
   void Settle(Window& w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(read_ahead_mu_);
   // As ReadAt, from the server.
   absl::StatusOr<size_t> ReadFromServer(int64_t offset, absl::Span<char> buf);
+  // Bytes one READ asks for at most: 1 MiB, or the server's rtmax if less.
+  size_t MaxReadCall() const;
 
   // What OpenListed was told; reads check the server's attributes against it.
   struct Listed {

@@ -1,6 +1,7 @@
 // Readers for the read-ahead tests of a protocol's files: one going
 // through a file in pieces, and two threads each going through one half.
-// `read_at(offset, span)` is the file's ReadAt.
+// `File` is any file with ReadAt(int64_t offset, absl::Span<char>)
+// returning absl::StatusOr<size_t> (fs::File, nfs::NfsFile).
 #ifndef FERRY_TESTS_TESTING_SEQUENTIAL_READS_H_
 #define FERRY_TESTS_TESTING_SEQUENTIAL_READS_H_
 
@@ -20,11 +21,11 @@
 namespace ferry::testing {
 
 // The file from offset 0 in pieces of `piece` bytes, until a short read.
-template <typename ReadAt>
-absl::StatusOr<std::string> ReadInPieces(ReadAt&& read_at, size_t piece) {
+template <typename File>
+absl::StatusOr<std::string> ReadInPieces(File& file, size_t piece) {
   std::string out, buf(piece, '\0');
   for (;;) {
-    absl::StatusOr<size_t> n = read_at(static_cast<int64_t>(out.size()), absl::MakeSpan(buf));
+    absl::StatusOr<size_t> n = file.ReadAt(static_cast<int64_t>(out.size()), absl::MakeSpan(buf));
     if (!n.ok()) return n.status();
     out.append(buf, 0, *n);
     if (*n < piece) return out;
@@ -34,8 +35,8 @@ absl::StatusOr<std::string> ReadInPieces(ReadAt&& read_at, size_t piece) {
 // Bytes [0, half) and [half, 2 * half), each read in order in pieces of
 // `piece` bytes by a thread of its own, at the same time; an error (or a
 // short read) of either is returned instead.
-template <typename ReadAt>
-absl::StatusOr<std::pair<std::string, std::string>> ReadHalvesAtOnce(ReadAt&& read_at, size_t half,
+template <typename File>
+absl::StatusOr<std::pair<std::string, std::string>> ReadHalvesAtOnce(File& file, size_t half,
                                                                      size_t piece) {
   std::string got[2];
   absl::Status failed[2];
@@ -43,7 +44,7 @@ absl::StatusOr<std::pair<std::string, std::string>> ReadHalvesAtOnce(ReadAt&& re
     std::string buf(piece, '\0');
     for (size_t done = 0; done < half;) {
       const size_t want = std::min(piece, half - done);
-      absl::StatusOr<size_t> n = read_at(static_cast<int64_t>(i * half + done), absl::MakeSpan(buf.data(), want));
+      absl::StatusOr<size_t> n = file.ReadAt(static_cast<int64_t>(i * half + done), absl::MakeSpan(buf.data(), want));
       if (!n.ok() || *n != want) {
         failed[i] = n.ok() ? absl::DataLossError("a short read before the end") : n.status();
         return;
@@ -64,14 +65,14 @@ absl::StatusOr<std::pair<std::string, std::string>> ReadHalvesAtOnce(ReadAt&& re
 // Reads of `piece` bytes at each of `offsets` in turn, and one at the end
 // of `data`: OK if each gives `data`'s bytes there (fewer only at the end,
 // none past it), else what the first wrong one gave.
-template <typename ReadAt>
-absl::Status CheckReadsAt(ReadAt&& read_at, const std::string& data, std::initializer_list<int64_t> offsets,
+template <typename File>
+absl::Status CheckReadsAt(File& file, const std::string& data, std::initializer_list<int64_t> offsets,
                           size_t piece) {
   std::string buf(piece, '\0');
   std::vector<int64_t> all(offsets);
   all.push_back(static_cast<int64_t>(data.size()));
   for (int64_t at : all) {
-    absl::StatusOr<size_t> n = read_at(at, absl::MakeSpan(buf));
+    absl::StatusOr<size_t> n = file.ReadAt(at, absl::MakeSpan(buf));
     if (!n.ok()) return n.status();
     const size_t want = std::min(piece, data.size() - static_cast<size_t>(at));
     if (*n != want || buf.compare(0, want, data, static_cast<size_t>(at), want) != 0) {

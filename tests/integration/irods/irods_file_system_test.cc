@@ -238,11 +238,6 @@ TEST_F(IrodsTest, A40MiBFileMovesOverJoinedParallelStreams) {
 // Sequential reads are read ahead (IrodsStream): whatever the pieces, the
 // bytes come back in order and exactly.
 
-// The file read in order in pieces of `piece` bytes, until a short read.
-absl::StatusOr<std::string> ReadInPieces(fs::File& f, size_t piece) {
-  return testing::ReadInPieces([&](int64_t at, absl::Span<char> buf) { return f.ReadAt(at, buf); }, piece);
-}
-
 TEST_F(IrodsTest, SequentialReadsInPiecesOfAnySizeReturnEveryByteInOrder) {
   const std::string data = RandomBytes((20 << 20) + 12345);
   const std::string path = absl::StrCat(coll_, "/seq");
@@ -250,7 +245,7 @@ TEST_F(IrodsTest, SequentialReadsInPiecesOfAnySizeReturnEveryByteInOrder) {
   for (size_t piece : {size_t{1} << 16, size_t{100003}, size_t{3} << 20, size_t{8} << 20, size_t{24} << 20}) {
     auto f = fs_->OpenRead(path);
     ASSERT_TRUE(f.ok()) << f.status();
-    absl::StatusOr<std::string> got = ReadInPieces(**f, piece);
+    absl::StatusOr<std::string> got = testing::ReadInPieces(**f, piece);
     ASSERT_TRUE(got.ok()) << got.status();
     EXPECT_TRUE(*got == data) << "pieces of " << piece << ": " << got->size() << " bytes";
     EXPECT_TRUE((*f)->Close().ok());
@@ -265,11 +260,10 @@ TEST_F(IrodsTest, SeeksAmidReadAheadReturnTheBytesAtTheNewOffset) {
   ASSERT_TRUE(f.ok()) << f.status();
   // Sequential reads to start the read-ahead, then a jump within what came
   // ahead, back before it, far past it, and sequential again from there.
-  const absl::Status reads = testing::CheckReadsAt(
-      [&](int64_t at, absl::Span<char> buf) { return (*f)->ReadAt(at, buf); }, data,
-      {0, 1 << 16, 2 << 16, 5 << 16, 6 << 16, 7 << 16, 1000, 9 << 20, 9 << 20 | 1 << 16, 9 << 20 | 2 << 16,
-       (24 << 20) - 100, 3},
-      1 << 16);
+  const absl::Status reads = testing::CheckReadsAt(**f, data,
+                                                   {0, 1 << 16, 2 << 16, 5 << 16, 6 << 16, 7 << 16, 1000, 9 << 20,
+                                                    9 << 20 | 1 << 16, 9 << 20 | 2 << 16, (24 << 20) - 100, 3},
+                                                   1 << 16);
   EXPECT_TRUE(reads.ok()) << reads;
 }
 
@@ -294,7 +288,7 @@ TEST_F(IrodsTest, AReaderThatStopsAmidReadAheadLeavesItsSessionReadyForTheNextCa
   EXPECT_EQ(st->size, static_cast<int64_t>(b.size()));
   auto f = (*one)->OpenRead(absl::StrCat(coll_, "/b"));
   ASSERT_TRUE(f.ok()) << f.status();
-  absl::StatusOr<std::string> got = ReadInPieces(**f, 1 << 20);
+  absl::StatusOr<std::string> got = testing::ReadInPieces(**f, 1 << 20);
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_TRUE(*got == b);
 }
@@ -306,8 +300,7 @@ TEST_F(IrodsTest, TwoThreadsReadingOneFileInOrderEachGetTheirBytes) {
   auto f = fs_->OpenRead(path);
   ASSERT_TRUE(f.ok()) << f.status();
   const size_t half = data.size() / 2;
-  auto halves = testing::ReadHalvesAtOnce(
-      [&](int64_t at, absl::Span<char> buf) { return (*f)->ReadAt(at, buf); }, half, 1 << 20);
+  auto halves = testing::ReadHalvesAtOnce(**f, half, 1 << 20);
   ASSERT_TRUE(halves.ok()) << halves.status();
   EXPECT_TRUE(halves->first == data.substr(0, half));
   EXPECT_TRUE(halves->second == data.substr(half));
@@ -709,7 +702,7 @@ TEST_F(IrodsFaultTest, SequentialReadsWhoseConnectionsAreCutGoOnFromTheRightByte
   ASSERT_NE(via, nullptr);
   auto f = via->OpenRead(absl::StrCat(coll_, "/big"));
   ASSERT_TRUE(f.ok()) << f.status();
-  absl::StatusOr<std::string> got = ReadInPieces(**f, 1 << 20);
+  absl::StatusOr<std::string> got = testing::ReadInPieces(**f, 1 << 20);
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_TRUE(*got == data) << got->size() << " bytes";
 }

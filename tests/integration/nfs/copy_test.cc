@@ -227,21 +227,14 @@ std::string WriteRandomFile(const std::string& path, size_t size) {
   return data;
 }
 
-// The file read from 0 in pieces of `piece` bytes until a short read.
-std::string ReadInPieces(NfsFile& f, size_t piece) {
-  absl::StatusOr<std::string> got =
-      testing::ReadInPieces([&](int64_t at, absl::Span<char> buf) { return f.ReadAt(at, buf); }, piece);
-  EXPECT_TRUE(got.ok()) << got.status();
-  return got.ok() ? *got : std::string();
-}
-
 TEST_F(NfsCopyErrorsTest, NfsFileReadInSmallPiecesInOrderGivesEveryByte) {
   const std::string data = WriteRandomFile(Exported("pieces.bin"), (19 << 20) + 4321);
   for (size_t piece : {size_t{4096}, size_t{65536}, size_t{100003}, size_t{(1 << 20) - 1}}) {
     absl::StatusOr<std::shared_ptr<NfsFile>> f = NfsFile::Open(*client_, "pieces.bin");
     ASSERT_TRUE(f.ok()) << f.status();
-    const std::string got = ReadInPieces(**f, piece);
-    EXPECT_TRUE(got == data) << "pieces of " << piece << ": " << got.size() << " bytes";
+    absl::StatusOr<std::string> got = testing::ReadInPieces(**f, piece);
+    ASSERT_TRUE(got.ok()) << got.status() << ", pieces of " << piece;
+    EXPECT_TRUE(*got == data) << "pieces of " << piece << ": " << got->size() << " bytes";
   }
 }
 
@@ -251,11 +244,11 @@ TEST_F(NfsCopyErrorsTest, NfsFileReadsOutOfOrderAmidReadAheadGiveTheBytesAsked) 
   ASSERT_TRUE(f.ok()) << f.status();
   // In order to start the windows, then within them, back before them,
   // far past them, in order again, and across the end.
-  const absl::Status reads = testing::CheckReadsAt(
-      [&](int64_t at, absl::Span<char> buf) { return (*f)->ReadAt(at, buf); }, data,
-      {0, 1 << 16, 2 << 16, 5 << 16, 6 << 16, 7 << 16, 1000, 9 << 20, (9 << 20) + 65536, (9 << 20) + 131072,
-       (24 << 20) - 100, 3, (3 << 20) + 17},
-      1 << 16);
+  const absl::Status reads = testing::CheckReadsAt(**f, data,
+                                                   {0, 1 << 16, 2 << 16, 5 << 16, 6 << 16, 7 << 16, 1000, 9 << 20,
+                                                    (9 << 20) + 65536, (9 << 20) + 131072, (24 << 20) - 100, 3,
+                                                    (3 << 20) + 17},
+                                                   1 << 16);
   EXPECT_TRUE(reads.ok()) << reads;
 }
 
@@ -284,8 +277,7 @@ TEST_F(NfsCopyErrorsTest, NfsFileReadByTwoThreadsInOrderGivesEachItsBytes) {
   absl::StatusOr<std::shared_ptr<NfsFile>> f = NfsFile::Open(*client_, "halves.bin");
   ASSERT_TRUE(f.ok()) << f.status();
   const size_t half = data.size() / 2;
-  auto halves = testing::ReadHalvesAtOnce(
-      [&](int64_t at, absl::Span<char> buf) { return (*f)->ReadAt(at, buf); }, half, 48 << 10);
+  auto halves = testing::ReadHalvesAtOnce(**f, half, 48 << 10);
   ASSERT_TRUE(halves.ok()) << halves.status();
   EXPECT_TRUE(halves->first == data.substr(0, half));
   EXPECT_TRUE(halves->second == data.substr(half));

@@ -22,8 +22,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <span>
 #include <utility>
 
@@ -145,6 +147,11 @@ std::string FirstComponent(std::string_view path) {
 // EXPORT and first MNT have answered.
 constexpr absl::Duration kDeepMountGrace = absl::Milliseconds(50);
 
+// The oldest answer of Connect's LOOKUP ahead that the client's first
+// LookupPath takes (Impl::FirstLookup): what a caller that connects and
+// then stats its path takes, not what a client left idle would hold.
+constexpr absl::Duration kFirstLookupLife = absl::Seconds(1);
+
 // The directory `path` lies in ("/a/b" for "/a/b/c"), or "" for a path of
 // one component or none.
 std::string ParentDirectory(std::string_view path) {
@@ -200,6 +207,32 @@ struct NfsClient::Impl {
   // when directory_handle_time is zero.
   std::unique_ptr<DirectoryCache> directories;
 
+  // The LOOKUP that Connect sends with the root's GETATTR and FSINFO for
+  // the path the client is about to be asked about (NfsClient::Connect).
+  // Only the client's first call may take it: LookupPath of that very path
+  // takes its answer instead of asking again; any other call drops it, so
+  // no answer older than the client's own changes is ever used.
+  struct FirstLookup {
+    std::string relative;  // as LookupPath keys it: "a/b/c"
+    bool parent_cached = false;  // its directory came from the cache (the deep MNT)
+    Future<NfsObject> result;
+    absl::Time sent;  // MonotonicNow()
+  };
+  // Set while first_lookup holds one: every call checks it, the lock only then.
+  std::atomic<bool> first_lookup_held{false};
+  Mutex first_lookup_mu;
+  std::optional<FirstLookup> first_lookup ABSL_GUARDED_BY(first_lookup_mu);
+
+  std::optional<FirstLookup> TakeFirstLookup() {
+    if (!first_lookup_held.load(std::memory_order_acquire)) return std::nullopt;
+    MutexLock l(&first_lookup_mu);
+    first_lookup_held.store(false, std::memory_order_relaxed);
+    return std::exchange(first_lookup, std::nullopt);
+  }
+  // Sends the FirstLookup of the URL's path `url_path` (below the export)
+  // if its directory's handle is known without a call.
+  std::optional<FirstLookup> SendFirstLookup(NfsClient& client, std::string_view url_path);
+
   ~Impl() {
     {
       MutexLock l(&retry_mu);
@@ -251,6 +284,8 @@ struct NfsClient::Impl {
   template <typename T, typename Op, typename Finish>
   void Send(const Op& op, const typename Op::Args& args, std::string path, Finish finish,
             Callback<T> done, RpcReplyPlacer placer = nullptr) {
+    // Not the first call's LOOKUP any more (FirstLookup).
+    if (first_lookup_held.load(std::memory_order_relaxed)) TakeFirstLookup();
     std::string call;
     call.reserve(256);
     EncodeCallHeader(0, Nfs3Procedure(op.proc), cred, AuthNone(), &call);
@@ -632,13 +667,54 @@ absl::StatusOr<std::unique_ptr<NfsClient>> NfsClient::Connect(Runtime& runtime, 
   client->GetAttrAsync(m.root_handle, "", [p = std::move(attributes)](absl::StatusOr<Fattr3> r) mutable {
     p.Set(std::move(r));
   });
+  // The URL's own path is what a client rooted at the export is asked
+  // about first (the file a copy stats, the folder a walk lists): its
+  // LOOKUP rides in this round trip instead of taking one of its own.
+  std::optional<Impl::FirstLookup> first =
+      options.root_at_export ? m.SendFirstLookup(*client, url.path) : std::nullopt;
   absl::StatusOr<FsInfo> fsinfo = client->FsInfoOf(m.root_handle, "");
   absl::StatusOr<Fattr3> root_attributes = std::move(attributes_done).Get();
   FERRY_ASSIGN_OR_RETURN(m.root_attributes, std::move(root_attributes));
   FERRY_ASSIGN_OR_RETURN(m.fsinfo, std::move(fsinfo));
   if (m.fsinfo.rtmax == 0) m.fsinfo.rtmax = kFallbackTransferSize;
   if (m.fsinfo.wtmax == 0) m.fsinfo.wtmax = kFallbackTransferSize;
+  if (first) {
+    MutexLock l(&m.first_lookup_mu);
+    m.first_lookup = *std::move(first);
+    m.first_lookup_held.store(true, std::memory_order_release);
+  }
   return client;
+}
+
+std::optional<NfsClient::Impl::FirstLookup> NfsClient::Impl::SendFirstLookup(
+    NfsClient& client, std::string_view url_path) {
+  const std::vector<absl::string_view> components =
+      absl::StrSplit(ToAbsl(NfsPathBelow(url_path, export_path)), '/', absl::SkipEmpty());
+  if (components.empty()) return std::nullopt;  // the export itself: nothing to ask
+  for (const absl::string_view c : components) {
+    if (c == "." || c == "..") return std::nullopt;  // LookupPath's key would differ
+  }
+  const std::string relative = absl::StrJoin(components, "/");
+  const std::string_view name = ToStd(components.back());
+  const std::string parent =
+      components.size() == 1 ? "" : relative.substr(0, relative.size() - name.size() - 1);
+  // Its directory: the root, or the one the deep MNT put in the cache.
+  // Directories further up would take LOOKUPs in series: LookupPath's work.
+  FileHandle dir = root_handle;
+  if (!parent.empty()) {
+    std::shared_ptr<const CachedDirectory> cached =
+        directories != nullptr ? directories->TryGetFresh(parent) : nullptr;
+    if (cached == nullptr) return std::nullopt;
+    dir = cached->handle;
+  }
+  Promise<NfsObject> p;
+  FirstLookup first{.relative = relative,
+                    .parent_cached = !parent.empty(),
+                    .result = p.GetFuture(),
+                    .sent = MonotonicNow()};
+  client.LookupAsync(dir, name, relative,
+                     [p = std::move(p)](absl::StatusOr<NfsObject> r) mutable { p.Set(std::move(r)); });
+  return first;
 }
 
 const NfsUrl& NfsClient::url() const { return impl_->url; }
@@ -805,6 +881,19 @@ absl::StatusOr<NfsObject> NfsClient::LookupPathOnce(std::string_view relative, b
       absl::StrSplit(ToAbsl(relative), '/', absl::SkipEmpty());
   // The path as the cache keys it ("a/b/c"), and where each prefix ends.
   const std::string joined = absl::StrJoin(components, "/");
+  // The client's first call, about the path Connect looked up ahead: that
+  // answer, if it is recent (a LOOKUP of now would have been sent after it).
+  if (std::optional<Impl::FirstLookup> first = impl_->TakeFirstLookup();
+      first && use_cache && first->relative == joined &&
+      MonotonicNow() - first->sent <= kFirstLookupLife) {
+    *used_cached = first->parent_cached;
+    absl::StatusOr<NfsObject> found = std::move(first->result).Get();
+    if (found.ok() && cache_last && impl_->directories != nullptr && found->attributes &&
+        found->attributes->type == FileType::kDirectory) {
+      impl_->directories->Put(joined, {found->handle, MonotonicNow()});
+    }
+    return found;
+  }
   std::vector<size_t> ends;
   ends.reserve(components.size());
   for (const absl::string_view c : components) {

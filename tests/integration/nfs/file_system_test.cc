@@ -347,19 +347,83 @@ TEST_F(NfsWriteCallsTest, CreateDirOfADirectoryAPathJustPassedThroughAsksNothing
   EXPECT_EQ(Calls() - before, 0u);
 }
 
-TEST_F(NfsWriteCallsTest, AFileSystemConnectedForANestedFileLooksUpOnlyTheFile) {
+// NfsFileSystem::Connect for the URL of a file below the export: what
+// the first Stat of that file finds, and how many calls it costs.
+class NfsConnectedForAFileTest : public NfsWriteCallsTest {
+ protected:
+  std::shared_ptr<nfs::NfsFileSystem> ConnectFor(const std::string& relative) {
+    absl::StatusOr<nfs::NfsUrl> url = nfs::ParseNfsUrl(nfs_test::UrlFor(fresh_ + "/" + relative));
+    EXPECT_TRUE(url.ok()) << url.status();
+    if (!url.ok()) return nullptr;
+    absl::StatusOr<std::shared_ptr<nfs::NfsFileSystem>> fs =
+        nfs::NfsFileSystem::Connect(runtime_, *url, {});
+    EXPECT_TRUE(fs.ok()) << fs.status();
+    return fs.ok() ? *std::move(fs) : nullptr;
+  }
+  static uint64_t CallsOf(nfs::NfsFileSystem& fs) {
+    return fs.client().metrics().calls_started;
+  }
+};
+
+TEST_F(NfsConnectedForAFileTest, TheFilesFirstStatTakesTheLookupSentWithTheConnect) {
   ASSERT_TRUE(fs_->CreateDir("a/b", true).ok());
   Put("a/b/f", "x");
-  absl::StatusOr<nfs::NfsUrl> url = nfs::ParseNfsUrl(nfs_test::UrlFor(fresh_ + "/a/b/f"));
-  ASSERT_TRUE(url.ok()) << url.status();
-  absl::StatusOr<std::shared_ptr<nfs::NfsFileSystem>> fs =
-      nfs::NfsFileSystem::Connect(runtime_, *url, {});
-  ASSERT_TRUE(fs.ok()) << fs.status();
-  const uint64_t before = (*fs)->client().metrics().calls_started;
-  absl::StatusOr<fs::Entry> e = (*fs)->Stat(fresh_ + "/a/b/f");  // rooted at the export
+  std::shared_ptr<nfs::NfsFileSystem> fs = ConnectFor("a/b/f");
+  ASSERT_NE(fs, nullptr);
+  // The root's GETATTR and FSINFO, and the LOOKUP of "f" in the directory
+  // the deep MNT gave: one round trip.
+  EXPECT_EQ(CallsOf(*fs), 3u);
+  absl::StatusOr<fs::Entry> e = fs->Stat(fresh_ + "/a/b/f");  // rooted at the export
   ASSERT_TRUE(e.ok()) << e.status();
   EXPECT_EQ(e->size, 1);
-  EXPECT_EQ((*fs)->client().metrics().calls_started - before, 1u);  // LOOKUP of "f"
+  EXPECT_EQ(CallsOf(*fs), 3u);
+}
+
+TEST_F(NfsConnectedForAFileTest, AMissingFilesFirstStatIsNotFoundWithoutAnotherCall) {
+  std::shared_ptr<nfs::NfsFileSystem> fs = ConnectFor("missing");
+  ASSERT_NE(fs, nullptr);
+  const uint64_t before = CallsOf(*fs);
+  EXPECT_TRUE(absl::IsNotFound(fs->Stat(fresh_ + "/missing").status()));
+  EXPECT_EQ(CallsOf(*fs) - before, 0u);
+}
+
+TEST_F(NfsConnectedForAFileTest, OnlyTheFirstCallTakesTheLookupSentWithTheConnect) {
+  std::shared_ptr<nfs::NfsFileSystem> fs = ConnectFor("made-here");
+  ASSERT_NE(fs, nullptr);
+  // A call before the Stat (here, writing the file) makes the connect's
+  // answer ("no such file") one the client must not use any more.
+  Write(*fs, fresh_ + "/made-here", "xy");
+  absl::StatusOr<fs::Entry> e = fs->Stat(fresh_ + "/made-here");
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ(e->size, 2);
+}
+
+TEST_F(NfsConnectedForAFileTest, AStatOfAnotherPathFirstAsksTheServer) {
+  Put("f", "x");
+  Put("g", "xyz");
+  std::shared_ptr<nfs::NfsFileSystem> fs = ConnectFor("f");
+  ASSERT_NE(fs, nullptr);
+  absl::StatusOr<fs::Entry> g = fs->Stat(fresh_ + "/g");
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(g->size, 3);
+  const uint64_t before = CallsOf(*fs);
+  absl::StatusOr<fs::Entry> f = fs->Stat(fresh_ + "/f");  // the connect's answer is gone
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->size, 1);
+  EXPECT_EQ(CallsOf(*fs) - before, 1u);
+}
+
+TEST_F(NfsConnectedForAFileTest, AnAnswerOlderThanASecondIsAskedForAgain) {
+  Put("f", "x");
+  std::shared_ptr<nfs::NfsFileSystem> fs = ConnectFor("f");
+  ASSERT_NE(fs, nullptr);
+  Write(*fs_, "f", "longer");  // another client's change, seen by a fresh LOOKUP
+  absl::SleepFor(absl::Milliseconds(1100));
+  const uint64_t before = CallsOf(*fs);
+  absl::StatusOr<fs::Entry> e = fs->Stat(fresh_ + "/f");
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ(e->size, 6);
+  EXPECT_GE(CallsOf(*fs) - before, 1u);  // (and the folder's, whose cached handle aged too)
 }
 
 TEST_F(NfsWriteCallsTest, CreateDirOfAnExistingDirectoryNotCachedSucceeds) {

@@ -209,7 +209,11 @@ class NfsClient {
   // LOOKUP of each component of `relative` ("a/b/c") from root_handle();
   // "" is the root itself. The directories on the way ("a", "a/b") may
   // come from the directory handle cache (directory_handle_time); the
-  // last component is always looked up, so its attributes are fresh.
+  // last component is always looked up, so its attributes are fresh. One
+  // exception: a client rooted at the export looks the URL's own path up
+  // while it connects (in the round trip of the root's GETATTR and
+  // FSINFO), and if the client's first call is LookupPath of that path,
+  // within a second of the connect, it takes that answer.
   absl::StatusOr<NfsObject> LookupPath(std::string_view relative);
   // LookupPath for a path that must name a directory, whose handle is all
   // the caller needs (the parent of a file to create, rename or remove):

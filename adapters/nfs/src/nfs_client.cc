@@ -149,7 +149,8 @@ constexpr absl::Duration kDeepMountGrace = absl::Milliseconds(50);
 
 // The oldest answer of Connect's LOOKUP ahead that the client's first
 // LookupPath takes (Impl::FirstLookup): what a caller that connects and
-// then stats its path takes, not what a client left idle would hold.
+// then stats its path takes, not what a client left idle would hold. A
+// shorter directory_handle_time shortens it (zero: nothing is sent ahead).
 constexpr absl::Duration kFirstLookupLife = absl::Seconds(1);
 
 // The directory `path` lies in ("/a/b" for "/a/b/c"), or "" for a path of
@@ -209,9 +210,10 @@ struct NfsClient::Impl {
 
   // The LOOKUP that Connect sends with the root's GETATTR and FSINFO for
   // the path the client is about to be asked about (NfsClient::Connect).
-  // Only the client's first call may take it: LookupPath of that very path
-  // takes its answer instead of asking again; any other call drops it, so
-  // no answer older than the client's own changes is ever used.
+  // Only the client's first call may take it: LookupPath (or
+  // LookupDirectory) of that very path takes its answer instead of asking
+  // again; any other call, and ForgetDirectory, drops it, so no answer
+  // older than the client's own changes is ever used.
   struct FirstLookup {
     std::string relative;  // as LookupPath keys it: "a/b/c"
     bool parent_cached = false;  // its directory came from the cache (the deep MNT)
@@ -671,7 +673,9 @@ absl::StatusOr<std::unique_ptr<NfsClient>> NfsClient::Connect(Runtime& runtime, 
   // about first (the file a copy stats, the folder a walk lists): its
   // LOOKUP rides in this round trip instead of taking one of its own.
   std::optional<Impl::FirstLookup> first =
-      options.root_at_export ? m.SendFirstLookup(*client, url.path) : std::nullopt;
+      options.root_at_export && options.directory_handle_time > absl::ZeroDuration()
+          ? m.SendFirstLookup(*client, url.path)
+          : std::nullopt;
   absl::StatusOr<FsInfo> fsinfo = client->FsInfoOf(m.root_handle, "");
   absl::StatusOr<Fattr3> root_attributes = std::move(attributes_done).Get();
   FERRY_ASSIGN_OR_RETURN(m.root_attributes, std::move(root_attributes));
@@ -882,17 +886,22 @@ absl::StatusOr<NfsObject> NfsClient::LookupPathOnce(std::string_view relative, b
   // The path as the cache keys it ("a/b/c"), and where each prefix ends.
   const std::string joined = absl::StrJoin(components, "/");
   // The client's first call, about the path Connect looked up ahead: that
-  // answer, if it is recent (a LOOKUP of now would have been sent after it).
-  if (std::optional<Impl::FirstLookup> first = impl_->TakeFirstLookup();
-      first && use_cache && first->relative == joined &&
-      MonotonicNow() - first->sent <= kFirstLookupLife) {
-    *used_cached = first->parent_cached;
-    absl::StatusOr<NfsObject> found = std::move(first->result).Get();
-    if (found.ok() && cache_last && impl_->directories != nullptr && found->attributes &&
-        found->attributes->type == FileType::kDirectory) {
-      impl_->directories->Put(joined, {found->handle, MonotonicNow()});
+  // answer, if it is recent (a LOOKUP of now would have been sent after it)
+  // and says what the path is, or that it is not there. A failed call
+  // (a timeout, a server error) is not passed on: the path is asked again.
+  if (std::optional<Impl::FirstLookup> ahead = impl_->TakeFirstLookup();
+      ahead && use_cache && ahead->relative == joined &&
+      MonotonicNow() - ahead->sent <=
+          std::min(kFirstLookupLife, impl_->options.directory_handle_time)) {
+    absl::StatusOr<NfsObject> found = std::move(ahead->result).Get();
+    if (found.ok() || absl::IsNotFound(found.status())) {
+      *used_cached = ahead->parent_cached;
+      if (found.ok() && cache_last && impl_->directories != nullptr && found->attributes &&
+          found->attributes->type == FileType::kDirectory) {
+        impl_->directories->Put(joined, {found->handle, ahead->sent});
+      }
+      return found;
     }
-    return found;
   }
   std::vector<size_t> ends;
   ends.reserve(components.size());
@@ -934,6 +943,7 @@ bool NfsClient::HasCachedDirectory(std::string_view relative, absl::Duration max
 }
 
 void NfsClient::ForgetDirectory(std::string_view relative) {
+  impl_->TakeFirstLookup();  // it may have been found through what is forgotten
   if (impl_->directories == nullptr) return;
   if (relative.empty()) {
     impl_->directories->InvalidateAll();

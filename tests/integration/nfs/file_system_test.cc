@@ -383,19 +383,28 @@ TEST_F(NfsConnectedForAFileTest, AMissingFilesFirstStatIsNotFoundWithoutAnotherC
   std::shared_ptr<nfs::NfsFileSystem> fs = ConnectFor("missing");
   ASSERT_NE(fs, nullptr);
   const uint64_t before = CallsOf(*fs);
-  EXPECT_TRUE(absl::IsNotFound(fs->Stat(fresh_ + "/missing").status()));
+  const absl::Status first = fs->Stat(fresh_ + "/missing").status();
+  EXPECT_TRUE(absl::IsNotFound(first)) << first;
   EXPECT_EQ(CallsOf(*fs) - before, 0u);
+  // Said as a LOOKUP made then would have said it.
+  const absl::Status asked = fs->Stat(fresh_ + "/missing").status();
+  EXPECT_EQ(CallsOf(*fs) - before, 1u);
+  EXPECT_EQ(first, asked);
 }
 
-TEST_F(NfsConnectedForAFileTest, OnlyTheFirstCallTakesTheLookupSentWithTheConnect) {
+TEST_F(NfsConnectedForAFileTest, AnyOtherFirstCallDropsTheLookupSentWithTheConnect) {
   std::shared_ptr<nfs::NfsFileSystem> fs = ConnectFor("made-here");
   ASSERT_NE(fs, nullptr);
-  // A call before the Stat (here, writing the file) makes the connect's
-  // answer ("no such file") one the client must not use any more.
-  Write(*fs, fresh_ + "/made-here", "xy");
+  // A CREATE through this client (in the fresh folder, whose handle the
+  // fixture's client has as its root) makes the connect's answer ("no such
+  // file") one the client must not use any more.
+  ASSERT_TRUE(fs->client()
+                  .Create(client_->root_handle(), "made-here", 0644, /*exclusive=*/false,
+                          /*truncate=*/true, "made-here")
+                  .ok());
   absl::StatusOr<fs::Entry> e = fs->Stat(fresh_ + "/made-here");
   ASSERT_TRUE(e.ok()) << e.status();
-  EXPECT_EQ(e->size, 2);
+  EXPECT_EQ(e->size, 0);
 }
 
 TEST_F(NfsConnectedForAFileTest, AStatOfAnotherPathFirstAsksTheServer) {

@@ -197,7 +197,33 @@ TEST(NfsMountTest, RootedAtTheExportAURLOfTheRootOrATopFileMountsNothingDeeper) 
         NfsClient::Connect(runtime, server.Url(path), options);
     ASSERT_TRUE(client.ok()) << path << ": " << client.status();
     EXPECT_THAT(server.mounted(), ::testing::Each(::testing::AnyOf("/", "/file"))) << path;
+    // The top file is looked up with the connect (LookupPath takes it).
+    EXPECT_EQ(server.looked_up(),
+              path == "/" ? std::vector<std::string>{} : std::vector<std::string>{"file"});
   }
+}
+
+TEST(NfsMountTest, RootedAtTheExportAPathWhoseDirectoryIsUnknownIsNotLookedUpAhead) {
+  FakeMountServer server({"/export"}, /*refused=*/{"/export/a/b"});
+  Runtime runtime;
+  NfsClientOptions options;
+  options.root_at_export = true;
+  absl::StatusOr<std::unique_ptr<NfsClient>> client =
+      NfsClient::Connect(runtime, server.Url("/export/a/b/file"), options);
+  ASSERT_TRUE(client.ok()) << client.status();
+  EXPECT_THAT(server.looked_up(), ::testing::IsEmpty());  // "a" and "b" are LookupPath's
+}
+
+TEST(NfsMountTest, RootedAtTheExportWithoutADirectoryCacheNothingIsLookedUpAhead) {
+  FakeMountServer server({"/export"});
+  Runtime runtime;
+  NfsClientOptions options;
+  options.root_at_export = true;
+  options.directory_handle_time = absl::ZeroDuration();  // every LOOKUP made when asked
+  absl::StatusOr<std::unique_ptr<NfsClient>> client =
+      NfsClient::Connect(runtime, server.Url("/export/file"), options);
+  ASSERT_TRUE(client.ok()) << client.status();
+  EXPECT_THAT(server.looked_up(), ::testing::IsEmpty());
 }
 
 TEST(NfsMountTest, APathBelowTheExportTheServerNeverAnswersIsLookedUpAfterAShortWait) {

@@ -123,6 +123,8 @@ struct NfsDone {};
 class NfsClient {
  public:
   // Parses `url` (InvalidArgument naming it), mounts and resolves it. Blocks.
+  // Rooted at the export, it may return with one LOOKUP still in flight
+  // (the URL's path, see LookupPath), counted in metrics().
   // REQUIRES: not on an I/O thread of `runtime`.
   static absl::StatusOr<std::unique_ptr<NfsClient>> Connect(Runtime& runtime, std::string_view url,
                                                             const NfsClientOptions& options = {});
@@ -212,8 +214,10 @@ class NfsClient {
   // last component is always looked up, so its attributes are fresh. One
   // exception: a client rooted at the export looks the URL's own path up
   // while it connects (in the round trip of the root's GETATTR and
-  // FSINFO), and if the client's first call is LookupPath of that path,
-  // within a second of the connect, it takes that answer.
+  // FSINFO), and if the client's first call is LookupPath or
+  // LookupDirectory of that path, within a second of the connect (and
+  // within directory_handle_time), it takes that answer when it found the
+  // path or found it missing.
   absl::StatusOr<NfsObject> LookupPath(std::string_view relative);
   // LookupPath for a path that must name a directory, whose handle is all
   // the caller needs (the parent of a file to create, rename or remove):

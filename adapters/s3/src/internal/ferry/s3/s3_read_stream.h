@@ -9,7 +9,9 @@
 // the transfer is paused (CURL_WRITEFUNC_PAUSE) and resumed by the next
 // Read, so a reader slower than the network holds no more than curl's and
 // the kernel's buffers. The GET carries If-Match: an object replaced
-// meanwhile fails with FailedPrecondition.
+// meanwhile fails with FailedPrecondition. A stream from an offset under
+// 64 KiB asks from byte 0 and drops what precedes the offset (a GET from
+// the start is a server's fast path).
 //
 //   S3ReadStream stream(store, "bucket/key", etag, /*offset=*/1, size);
 //   FERRY_ASSIGN_OR_RETURN(size_t n, stream.Read(absl::MakeSpan(buf)));

@@ -887,14 +887,17 @@ absl::StatusOr<NfsObject> NfsClient::LookupPathOnce(std::string_view relative, b
   const std::string joined = absl::StrJoin(components, "/");
   // The client's first call, about the path Connect looked up ahead: that
   // answer, if it is recent (a LOOKUP of now would have been sent after it)
-  // and says what the path is, or that it is not there. A failed call
-  // (a timeout, a server error) is not passed on: the path is asked again.
+  // and says what the path is, or that it is not there, or that the server
+  // did not answer for a whole call's timeout (asking again would double
+  // the caller's wait). Other failures (a reset, a server error) are not
+  // passed on: the path is asked again.
   if (std::optional<Impl::FirstLookup> ahead = impl_->TakeFirstLookup();
       ahead && use_cache && ahead->relative == joined &&
       MonotonicNow() - ahead->sent <=
           std::min(kFirstLookupLife, impl_->options.directory_handle_time)) {
     absl::StatusOr<NfsObject> found = std::move(ahead->result).Get();
-    if (found.ok() || absl::IsNotFound(found.status())) {
+    if (found.ok() || absl::IsNotFound(found.status()) ||
+        absl::IsDeadlineExceeded(found.status())) {
       *used_cached = ahead->parent_cached;
       if (found.ok() && cache_last && impl_->directories != nullptr && found->attributes &&
           found->attributes->type == FileType::kDirectory) {

@@ -217,7 +217,7 @@ class NfsClient {
   // FSINFO), and if the client's first call is LookupPath or
   // LookupDirectory of that path, within a second of the connect (and
   // within directory_handle_time), it takes that answer when it found the
-  // path or found it missing.
+  // path, found it missing, or went unanswered for its whole timeout.
   absl::StatusOr<NfsObject> LookupPath(std::string_view relative);
   // LookupPath for a path that must name a directory, whose handle is all
   // the caller needs (the parent of a file to create, rename or remove):

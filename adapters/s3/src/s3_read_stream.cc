@@ -27,16 +27,17 @@ constexpr int64_t kAskFromTheStartBelow = int64_t{64} << 10;
 }  // namespace
 
 struct S3ReadStream::State {
-  State(std::string what_in, int64_t offset_in, int64_t size_in)
-      : what(std::move(what_in)),
-        asked_from(offset_in < kAskFromTheStartBelow ? 0 : offset_in),
+  State(std::string key, int64_t offset_in, int64_t size_in)
+      : asked_from(offset_in >= 0 && offset_in < kAskFromTheStartBelow ? 0 : offset_in),
         skip(offset_in - asked_from),
-        expected(size_in - offset_in) {}
+        expected(size_in - offset_in),
+        what(absl::StrCat("s3://", key, " from offset ", offset_in,
+                          asked_from != offset_in ? " (asked from byte 0)" : "")) {}
 
-  const std::string what;  // "s3://bucket/key from offset N" for errors
   const int64_t asked_from;  // the GET's Range start
   const int64_t skip;        // body bytes before the reader's offset, dropped
   const int64_t expected;    // body bytes to come after them: the object's end
+  const std::string what;    // "s3://bucket/key from offset N" for errors
 
   Mutex mu;
   CondVar changed;  // a Read's bytes came, or the transfer ended
@@ -83,8 +84,9 @@ struct S3ReadStream::State {
     }
     piece.remove_prefix(dropped);
     if (received + static_cast<int64_t>(piece.size()) > expected) {
-      Fail(absl::DataLossError(absl::StrCat("S3 GetObject ", what, ": the body runs past the ",
-                                            expected, " bytes the object has left")));
+      Fail(absl::DataLossError(absl::StrCat("S3 GetObject ", what,
+                                            ": the body runs past the object's end (byte ",
+                                            asked_from + skip + expected, ")")));
       return BodySinkAction::kRefuse;
     }
     if (dst == nullptr || filled == want) {
@@ -109,9 +111,10 @@ struct S3ReadStream::State {
     if (!r.ok()) {
       Fail(Annotate(r.status(), absl::StrCat("streamed read of ", what)));
     } else if (received != expected) {
-      Fail(absl::DataLossError(absl::StrCat("S3 GetObject ", what, ": the body ended after ",
-                                            skipped + received, " of ", skip + expected,
-                                            " bytes")));
+      // Positions in the object, whichever byte the GET started at.
+      Fail(absl::DataLossError(absl::StrCat("S3 GetObject ", what, ": the body ended at byte ",
+                                            asked_from + skipped + received, " of the object's ",
+                                            asked_from + skip + expected)));
     }
     finished = true;
     changed.SignalAll();
@@ -126,8 +129,7 @@ struct S3ReadStream::State {
 S3ReadStream::S3ReadStream(S3ObjectStore& store, std::string key, std::string etag,
                            int64_t offset, int64_t size)
     : store_(store),
-      state_(std::make_shared<State>(absl::StrCat("s3://", key, " from offset ", offset), offset,
-                                     size)),
+      state_(std::make_shared<State>(key, offset, size)),
       position_(offset) {
   std::shared_ptr<State> sink_state = state_;
   std::shared_ptr<State> done_state = state_;

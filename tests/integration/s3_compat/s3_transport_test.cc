@@ -518,35 +518,85 @@ class CraftedStreamTest : public CraftedReplyTest {
   }
 };
 
+// A stream from an offset under 64 KiB asks from byte 0 and drops what
+// precedes the offset; one from further in asks from its offset. kFar is
+// such an offset, and kFarSize an object whose last 7 bytes are past it.
+constexpr int64_t kFar = 70000;
+constexpr int64_t kFarSize = kFar + 7;
+
 TEST_F(CraftedStreamTest, RangeReplyGetsEveryByteFromTheOffset) {
-  auto got = StreamFrom(RangeReply(3, 10, "3456789"), 3, 10);
+  auto got = StreamFrom(RangeReply(kFar, kFarSize, "3456789"), kFar, kFarSize);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(*got, "3456789");
+}
+
+TEST_F(CraftedStreamTest, NearTheStartTheReplyFromByteZeroGivesTheBytesFromTheOffset) {
+  auto got = StreamFrom(RangeReply(0, 10, "0123456789"), 3, 10);
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ(*got, "3456789");
 }
 
 TEST_F(CraftedStreamTest, RangeReplyStartingElsewhereIsDataLossNotOtherBytes) {
-  // As many bytes as asked for, but those from 0, not from 3.
-  auto got = StreamFrom(RangeReply(0, 10, "0123456"), 3, 10);
+  // As many bytes as asked for, but those from 0, not from kFar.
+  auto got = StreamFrom(RangeReply(0, kFarSize, "0123456"), kFar, kFarSize);
   EXPECT_EQ(got.status().code(), absl::StatusCode::kDataLoss) << got.status();
   EXPECT_THAT(got.status().message(), HasSubstr("Content-Range"));
   EXPECT_THAT(got.status().message(), HasSubstr("b/k"));
 }
 
+TEST_F(CraftedStreamTest, NearTheStartARangeReplyNotFromByteZeroIsDataLoss) {
+  // The bytes from the offset itself, though the stream asked from 0.
+  auto got = StreamFrom(RangeReply(3, 10, "3456789"), 3, 10);
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kDataLoss) << got.status();
+  EXPECT_THAT(got.status().message(), HasSubstr("Content-Range"));
+}
+
 TEST_F(CraftedStreamTest, UnreadableContentRangeIsDataLoss) {
-  std::string reply = RangeReply(3, 10, "3456789");
-  reply.replace(reply.find("bytes 3-9/10"), 12, "bytes three-9");
+  std::string reply = RangeReply(0, 10, "0123456789");
+  reply.replace(reply.find("bytes 0-9/10"), 12, "bytes zero-9");
   auto got = StreamFrom(std::move(reply), 3, 10);
   EXPECT_EQ(got.status().code(), absl::StatusCode::kDataLoss) << got.status();
   EXPECT_THAT(got.status().message(), HasSubstr("Content-Range"));
 }
 
 TEST_F(CraftedStreamTest, ServerThatIgnoresRangeIsAnErrorNotTheObjectsFirstBytes) {
-  auto got = StreamFrom(Reply("200 OK", "0123456789"), 3, 10);
+  const std::string whole = peers::RandomBytes(kFarSize, 42);
+  auto got = StreamFrom(Reply("200 OK", whole), kFar, kFarSize);
   EXPECT_EQ(got.status().code(), absl::StatusCode::kUnimplemented) << got.status();
+}
+
+TEST_F(CraftedStreamTest, NearTheStartAServerThatIgnoresRangeServesTheStream) {
+  // Asked from byte 0, a whole object is what was asked for.
+  auto got = StreamFrom(Reply("200 OK", "0123456789"), 3, 10);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(*got, "3456789");
 }
 
 TEST_F(CraftedStreamTest, FileReadOfAServerThatIgnoresRangeFallsBackAndGetsTheRightBytes) {
   // Every request, the HEAD too, gets the whole object with a 200.
+  const std::string whole = peers::RandomBytes(kFarSize, 43);
+  CraftedHttpServer server({Reply("200 OK", whole)});
+  S3Config c = peers::S3PeerConfig(kPlainPort, /*stall_timeout=*/absl::Seconds(1));
+  c.endpoints = {server.endpoint()};
+  auto s3 = S3FileSystem::Create(rt_, c);
+  ASSERT_TRUE(s3.ok()) << s3.status();
+  auto f = (*s3)->OpenRead("b/k");
+  ASSERT_TRUE(f.ok()) << f.status();
+  std::string got;
+  for (size_t piece : {size_t{kFar}, size_t{4}, size_t{3}}) {  // the second read on would be streamed
+    std::string buf(piece, '\0');
+    auto n = (*f)->ReadAt(static_cast<int64_t>(got.size()), absl::MakeSpan(buf));
+    ASSERT_TRUE(n.ok()) << n.status();
+    ASSERT_EQ(*n, piece);
+    got += buf;
+  }
+  EXPECT_TRUE(got == whole);
+  EXPECT_TRUE((*f)->Close().ok());
+  // The stream was tried (its open-ended GET), then its read asked again.
+  EXPECT_THAT(server.heads(), Contains(HasSubstr(absl::StrCat("range: bytes=", kFar, "-\r\n"))));
+}
+
+TEST_F(CraftedStreamTest, FileReadNearTheStartOfAServerThatIgnoresRangeIsStreamedFromByteZero) {
   CraftedHttpServer server({Reply("200 OK", "0123456789")});
   S3Config c = peers::S3PeerConfig(kPlainPort, /*stall_timeout=*/absl::Seconds(1));
   c.endpoints = {server.endpoint()};
@@ -555,7 +605,7 @@ TEST_F(CraftedStreamTest, FileReadOfAServerThatIgnoresRangeFallsBackAndGetsTheRi
   auto f = (*s3)->OpenRead("b/k");
   ASSERT_TRUE(f.ok()) << f.status();
   std::string got;
-  for (size_t piece : {1, 4, 5}) {  // the second read on would be streamed
+  for (size_t piece : {1, 4, 5}) {  // the second read on is streamed
     std::string buf(piece, '\0');
     auto n = (*f)->ReadAt(static_cast<int64_t>(got.size()), absl::MakeSpan(buf));
     ASSERT_TRUE(n.ok()) << n.status();
@@ -564,37 +614,37 @@ TEST_F(CraftedStreamTest, FileReadOfAServerThatIgnoresRangeFallsBackAndGetsTheRi
   }
   EXPECT_EQ(got, "0123456789");
   EXPECT_TRUE((*f)->Close().ok());
-  // The stream was tried (its open-ended GET), then its read asked again.
-  EXPECT_THAT(server.heads(), Contains(HasSubstr("range: bytes=1-\r\n")));
+  EXPECT_THAT(server.heads(), Contains(HasSubstr("range: bytes=0-\r\n")));
 }
 
 TEST_F(CraftedStreamTest, ChunkedRangeReplyGetsEveryByte) {
-  auto got = StreamFrom(RangeReply(3, 10, "3456789", /*chunked=*/true), 3, 10);
+  // 3-byte chunks: "012" is dropped whole, "345" across the offset.
+  auto got = StreamFrom(RangeReply(0, 10, "0123456789", /*chunked=*/true), 4, 10);
   ASSERT_TRUE(got.ok()) << got.status();
-  EXPECT_EQ(*got, "3456789");
+  EXPECT_EQ(*got, "456789");
 }
 
 TEST_F(CraftedStreamTest, ChunkedRangeReplyEndingBeforeTheObjectsEndIsDataLoss) {
-  // A well-formed chunked body of 4 of the 7 bytes left.
-  auto got = StreamFrom(RangeReply(3, 10, "3456", /*chunked=*/true), 3, 10);
+  // A well-formed chunked body of the object's first 7 of 10 bytes.
+  auto got = StreamFrom(RangeReply(0, 10, "0123456", /*chunked=*/true), 3, 10);
   EXPECT_EQ(got.status().code(), absl::StatusCode::kDataLoss) << got.status();
-  EXPECT_THAT(got.status().message(), HasSubstr("after 4 of 7 bytes"));
+  EXPECT_THAT(got.status().message(), HasSubstr("ended at byte 7 of the object's 10"));
 }
 
 TEST_F(CraftedStreamTest, BodyCutBeforeItsContentLengthIsDataLossNotAShortRead) {
-  std::string reply = RangeReply(3, 10, "3456789");
-  reply.resize(reply.size() - 3);  // the connection closes after "3456"
+  std::string reply = RangeReply(0, 10, "0123456789");
+  reply.resize(reply.size() - 3);  // the connection closes after "0123456"
   auto got = StreamFrom(std::move(reply), 3, 10);
   EXPECT_EQ(got.status().code(), absl::StatusCode::kDataLoss) << got.status();
 }
 
 TEST_F(CraftedStreamTest, ReplyThatEndsWhileTheStreamIsPausedIsReadWhole) {
-  CraftedHttpServer server({RangeReply(3, 10, "3456789")});
+  CraftedHttpServer server({RangeReply(0, 10, "0123456789")});
   std::unique_ptr<S3ObjectStore> store = Store(server);
   ASSERT_NE(store, nullptr);
   S3ReadStream stream(*store, "b/k", "", 3, 10);
-  // No Read waits: the whole body comes, is held paused, and the server
-  // closes the connection.
+  // No Read waits: the whole body comes as one piece across the offset,
+  // is held paused (curl hands it over again), and the server closes.
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   auto got = ReadAll(stream, 4);
   ASSERT_TRUE(got.ok()) << got.status();
@@ -602,8 +652,8 @@ TEST_F(CraftedStreamTest, ReplyThatEndsWhileTheStreamIsPausedIsReadWhole) {
 }
 
 TEST_F(CraftedStreamTest, ServerThatStallsMidBodyFailsAfterTheStallTimeoutNotAHang) {
-  std::string reply = RangeReply(3, 10, "3456789");
-  reply.resize(reply.size() - 3);  // "3456", then nothing, the connection open
+  std::string reply = RangeReply(0, 10, "0123456789");
+  reply.resize(reply.size() - 3);  // "0123456", then nothing, the connection open
   CraftedHttpServer server({std::move(reply)}, /*close_after_reply=*/false);
   std::unique_ptr<S3ObjectStore> store = Store(server);
   ASSERT_NE(store, nullptr);

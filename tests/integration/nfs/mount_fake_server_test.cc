@@ -149,6 +149,18 @@ std::vector<std::string> Connects(FakeMountServer& server, const std::string& pa
   return server.mounted();
 }
 
+// A client of `path` on `server` rooted at the export (`options` with
+// root_at_export set); null after a failure.
+std::unique_ptr<NfsClient> ConnectAtExport(Runtime& runtime, FakeMountServer& server,
+                                           const std::string& path,
+                                           NfsClientOptions options = {}) {
+  options.root_at_export = true;
+  absl::StatusOr<std::unique_ptr<NfsClient>> client =
+      NfsClient::Connect(runtime, server.Url(path), options);
+  EXPECT_TRUE(client.ok()) << path << ": " << client.status();
+  return client.ok() ? *std::move(client) : nullptr;
+}
+
 TEST(NfsMountTest, AnExportOneLevelDeepIsMountedOnce) {
   FakeMountServer server({"/other", "/export"});
   EXPECT_THAT(Connects(server, "/export"), ElementsAre("/export"));
@@ -191,11 +203,7 @@ TEST(NfsMountTest, RootedAtTheExportAURLOfTheRootOrATopFileMountsNothingDeeper) 
   for (const std::string path : {"/", "/file"}) {
     FakeMountServer server({"/"});
     Runtime runtime;
-    NfsClientOptions options;
-    options.root_at_export = true;
-    absl::StatusOr<std::unique_ptr<NfsClient>> client =
-        NfsClient::Connect(runtime, server.Url(path), options);
-    ASSERT_TRUE(client.ok()) << path << ": " << client.status();
+    ASSERT_NE(ConnectAtExport(runtime, server, path), nullptr);
     EXPECT_THAT(server.mounted(), ::testing::Each(::testing::AnyOf("/", "/file"))) << path;
     // The top file is looked up with the connect (LookupPath takes it).
     EXPECT_EQ(server.looked_up(),
@@ -206,11 +214,7 @@ TEST(NfsMountTest, RootedAtTheExportAURLOfTheRootOrATopFileMountsNothingDeeper) 
 TEST(NfsMountTest, RootedAtTheExportAPathWhoseDirectoryIsUnknownIsNotLookedUpAhead) {
   FakeMountServer server({"/export"}, /*refused=*/{"/export/a/b"});
   Runtime runtime;
-  NfsClientOptions options;
-  options.root_at_export = true;
-  absl::StatusOr<std::unique_ptr<NfsClient>> client =
-      NfsClient::Connect(runtime, server.Url("/export/a/b/file"), options);
-  ASSERT_TRUE(client.ok()) << client.status();
+  ASSERT_NE(ConnectAtExport(runtime, server, "/export/a/b/file"), nullptr);
   EXPECT_THAT(server.looked_up(), ::testing::IsEmpty());  // "a" and "b" are LookupPath's
 }
 
@@ -218,11 +222,8 @@ TEST(NfsMountTest, RootedAtTheExportWithoutADirectoryCacheNothingIsLookedUpAhead
   FakeMountServer server({"/export"});
   Runtime runtime;
   NfsClientOptions options;
-  options.root_at_export = true;
   options.directory_handle_time = absl::ZeroDuration();  // every LOOKUP made when asked
-  absl::StatusOr<std::unique_ptr<NfsClient>> client =
-      NfsClient::Connect(runtime, server.Url("/export/file"), options);
-  ASSERT_TRUE(client.ok()) << client.status();
+  ASSERT_NE(ConnectAtExport(runtime, server, "/export/file", options), nullptr);
   EXPECT_THAT(server.looked_up(), ::testing::IsEmpty());
 }
 
@@ -238,18 +239,15 @@ TEST(NfsMountTest, APathBelowTheExportTheServerNeverAnswersIsLookedUpAfterAShort
 TEST(NfsMountTest, RootedAtTheExportTheURLsDirectoryIsMountedForTheDirectoryCache) {
   FakeMountServer server({"/export"});
   Runtime runtime;
-  NfsClientOptions options;
-  options.root_at_export = true;
-  absl::StatusOr<std::unique_ptr<NfsClient>> client =
-      NfsClient::Connect(runtime, server.Url("/export/a/b/file"), options);
-  ASSERT_TRUE(client.ok()) << client.status();
+  std::unique_ptr<NfsClient> client = ConnectAtExport(runtime, server, "/export/a/b/file");
+  ASSERT_NE(client, nullptr);
   EXPECT_THAT(server.mounted(), ElementsAre("/export", "/export/a/b"));
   EXPECT_THAT(server.root_handles(), ::testing::Each("d:/export"));
 
-  absl::StatusOr<NfsObject> dir = (*client)->LookupDirectory("a/b");
+  absl::StatusOr<NfsObject> dir = client->LookupDirectory("a/b");
   ASSERT_TRUE(dir.ok()) << dir.status();
   EXPECT_EQ(dir->handle, FileHandle("d:/export/a/b"));
-  absl::StatusOr<NfsObject> below = (*client)->LookupPath("a/b/c");
+  absl::StatusOr<NfsObject> below = client->LookupPath("a/b/c");
   ASSERT_TRUE(below.ok()) << below.status();
   // "file" went with the connect (the URL's own path, asked ahead); "a" and
   // "b" were never asked for.

@@ -24,9 +24,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "ferry/base/status_macros.h"
 #include "ferry/base/strings.h"
 #include "ferry/rpc/framing.h"
 #include "ferry/runtime/runtime.h"
@@ -507,6 +509,26 @@ class CraftedStreamTest : public CraftedReplyTest {
       if (*n < piece) return out;
     }
   }
+  // Object "b/k" read through an S3 filesystem whose endpoint is
+  // `server`, in reads of `pieces` bytes from 0 on (each must be whole):
+  // the bytes, or the first error.
+  absl::StatusOr<std::string> FileReadThrough(const CraftedHttpServer& server,
+                                              std::initializer_list<size_t> pieces) {
+    S3Config c = peers::S3PeerConfig(kPlainPort, /*stall_timeout=*/absl::Seconds(1));
+    c.endpoints = {server.endpoint()};
+    FERRY_ASSIGN_OR_RETURN(std::shared_ptr<S3FileSystem> s3, S3FileSystem::Create(rt_, c));
+    FERRY_ASSIGN_OR_RETURN(std::unique_ptr<fs::File> f, s3->OpenRead("b/k"));
+    std::string got;
+    for (size_t piece : pieces) {
+      std::string buf(piece, '\0');
+      FERRY_ASSIGN_OR_RETURN(size_t n,
+                             f->ReadAt(static_cast<int64_t>(got.size()), absl::MakeSpan(buf)));
+      if (n != piece) return absl::InternalError(absl::StrCat("read ", n, " of ", piece, " bytes"));
+      got += buf;
+    }
+    FERRY_RETURN_IF_ERROR(f->Close());
+    return got;
+  }
   // The bytes from `offset` on of the `size`-byte object "b/k", streamed
   // from a server that answers with `reply`.
   absl::StatusOr<std::string> StreamFrom(std::string reply, int64_t offset, int64_t size) {
@@ -576,44 +598,19 @@ TEST_F(CraftedStreamTest, FileReadOfAServerThatIgnoresRangeFallsBackAndGetsTheRi
   // Every request, the HEAD too, gets the whole object with a 200.
   const std::string whole = peers::RandomBytes(kFarSize, 43);
   CraftedHttpServer server({Reply("200 OK", whole)});
-  S3Config c = peers::S3PeerConfig(kPlainPort, /*stall_timeout=*/absl::Seconds(1));
-  c.endpoints = {server.endpoint()};
-  auto s3 = S3FileSystem::Create(rt_, c);
-  ASSERT_TRUE(s3.ok()) << s3.status();
-  auto f = (*s3)->OpenRead("b/k");
-  ASSERT_TRUE(f.ok()) << f.status();
-  std::string got;
-  for (size_t piece : {size_t{kFar}, size_t{4}, size_t{3}}) {  // the second read on would be streamed
-    std::string buf(piece, '\0');
-    auto n = (*f)->ReadAt(static_cast<int64_t>(got.size()), absl::MakeSpan(buf));
-    ASSERT_TRUE(n.ok()) << n.status();
-    ASSERT_EQ(*n, piece);
-    got += buf;
-  }
-  EXPECT_TRUE(got == whole);
-  EXPECT_TRUE((*f)->Close().ok());
+  // The second read on would be streamed.
+  auto got = FileReadThrough(server, {size_t{kFar}, 4, 3});
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_TRUE(*got == whole);
   // The stream was tried (its open-ended GET), then its read asked again.
   EXPECT_THAT(server.heads(), Contains(HasSubstr(absl::StrCat("range: bytes=", kFar, "-\r\n"))));
 }
 
 TEST_F(CraftedStreamTest, FileReadNearTheStartOfAServerThatIgnoresRangeIsStreamedFromByteZero) {
   CraftedHttpServer server({Reply("200 OK", "0123456789")});
-  S3Config c = peers::S3PeerConfig(kPlainPort, /*stall_timeout=*/absl::Seconds(1));
-  c.endpoints = {server.endpoint()};
-  auto s3 = S3FileSystem::Create(rt_, c);
-  ASSERT_TRUE(s3.ok()) << s3.status();
-  auto f = (*s3)->OpenRead("b/k");
-  ASSERT_TRUE(f.ok()) << f.status();
-  std::string got;
-  for (size_t piece : {1, 4, 5}) {  // the second read on is streamed
-    std::string buf(piece, '\0');
-    auto n = (*f)->ReadAt(static_cast<int64_t>(got.size()), absl::MakeSpan(buf));
-    ASSERT_TRUE(n.ok()) << n.status();
-    ASSERT_EQ(*n, piece);
-    got += buf;
-  }
-  EXPECT_EQ(got, "0123456789");
-  EXPECT_TRUE((*f)->Close().ok());
+  auto got = FileReadThrough(server, {1, 4, 5});  // the second read on is streamed
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(*got, "0123456789");
   EXPECT_THAT(server.heads(), Contains(HasSubstr("range: bytes=0-\r\n")));
 }
 

@@ -13,6 +13,11 @@
 #   BENCH_ARGS="..."        extra ferry-bench flags (after the set's own)
 #   BENCH_REPORT_ONLY=1     only regenerate the page and plots from the records
 #   FERRY_BUILD_DIR=build/release   its ferry-cp and ferry-walk
+#   BENCH_WORK_BASE=/dev/shm  where the peers' data and the local files go:
+#                           tmpfs, as nfs-copy and s3-trees, so that the VM
+#                           disk's write-back and inode allocation do not land
+#                           on whichever tool runs next (/tmp if /dev/shm is
+#                           not writable)
 # About 10 minutes here (5 runs a point). Ends with one line `RESULT {json}`.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -24,7 +29,9 @@ report() {  # the page section and plots, from the records alone
     --image-prefix=bench/ --title="" --splice-into="$DOCS/benchmarks.md"
 }
 
-WORK=$(mktemp -d /tmp/ferry-bench-all.XXXXXX)
+base=${BENCH_WORK_BASE:-/dev/shm}
+[ -w "$base" ] || base=/tmp
+WORK=$(mktemp -d "$base/ferry-bench-all.XXXXXX")
 if [ -n "${BENCH_REPORT_ONLY:-}" ]; then
   trap 'rm -rf "$WORK"' EXIT
   report

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <barrier>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
@@ -309,6 +310,43 @@ TEST_F(NfsCopyErrorsTest, NfsFileReadInChunksByManyThreadsAtOnceAsksForEachChunk
   EXPECT_EQ(failures.load(), 0);
   EXPECT_TRUE(got == data);
   EXPECT_LE(client_->metrics().calls_started - calls_before, chunks + 4);
+}
+
+TEST_F(NfsCopyErrorsTest, NfsFileWhoseReadsOverlappedOnceIsNotReadAheadAnyMore) {
+  // Two threads read it at once, as an engine's workers would; then one
+  // reader goes through it in order in small pieces. The file has had
+  // readers at once: each of those pieces is one READ, not a window's.
+  const size_t piece = 64 << 10;
+  const std::string data = WriteRandomFile(Exported("overlapped.bin"), 8 << 20);
+  absl::StatusOr<std::shared_ptr<NfsFile>> f = NfsFile::Open(*client_, "overlapped.bin");
+  ASSERT_TRUE(f.ok()) << f.status();
+  std::barrier start(2);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 2; ++t) {
+    readers.emplace_back([&, t] {
+      std::string buf(piece, '\0');
+      start.arrive_and_wait();
+      for (size_t i = 0; i < 16; ++i) {  // each its own megabyte, in order
+        const int64_t at = static_cast<int64_t>(t * (2 << 20) + i * piece);
+        absl::StatusOr<size_t> n = (*f)->ReadAt(at, absl::MakeSpan(buf));
+        if (!n.ok() || *n != piece || buf != data.substr(at, piece)) failures.fetch_add(1);
+      }
+    });
+  }
+  for (std::thread& r : readers) r.join();
+  ASSERT_EQ(failures.load(), 0);
+  const uint64_t calls_before = client_->metrics().calls_started;
+  std::string buf(piece, '\0');
+  const size_t pieces = 32;  // the file's last 2 MiB
+  for (size_t i = 0; i < pieces; ++i) {
+    const int64_t at = static_cast<int64_t>((6 << 20) + i * piece);
+    absl::StatusOr<size_t> n = (*f)->ReadAt(at, absl::MakeSpan(buf));
+    ASSERT_TRUE(n.ok()) << n.status();
+    ASSERT_EQ(*n, piece);
+    ASSERT_TRUE(buf == data.substr(at, piece)) << "at " << at;
+  }
+  EXPECT_EQ(client_->metrics().calls_started - calls_before, pieces);
 }
 
 TEST_F(NfsCopyErrorsTest, NfsFileReadsIntoADescriptorAtItsOffsetAndStopsAtTheEnd) {

@@ -153,8 +153,8 @@ constexpr absl::Duration kDeepMountGrace = absl::Milliseconds(50);
 // shorter directory_handle_time shortens it (zero: nothing is sent ahead).
 constexpr absl::Duration kFirstLookupLife = absl::Seconds(1);
 
-// The directory `path` lies in ("/a/b" for "/a/b/c"), or "" for a path of
-// one component or none.
+// The directory `path` lies in ("/a/b" for "/a/b/c", "a/b" for "a/b/c"),
+// or "" for a path of one component or none.
 std::string ParentDirectory(std::string_view path) {
   const size_t slash = path.rfind('/');
   return slash == std::string_view::npos || slash == 0 ? "" : std::string(path.substr(0, slash));
@@ -700,8 +700,7 @@ std::optional<NfsClient::Impl::FirstLookup> NfsClient::Impl::SendFirstLookup(
   }
   const std::string relative = absl::StrJoin(components, "/");
   const std::string_view name = ToStd(components.back());
-  const std::string parent =
-      components.size() == 1 ? "" : relative.substr(0, relative.size() - name.size() - 1);
+  const std::string parent = ParentDirectory(relative);
   // Its directory: the root, or the one the deep MNT put in the cache.
   // Directories further up would take LOOKUPs in series: LookupPath's work.
   FileHandle dir = root_handle;

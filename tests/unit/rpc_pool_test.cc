@@ -142,16 +142,22 @@ class RpcPoolTest : public ::testing::Test {
     ASSERT_TRUE(std::move(first).Get().ok());
   }
 
-  // Three calls held by server_ on a lazy pool's one open connection: the
-  // third opens the next connection.
+  // Calls held by server_ on a lazy pool's one open connection: the last
+  // opens the next connection.
+  static constexpr int kCallsOpeningTheNextConnection = 4;
   void CallsOpeningTheNextConnection(RpcPool& pool) {
-    for (int i = 0; i < 3; ++i) pool.CallAsync(Req(absl::StrCat(i)), results_.For(i));
+    for (int i = 0; i < kCallsOpeningTheNextConnection; ++i) {
+      pool.CallAsync(Req(absl::StrCat(i)), results_.For(i));
+    }
   }
+  // After AnswerOneCall's call.
   void AnswerTheCallsOpeningTheNextConnection() {
-    ASSERT_TRUE(log_.WaitForTotal(4));
+    ASSERT_TRUE(log_.WaitForTotal(1 + kCallsOpeningTheNextConnection));
     for (auto& e : log_.Take()) e.conn->Send(e.record);
-    ASSERT_TRUE(results_.WaitFor(3));
-    for (int i = 0; i < 3; ++i) EXPECT_EQ(Payload(*results_.Get(i)), absl::StrCat(i));
+    ASSERT_TRUE(results_.WaitFor(kCallsOpeningTheNextConnection));
+    for (int i = 0; i < kCallsOpeningTheNextConnection; ++i) {
+      EXPECT_EQ(Payload(*results_.Get(i)), absl::StrCat(i));
+    }
   }
 
   Results results_;  // outlives the tests' pools, whose destructors may complete calls
@@ -270,17 +276,16 @@ TEST_F(RpcPoolTest, PoolOpensItsSecondConnectionOnlyWhenCallsQueue) {
   ASSERT_TRUE(results_.WaitFor(2));
 }
 
-TEST_F(RpcPoolTest, PoolOpensAnotherConnectionOnceEveryOpenOneHasMoreThanTwoCallsInFlight) {
+TEST_F(RpcPoolTest, PoolOpensAnotherConnectionOnceEveryOpenOneHasMoreThanThreeCallsInFlight) {
   auto pool = MakePool(rt_, LazyOptions(server_.port(), 2), /*wait_ready=*/false);
-  pool->CallAsync(Req("a"), results_.For(0));
-  pool->CallAsync(Req("b"), results_.For(1));
-  ASSERT_TRUE(log_.WaitForTotal(2));
-  EXPECT_EQ(ConnectionStates(*pool)[1], "idle");
-  pool->CallAsync(Req("c"), results_.For(2));
-  EXPECT_TRUE(WaitUntil([&] { return server_.accepted() == 2; }));
+  for (int i = 0; i < 3; ++i) pool->CallAsync(Req(std::string(1, 'a' + i)), results_.For(i));
   ASSERT_TRUE(log_.WaitForTotal(3));
+  EXPECT_EQ(ConnectionStates(*pool)[1], "idle");
+  pool->CallAsync(Req("d"), results_.For(3));
+  EXPECT_TRUE(WaitUntil([&] { return server_.accepted() == 2; }));
+  ASSERT_TRUE(log_.WaitForTotal(4));
   for (auto& e : log_.Take()) e.conn->Send(e.record);
-  ASSERT_TRUE(results_.WaitFor(3));
+  ASSERT_TRUE(results_.WaitFor(4));
 }
 
 TEST_F(RpcPoolTest, WaitUntilReadyOpensTheIdleConnectionsItWaitsFor) {
@@ -375,12 +380,12 @@ TEST_F(RpcPoolTest, LazyConnectionStalledInItsHandshakeIsClosedAtTheConnectTimeo
   RpcPoolMetrics m = pool->metrics();
   EXPECT_GE(m.connections[1].failures, 1u);
   EXPECT_EQ(m.connections[0].state, "ready");
-  EXPECT_EQ(m.connections[0].in_flight, 3u);
+  EXPECT_EQ(m.connections[0].in_flight, static_cast<uint64_t>(kCallsOpeningTheNextConnection));
   // The calls on the open connection are answered meanwhile.
   for (auto& e : log_.Take()) {
     if (e.record != "HELLO") e.conn->Send(e.record);
   }
-  EXPECT_TRUE(results_.WaitFor(3));
+  EXPECT_TRUE(results_.WaitFor(kCallsOpeningTheNextConnection));
 }
 
 TEST_F(RpcPoolTest, DestroyingThePoolWhileALazyConnectionHandshakesIsClean) {
@@ -391,8 +396,10 @@ TEST_F(RpcPoolTest, DestroyingThePoolWhileALazyConnectionHandshakesIsClean) {
   CallsOpeningTheNextConnection(*pool);
   ASSERT_TRUE(WaitUntil([&] { return ConnectionStates(*pool)[1] == "handshaking"; }));
   pool.reset();
-  ASSERT_EQ(results_.size(), 3u);
-  for (int i = 0; i < 3; ++i) EXPECT_EQ(results_.Get(i).status().code(), absl::StatusCode::kCancelled);
+  ASSERT_EQ(results_.size(), static_cast<size_t>(kCallsOpeningTheNextConnection));
+  for (int i = 0; i < kCallsOpeningTheNextConnection; ++i) {
+    EXPECT_EQ(results_.Get(i).status().code(), absl::StatusCode::kCancelled);
+  }
 }
 
 TEST_F(RpcPoolTest, DestroyingThePoolJustAsItOpensLazyConnectionsIsClean) {

@@ -1069,6 +1069,30 @@ absl::Status NfsClient::Rename(const FileHandle& from_dir, std::string_view from
       absl::StrCat(ToAbsl(from_path), " -> ", impl_->Display(to_path)));
 }
 
+NfsClient::SetAttrAndRenameResult NfsClient::SetAttrAndRename(
+    const FileHandle& fh, const Sattr3& attrs, std::string_view path, const FileHandle& from_dir,
+    std::string_view from_name, const FileHandle& to_dir, std::string_view to_name,
+    std::string_view to_path) {
+  const auto done = [](const auto&) { return NfsDone{}; };
+  Promise<NfsDone> set_attr;
+  Promise<NfsDone> rename;
+  Future<NfsDone> set_attr_done = set_attr.GetFuture();
+  Future<NfsDone> rename_done = rename.GetFuture();
+  impl_->Call<NfsDone>(kSetAttrCall, {.object = fh, .attrs = attrs}, std::string(path), done,
+                       [p = std::move(set_attr)](absl::StatusOr<NfsDone> r) mutable {
+                         p.Set(std::move(r));
+                       });
+  impl_->Call<NfsDone>(
+      kRenameCall,
+      {.from = {.dir = from_dir, .name = from_name}, .to = {.dir = to_dir, .name = to_name}},
+      absl::StrCat(ToAbsl(path), " -> ", impl_->Display(to_path)), done,
+      [p = std::move(rename)](absl::StatusOr<NfsDone> r) mutable { p.Set(std::move(r)); });
+  SetAttrAndRenameResult result;
+  result.set_attr = std::move(set_attr_done).Get().status();
+  result.rename = std::move(rename_done).Get().status();
+  return result;
+}
+
 absl::StatusOr<FsInfo> NfsClient::FsInfoOf(const FileHandle& fh, std::string_view path) {
   return impl_->CallBlocking<FsInfo>(kFsInfoCall, {.object = fh}, std::string(path),
                                      [](FsInfoResult r) { return r.fsinfo; });

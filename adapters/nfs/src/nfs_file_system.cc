@@ -271,18 +271,47 @@ absl::StatusOr<UploadTemp> CreateUploadTemp(NfsClient& client, const UploadTarge
   return Annotate(last, why);
 }
 
-// RENAMEs the temporary over the target (atomic on the server: readers see
-// the old file or the new one). RENAME is never resent, so when its reply
-// is lost the target is LOOKUPed: holding the temporary's handle, the
-// rename was done.
-absl::Status RenameOverTarget(NfsClient& client, const UploadTarget& target,
-                              const UploadTemp& temp) {
-  absl::Status s = client.Rename(target.dir, temp.name, target.dir, target.name,
-                                 client.DisplayPath(temp.path), target.path);
-  if (s.ok() || GetNfs3Status(s)) return s;
+// The RENAME of the temporary over the target ended `renamed`. RENAME is
+// never resent, so when its reply is lost the target is LOOKUPed: holding
+// the temporary's handle, the rename was done.
+absl::Status ConfirmRename(NfsClient& client, const UploadTarget& target, const UploadTemp& temp,
+                           absl::Status renamed) {
+  if (renamed.ok() || GetNfs3Status(renamed)) return renamed;
   absl::StatusOr<NfsObject> now = client.Lookup(target.dir, target.name, target.path);
   if (now.ok() && now->handle == temp.object.handle) return absl::OkStatus();
-  return s;
+  return renamed;
+}
+
+// RENAMEs the temporary over the target (atomic on the server: readers see
+// the old file or the new one).
+absl::Status RenameOverTarget(NfsClient& client, const UploadTarget& target,
+                              const UploadTemp& temp) {
+  return ConfirmRename(
+      client, target, temp,
+      client.Rename(target.dir, temp.name, target.dir, target.name, temp.path, target.path));
+}
+
+// Sets the temporary's mtime and RENAMEs it over the target in one round
+// trip (RENAME keeps the time, so their order does not matter). When only
+// the SETATTR failed, the file is in place with the server's time: the
+// SETATTR is tried once more on its handle, and failing again is an error
+// saying the bytes were published. `published` tells whether they were.
+absl::Status SetTimeAndRenameOverTarget(NfsClient& client, const UploadTarget& target,
+                                        const UploadTemp& temp, const Sattr3& time,
+                                        bool* published) {
+  NfsClient::SetAttrAndRenameResult r = client.SetAttrAndRename(
+      temp.object.handle, time, temp.path, target.dir, temp.name, target.dir, target.name,
+      target.path);
+  FERRY_RETURN_IF_ERROR(ConfirmRename(client, target, temp, std::move(r.rename)));
+  *published = true;
+  if (r.set_attr.ok()) return absl::OkStatus();
+  absl::Status again = client.SetAttr(temp.object.handle, time, target.path);
+  if (again.ok()) return again;
+  return absl::Status(again.code(),
+                      absl::StrCat(target.context,
+                                   ": its bytes are in place, but its modification time is the "
+                                   "server's (a sync will copy it again): ",
+                                   again.message()));
 }
 
 class NfsReadFile final : public fs::File {
@@ -345,10 +374,12 @@ class NfsWriteFile final : public fs::File {
     }
     FERRY_RETURN_IF_ERROR(s);
     if (mtime_ != absl::InfinitePast()) {
-      // After the last write (a WRITE sets the time again), before the
-      // rename (which keeps it).
-      FERRY_RETURN_IF_ERROR(
-          client_.SetAttr(temp_.object.handle, {.mtime = NfsTimeOf(mtime_)}, temp_.path));
+      // After the last write (a WRITE sets the time again).
+      bool published = false;
+      absl::Status set = SetTimeAndRenameOverTarget(client_, target_, temp_,
+                                                    {.mtime = NfsTimeOf(mtime_)}, &published);
+      published_ = published;
+      return set;
     }
     FERRY_RETURN_IF_ERROR(RenameOverTarget(client_, target_, temp_));
     published_ = true;

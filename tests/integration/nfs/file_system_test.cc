@@ -338,6 +338,21 @@ TEST_F(NfsWriteCallsTest, AWriteToldOfTheFileItReplacesKeepsItsPermissionBitsWit
   EXPECT_EQ(st.st_mode & 0777, 0600u);
 }
 
+TEST_F(NfsWriteCallsTest, AWriteGivenAnMtimeSetsItAndRenamesAtCloseWithTheFileInPlace) {
+  const absl::Time mtime = absl::FromUnixSeconds(1'600'000'000);
+  absl::StatusOr<std::unique_ptr<fs::File>> f =
+      fs_->OpenWrite("timed.bin", {.size = 5, .mtime = mtime, .target = fs::PathSeen::Missing()});
+  ASSERT_TRUE(f.ok()) << f.status();
+  ASSERT_TRUE((*f)->WriteAt(0, absl::MakeConstSpan("hello", 5)).ok());
+  const uint64_t before = Calls();
+  ASSERT_TRUE((*f)->Close().ok());
+  EXPECT_EQ(Calls() - before, 2u);  // SETATTR and RENAME, sent together
+  struct stat st{};
+  ASSERT_EQ(::stat(Exported("timed.bin").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mtime, absl::ToUnixSeconds(mtime));
+  EXPECT_EQ(st.st_size, 5);
+}
+
 TEST_F(NfsWriteCallsTest, CreateDirOfADirectoryAPathJustPassedThroughAsksNothing) {
   ASSERT_TRUE(fs_->CreateDir("d", false).ok());
   Put("d/f", "x");

@@ -264,6 +264,19 @@ class NfsClient {
   absl::Status Rename(const FileHandle& from_dir, std::string_view from_name,
                       const FileHandle& to_dir, std::string_view to_name,
                       std::string_view from_path, std::string_view to_path);
+  // SETATTR of `fh` (`path`) and a RENAME, sent together: one round trip
+  // where SetAttr then Rename take two. The server may carry them out in
+  // either order, so only for a rename that leaves `fh`'s attributes as
+  // they are, e.g. a written file's time set and the file renamed into
+  // place (RENAME keeps a file's mtime). Each call's own status.
+  struct SetAttrAndRenameResult {
+    absl::Status set_attr;
+    absl::Status rename;
+  };
+  SetAttrAndRenameResult SetAttrAndRename(const FileHandle& fh, const Sattr3& attrs,
+                                          std::string_view path, const FileHandle& from_dir,
+                                          std::string_view from_name, const FileHandle& to_dir,
+                                          std::string_view to_name, std::string_view to_path);
   absl::StatusOr<FsInfo> FsInfoOf(const FileHandle& fh, std::string_view path);
   absl::StatusOr<FsStat> FsStatOf(const FileHandle& fh, std::string_view path);
 

@@ -1,0 +1,297 @@
+// How a written file is published: NfsClient::SetAttrAndRename and the
+// NFS writer's Close, against an in-process fake NFSv3 server (no real
+// peer): a server that answers a SETATTR only once the RENAME is in, or
+// fails a SETATTR, cannot be made of ganesha on demand.
+//
+// The fake mounts as every fake does (fake_nfs_answers.h), CREATEs any
+// name as the file handle "f:<name>", takes every WRITE whole (FILE_SYNC),
+// answers SETATTR with the statuses it is given in turn (then OK), and
+// RENAME and REMOVE with OK. Told to pair them, it holds the first of a
+// SETATTR and a RENAME until the other has come: a client that waits for
+// one before sending the other gets no answer.
+#include <deque>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "ferry/base/mutex.h"
+#include "ferry/fs/file_system.h"
+#include "ferry/nfs/nfs3_xdr.h"
+#include "ferry/nfs/nfs_client.h"
+#include "ferry/nfs/nfs_file_system.h"
+#include "ferry/rpc/framing.h"
+#include "ferry/rpc/onc_rpc.h"
+#include "ferry/rpc/xdr.h"
+#include "ferry/runtime/runtime.h"
+#include "fake_nfs_answers.h"
+#include "testing/test_tcp_server.h"
+
+namespace ferry::nfs {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ferry::testing::TestTcpServer;
+
+// Thread-safety: the handler runs on the TestTcpServer's thread; the
+// records are read by the test under mu_.
+class FakePublishServer {
+ public:
+  // `pair`: hold the first of a SETATTR and a RENAME until the other comes.
+  // `set_attr_statuses`: the statuses of the first SETATTRs, in turn.
+  FakePublishServer(bool pair, std::vector<Nfs3Status> set_attr_statuses = {})
+      : pair_(pair),
+        set_attr_statuses_(set_attr_statuses.begin(), set_attr_statuses.end()),
+        server_(NewRecordMarkingFraming({}),
+                [this](const TestTcpServer::ConnPtr& conn, std::string record) {
+                  Answer(conn, record);
+                }) {}
+
+  std::string Url() const {
+    return absl::StrCat("nfs://127.0.0.1/export?nfsport=", server_.port(),
+                        "&mountport=", server_.port());
+  }
+  // "SETATTR <handle>", "RENAME <from> <to>", "REMOVE <name>", in the
+  // order they came.
+  std::vector<std::string> calls() const {
+    MutexLock l(&mu_);
+    return calls_;
+  }
+
+ private:
+  void Answer(const TestTcpServer::ConnPtr& conn, std::string_view record) {
+    absl::StatusOr<RpcCall> call = DecodeCall(record);
+    if (!call.ok()) return;
+    std::string out = fake_nfs::SuccessHeader(call->xid);
+    XdrEncoder e(&out);
+    XdrDecoder args(call->args, "args");
+    if (call->prog == kMountProgram) {
+      fake_nfs::AppendMountResults(*call, &out);
+      conn->Send(std::move(out));
+      return;
+    }
+    const std::string handle(args.ReadOpaque("fh").value_or(""));
+    switch (static_cast<Nfs3Proc>(call->proc)) {
+      case Nfs3Proc::kFsInfo:
+        fake_nfs::AppendFsInfoResults(&out);
+        break;
+      case Nfs3Proc::kCreate: {
+        const std::string name(args.ReadString("name").value_or(""));
+        e.WriteUint32(static_cast<uint32_t>(Nfs3Status::kOk));
+        e.WriteBool(true);
+        e.WriteOpaque("f:" + name);
+        e.WriteBool(true);
+        Fattr3 a;
+        a.type = FileType::kRegular;
+        a.mode = 0644;
+        a.nlink = 1;
+        EncodeFattr3(a, &out);
+        WriteNoWcc(e);
+        break;
+      }
+      case Nfs3Proc::kWrite: {
+        (void)args.ReadUint64("offset");
+        const uint32_t count = args.ReadUint32("count").value_or(0);
+        e.WriteUint32(static_cast<uint32_t>(Nfs3Status::kOk));
+        WriteNoWcc(e);
+        e.WriteUint32(count);
+        e.WriteUint32(static_cast<uint32_t>(StableHow::kFileSync));
+        e.WriteUint64(0);  // verifier
+        break;
+      }
+      case Nfs3Proc::kSetAttr: {
+        Nfs3Status status = Nfs3Status::kOk;
+        {
+          MutexLock l(&mu_);
+          calls_.push_back("SETATTR " + handle);
+          if (!set_attr_statuses_.empty()) {
+            status = set_attr_statuses_.front();
+            set_attr_statuses_.pop_front();
+          }
+        }
+        e.WriteUint32(static_cast<uint32_t>(status));
+        WriteNoWcc(e);
+        SendPaired(conn, std::move(out));
+        return;
+      }
+      case Nfs3Proc::kRename: {
+        const std::string from(args.ReadString("from").value_or(""));
+        (void)args.ReadOpaque("to_dir");
+        const std::string to(args.ReadString("to").value_or(""));
+        {
+          MutexLock l(&mu_);
+          calls_.push_back(absl::StrCat("RENAME ", from, " ", to));
+        }
+        e.WriteUint32(static_cast<uint32_t>(Nfs3Status::kOk));
+        WriteNoWcc(e);
+        WriteNoWcc(e);
+        SendPaired(conn, std::move(out));
+        return;
+      }
+      case Nfs3Proc::kRemove: {
+        const std::string name(args.ReadString("name").value_or(""));
+        {
+          MutexLock l(&mu_);
+          calls_.push_back("REMOVE " + name);
+        }
+        e.WriteUint32(static_cast<uint32_t>(Nfs3Status::kOk));
+        WriteNoWcc(e);
+        break;
+      }
+      default:  // GETATTR (the root, at connect)
+        fake_nfs::AppendDirectoryGetAttrResults(1, &out);
+        break;
+    }
+    conn->Send(std::move(out));
+  }
+
+  // wcc_data with neither side's attributes.
+  static void WriteNoWcc(XdrEncoder& e) {
+    e.WriteBool(false);
+    e.WriteBool(false);
+  }
+
+  // Sends a SETATTR's or a RENAME's answer; paired, the first waits for
+  // the second, and both go then.
+  void SendPaired(const TestTcpServer::ConnPtr& conn, std::string answer) {
+    if (!pair_) {
+      conn->Send(std::move(answer));
+      return;
+    }
+    std::string first;
+    {
+      MutexLock l(&mu_);
+      if (held_.empty()) {
+        held_ = std::move(answer);
+        return;
+      }
+      first = std::exchange(held_, std::string());
+    }
+    conn->Send(std::move(first));
+    conn->Send(std::move(answer));
+  }
+
+  const bool pair_;
+  mutable Mutex mu_;
+  std::deque<Nfs3Status> set_attr_statuses_ ABSL_GUARDED_BY(mu_);
+  std::string held_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> calls_ ABSL_GUARDED_BY(mu_);
+  TestTcpServer server_;  // last: its thread stops before the records go
+};
+
+class NfsPublishTest : public ::testing::Test {
+ protected:
+  // A client of `server`'s export. A call unanswered for 5 s fails: a
+  // paired fake never answers a client that sends one call at a time.
+  std::unique_ptr<NfsClient> Connect(FakePublishServer& server) {
+    NfsClientOptions o;
+    o.timeouts.call = absl::Seconds(5);
+    o.timeouts.retry_window = absl::ZeroDuration();
+    absl::StatusOr<std::unique_ptr<NfsClient>> client =
+        NfsClient::Connect(runtime_, server.Url(), o);
+    EXPECT_TRUE(client.ok()) << client.status();
+    return client.ok() ? *std::move(client) : nullptr;
+  }
+
+  // "t.bin" written through `fs` with a modification time, up to Close's
+  // status; the writer is left in `writer`.
+  absl::Status WriteTimed(fs::FileSystem& fs, std::unique_ptr<fs::File>* writer) {
+    absl::StatusOr<std::unique_ptr<fs::File>> f = fs.OpenWrite(
+        "t.bin", {.size = 5, .mtime = absl::FromUnixSeconds(1'600'000'000),
+                  .target = fs::PathSeen::Missing()});
+    if (!f.ok()) return f.status();
+    *writer = *std::move(f);
+    absl::StatusOr<size_t> n = (*writer)->WriteAt(0, absl::MakeConstSpan("hello", 5));
+    if (!n.ok()) return n.status();
+    return (*writer)->Close();
+  }
+
+  // The temporary CREATE made for "t.bin" (the handle "f:<it>").
+  static std::string TempOf(const std::vector<std::string>& calls) {
+    for (const std::string& c : calls) {
+      if (c.rfind("RENAME ", 0) == 0) return c.substr(7, c.find(' ', 7) - 7);
+    }
+    return "";
+  }
+
+  Runtime runtime_{{.io_threads = 1, .blocking_threads = 2}};
+};
+
+TEST_F(NfsPublishTest, SetAttrAndRenameAreBothSentBeforeEitherIsAnswered) {
+  FakePublishServer server(/*pair=*/true);
+  std::unique_ptr<NfsClient> client = Connect(server);
+  ASSERT_NE(client, nullptr);
+  NfsClient::SetAttrAndRenameResult r = client->SetAttrAndRename(
+      FileHandle("f:tmp"), {.mtime = NfsTime{1'600'000'000, 0}}, "tmp", client->root_handle(),
+      "tmp", client->root_handle(), "t.bin", "t.bin");
+  EXPECT_TRUE(r.set_attr.ok()) << r.set_attr;
+  EXPECT_TRUE(r.rename.ok()) << r.rename;
+  EXPECT_THAT(server.calls(), ElementsAre("SETATTR f:tmp", "RENAME tmp t.bin"));
+}
+
+TEST_F(NfsPublishTest, AFailedSetAttrIsToldBesideTheRenameThatWasDone) {
+  FakePublishServer server(/*pair=*/false, {Nfs3Status::kIo});
+  std::unique_ptr<NfsClient> client = Connect(server);
+  ASSERT_NE(client, nullptr);
+  NfsClient::SetAttrAndRenameResult r = client->SetAttrAndRename(
+      FileHandle("f:tmp"), {.mtime = NfsTime{1'600'000'000, 0}}, "tmp", client->root_handle(),
+      "tmp", client->root_handle(), "t.bin", "t.bin");
+  EXPECT_FALSE(r.set_attr.ok());
+  EXPECT_THAT(r.set_attr.message(), AllOf(HasSubstr("SETATTR"), HasSubstr("/export/tmp")));
+  EXPECT_TRUE(r.rename.ok()) << r.rename;
+}
+
+TEST_F(NfsPublishTest, AWrittenFileWithATimeIsPublishedInOneRoundTripAfterItsWrites) {
+  FakePublishServer server(/*pair=*/true);
+  std::unique_ptr<NfsClient> client = Connect(server);
+  ASSERT_NE(client, nullptr);
+  std::unique_ptr<NfsFileSystem> fs = NfsFileSystem::Over(*client);
+  std::unique_ptr<fs::File> writer;
+  absl::Status closed = WriteTimed(*fs, &writer);
+  ASSERT_TRUE(closed.ok()) << closed;
+  const std::vector<std::string> calls = server.calls();
+  const std::string temp = TempOf(calls);
+  EXPECT_THAT(calls, ElementsAre("SETATTR f:" + temp, "RENAME " + temp + " t.bin"));
+}
+
+TEST_F(NfsPublishTest, AFileWhoseTimeFailsOnceIsPublishedWithTheTimeSetAgainOnItsHandle) {
+  FakePublishServer server(/*pair=*/false, {Nfs3Status::kIo});
+  std::unique_ptr<NfsClient> client = Connect(server);
+  ASSERT_NE(client, nullptr);
+  std::unique_ptr<NfsFileSystem> fs = NfsFileSystem::Over(*client);
+  std::unique_ptr<fs::File> writer;
+  absl::Status closed = WriteTimed(*fs, &writer);
+  ASSERT_TRUE(closed.ok()) << closed;
+  const std::vector<std::string> calls = server.calls();
+  const std::string temp = TempOf(calls);
+  EXPECT_THAT(calls, ElementsAre("SETATTR f:" + temp, "RENAME " + temp + " t.bin",
+                                 "SETATTR f:" + temp));
+}
+
+TEST_F(NfsPublishTest, AFileWhoseTimeFailsTwiceIsPublishedAndItsCloseSaysSo) {
+  FakePublishServer server(/*pair=*/false, {Nfs3Status::kIo, Nfs3Status::kIo});
+  std::unique_ptr<NfsClient> client = Connect(server);
+  ASSERT_NE(client, nullptr);
+  std::unique_ptr<NfsFileSystem> fs = NfsFileSystem::Over(*client);
+  std::unique_ptr<fs::File> writer;
+  absl::Status closed = WriteTimed(*fs, &writer);
+  EXPECT_FALSE(closed.ok());
+  EXPECT_THAT(closed.message(),
+              AllOf(HasSubstr("write nfs://127.0.0.1/export/t.bin"),
+                    HasSubstr("its bytes are in place"), HasSubstr("SETATTR")));
+  // Published: nothing is left to remove.
+  ASSERT_NE(writer, nullptr);
+  EXPECT_TRUE(writer->Discard().ok());
+  for (const std::string& c : server.calls()) EXPECT_THAT(c, ::testing::Not(HasSubstr("REMOVE")));
+}
+
+}  // namespace
+}  // namespace ferry::nfs

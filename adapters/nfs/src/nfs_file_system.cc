@@ -294,8 +294,10 @@ absl::Status RenameOverTarget(NfsClient& client, const UploadTarget& target,
 // Sets the temporary's mtime and RENAMEs it over the target in one round
 // trip (RENAME keeps the time, so their order does not matter). When only
 // the SETATTR failed, the file is in place with the server's time: the
-// SETATTR is tried once more on its handle, and failing again is an error
-// saying the bytes were published. `published` tells whether they were.
+// SETATTR is tried once more on its handle (on the target's, looked up, if
+// the server made the handle stale by the rename), and failing again is
+// an error saying the bytes were published. `published` tells whether they
+// were.
 absl::Status SetTimeAndRenameOverTarget(NfsClient& client, const UploadTarget& target,
                                         const UploadTemp& temp, const Sattr3& time,
                                         bool* published) {
@@ -305,7 +307,12 @@ absl::Status SetTimeAndRenameOverTarget(NfsClient& client, const UploadTarget& t
   FERRY_RETURN_IF_ERROR(ConfirmRename(client, target, temp, std::move(r.rename)));
   *published = true;
   if (r.set_attr.ok()) return absl::OkStatus();
-  absl::Status again = client.SetAttr(temp.object.handle, time, target.path);
+  FileHandle handle = temp.object.handle;
+  if (GetNfs3Status(r.set_attr) == Nfs3Status::kStale) {
+    absl::StatusOr<NfsObject> now = client.Lookup(target.dir, target.name, target.path);
+    if (now.ok()) handle = now->handle;
+  }
+  absl::Status again = client.SetAttr(handle, time, target.path);
   if (again.ok()) return again;
   return absl::Status(again.code(),
                       absl::StrCat(target.context,
@@ -364,7 +371,7 @@ class NfsWriteFile final : public fs::File {
 
   absl::Status Close() override {
     MutexLock lock(&mu_);
-    if (published_) return absl::OkStatus();
+    if (published_) return close_status_;
     absl::Status s = file_->Commit();
     if (s.code() == absl::StatusCode::kDataLoss) {
       // The server lost unstable writes: the same temporary takes every
@@ -379,6 +386,7 @@ class NfsWriteFile final : public fs::File {
       absl::Status set = SetTimeAndRenameOverTarget(client_, target_, temp_,
                                                     {.mtime = NfsTimeOf(mtime_)}, &published);
       published_ = published;
+      if (published) close_status_ = set;  // a later Close says it again
       return set;
     }
     FERRY_RETURN_IF_ERROR(RenameOverTarget(client_, target_, temp_));
@@ -425,6 +433,9 @@ class NfsWriteFile final : public fs::File {
   Mutex mu_;
   std::shared_ptr<NfsFile> file_ ABSL_GUARDED_BY(mu_);
   bool published_ ABSL_GUARDED_BY(mu_) = false;
+  // What publishing came to: not OK when the bytes are in place but their
+  // time is not.
+  absl::Status close_status_ ABSL_GUARDED_BY(mu_);
   bool discarded_ ABSL_GUARDED_BY(mu_) = false;
 };
 

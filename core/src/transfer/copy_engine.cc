@@ -864,7 +864,8 @@ class CopyRun {
       return true;
     }
     if (!s.ok()) {
-      // The target stays as it was; a clean-up that failed too (a server
+      // The target stays as it was (or, as its message says, holds the
+      // bytes with the wrong time); a clean-up that failed too (a server
       // gone) is told after the failure, which stays what the caller sees.
       const absl::Status discarded = f.writer->Discard();
       if (!discarded.ok()) s = AppendToMessage(s, absl::StrCat("; then ", discarded.message()));

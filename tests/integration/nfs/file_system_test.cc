@@ -346,7 +346,7 @@ TEST_F(NfsWriteCallsTest, AWriteGivenAnMtimeSetsItAndRenamesAtCloseWithTheFileIn
   ASSERT_TRUE((*f)->WriteAt(0, absl::MakeConstSpan("hello", 5)).ok());
   const uint64_t before = Calls();
   ASSERT_TRUE((*f)->Close().ok());
-  EXPECT_EQ(Calls() - before, 2u);  // SETATTR and RENAME, sent together
+  EXPECT_EQ(Calls() - before, 2u);  // SETATTR, RENAME
   struct stat st{};
   ASSERT_EQ(::stat(Exported("timed.bin").c_str(), &st), 0);
   EXPECT_EQ(st.st_mtime, absl::ToUnixSeconds(mtime));

@@ -4,11 +4,12 @@
 // fails a SETATTR, cannot be made of ganesha on demand.
 //
 // The fake mounts as every fake does (fake_nfs_answers.h), CREATEs any
-// name as the file handle "f:<name>", takes every WRITE whole (FILE_SYNC),
-// answers SETATTR with the statuses it is given in turn (then OK), and
-// RENAME and REMOVE with OK. Told to pair them, it holds the first of a
-// SETATTR and a RENAME until the other has come: a client that waits for
-// one before sending the other gets no answer.
+// name as the file handle "f:<name>" (LOOKUP finds it so too), takes every
+// WRITE whole (FILE_SYNC), answers SETATTR with the statuses it is given
+// in turn (then OK), RENAME with the status it is given, and REMOVE with
+// OK. Told to pair them, it holds the first of a SETATTR and a RENAME
+// until the other has come: a client that waits for one before sending
+// the other gets no answer.
 #include <deque>
 #include <memory>
 #include <string>
@@ -45,11 +46,17 @@ using ferry::testing::TestTcpServer;
 // records are read by the test under mu_.
 class FakePublishServer {
  public:
-  // `pair`: hold the first of a SETATTR and a RENAME until the other comes.
-  // `set_attr_statuses`: the statuses of the first SETATTRs, in turn.
-  FakePublishServer(bool pair, std::vector<Nfs3Status> set_attr_statuses = {})
-      : pair_(pair),
-        set_attr_statuses_(set_attr_statuses.begin(), set_attr_statuses.end()),
+  struct Script {
+    // Hold the first of a SETATTR and a RENAME until the other comes.
+    bool pair = false;
+    // The statuses of the first SETATTRs, in turn.
+    std::vector<Nfs3Status> set_attr;
+    Nfs3Status rename = Nfs3Status::kOk;
+  };
+  explicit FakePublishServer(Script script)
+      : pair_(script.pair),
+        rename_status_(script.rename),
+        set_attr_statuses_(script.set_attr.begin(), script.set_attr.end()),
         server_(NewRecordMarkingFraming({}),
                 [this](const TestTcpServer::ConnPtr& conn, std::string record) {
                   Answer(conn, record);
@@ -59,8 +66,8 @@ class FakePublishServer {
     return absl::StrCat("nfs://127.0.0.1/export?nfsport=", server_.port(),
                         "&mountport=", server_.port());
   }
-  // "SETATTR <handle>", "RENAME <from> <to>", "REMOVE <name>", in the
-  // order they came.
+  // "SETATTR <handle>", "RENAME <from> <to>", "LOOKUP <name>",
+  // "REMOVE <name>", in the order they came.
   std::vector<std::string> calls() const {
     MutexLock l(&mu_);
     return calls_;
@@ -130,11 +137,28 @@ class FakePublishServer {
           MutexLock l(&mu_);
           calls_.push_back(absl::StrCat("RENAME ", from, " ", to));
         }
-        e.WriteUint32(static_cast<uint32_t>(Nfs3Status::kOk));
+        e.WriteUint32(static_cast<uint32_t>(rename_status_));
         WriteNoWcc(e);
         WriteNoWcc(e);
         SendPaired(conn, std::move(out));
         return;
+      }
+      case Nfs3Proc::kLookup: {
+        const std::string name(args.ReadString("name").value_or(""));
+        {
+          MutexLock l(&mu_);
+          calls_.push_back("LOOKUP " + name);
+        }
+        e.WriteUint32(static_cast<uint32_t>(Nfs3Status::kOk));
+        e.WriteOpaque("f:" + name);
+        e.WriteBool(true);
+        Fattr3 a;
+        a.type = FileType::kRegular;
+        a.mode = 0644;
+        a.nlink = 1;
+        EncodeFattr3(a, &out);
+        e.WriteBool(false);  // none of the directory's
+        break;
       }
       case Nfs3Proc::kRemove: {
         const std::string name(args.ReadString("name").value_or(""));
@@ -160,29 +184,30 @@ class FakePublishServer {
   }
 
   // Sends a SETATTR's or a RENAME's answer; paired, the first waits for
-  // the second, and both go then.
+  // the second, and both go then, each on its own connection.
   void SendPaired(const TestTcpServer::ConnPtr& conn, std::string answer) {
     if (!pair_) {
       conn->Send(std::move(answer));
       return;
     }
-    std::string first;
+    std::pair<TestTcpServer::ConnPtr, std::string> first;
     {
       MutexLock l(&mu_);
-      if (held_.empty()) {
-        held_ = std::move(answer);
+      if (held_.first == nullptr) {
+        held_ = {conn, std::move(answer)};
         return;
       }
-      first = std::exchange(held_, std::string());
+      first = std::exchange(held_, {});
     }
-    conn->Send(std::move(first));
+    first.first->Send(std::move(first.second));
     conn->Send(std::move(answer));
   }
 
   const bool pair_;
+  const Nfs3Status rename_status_;
   mutable Mutex mu_;
   std::deque<Nfs3Status> set_attr_statuses_ ABSL_GUARDED_BY(mu_);
-  std::string held_ ABSL_GUARDED_BY(mu_);
+  std::pair<TestTcpServer::ConnPtr, std::string> held_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> calls_ ABSL_GUARDED_BY(mu_);
   TestTcpServer server_;  // last: its thread stops before the records go
 };
@@ -226,7 +251,7 @@ class NfsPublishTest : public ::testing::Test {
 };
 
 TEST_F(NfsPublishTest, SetAttrAndRenameAreBothSentBeforeEitherIsAnswered) {
-  FakePublishServer server(/*pair=*/true);
+  FakePublishServer server({.pair = true});
   std::unique_ptr<NfsClient> client = Connect(server);
   ASSERT_NE(client, nullptr);
   NfsClient::SetAttrAndRenameResult r = client->SetAttrAndRename(
@@ -238,7 +263,7 @@ TEST_F(NfsPublishTest, SetAttrAndRenameAreBothSentBeforeEitherIsAnswered) {
 }
 
 TEST_F(NfsPublishTest, AFailedSetAttrIsToldBesideTheRenameThatWasDone) {
-  FakePublishServer server(/*pair=*/false, {Nfs3Status::kIo});
+  FakePublishServer server({.set_attr = {Nfs3Status::kIo}});
   std::unique_ptr<NfsClient> client = Connect(server);
   ASSERT_NE(client, nullptr);
   NfsClient::SetAttrAndRenameResult r = client->SetAttrAndRename(
@@ -249,8 +274,8 @@ TEST_F(NfsPublishTest, AFailedSetAttrIsToldBesideTheRenameThatWasDone) {
   EXPECT_TRUE(r.rename.ok()) << r.rename;
 }
 
-TEST_F(NfsPublishTest, AWrittenFileWithATimeIsPublishedInOneRoundTripAfterItsWrites) {
-  FakePublishServer server(/*pair=*/true);
+TEST_F(NfsPublishTest, AWrittenFileWithATimeIsPublishedBySetAttrAndRenameInOneRoundTrip) {
+  FakePublishServer server({.pair = true});
   std::unique_ptr<NfsClient> client = Connect(server);
   ASSERT_NE(client, nullptr);
   std::unique_ptr<NfsFileSystem> fs = NfsFileSystem::Over(*client);
@@ -263,7 +288,7 @@ TEST_F(NfsPublishTest, AWrittenFileWithATimeIsPublishedInOneRoundTripAfterItsWri
 }
 
 TEST_F(NfsPublishTest, AFileWhoseTimeFailsOnceIsPublishedWithTheTimeSetAgainOnItsHandle) {
-  FakePublishServer server(/*pair=*/false, {Nfs3Status::kIo});
+  FakePublishServer server({.set_attr = {Nfs3Status::kIo}});
   std::unique_ptr<NfsClient> client = Connect(server);
   ASSERT_NE(client, nullptr);
   std::unique_ptr<NfsFileSystem> fs = NfsFileSystem::Over(*client);
@@ -277,7 +302,7 @@ TEST_F(NfsPublishTest, AFileWhoseTimeFailsOnceIsPublishedWithTheTimeSetAgainOnIt
 }
 
 TEST_F(NfsPublishTest, AFileWhoseTimeFailsTwiceIsPublishedAndItsCloseSaysSo) {
-  FakePublishServer server(/*pair=*/false, {Nfs3Status::kIo, Nfs3Status::kIo});
+  FakePublishServer server({.set_attr = {Nfs3Status::kIo, Nfs3Status::kIo}});
   std::unique_ptr<NfsClient> client = Connect(server);
   ASSERT_NE(client, nullptr);
   std::unique_ptr<NfsFileSystem> fs = NfsFileSystem::Over(*client);
@@ -287,10 +312,41 @@ TEST_F(NfsPublishTest, AFileWhoseTimeFailsTwiceIsPublishedAndItsCloseSaysSo) {
   EXPECT_THAT(closed.message(),
               AllOf(HasSubstr("write nfs://127.0.0.1/export/t.bin"),
                     HasSubstr("its bytes are in place"), HasSubstr("SETATTR")));
-  // Published: nothing is left to remove.
   ASSERT_NE(writer, nullptr);
+  EXPECT_EQ(writer->Close(), closed);  // said again, not forgotten
+  // Published: nothing is left to remove.
   EXPECT_TRUE(writer->Discard().ok());
   for (const std::string& c : server.calls()) EXPECT_THAT(c, ::testing::Not(HasSubstr("REMOVE")));
+}
+
+TEST_F(NfsPublishTest, AFileWhoseHandleTheRenameMadeStaleHasItsTimeSetOnTheTargetsHandle) {
+  FakePublishServer server({.set_attr = {Nfs3Status::kStale}});
+  std::unique_ptr<NfsClient> client = Connect(server);
+  ASSERT_NE(client, nullptr);
+  std::unique_ptr<NfsFileSystem> fs = NfsFileSystem::Over(*client);
+  std::unique_ptr<fs::File> writer;
+  absl::Status closed = WriteTimed(*fs, &writer);
+  ASSERT_TRUE(closed.ok()) << closed;
+  const std::vector<std::string> calls = server.calls();
+  const std::string temp = TempOf(calls);
+  EXPECT_THAT(calls, ElementsAre("SETATTR f:" + temp, "RENAME " + temp + " t.bin",
+                                 "LOOKUP t.bin", "SETATTR f:t.bin"));
+}
+
+TEST_F(NfsPublishTest, AFileWhoseRenameFailsIsNotPublishedAndItsTemporaryIsRemoved) {
+  FakePublishServer server({.rename = Nfs3Status::kAcces});
+  std::unique_ptr<NfsClient> client = Connect(server);
+  ASSERT_NE(client, nullptr);
+  std::unique_ptr<NfsFileSystem> fs = NfsFileSystem::Over(*client);
+  std::unique_ptr<fs::File> writer;
+  absl::Status closed = WriteTimed(*fs, &writer);
+  EXPECT_EQ(closed.code(), absl::StatusCode::kPermissionDenied) << closed;
+  EXPECT_THAT(closed.message(), HasSubstr("RENAME"));
+  EXPECT_THAT(closed.message(), ::testing::Not(HasSubstr("in place")));
+  ASSERT_NE(writer, nullptr);
+  EXPECT_TRUE(writer->Discard().ok());
+  const std::vector<std::string> calls = server.calls();
+  EXPECT_EQ(calls.back(), "REMOVE " + TempOf(calls));
 }
 
 }  // namespace

@@ -118,10 +118,12 @@ class File {
   virtual absl::StatusOr<int64_t> Size() = 0;
 
   // Ends the file. For a written file: publishes it, and an error means
-  // the target was NOT replaced. Aborted means the server lost written
-  // data (an NFS write verifier changed: it restarted): every byte must be
-  // written again, and then Close called again; the file stays open.
-  // Idempotent once OK.
+  // the target was NOT replaced, except one whose message says the bytes
+  // are in place (an NFS file whose modification time could not be set
+  // after its rename: a sync copies it again). Aborted means the server
+  // lost written data (an NFS write verifier changed: it restarted): every
+  // byte must be written again, and then Close called again; the file
+  // stays open. Idempotent once OK.
   virtual absl::Status Close() { return absl::OkStatus(); }
 
   // Ends a written file without publishing it (the temporary removed, the

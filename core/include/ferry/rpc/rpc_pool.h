@@ -139,9 +139,10 @@ struct RpcPoolOptions {
   // Connections opened when the pool is created; 0 (or >= `connections`):
   // all of them. The others open one at a time, each once every open
   // connection is ready and either calls queue or the least loaded one has
-  // 2 calls in flight (1 for kInOrder): a caller making one call at a time
-  // (a small get: MOUNT's answer, a LOOKUP, a READ) connects once, while a
-  // pipelined transfer or crawl opens them all within its first calls.
+  // more than 3 calls in flight (1 for kInOrder): a caller making a few
+  // calls at a time (a small get: MOUNT's answer, GETATTR, FSINFO and a
+  // LOOKUP together, a READ) connects once, while a pipelined transfer or
+  // crawl opens them all within its first calls.
   // WaitUntilReady(n) opens up to n.
   int connections_at_start = 0;
 

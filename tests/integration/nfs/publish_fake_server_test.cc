@@ -94,13 +94,7 @@ class FakePublishServer {
         const std::string name(args.ReadString("name").value_or(""));
         e.WriteUint32(static_cast<uint32_t>(Nfs3Status::kOk));
         e.WriteBool(true);
-        e.WriteOpaque("f:" + name);
-        e.WriteBool(true);
-        Fattr3 a;
-        a.type = FileType::kRegular;
-        a.mode = 0644;
-        a.nlink = 1;
-        EncodeFattr3(a, &out);
+        AppendFile(name, &out);
         WriteNoWcc(e);
         break;
       }
@@ -133,10 +127,7 @@ class FakePublishServer {
         const std::string from(args.ReadString("from").value_or(""));
         (void)args.ReadOpaque("to_dir");
         const std::string to(args.ReadString("to").value_or(""));
-        {
-          MutexLock l(&mu_);
-          calls_.push_back(absl::StrCat("RENAME ", from, " ", to));
-        }
+        Record(absl::StrCat("RENAME ", from, " ", to));
         e.WriteUint32(static_cast<uint32_t>(rename_status_));
         WriteNoWcc(e);
         WriteNoWcc(e);
@@ -145,27 +136,15 @@ class FakePublishServer {
       }
       case Nfs3Proc::kLookup: {
         const std::string name(args.ReadString("name").value_or(""));
-        {
-          MutexLock l(&mu_);
-          calls_.push_back("LOOKUP " + name);
-        }
+        Record("LOOKUP " + name);
         e.WriteUint32(static_cast<uint32_t>(Nfs3Status::kOk));
-        e.WriteOpaque("f:" + name);
-        e.WriteBool(true);
-        Fattr3 a;
-        a.type = FileType::kRegular;
-        a.mode = 0644;
-        a.nlink = 1;
-        EncodeFattr3(a, &out);
+        AppendFile(name, &out);
         e.WriteBool(false);  // none of the directory's
         break;
       }
       case Nfs3Proc::kRemove: {
         const std::string name(args.ReadString("name").value_or(""));
-        {
-          MutexLock l(&mu_);
-          calls_.push_back("REMOVE " + name);
-        }
+        Record("REMOVE " + name);
         e.WriteUint32(static_cast<uint32_t>(Nfs3Status::kOk));
         WriteNoWcc(e);
         break;
@@ -175,6 +154,23 @@ class FakePublishServer {
         break;
     }
     conn->Send(std::move(out));
+  }
+
+  void Record(std::string call) {
+    MutexLock l(&mu_);
+    calls_.push_back(std::move(call));
+  }
+
+  // The file `name`: its handle "f:<name>", then its attributes.
+  static void AppendFile(const std::string& name, std::string* out) {
+    XdrEncoder e(out);
+    e.WriteOpaque("f:" + name);
+    e.WriteBool(true);
+    Fattr3 a;
+    a.type = FileType::kRegular;
+    a.mode = 0644;
+    a.nlink = 1;
+    EncodeFattr3(a, out);
   }
 
   // wcc_data with neither side's attributes.
@@ -214,139 +210,120 @@ class FakePublishServer {
 
 class NfsPublishTest : public ::testing::Test {
  protected:
-  // A client of `server`'s export. A call unanswered for 5 s fails: a
-  // paired fake never answers a client that sends one call at a time.
-  std::unique_ptr<NfsClient> Connect(FakePublishServer& server) {
+  // A fake playing `script`, and a client of its export and a filesystem
+  // over it. A call unanswered for 5 s fails: a paired fake never answers
+  // a client that sends one call at a time.
+  void Serve(FakePublishServer::Script script) {
+    server_ = std::make_unique<FakePublishServer>(std::move(script));
     NfsClientOptions o;
     o.timeouts.call = absl::Seconds(5);
     o.timeouts.retry_window = absl::ZeroDuration();
     absl::StatusOr<std::unique_ptr<NfsClient>> client =
-        NfsClient::Connect(runtime_, server.Url(), o);
-    EXPECT_TRUE(client.ok()) << client.status();
-    return client.ok() ? *std::move(client) : nullptr;
+        NfsClient::Connect(runtime_, server_->Url(), o);
+    ASSERT_TRUE(client.ok()) << client.status();
+    client_ = *std::move(client);
+    fs_ = NfsFileSystem::Over(*client_);
   }
 
-  // "t.bin" written through `fs` with a modification time, up to Close's
-  // status; the writer is left in `writer`.
-  absl::Status WriteTimed(fs::FileSystem& fs, std::unique_ptr<fs::File>* writer) {
-    absl::StatusOr<std::unique_ptr<fs::File>> f = fs.OpenWrite(
+  // The client's SetAttrAndRename of the handle "f:tmp" to "t.bin".
+  NfsClient::SetAttrAndRenameResult SetAttrAndRename() {
+    return client_->SetAttrAndRename(FileHandle("f:tmp"), {.mtime = NfsTime{1'600'000'000, 0}},
+                                     "tmp", client_->root_handle(), "tmp",
+                                     client_->root_handle(), "t.bin", "t.bin");
+  }
+
+  // "t.bin" written through the filesystem with a modification time, up
+  // to Close's status; the writer is left in writer_.
+  absl::Status WriteTimed() {
+    absl::StatusOr<std::unique_ptr<fs::File>> f = fs_->OpenWrite(
         "t.bin", {.size = 5, .mtime = absl::FromUnixSeconds(1'600'000'000),
                   .target = fs::PathSeen::Missing()});
     if (!f.ok()) return f.status();
-    *writer = *std::move(f);
-    absl::StatusOr<size_t> n = (*writer)->WriteAt(0, absl::MakeConstSpan("hello", 5));
+    writer_ = *std::move(f);
+    absl::StatusOr<size_t> n = writer_->WriteAt(0, absl::MakeConstSpan("hello", 5));
     if (!n.ok()) return n.status();
-    return (*writer)->Close();
+    return writer_->Close();
   }
 
+  std::vector<std::string> Calls() const { return server_->calls(); }
+
   // The temporary CREATE made for "t.bin" (the handle "f:<it>").
-  static std::string TempOf(const std::vector<std::string>& calls) {
-    for (const std::string& c : calls) {
+  std::string Temp() const {
+    for (const std::string& c : Calls()) {
       if (c.rfind("RENAME ", 0) == 0) return c.substr(7, c.find(' ', 7) - 7);
     }
     return "";
   }
 
   Runtime runtime_{{.io_threads = 1, .blocking_threads = 2}};
+  std::unique_ptr<FakePublishServer> server_;
+  std::unique_ptr<NfsClient> client_;
+  std::unique_ptr<NfsFileSystem> fs_;
+  std::unique_ptr<fs::File> writer_;
 };
 
 TEST_F(NfsPublishTest, SetAttrAndRenameAreBothSentBeforeEitherIsAnswered) {
-  FakePublishServer server({.pair = true});
-  std::unique_ptr<NfsClient> client = Connect(server);
-  ASSERT_NE(client, nullptr);
-  NfsClient::SetAttrAndRenameResult r = client->SetAttrAndRename(
-      FileHandle("f:tmp"), {.mtime = NfsTime{1'600'000'000, 0}}, "tmp", client->root_handle(),
-      "tmp", client->root_handle(), "t.bin", "t.bin");
+  ASSERT_NO_FATAL_FAILURE(Serve({.pair = true}));
+  NfsClient::SetAttrAndRenameResult r = SetAttrAndRename();
   EXPECT_TRUE(r.set_attr.ok()) << r.set_attr;
   EXPECT_TRUE(r.rename.ok()) << r.rename;
-  EXPECT_THAT(server.calls(), ElementsAre("SETATTR f:tmp", "RENAME tmp t.bin"));
+  EXPECT_THAT(Calls(), ElementsAre("SETATTR f:tmp", "RENAME tmp t.bin"));
 }
 
 TEST_F(NfsPublishTest, AFailedSetAttrIsToldBesideTheRenameThatWasDone) {
-  FakePublishServer server({.set_attr = {Nfs3Status::kIo}});
-  std::unique_ptr<NfsClient> client = Connect(server);
-  ASSERT_NE(client, nullptr);
-  NfsClient::SetAttrAndRenameResult r = client->SetAttrAndRename(
-      FileHandle("f:tmp"), {.mtime = NfsTime{1'600'000'000, 0}}, "tmp", client->root_handle(),
-      "tmp", client->root_handle(), "t.bin", "t.bin");
+  ASSERT_NO_FATAL_FAILURE(Serve({.set_attr = {Nfs3Status::kIo}}));
+  NfsClient::SetAttrAndRenameResult r = SetAttrAndRename();
   EXPECT_FALSE(r.set_attr.ok());
   EXPECT_THAT(r.set_attr.message(), AllOf(HasSubstr("SETATTR"), HasSubstr("/export/tmp")));
   EXPECT_TRUE(r.rename.ok()) << r.rename;
 }
 
 TEST_F(NfsPublishTest, AWrittenFileWithATimeIsPublishedBySetAttrAndRenameInOneRoundTrip) {
-  FakePublishServer server({.pair = true});
-  std::unique_ptr<NfsClient> client = Connect(server);
-  ASSERT_NE(client, nullptr);
-  std::unique_ptr<NfsFileSystem> fs = NfsFileSystem::Over(*client);
-  std::unique_ptr<fs::File> writer;
-  absl::Status closed = WriteTimed(*fs, &writer);
+  ASSERT_NO_FATAL_FAILURE(Serve({.pair = true}));
+  const absl::Status closed = WriteTimed();
   ASSERT_TRUE(closed.ok()) << closed;
-  const std::vector<std::string> calls = server.calls();
-  const std::string temp = TempOf(calls);
-  EXPECT_THAT(calls, ElementsAre("SETATTR f:" + temp, "RENAME " + temp + " t.bin"));
+  EXPECT_THAT(Calls(), ElementsAre("SETATTR f:" + Temp(), "RENAME " + Temp() + " t.bin"));
 }
 
 TEST_F(NfsPublishTest, AFileWhoseTimeFailsOnceIsPublishedWithTheTimeSetAgainOnItsHandle) {
-  FakePublishServer server({.set_attr = {Nfs3Status::kIo}});
-  std::unique_ptr<NfsClient> client = Connect(server);
-  ASSERT_NE(client, nullptr);
-  std::unique_ptr<NfsFileSystem> fs = NfsFileSystem::Over(*client);
-  std::unique_ptr<fs::File> writer;
-  absl::Status closed = WriteTimed(*fs, &writer);
+  ASSERT_NO_FATAL_FAILURE(Serve({.set_attr = {Nfs3Status::kIo}}));
+  const absl::Status closed = WriteTimed();
   ASSERT_TRUE(closed.ok()) << closed;
-  const std::vector<std::string> calls = server.calls();
-  const std::string temp = TempOf(calls);
-  EXPECT_THAT(calls, ElementsAre("SETATTR f:" + temp, "RENAME " + temp + " t.bin",
-                                 "SETATTR f:" + temp));
+  EXPECT_THAT(Calls(), ElementsAre("SETATTR f:" + Temp(), "RENAME " + Temp() + " t.bin",
+                                   "SETATTR f:" + Temp()));
 }
 
 TEST_F(NfsPublishTest, AFileWhoseTimeFailsTwiceIsPublishedAndItsCloseSaysSo) {
-  FakePublishServer server({.set_attr = {Nfs3Status::kIo, Nfs3Status::kIo}});
-  std::unique_ptr<NfsClient> client = Connect(server);
-  ASSERT_NE(client, nullptr);
-  std::unique_ptr<NfsFileSystem> fs = NfsFileSystem::Over(*client);
-  std::unique_ptr<fs::File> writer;
-  absl::Status closed = WriteTimed(*fs, &writer);
+  ASSERT_NO_FATAL_FAILURE(Serve({.set_attr = {Nfs3Status::kIo, Nfs3Status::kIo}}));
+  const absl::Status closed = WriteTimed();
   EXPECT_FALSE(closed.ok());
   EXPECT_THAT(closed.message(),
               AllOf(HasSubstr("write nfs://127.0.0.1/export/t.bin"),
                     HasSubstr("its bytes are in place"), HasSubstr("SETATTR")));
-  ASSERT_NE(writer, nullptr);
-  EXPECT_EQ(writer->Close(), closed);  // said again, not forgotten
+  ASSERT_NE(writer_, nullptr);
+  EXPECT_EQ(writer_->Close(), closed);  // said again, not forgotten
   // Published: nothing is left to remove.
-  EXPECT_TRUE(writer->Discard().ok());
-  for (const std::string& c : server.calls()) EXPECT_THAT(c, ::testing::Not(HasSubstr("REMOVE")));
+  EXPECT_TRUE(writer_->Discard().ok());
+  for (const std::string& c : Calls()) EXPECT_THAT(c, ::testing::Not(HasSubstr("REMOVE")));
 }
 
 TEST_F(NfsPublishTest, AFileWhoseHandleTheRenameMadeStaleHasItsTimeSetOnTheTargetsHandle) {
-  FakePublishServer server({.set_attr = {Nfs3Status::kStale}});
-  std::unique_ptr<NfsClient> client = Connect(server);
-  ASSERT_NE(client, nullptr);
-  std::unique_ptr<NfsFileSystem> fs = NfsFileSystem::Over(*client);
-  std::unique_ptr<fs::File> writer;
-  absl::Status closed = WriteTimed(*fs, &writer);
+  ASSERT_NO_FATAL_FAILURE(Serve({.set_attr = {Nfs3Status::kStale}}));
+  const absl::Status closed = WriteTimed();
   ASSERT_TRUE(closed.ok()) << closed;
-  const std::vector<std::string> calls = server.calls();
-  const std::string temp = TempOf(calls);
-  EXPECT_THAT(calls, ElementsAre("SETATTR f:" + temp, "RENAME " + temp + " t.bin",
-                                 "LOOKUP t.bin", "SETATTR f:t.bin"));
+  EXPECT_THAT(Calls(), ElementsAre("SETATTR f:" + Temp(), "RENAME " + Temp() + " t.bin",
+                                   "LOOKUP t.bin", "SETATTR f:t.bin"));
 }
 
 TEST_F(NfsPublishTest, AFileWhoseRenameFailsIsNotPublishedAndItsTemporaryIsRemoved) {
-  FakePublishServer server({.rename = Nfs3Status::kAcces});
-  std::unique_ptr<NfsClient> client = Connect(server);
-  ASSERT_NE(client, nullptr);
-  std::unique_ptr<NfsFileSystem> fs = NfsFileSystem::Over(*client);
-  std::unique_ptr<fs::File> writer;
-  absl::Status closed = WriteTimed(*fs, &writer);
+  ASSERT_NO_FATAL_FAILURE(Serve({.rename = Nfs3Status::kAcces}));
+  const absl::Status closed = WriteTimed();
   EXPECT_EQ(closed.code(), absl::StatusCode::kPermissionDenied) << closed;
   EXPECT_THAT(closed.message(), HasSubstr("RENAME"));
   EXPECT_THAT(closed.message(), ::testing::Not(HasSubstr("in place")));
-  ASSERT_NE(writer, nullptr);
-  EXPECT_TRUE(writer->Discard().ok());
-  const std::vector<std::string> calls = server.calls();
-  EXPECT_EQ(calls.back(), "REMOVE " + TempOf(calls));
+  ASSERT_NE(writer_, nullptr);
+  EXPECT_TRUE(writer_->Discard().ok());
+  EXPECT_EQ(Calls().back(), "REMOVE " + Temp());
 }
 
 }  // namespace

@@ -74,10 +74,7 @@ inline std::span<const char> AsSpan(const std::string& s) {
 //   auto info = Wait<ObjectInfo>([&](Callback<ObjectInfo> cb) { store.Head(key, std::move(cb)); });
 template <typename T, typename Start>
 absl::StatusOr<T> Wait(Start start) {
-  Promise<T> p;
-  Future<T> f = p.GetFuture();
-  start([p = std::move(p)](absl::StatusOr<T> r) mutable { p.Set(std::move(r)); });
-  return std::move(f).Get();
+  return BlockOn<T>(std::move(start));
 }
 
 template <typename Start>

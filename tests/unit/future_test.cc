@@ -65,5 +65,31 @@ TEST(FutureTest, ErrorsPassThrough) {
   EXPECT_EQ(r.status().message(), "nope");
 }
 
+TEST(FutureTest, APromiseAsACallbackCompletesItsFuture) {
+  Promise<int> p;
+  Future<int> f = p.GetFuture();
+  Callback<int> done = std::move(p).AsCallback();
+  std::thread t([done = std::move(done)]() mutable { done(5); });
+  EXPECT_EQ(*std::move(f).Get(), 5);
+  t.join();
+}
+
+TEST(FutureTest, APromiseAsACallbackDroppedUncalledCompletesWithCancelled) {
+  Promise<int> p;
+  Future<int> f = p.GetFuture();
+  { Callback<int> dropped = std::move(p).AsCallback(); }
+  EXPECT_EQ(std::move(f).Get().status().code(), absl::StatusCode::kCancelled);
+}
+
+TEST(FutureTest, BlockOnWaitsForTheCallbackOfTheCallItStarts) {
+  std::thread t;
+  absl::StatusOr<std::string> r = BlockOn<std::string>([&](Callback<std::string> done) {
+    t = std::thread([done = std::move(done)]() mutable { done(std::string("later")); });
+  });
+  t.join();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(*r, "later");
+}
+
 }  // namespace
 }  // namespace ferry

@@ -460,7 +460,7 @@ TEST_F(MultipartUploaderTest, FinishAsyncCompletesThroughTheCallback) {
   ASSERT_TRUE(up->Write(0, data).ok());
   Promise<std::string> p;
   auto f = p.GetFuture();
-  up->FinishAsync([p = std::move(p)](absl::StatusOr<std::string> r) mutable { p.Set(std::move(r)); });
+  up->FinishAsync(std::move(p).AsCallback());
   ASSERT_TRUE(std::move(f).Get().ok());
   EXPECT_EQ(store_.ObjectData(kKey), data);
 }

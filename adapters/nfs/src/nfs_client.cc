@@ -175,14 +175,6 @@ struct CachedDirectory {
 };
 using DirectoryCache = TtlCache<std::string, CachedDirectory>;
 
-template <typename T>
-absl::StatusOr<T> Block(absl::AnyInvocable<void(Callback<T>)> start) {
-  Promise<T> p;
-  Future<T> f = p.GetFuture();
-  start([p = std::move(p)](absl::StatusOr<T> r) mutable { p.Set(std::move(r)); });
-  return std::move(f).Get();
-}
-
 }  // namespace
 
 struct NfsClient::Impl {
@@ -348,7 +340,7 @@ struct NfsClient::Impl {
   template <typename T, typename Op, typename Convert>
   absl::StatusOr<T> CallBlocking(const Op& op, const typename Op::Args& args, std::string path,
                                  Convert convert) {
-    return Block<T>([&](Callback<T> cb) {
+    return BlockOn<T>([&](Callback<T> cb) {
       Call<T>(op, args, std::move(path), std::move(convert), std::move(cb));
     });
   }
@@ -666,9 +658,7 @@ absl::StatusOr<std::unique_ptr<NfsClient>> NfsClient::Connect(Runtime& runtime, 
 
   Promise<Fattr3> attributes;
   Future<Fattr3> attributes_done = attributes.GetFuture();
-  client->GetAttrAsync(m.root_handle, "", [p = std::move(attributes)](absl::StatusOr<Fattr3> r) mutable {
-    p.Set(std::move(r));
-  });
+  client->GetAttrAsync(m.root_handle, "", std::move(attributes).AsCallback());
   // The URL's own path is what a client rooted at the export is asked
   // about first (the file a copy stats, the folder a walk lists): its
   // LOOKUP rides in this round trip instead of taking one of its own.
@@ -716,7 +706,7 @@ std::optional<NfsClient::Impl::FirstLookup> NfsClient::Impl::SendFirstLookup(
                     .result = p.GetFuture(),
                     .sent = MonotonicNow()};
   client.LookupAsync(dir, name, relative,
-                     [p = std::move(p)](absl::StatusOr<NfsObject> r) mutable { p.Set(std::move(r)); });
+                     std::move(p).AsCallback());
   return first;
 }
 
@@ -841,17 +831,17 @@ void NfsClient::CommitAsync(const FileHandle& fh, uint64_t offset, uint32_t coun
 // --- Blocking -----------------------------------------------------------------
 
 absl::Status NfsClient::Null() {
-  return Block<NfsDone>([this](Callback<NfsDone> cb) { NullAsync(std::move(cb)); }).status();
+  return BlockOn<NfsDone>([this](Callback<NfsDone> cb) { NullAsync(std::move(cb)); }).status();
 }
 
 absl::StatusOr<Fattr3> NfsClient::GetAttr(const FileHandle& fh, std::string_view path) {
-  return Block<Fattr3>(
+  return BlockOn<Fattr3>(
       [&](Callback<Fattr3> cb) { GetAttrAsync(fh, std::string(path), std::move(cb)); });
 }
 
 absl::StatusOr<NfsObject> NfsClient::Lookup(const FileHandle& dir, std::string_view name,
                                             std::string_view path) {
-  return Block<NfsObject>(
+  return BlockOn<NfsObject>(
       [&](Callback<NfsObject> cb) { LookupAsync(dir, name, std::string(path), std::move(cb)); });
 }
 
@@ -956,28 +946,28 @@ void NfsClient::ForgetDirectory(std::string_view relative) {
 
 absl::StatusOr<uint32_t> NfsClient::Access(const FileHandle& fh, uint32_t mask,
                                            std::string_view path) {
-  return Block<uint32_t>(
+  return BlockOn<uint32_t>(
       [&](Callback<uint32_t> cb) { AccessAsync(fh, mask, std::string(path), std::move(cb)); });
 }
 
 absl::StatusOr<ReaddirplusPage> NfsClient::Readdirplus(const FileHandle& dir, uint64_t cookie,
                                                        uint64_t cookieverf,
                                                        std::string_view path) {
-  return Block<ReaddirplusPage>([&](Callback<ReaddirplusPage> cb) {
+  return BlockOn<ReaddirplusPage>([&](Callback<ReaddirplusPage> cb) {
     ReaddirplusAsync(dir, cookie, cookieverf, 0, 0, std::string(path), std::move(cb));
   });
 }
 
 absl::StatusOr<ReadReply> NfsClient::Read(const FileHandle& fh, uint64_t offset, uint32_t count,
                                           std::string_view path) {
-  return Block<ReadReply>([&](Callback<ReadReply> cb) {
+  return BlockOn<ReadReply>([&](Callback<ReadReply> cb) {
     ReadAsync(fh, offset, count, std::string(path), std::move(cb));
   });
 }
 
 absl::StatusOr<ReadIntoReply> NfsClient::ReadInto(const FileHandle& fh, uint64_t offset,
                                                   absl::Span<char> dest, std::string_view path) {
-  return Block<ReadIntoReply>([&](Callback<ReadIntoReply> cb) {
+  return BlockOn<ReadIntoReply>([&](Callback<ReadIntoReply> cb) {
     ReadIntoAsync(fh, offset, dest, std::string(path), std::move(cb));
   });
 }
@@ -985,7 +975,7 @@ absl::StatusOr<ReadIntoReply> NfsClient::ReadInto(const FileHandle& fh, uint64_t
 absl::StatusOr<WriteReply> NfsClient::Write(const FileHandle& fh, uint64_t offset,
                                             std::string_view data, StableHow stable,
                                             std::string_view path) {
-  return Block<WriteReply>([&](Callback<WriteReply> cb) {
+  return BlockOn<WriteReply>([&](Callback<WriteReply> cb) {
     WriteAsync(fh, offset, data, stable, std::string(path), std::move(cb));
   });
 }
@@ -993,7 +983,7 @@ absl::StatusOr<WriteReply> NfsClient::Write(const FileHandle& fh, uint64_t offse
 absl::StatusOr<WriteReply> NfsClient::WriteFromFile(const FileHandle& fh, uint64_t offset, int fd,
                                                     int64_t fd_offset, size_t n, StableHow stable,
                                                     std::string_view path) {
-  return Block<WriteReply>([&](Callback<WriteReply> cb) {
+  return BlockOn<WriteReply>([&](Callback<WriteReply> cb) {
     impl_->Call<WriteReply>(kWriteCall,
                             {.file = fh,
                              .offset = offset,
@@ -1005,7 +995,7 @@ absl::StatusOr<WriteReply> NfsClient::WriteFromFile(const FileHandle& fh, uint64
 
 absl::StatusOr<uint64_t> NfsClient::Commit(const FileHandle& fh, uint64_t offset, uint32_t count,
                                            std::string_view path) {
-  return Block<uint64_t>([&](Callback<uint64_t> cb) {
+  return BlockOn<uint64_t>([&](Callback<uint64_t> cb) {
     CommitAsync(fh, offset, count, std::string(path), std::move(cb));
   });
 }
@@ -1079,14 +1069,12 @@ NfsClient::SetAttrAndRenameResult NfsClient::SetAttrAndRename(
   Future<NfsDone> set_attr_done = set_attr.GetFuture();
   Future<NfsDone> rename_done = rename.GetFuture();
   impl_->Call<NfsDone>(kSetAttrCall, {.object = fh, .attrs = attrs}, std::string(path), done,
-                       [p = std::move(set_attr)](absl::StatusOr<NfsDone> r) mutable {
-                         p.Set(std::move(r));
-                       });
+                       std::move(set_attr).AsCallback());
   impl_->Call<NfsDone>(
       kRenameCall,
       {.from = {.dir = from_dir, .name = from_name}, .to = {.dir = to_dir, .name = to_name}},
       absl::StrCat(ToAbsl(path), " -> ", impl_->Display(to_path)), done,
-      [p = std::move(rename)](absl::StatusOr<NfsDone> r) mutable { p.Set(std::move(r)); });
+      std::move(rename).AsCallback());
   SetAttrAndRenameResult result;
   result.set_attr = std::move(set_attr_done).Get().status();
   result.rename = std::move(rename_done).Get().status();

@@ -310,7 +310,7 @@ absl::StatusOr<size_t> NfsFile::ReadInCalls(
       Promise<ReadIntoReply> p;
       pieces.push_back(p.GetFuture());
       read(at, std::min(max_call, window_end - at),
-           [p = std::move(p)](absl::StatusOr<ReadIntoReply> r) mutable { p.Set(std::move(r)); });
+           std::move(p).AsCallback());
     }
     std::vector<absl::StatusOr<ReadIntoReply>> results;
     results.reserve(pieces.size());

@@ -690,9 +690,7 @@ absl::StatusOr<std::vector<ListedObject>> S3ObjectStore::ListAllObjects(std::str
   while (true) {
     Promise<ListObjectsPage> p;
     Future<ListObjectsPage> f = p.GetFuture();
-    ListObjects(bucket, options, [p = std::move(p)](absl::StatusOr<ListObjectsPage> r) mutable {
-      p.Set(std::move(r));
-    });
+    ListObjects(bucket, options, std::move(p).AsCallback());
     FERRY_ASSIGN_OR_RETURN(ListObjectsPage page, std::move(f).Get());
     for (ListedObject& o : page.objects) all.push_back(std::move(o));
     if (page.next_continuation_token.empty()) return all;

@@ -62,7 +62,7 @@ Future<std::string> RpcPool::Call(std::string request, const RpcCallOptions& opt
   Promise<std::string> p;
   Future<std::string> f = p.GetFuture();
   const RpcCallId i = impl_->core.Submit(
-      std::move(request), [p = std::move(p)](absl::StatusOr<std::string> r) mutable { p.Set(std::move(r)); },
+      std::move(request), std::move(p).AsCallback(),
       options, /*blocking_caller=*/false);
   if (id != nullptr) *id = i;
   return f;
@@ -72,7 +72,7 @@ absl::StatusOr<std::string> RpcPool::CallBlocking(std::string request, const Rpc
   Promise<std::string> p;
   Future<std::string> f = p.GetFuture();
   impl_->core.Submit(
-      std::move(request), [p = std::move(p)](absl::StatusOr<std::string> r) mutable { p.Set(std::move(r)); },
+      std::move(request), std::move(p).AsCallback(),
       options, /*blocking_caller=*/true);
   return std::move(f).Get();
 }

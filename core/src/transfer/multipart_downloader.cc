@@ -683,9 +683,7 @@ class MultipartDownloaderImpl final : public MultipartDownloader {
   absl::StatusOr<size_t> Read(int64_t offset, std::span<char> dst) override {
     Promise<size_t> p;
     Future<size_t> f = p.GetFuture();
-    state_->ReadAsync(offset, dst, [p = std::move(p)](absl::StatusOr<size_t> r) mutable {
-      p.Set(std::move(r));
-    });
+    state_->ReadAsync(offset, dst, std::move(p).AsCallback());
     return std::move(f).Get();
   }
   void ReadAsync(int64_t offset, std::span<char> dst, Callback<size_t> done) override {
@@ -724,9 +722,7 @@ absl::StatusOr<std::unique_ptr<MultipartDownloader>> MultipartDownloadManager::O
     std::string_view key) {
   Promise<std::unique_ptr<MultipartDownloader>> p;
   auto f = p.GetFuture();
-  OpenAsync(key, [p = std::move(p)](absl::StatusOr<std::unique_ptr<MultipartDownloader>> r) mutable {
-    p.Set(std::move(r));
-  });
+  OpenAsync(key, std::move(p).AsCallback());
   return std::move(f).Get();
 }
 

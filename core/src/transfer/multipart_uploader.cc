@@ -834,7 +834,7 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
     Future<std::string> f = p.GetFuture();
     CallWithRetry<std::string>(
         options.retry, *scheduler, std::move(request),
-        [p = std::move(p)](absl::StatusOr<std::string> r) mutable { p.Set(std::move(r)); });
+        std::move(p).AsCallback());
     return std::move(f).Get();
   }
 

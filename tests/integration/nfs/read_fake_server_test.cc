@@ -153,7 +153,7 @@ class NfsReadFakeServerTest : public ::testing::Test {
       Future<ReadIntoReply> f = p.GetFuture();
       (*client)->ReadIntoFileAsync(
           FileHandle("f"), offset, {.fd = fd, .offset = 0, .size = n}, "f",
-          [p = std::move(p)](absl::StatusOr<ReadIntoReply> r) mutable { p.Set(std::move(r)); });
+          std::move(p).AsCallback());
       out.reply = std::move(f).Get();
       out.got.assign(n, '?');
       const ssize_t got = ::pread(fd, out.got.data(), n, 0);

@@ -52,10 +52,7 @@ template <typename T, typename Start>
 void Run(const char* name, Start start) {
   std::printf("%s\n", name);
   std::fflush(stdout);
-  Promise<T> p;
-  Future<T> f = p.GetFuture();
-  start([p = std::move(p)](absl::StatusOr<T> r) mutable { p.Set(std::move(r)); });
-  absl::StatusOr<T> r = std::move(f).Get();
+  absl::StatusOr<T> r = BlockOn<T>(std::move(start));
   if (!r.ok()) std::fprintf(stderr, "%s: %s\n", name, r.status().ToString().c_str());
 }
 

@@ -289,7 +289,7 @@ TEST_F(S3ObjectStoreTest, ManyRequestsInFlightAtOnce) {
     Promise<std::string> p;
     futures.push_back(p.GetFuture());
     store_->GetRange(Key("shared"), i * 16384, 16384, "",
-                     [p = std::move(p)](absl::StatusOr<std::string> r) mutable { p.Set(std::move(r)); });
+                     std::move(p).AsCallback());
   }
   for (int i = 0; i < kRequests; ++i) {
     auto r = std::move(futures[i]).Get();
@@ -371,7 +371,7 @@ TEST_F(S3ObjectStoreTest, DestroyingTheStoreCancelsCallsInFlight) {
       Promise<std::string> p;
       futures.push_back(p.GetFuture());
       (*store)->GetRange(Key("cancel"), 0, 8 << 20, "",
-                         [p = std::move(p)](absl::StatusOr<std::string> r) mutable { p.Set(std::move(r)); });
+                         std::move(p).AsCallback());
     }
   }
   // Every call completed (finished or Cancelled): none hangs.

@@ -7,10 +7,13 @@
 //
 //   ferry::Promise<std::string> p;
 //   ferry::Future<std::string> f = p.GetFuture();
-//   pool.CallAsync(req, [p = std::move(p)](absl::StatusOr<std::string> r) mutable {
-//     p.Set(std::move(r));
-//   });
+//   pool.CallAsync(req, std::move(p).AsCallback());
 //   absl::StatusOr<std::string> reply = std::move(f).Get();   // blocks
+//
+// or, when nothing else happens before the wait,
+//
+//   absl::StatusOr<std::string> reply = ferry::BlockOn<std::string>(
+//       [&](ferry::Callback<std::string> done) { pool.CallAsync(req, std::move(done)); });
 //
 // A Promise destroyed without a value completes its Future with
 // CancelledError, so a dropped call can never leave a waiter hanging.
@@ -96,6 +99,12 @@ class Promise {
     if (state_) state_->Complete(std::move(result));
   }
 
+  // This promise as the callback of an async call: its result completes
+  // the future (dropped uncalled: CancelledError).
+  Callback<T> AsCallback() && {
+    return [p = std::move(*this)](absl::StatusOr<T> r) mutable { p.Set(std::move(r)); };
+  }
+
  private:
   void Abandon() {
     if (state_) state_->Complete(absl::CancelledError("promise dropped without a result"));
@@ -161,6 +170,16 @@ class Future {
   explicit Future(std::shared_ptr<internal::FutureState<T>> s) : state_(std::move(s)) {}
   std::shared_ptr<internal::FutureState<T>> state_;
 };
+
+// Starts an async call with `start(callback)` and blocks until the
+// callback has its result: the blocking twin of any callback-taking call.
+template <typename T>
+absl::StatusOr<T> BlockOn(absl::AnyInvocable<void(Callback<T>)> start) {
+  Promise<T> p;
+  Future<T> f = p.GetFuture();
+  std::move(start)(std::move(p).AsCallback());
+  return std::move(f).Get();
+}
 
 // A future that is already complete.
 template <typename T>

@@ -264,11 +264,12 @@ class NfsClient {
   absl::Status Rename(const FileHandle& from_dir, std::string_view from_name,
                       const FileHandle& to_dir, std::string_view to_name,
                       std::string_view from_path, std::string_view to_path);
-  // SETATTR of `fh` (`path`) and a RENAME, sent together: one round trip
-  // where SetAttr then Rename take two. The server may carry them out in
-  // either order, so only for a rename that leaves `fh`'s attributes as
-  // they are, e.g. a written file's time set and the file renamed into
-  // place (RENAME keeps a file's mtime). Each call's own status.
+  // SETATTR of the file `fh` and the RENAME of that same file (named
+  // `path`, `from_name` in `from_dir`) to `to_name` in `to_dir` (named
+  // `to_path`), sent together: one round trip where SetAttr then Rename
+  // take two. The server may carry them out in either order, which is
+  // fine for attributes a rename keeps, e.g. a written file's time set as
+  // it is renamed into place. Each call's own status.
   struct SetAttrAndRenameResult {
     absl::Status set_attr;
     absl::Status rename;

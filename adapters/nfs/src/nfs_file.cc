@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -26,6 +27,8 @@
 #include "ferry/nfs/nfs_error.h"
 #include "ferry/nfs/nfs_url.h"
 #include "ferry/runtime/buffer_pool.h"
+#include "ferry/runtime/memory_budget.h"
+#include "ferry/runtime/runtime.h"
 
 namespace ferry::nfs {
 namespace {
@@ -227,12 +230,25 @@ absl::StatusOr<size_t> NfsFile::ReadThroughWindows(int64_t offset, absl::Span<ch
 }
 
 bool NfsFile::SendWindow(int64_t start, size_t size) {
-  BufferPool& pool = client_.runtime().buffer_pool();
-  absl::StatusOr<LargeBuffer> taken = pool.Take(std::max(size, LargeBuffer::kHugePageBytes));
+  Runtime& runtime = client_.runtime();
+  BufferPool& pool = runtime.buffer_pool();
+  const size_t bytes = std::max(size, LargeBuffer::kHugePageBytes);
+  // Under the Runtime's read-ahead bound, taken only if free: many files
+  // read at once share it, and one that finds none reads as asked.
+  std::optional<MemoryBudget::Ticket> ticket =
+      runtime.read_ahead_budget().TryAcquire(static_cast<int64_t>(bytes));
+  if (!ticket) return false;
+  absl::StatusOr<LargeBuffer> taken = pool.Take(bytes);
   if (!taken.ok()) return false;  // no memory to read ahead into: reads go to the server
-  std::shared_ptr<LargeBuffer> buffer(new LargeBuffer(*std::move(taken)), [&pool](LargeBuffer* b) {
-    pool.Give(std::move(*b));
-    delete b;
+  // The ticket goes with the buffer, which READs still in flight may hold.
+  struct Held {
+    LargeBuffer buffer;
+    MemoryBudget::Ticket ticket;
+  };
+  auto* held = new Held{*std::move(taken), *std::move(ticket)};
+  std::shared_ptr<LargeBuffer> buffer(&held->buffer, [&pool, held](LargeBuffer*) {
+    pool.Give(std::move(held->buffer));
+    delete held;
   });
   Window& w = windows_.emplace_back();
   w.start = start;

@@ -81,6 +81,7 @@ class Runtime:
         blocking_threads: int = 4,
         memory_budget_bytes: int = 512 << 20,
         idle_buffer_bytes: int = -1,
+        read_ahead_bytes: int = -1,
     ) -> None: ...
     def close(self) -> None:
         """Stops the threads now. Raises ferry.Error (FailedPrecondition)
@@ -97,6 +98,10 @@ class Runtime:
     def idle_buffer_bytes(self) -> int:
         """Cap on idle transfer buffers kept for reuse (-1: a quarter of
         the budget; 0: none)."""
+    @property
+    def read_ahead_bytes(self) -> int:
+        """Cap on the bytes all open files' read-ahead holds, taken only
+        when free (-1: a quarter of the budget; 0: no read-ahead)."""
     @property
     def memory_budget(self) -> MemoryBudget: ...
     def __enter__(self) -> "Runtime": ...

@@ -128,7 +128,9 @@ threads, a pool of `blocking_threads` for blocking work (and Python
 callbacks such as refresh-ahead loaders), one MemoryBudget of
 `memory_budget_bytes` for all transfers, and a pool that keeps up to
 `idle_buffer_bytes` of transfer buffers for reuse (-1: a quarter of the
-budget; 0: none).
+budget; 0: none). Read-ahead (the windows an NFS file fills before a
+sequential reader asks) holds at most `read_ahead_bytes` over all open
+files, taken only when free (-1: a quarter of the budget; 0: none).
 
 Use it as a context manager, or call close(); objects made with it keep it
 alive, so dropping the last reference in any order is safe.
@@ -137,18 +139,20 @@ alive, so dropping the last reference in any order is safe.
         cache = ferry.TtlCache(refresh_after=20, runtime=rt)
 )doc")
       .def(py::init([](int io_threads, int blocking_threads, int64_t memory_budget_bytes,
-                       int64_t idle_buffer_bytes) {
+                       int64_t idle_buffer_bytes, int64_t read_ahead_bytes) {
              return std::make_unique<PyRuntime>(RuntimeOptions{
                  .io_threads = io_threads,
                  .blocking_threads = blocking_threads,
                  .memory_budget_bytes = memory_budget_bytes,
                  .idle_buffer_bytes = idle_buffer_bytes,
+                 .read_ahead_bytes = read_ahead_bytes,
              });
            }),
            py::kw_only(), py::arg("io_threads") = defaults.io_threads,
            py::arg("blocking_threads") = defaults.blocking_threads,
            py::arg("memory_budget_bytes") = defaults.memory_budget_bytes,
-           py::arg("idle_buffer_bytes") = defaults.idle_buffer_bytes)
+           py::arg("idle_buffer_bytes") = defaults.idle_buffer_bytes,
+           py::arg("read_ahead_bytes") = defaults.read_ahead_bytes)
       .def("close", &PyRuntime::Close, R"doc(
 Stops the threads now (work still queued is dropped). Objects made with
 this runtime that can do without it degrade (a TtlCache stops refreshing
@@ -171,6 +175,9 @@ with code "FailedPrecondition". Closing twice is fine.)doc")
       .def_property_readonly(
           "idle_buffer_bytes",
           [](const PyRuntime& r) { return r.handle()->options().idle_buffer_bytes; })
+      .def_property_readonly(
+          "read_ahead_bytes",
+          [](const PyRuntime& r) { return r.handle()->options().read_ahead_bytes; })
       .def_property_readonly(
           "memory_budget", [](const PyRuntime& r) { return PyMemoryBudget(r.handle()); },
           "This runtime's MemoryBudget.")

@@ -32,11 +32,17 @@ def test_default_options_match_the_cpp_defaults():
     with ferry.Runtime() as rt:
         assert (rt.io_threads, rt.blocking_threads, rt.memory_budget_bytes) == (1, 4, 512 << 20)
         assert rt.idle_buffer_bytes == -1  # a quarter of the budget
+        assert rt.read_ahead_bytes == -1  # a quarter of the budget
 
 
 def test_idle_buffer_cap_is_reported():
     with ferry.Runtime(idle_buffer_bytes=0) as rt:
         assert rt.idle_buffer_bytes == 0
+
+
+def test_read_ahead_cap_is_reported():
+    with ferry.Runtime(read_ahead_bytes=0) as rt:
+        assert rt.read_ahead_bytes == 0
 
 
 def test_ticket_holds_budget_until_released():

@@ -18,6 +18,7 @@ struct Runtime::Impl {
   explicit Impl(const RuntimeOptions& o)
       : options(o),
         budget(o.memory_budget_bytes),
+        read_ahead(o.read_ahead_bytes >= 0 ? o.read_ahead_bytes : o.memory_budget_bytes / 4),
         buffers(o.idle_buffer_bytes >= 0 ? o.idle_buffer_bytes : o.memory_budget_bytes / 4),
         io(std::max(1, o.io_threads)),
         guard(asio::make_work_guard(io)),
@@ -28,6 +29,7 @@ struct Runtime::Impl {
   // still queued at shutdown may hold Tickets, and destroying those
   // handlers releases the Tickets into this budget.
   MemoryBudget budget;
+  MemoryBudget read_ahead;  // as the budget
   BufferPool buffers;  // as the budget: outlives handlers that hold buffers
   asio::io_context io;
   asio::executor_work_guard<asio::io_context::executor_type> guard;
@@ -61,6 +63,8 @@ void Runtime::PostBlocking(absl::AnyInvocable<void()> fn) {
 bool Runtime::InIoThread() const { return impl_->io.get_executor().running_in_this_thread(); }
 
 MemoryBudget& Runtime::memory_budget() { return impl_->budget; }
+
+MemoryBudget& Runtime::read_ahead_budget() { return impl_->read_ahead; }
 
 BufferPool& Runtime::buffer_pool() { return impl_->buffers; }
 

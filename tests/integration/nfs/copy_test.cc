@@ -349,6 +349,56 @@ TEST_F(NfsCopyErrorsTest, NfsFileWhoseReadsOverlappedOnceIsNotReadAheadAnyMore) 
   EXPECT_EQ(client_->metrics().calls_started - calls_before, pieces);
 }
 
+// Read-ahead is bounded per Runtime (RuntimeOptions::read_ahead_bytes).
+class NfsReadAheadBoundTest : public nfs_test::FreshDirTest<> {
+ protected:
+  explicit NfsReadAheadBoundTest(int64_t read_ahead_bytes = -1)
+      : FreshDirTest("readahead", {.read_ahead_bytes = read_ahead_bytes}) {}
+
+  // Reads `pieces` pieces of 64 KiB of `file` in order from its start and
+  // checks them against `data`; the READs they took.
+  uint64_t ReadInOrder(NfsFile& file, const std::string& data, size_t pieces) {
+    const size_t piece = 64 << 10;
+    const uint64_t before = client_->metrics().calls_started;
+    std::string buf(piece, '\0');
+    for (size_t i = 0; i < pieces; ++i) {
+      const int64_t at = static_cast<int64_t>(i * piece);
+      absl::StatusOr<size_t> n = file.ReadAt(at, absl::MakeSpan(buf));
+      EXPECT_TRUE(n.ok()) << n.status();
+      EXPECT_TRUE(n.ok() && *n == piece && buf == data.substr(at, piece)) << "at " << at;
+    }
+    return client_->metrics().calls_started - before;
+  }
+};
+
+TEST_F(NfsReadAheadBoundTest, WindowsHoldReadAheadBytesUntilTheFileIsClosed) {
+  const std::string data = WriteRandomFile(Exported("held.bin"), 8 << 20);
+  absl::StatusOr<std::shared_ptr<NfsFile>> f = NfsFile::Open(*client_, "held.bin");
+  ASSERT_TRUE(f.ok()) << f.status();
+  ReadInOrder(**f, data, 3);
+  EXPECT_GT(runtime_.read_ahead_budget().in_use(), 0);
+  EXPECT_EQ(runtime_.memory_budget().in_use(), 0);  // the transfers' budget is not touched
+  f->reset();
+  // READs still in flight hold their window's buffer until they end.
+  const absl::Time end = absl::Now() + absl::Seconds(10);
+  while (runtime_.read_ahead_budget().in_use() != 0 && absl::Now() < end) {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  EXPECT_EQ(runtime_.read_ahead_budget().in_use(), 0);
+}
+
+class NfsWithoutReadAheadBytesTest : public NfsReadAheadBoundTest {
+ protected:
+  NfsWithoutReadAheadBytesTest() : NfsReadAheadBoundTest(/*read_ahead_bytes=*/0) {}
+};
+
+TEST_F(NfsWithoutReadAheadBytesTest, AFileReadInOrderTakesOneReadAPiece) {
+  const std::string data = WriteRandomFile(Exported("plain.bin"), 4 << 20);
+  absl::StatusOr<std::shared_ptr<NfsFile>> f = NfsFile::Open(*client_, "plain.bin");
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(ReadInOrder(**f, data, 32), 32u);
+}
+
 TEST_F(NfsCopyErrorsTest, NfsFileReadsIntoADescriptorAtItsOffsetAndStopsAtTheEnd) {
   // ReadIntoDescriptor: the same windows of READs as ReadAt, the data
   // spliced into a local file at the offset asked.

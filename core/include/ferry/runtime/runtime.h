@@ -43,6 +43,12 @@ struct RuntimeOptions {
   // outside the budget. -1: a quarter of memory_budget_bytes, one
   // transfer's requests in flight with the S3 defaults; 0: none kept.
   int64_t idle_buffer_bytes = -1;
+  // Most bytes that read-ahead (the windows an NFS file fills before a
+  // sequential reader asks) may hold at once, over all open files. Taken
+  // only when free and never waited for, so it cannot stall a transfer: a
+  // file that finds none reads from the server as asked. -1: a quarter of
+  // memory_budget_bytes; 0: no read-ahead.
+  int64_t read_ahead_bytes = -1;
 };
 
 // Thread-safe. REQUIRES: everything created with a Runtime (pools, clients,
@@ -67,6 +73,8 @@ class Runtime {
   bool InIoThread() const;
 
   MemoryBudget& memory_budget();
+  // RuntimeOptions::read_ahead_bytes; only ever TryAcquire'd.
+  MemoryBudget& read_ahead_budget();
   BufferPool& buffer_pool();
   const RuntimeOptions& options() const;
 

@@ -221,9 +221,12 @@ absl::StatusOr<size_t> NfsFile::ReadThroughWindows(int64_t offset, absl::Span<ch
   int64_t next = windows_.empty() ? last_end_
                                   : windows_.back().start + static_cast<int64_t>(windows_.back().size);
   while (windows_.size() < kWindowsAhead && next < limit) {
-    window_bytes_ = std::min(kMaxWindow, std::max(kFirstWindow, window_bytes_ * 2));
-    const size_t size = static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(window_bytes_), limit - next));
+    // Grown only when sent: a file refused read-ahead bytes asks again
+    // for the window it was refused, not for a larger one.
+    const size_t grown = std::min(kMaxWindow, std::max(kFirstWindow, window_bytes_ * 2));
+    const size_t size = static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(grown), limit - next));
     if (!SendWindow(next, size)) break;
+    window_bytes_ = grown;
     next += static_cast<int64_t>(size);
   }
   return done;
@@ -232,7 +235,9 @@ absl::StatusOr<size_t> NfsFile::ReadThroughWindows(int64_t offset, absl::Span<ch
 bool NfsFile::SendWindow(int64_t start, size_t size) {
   Runtime& runtime = client_.runtime();
   BufferPool& pool = runtime.buffer_pool();
-  const size_t bytes = std::max(size, LargeBuffer::kHugePageBytes);
+  // The pool's size class: the whole buffer counts.
+  constexpr size_t kClass = LargeBuffer::kHugePageBytes;
+  const size_t bytes = (std::max(size, kClass) + kClass - 1) / kClass * kClass;
   // Under the Runtime's read-ahead bound, taken only if free: many files
   // read at once share it, and one that finds none reads as asked.
   std::optional<MemoryBudget::Ticket> ticket =

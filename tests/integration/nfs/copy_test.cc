@@ -387,6 +387,24 @@ TEST_F(NfsReadAheadBoundTest, WindowsHoldReadAheadBytesUntilTheFileIsClosed) {
   EXPECT_EQ(runtime_.read_ahead_budget().in_use(), 0);
 }
 
+class NfsWithTwoMebibytesOfReadAheadTest : public NfsReadAheadBoundTest {
+ protected:
+  NfsWithTwoMebibytesOfReadAheadTest() : NfsReadAheadBoundTest(/*read_ahead_bytes=*/2 << 20) {}
+};
+
+TEST_F(NfsWithTwoMebibytesOfReadAheadTest, TwoFilesReadAtOnceShareTheBoundAndGiveEveryByte) {
+  const std::string a = WriteRandomFile(Exported("a.bin"), 6 << 20);
+  const std::string b = WriteRandomFile(Exported("b.bin"), 6 << 20);
+  absl::StatusOr<std::shared_ptr<NfsFile>> fa = NfsFile::Open(*client_, "a.bin");
+  absl::StatusOr<std::shared_ptr<NfsFile>> fb = NfsFile::Open(*client_, "b.bin");
+  ASSERT_TRUE(fa.ok()) << fa.status();
+  ASSERT_TRUE(fb.ok()) << fb.status();
+  ReadInOrder(**fa, a, 4);  // a's first window takes the whole bound
+  ReadInOrder(**fb, b, 96);  // b finds none and reads as asked
+  ReadInOrder(**fa, a, 96);
+  EXPECT_EQ(runtime_.read_ahead_budget().peak(), 2 << 20);
+}
+
 class NfsWithoutReadAheadBytesTest : public NfsReadAheadBoundTest {
  protected:
   NfsWithoutReadAheadBytesTest() : NfsReadAheadBoundTest(/*read_ahead_bytes=*/0) {}

@@ -44,9 +44,12 @@ struct RuntimeOptions {
   // transfer's requests in flight with the S3 defaults; 0: none kept.
   int64_t idle_buffer_bytes = -1;
   // Most bytes that read-ahead (the windows an NFS file fills before a
-  // sequential reader asks) may hold at once, over all open files. Taken
-  // only when free and never waited for, so it cannot stall a transfer: a
-  // file that finds none reads from the server as asked. -1: a quarter of
+  // sequential reader asks, in 2 MiB buffers, so under 2 MiB means none)
+  // may hold at once, over all open files. Taken only when free and never
+  // waited for, so it cannot stall a transfer: a file that finds none
+  // reads from the server as asked. An idle open file keeps its windows
+  // until its next read or its close. S3 downloads are under the budget
+  // instead, and iRODS streams keep their own buffer. -1: a quarter of
   // memory_budget_bytes; 0: no read-ahead.
   int64_t read_ahead_bytes = -1;
 };

@@ -37,6 +37,15 @@ TEST(BufferPoolTest, SizesRoundUpToTwoMiBClassesThatShareBuffers) {
   EXPECT_EQ(pool.stats().allocations, 2);
 }
 
+TEST(BufferPoolTest, TakenBytesAreTheSizeOfTheBufferATakeGives) {
+  BufferPool pool(64 * kMiB);
+  for (size_t size : {size_t{1000}, 2 * kMiB, 5 * kMiB + 1, 6 * kMiB}) {
+    absl::StatusOr<LargeBuffer> b = pool.Take(size);
+    ASSERT_TRUE(b.ok()) << b.status();
+    EXPECT_EQ(BufferPool::TakenBytes(size), b->size()) << size;
+  }
+}
+
 TEST(BufferPoolTest, IdleBuffersStayWithinTheCap) {
   BufferPool pool(20 * kMiB);
   absl::StatusOr<LargeBuffer> a = pool.Take(12 * kMiB);

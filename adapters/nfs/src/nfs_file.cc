@@ -235,9 +235,8 @@ absl::StatusOr<size_t> NfsFile::ReadThroughWindows(int64_t offset, absl::Span<ch
 bool NfsFile::SendWindow(int64_t start, size_t size) {
   Runtime& runtime = client_.runtime();
   BufferPool& pool = runtime.buffer_pool();
-  // The pool's size class: the whole buffer counts.
-  constexpr size_t kClass = LargeBuffer::kHugePageBytes;
-  const size_t bytes = (std::max(size, kClass) + kClass - 1) / kClass * kClass;
+  // The whole buffer counts: its size class.
+  const size_t bytes = BufferPool::TakenBytes(std::max(size, LargeBuffer::kHugePageBytes));
   // Under the Runtime's read-ahead bound, taken only if free: many files
   // read at once share it, and one that finds none reads as asked.
   std::optional<MemoryBudget::Ticket> ticket =

@@ -21,6 +21,8 @@ size_t SizeClass(size_t size) { return (size + kClassBytes - 1) / kClassBytes * 
 
 BufferPool::BufferPool(int64_t max_idle_bytes) : max_idle_bytes_(max_idle_bytes) {}
 
+size_t BufferPool::TakenBytes(size_t size) { return size < kClassBytes ? size : SizeClass(size); }
+
 absl::StatusOr<LargeBuffer> BufferPool::Take(size_t size) {
   if (size < kClassBytes) return LargeBuffer::Allocate(size);
   const size_t cls = SizeClass(size);

@@ -56,6 +56,9 @@ class BufferPool {
   // A buffer of at least `size` bytes, contents unspecified: an idle one of
   // its size class, else a new one (ResourceExhausted if none can be mapped).
   absl::StatusOr<LargeBuffer> Take(size_t size);
+  // The bytes a Take(size) buffer has: its size class, or `size` itself
+  // below 2 MiB. What a caller counting the buffer against a bound counts.
+  static size_t TakenBytes(size_t size);
 
   // Returns `buffer` for a later Take, or frees it when it is too small to
   // pool or the idle buffers would exceed max_idle_bytes.

@@ -688,10 +688,10 @@ absl::StatusOr<std::vector<ListedObject>> S3ObjectStore::ListAllObjects(std::str
   std::vector<ListedObject> all;
   ListObjectsOptions options{.prefix = std::string(prefix)};
   while (true) {
-    Promise<ListObjectsPage> p;
-    Future<ListObjectsPage> f = p.GetFuture();
-    ListObjects(bucket, options, std::move(p).AsCallback());
-    FERRY_ASSIGN_OR_RETURN(ListObjectsPage page, std::move(f).Get());
+    FERRY_ASSIGN_OR_RETURN(ListObjectsPage page,
+                           BlockOn<ListObjectsPage>([&](Callback<ListObjectsPage> done) {
+                             ListObjects(bucket, options, std::move(done));
+                           }));
     for (ListedObject& o : page.objects) all.push_back(std::move(o));
     if (page.next_continuation_token.empty()) return all;
     options.continuation_token = std::move(page.next_continuation_token);

@@ -69,12 +69,9 @@ Future<std::string> RpcPool::Call(std::string request, const RpcCallOptions& opt
 }
 
 absl::StatusOr<std::string> RpcPool::CallBlocking(std::string request, const RpcCallOptions& options) {
-  Promise<std::string> p;
-  Future<std::string> f = p.GetFuture();
-  impl_->core.Submit(
-      std::move(request), std::move(p).AsCallback(),
-      options, /*blocking_caller=*/true);
-  return std::move(f).Get();
+  return BlockOn<std::string>([&](Callback<std::string> done) {
+    impl_->core.Submit(std::move(request), std::move(done), options, /*blocking_caller=*/true);
+  });
 }
 
 bool RpcPool::Cancel(RpcCallId id) { return impl_->core.Cancel(id); }

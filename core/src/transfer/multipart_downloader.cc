@@ -681,10 +681,8 @@ class MultipartDownloaderImpl final : public MultipartDownloader {
   ~MultipartDownloaderImpl() override { state_->Cancel(); }
 
   absl::StatusOr<size_t> Read(int64_t offset, std::span<char> dst) override {
-    Promise<size_t> p;
-    Future<size_t> f = p.GetFuture();
-    state_->ReadAsync(offset, dst, std::move(p).AsCallback());
-    return std::move(f).Get();
+    return BlockOn<size_t>(
+        [&](Callback<size_t> done) { state_->ReadAsync(offset, dst, std::move(done)); });
   }
   void ReadAsync(int64_t offset, std::span<char> dst, Callback<size_t> done) override {
     state_->ReadAsync(offset, dst, std::move(done));
@@ -720,10 +718,8 @@ MultipartDownloadManager::~MultipartDownloadManager() = default;
 
 absl::StatusOr<std::unique_ptr<MultipartDownloader>> MultipartDownloadManager::Open(
     std::string_view key) {
-  Promise<std::unique_ptr<MultipartDownloader>> p;
-  auto f = p.GetFuture();
-  OpenAsync(key, std::move(p).AsCallback());
-  return std::move(f).Get();
+  return BlockOn<std::unique_ptr<MultipartDownloader>>(
+      [&](Callback<std::unique_ptr<MultipartDownloader>> done) { OpenAsync(key, std::move(done)); });
 }
 
 void MultipartDownloadManager::OpenAsync(std::string_view key,

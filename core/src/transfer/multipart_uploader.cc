@@ -830,12 +830,9 @@ struct MultipartUploader::State : std::enable_shared_from_this<MultipartUploader
   // policy, blocking; the object's ETag.
   absl::StatusOr<std::string> EtagWithRetry(
       absl::AnyInvocable<void(int attempt, Callback<std::string> cb)> request) {
-    Promise<std::string> p;
-    Future<std::string> f = p.GetFuture();
-    CallWithRetry<std::string>(
-        options.retry, *scheduler, std::move(request),
-        std::move(p).AsCallback());
-    return std::move(f).Get();
+    return BlockOn<std::string>([&](Callback<std::string> done) {
+      CallWithRetry<std::string>(options.retry, *scheduler, std::move(request), std::move(done));
+    });
   }
 
   // One Put of the whole (small) object from part 1's buffer.

@@ -149,12 +149,10 @@ class NfsReadFakeServerTest : public ::testing::Test {
     if (into_file_) {
       // ReadIntoFileAsync into a file in memory, read back after.
       const int fd = ::memfd_create("read", MFD_CLOEXEC);
-      Promise<ReadIntoReply> p;
-      Future<ReadIntoReply> f = p.GetFuture();
-      (*client)->ReadIntoFileAsync(
-          FileHandle("f"), offset, {.fd = fd, .offset = 0, .size = n}, "f",
-          std::move(p).AsCallback());
-      out.reply = std::move(f).Get();
+      out.reply = BlockOn<ReadIntoReply>([&](Callback<ReadIntoReply> done) {
+        (*client)->ReadIntoFileAsync(FileHandle("f"), offset, {.fd = fd, .offset = 0, .size = n},
+                                     "f", std::move(done));
+      });
       out.got.assign(n, '?');
       const ssize_t got = ::pread(fd, out.got.data(), n, 0);
       out.got.resize(got < 0 ? 0 : static_cast<size_t>(got));

@@ -272,6 +272,12 @@ struct NfsClient::Impl {
     return absl::StrCat(url_base, "/", ToAbsl(relative));
   }
 
+  // A RENAME's path for its messages, which Display in turn: "<from> ->
+  // nfs://host/export/<to>".
+  std::string RenamePath(std::string_view from, std::string_view to) const {
+    return absl::StrCat(ToAbsl(from), " -> ", Display(to));
+  }
+
   // Sends `args` as `op`; `finish(record, path) -> StatusOr<T>` turns the
   // reply record into the caller's value. Transport and RPC-level errors are
   // annotated with the procedure and path.
@@ -1056,7 +1062,7 @@ absl::Status NfsClient::Rename(const FileHandle& from_dir, std::string_view from
   return impl_->CallForStatus(
       kRenameCall,
       {.from = {.dir = from_dir, .name = from_name}, .to = {.dir = to_dir, .name = to_name}},
-      absl::StrCat(ToAbsl(from_path), " -> ", impl_->Display(to_path)));
+      impl_->RenamePath(from_path, to_path));
 }
 
 NfsClient::SetAttrAndRenameResult NfsClient::SetAttrAndRename(
@@ -1073,7 +1079,7 @@ NfsClient::SetAttrAndRenameResult NfsClient::SetAttrAndRename(
   impl_->Call<NfsDone>(
       kRenameCall,
       {.from = {.dir = from_dir, .name = from_name}, .to = {.dir = to_dir, .name = to_name}},
-      absl::StrCat(ToAbsl(path), " -> ", impl_->Display(to_path)), done,
+      impl_->RenamePath(path, to_path), done,
       std::move(rename).AsCallback());
   SetAttrAndRenameResult result;
   result.set_attr = std::move(set_attr_done).Get().status();

@@ -273,6 +273,45 @@ TEST_F(RpcPoolPlacementTest, BulkPlacedInAFileLandsThereAndTheRecordKeepsTheRest
   ::close(file);
 }
 
+// Sends a reply of `bulk_size` bytes placed in a memfd: its head first,
+// the rest once placed; returns the pool's metrics after the call, with
+// the file checked to hold the bulk.
+RpcPoolMetrics PlaceInMemfdAndCall(RpcPool& pool, RecordLog& log, size_t& requests, size_t bulk_size) {
+  const int file = ::memfd_create("placed", MFD_CLOEXEC);
+  EXPECT_GE(file, 0);
+  Placements p(1 << 20);
+  p.file_fd = file;
+  Future<std::string> f = pool.Call(std::string(4, '\0'), {.placer = p.Placer()});
+  EXPECT_TRUE(log.WaitForTotal(++requests));
+  std::vector<RecordLog::Entry> entries = log.Take();
+  const std::string bulk = Patterned(bulk_size, 's');
+  const std::string reply = FramedReply(entries.at(0).record, bulk);
+  entries[0].conn->SendRaw(reply.substr(0, 4 + 8 + 100));
+  EXPECT_TRUE(p.WaitPlaced(1));
+  entries[0].conn->SendRaw(reply.substr(4 + 8 + 100));
+  absl::StatusOr<std::string> r = std::move(f).Get();
+  EXPECT_TRUE(r.ok()) << r.status();
+  std::string got(bulk.size(), '\0');
+  EXPECT_EQ(::pread(file, got.data(), got.size(), 0), static_cast<ssize_t>(got.size()));
+  EXPECT_TRUE(got == bulk);
+  ::close(file);
+  return pool.metrics();
+}
+
+TEST_F(RpcPoolPlacementTest, FilePlacementWith64KiBOrMoreToComeIsSplicedFromTheSocket) {
+  auto pool = MakePool();
+  const RpcPoolMetrics m = PlaceInMemfdAndCall(*pool, log_, requests_, 300'000);
+  EXPECT_GE(m.bytes_spliced, uint64_t{64} << 10);
+  EXPECT_LE(m.bytes_spliced, m.bytes_placed);
+}
+
+TEST_F(RpcPoolPlacementTest, FilePlacementWithLessThan64KiBToComeIsReadNotSpliced) {
+  auto pool = MakePool();
+  const RpcPoolMetrics m = PlaceInMemfdAndCall(*pool, log_, requests_, 60'000);
+  EXPECT_EQ(m.bytes_placed, 60'000u);
+  EXPECT_EQ(m.bytes_spliced, 0u);
+}
+
 TEST_F(RpcPoolPlacementTest, FileThatRefusesTheBulkEndsTheCallWithWhyAndTheConnectionGoesOn) {
   auto pool = MakePool();
   const int read_only = ::open("/dev/null", O_RDONLY | O_CLOEXEC);

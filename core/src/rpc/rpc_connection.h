@@ -166,6 +166,9 @@ struct Session final : RpcHandshakeChannel, std::enable_shared_from_this<Session
   internal::SplicePipe splice;
   bool splice_off = false;
   bool placement_splice_off = false;
+  // Spliced bytes not yet in RpcMetrics::bytes_spliced (added under the
+  // pool's lock with the read's other counts).
+  size_t spliced_unreported = 0;
   // Whether to place the incomplete record has been decided.
   bool placement_decided = false;
   // The last whole reply was placed: the next read at a record boundary is

@@ -35,6 +35,12 @@ constexpr size_t kSendInPlaceFrom = size_t{64} << 10;
 // The read at a record boundary after a placed reply: an NFS READ reply's
 // headers (~130 bytes) and little else.
 constexpr size_t kPlacedHeaderRead = 512;
+// Placed bytes for a file are spliced only while at least this many are
+// left: a splice takes two system calls and, on a connection's first use,
+// five more for its pipe, while reading fewer bytes costs one copy of a
+// few microseconds. A small file's whole reply then comes in one read,
+// and a large reply's tail in the read that takes the next header.
+constexpr size_t kSpliceFrom = size_t{64} << 10;
 // A placer still asking for more after this much of the record has
 // arrived is answered for it: the record is read whole.
 constexpr size_t kMaxPlacementPrefix = size_t{64} << 10;
@@ -431,7 +437,7 @@ void PoolCore::OnWritten(const std::shared_ptr<Session>& s, const std::error_cod
 // Reading.
 
 void PoolCore::StartRead(const std::shared_ptr<Session>& s) {
-  if (!s->splice_off && !s->placement_splice_off && s->reader->DirectFile().fd >= 0) {
+  if (!s->splice_off && !s->placement_splice_off && s->reader->DirectFile().size >= kSpliceFrom) {
     // Placed bytes for a file: spliced from the socket once it has some.
     s->socket.async_wait(asio::socket_base::wait_read,
                          asio::bind_executor(s->conn->strand, [this, s](const std::error_code& ec) {
@@ -536,6 +542,7 @@ void PoolCore::OnSpliceReady(const std::shared_ptr<Session>& s, const std::error
     }
   }
   if (!o.file_status.ok()) s->reader->FailPlacement(o.file_status);
+  s->spliced_unreported += o.moved;
   s->records.clear();
   AfterRead(s, s->reader->CommitDirect(o.moved, &s->records), o.moved);
 }
@@ -611,6 +618,7 @@ absl::Status PoolCore::ProcessReplies(const std::shared_ptr<Session>& s, size_t 
     ConnShared& sh = shared(c->index);
     sh.metrics.bytes_received += nbytes;
     m_.bytes_received += nbytes;
+    m_.bytes_spliced += std::exchange(s->spliced_unreported, 0);
     if (sh.session_gen != s->gen) return absl::OkStatus();  // shutting down
     if (nbytes > 0) sh.last_heard = SteadyClock::now();
     const absl::Time now = s->records.empty() ? absl::Time() : NowFrom(options_.clock);

@@ -211,7 +211,8 @@ struct RpcPlacement {
   absl::Span<char> dest;
   // Or, with `dest` empty, the bytes [offset, offset + file.size) go into
   // a local file: `file.fd` from `file.offset`, moved by the kernel from
-  // the socket (splice) without passing through this process, on the I/O
+  // the socket (splice) without passing through this process where 64 KiB
+  // or more are still to come (fewer are read and written), on the I/O
   // thread (a file the page cache takes without waiting for a disk is
   // best). A write of the file that fails ends the call with that error
   // once its reply is in (the reply's other bytes are still read, so the

@@ -309,7 +309,12 @@ absl::StatusOr<IrodsClient::IntoReply> CheckedRead(absl::StatusOr<IrodsClient::I
 }  // namespace
 
 IrodsClient::IrodsClient(IrodsAccount account, IrodsClientOptions options)
-    : account_(std::move(account)), options_(options), read_ahead_buffers_(2 * kMaxReadAhead) {}
+    : account_(std::move(account)),
+      options_(options),
+      read_ahead_buffers_(2 * kMaxReadAhead),
+      own_read_ahead_(options.read_ahead_budget != nullptr ? nullptr
+                                                            : std::make_unique<MemoryBudget>(kDefaultReadAheadBytes)),
+      read_ahead_budget_(options.read_ahead_budget != nullptr ? options.read_ahead_budget : own_read_ahead_.get()) {}
 
 IrodsClient::~IrodsClient() = default;
 
@@ -895,39 +900,42 @@ absl::Status IrodsStream::SendRead(size_t n) {
 absl::StatusOr<size_t> IrodsStream::ReceiveRead(size_t asked, char* buf, size_t n) {
   const bool discard = buf == nullptr;
   size_t direct = 0;
-  // Room for the `rest` of the reply (at most a window), kept as read ahead.
-  auto keep = [&](size_t rest) -> absl::Status {
-    if (ahead_.size() < rest) {
-      GiveBackBuffer();
-      FERRY_ASSIGN_OR_RETURN(ahead_, client_->read_ahead_buffers_.Take(std::max(rest, kMaxReadAhead)));
-    }
+  // The `rest` of the reply beyond `n` is kept as read ahead where the
+  // bound has room for it, else dropped (`dropped`).
+  bool dropped = false;
+  auto keep = [&](size_t rest) -> absl::StatusOr<bool> {
+    FERRY_ASSIGN_OR_RETURN(const bool held, HoldAheadBuffer(rest));
+    dropped = !held;
     ahead_begin_ = 0;
-    ahead_end_ = rest;
+    ahead_end_ = held ? rest : 0;
+    return held;
+  };
+  auto skip = [&](size_t bytes) -> absl::Status {
+    char scratch[32 << 10];
+    for (size_t left = bytes; left > 0;) {
+      const size_t m = std::min(left, sizeof scratch);
+      FERRY_RETURN_IF_ERROR(lease_->ReceiveRaw(scratch, m));
+      left -= m;
+    }
     return absl::OkStatus();
   };
   absl::StatusOr<IrodsClient::IntoReply> r = IrodsClient::ReceiveForPayload(
       *lease_, Cat("read ", path_), asked,
       [&](size_t bs) -> absl::Status {
-        if (discard) {
-          char scratch[32 << 10];
-          for (size_t left = bs; left > 0;) {
-            const size_t m = std::min(left, sizeof scratch);
-            FERRY_RETURN_IF_ERROR(lease_->ReceiveRaw(scratch, m));
-            left -= m;
-          }
-          return absl::OkStatus();
-        }
+        if (discard) return skip(bs);
         direct = std::min(bs, n);
         FERRY_RETURN_IF_ERROR(lease_->ReceiveRaw(buf, direct));
-        FERRY_RETURN_IF_ERROR(keep(bs - direct));
-        return lease_->ReceiveRaw(ahead_.data(), bs - direct);
+        FERRY_ASSIGN_OR_RETURN(const bool held, keep(bs - direct));
+        return held ? lease_->ReceiveRaw(ahead_.data(), bs - direct) : skip(bs - direct);
       },
       [&](std::string_view bytes) -> absl::Status {
         if (discard) return absl::OkStatus();
         direct = std::min(bytes.size(), n);
-        FERRY_RETURN_IF_ERROR(keep(bytes.size() - direct));
+        FERRY_ASSIGN_OR_RETURN(const bool held, keep(bytes.size() - direct));
         if (direct > 0) std::memcpy(buf, bytes.data(), direct);
-        if (bytes.size() > direct) std::memcpy(ahead_.data(), bytes.data() + direct, bytes.size() - direct);
+        if (held && bytes.size() > direct) {
+          std::memcpy(ahead_.data(), bytes.data() + direct, bytes.size() - direct);
+        }
         return absl::OkStatus();
       });
   r = CheckedRead(std::move(r), *lease_, path_, asked);
@@ -943,6 +951,15 @@ absl::StatusOr<size_t> IrodsStream::ReceiveRead(size_t asked, char* buf, size_t 
     return r.status();
   }
   if (server_position_ >= 0) server_position_ -= static_cast<int64_t>(asked - r->bs_size);  // the end came first
+  if (dropped) {
+    // No room to keep the rest: the replies after it would not follow on
+    // from position_, so they go too, and the next read asks the server
+    // again from there (a seek). A failure here broke the session, which
+    // the next call reports; these bytes are good.
+    continues_ = false;
+    window_ = 0;
+    (void)DropReadAhead();
+  }
   return direct;
 }
 
@@ -953,8 +970,16 @@ absl::Status IrodsStream::ReadAhead(size_t n) {
   if (next >= read_ahead_end_) return absl::OkStatus();
   window_ = std::min(kMaxReadAhead, std::max({n, kFirstReadAhead, window_ * 2}));
   // Pieces of a reader's own size where they are large (each reply then
-  // lands in its buffer), else whole windows, read into the stream's.
+  // lands in its buffer), else whole windows, read into the stream's: only
+  // while the bound lets it hold a buffer for them.
   const size_t piece = n >= kDirectReadBytes ? n : window_;
+  if (n < kDirectReadBytes) {
+    FERRY_ASSIGN_OR_RETURN(const bool held, HoldAheadBuffer(kMaxReadAhead));
+    if (!held) {
+      window_ = 0;
+      return absl::OkStatus();
+    }
+  }
   while (in_flight_bytes_ - in_flight_.front() < window_ && next < read_ahead_end_) {
     const size_t ask = static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(piece), read_ahead_end_ - next));
     FERRY_RETURN_IF_ERROR(SendRead(ask));
@@ -963,9 +988,22 @@ absl::Status IrodsStream::ReadAhead(size_t n) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<bool> IrodsStream::HoldAheadBuffer(size_t rest) {
+  if (ahead_.size() >= rest) return true;
+  GiveBackBuffer();
+  const size_t size = std::max(rest, kMaxReadAhead);
+  std::optional<MemoryBudget::Ticket> ticket =
+      client_->read_ahead_budget_->TryAcquire(static_cast<int64_t>(BufferPool::TakenBytes(size)));
+  if (!ticket) return false;
+  FERRY_ASSIGN_OR_RETURN(ahead_, client_->read_ahead_buffers_.Take(size));
+  ahead_ticket_ = *std::move(ticket);
+  return true;
+}
+
 void IrodsStream::GiveBackBuffer() {
   ahead_begin_ = ahead_end_ = 0;
   if (!ahead_.empty()) client_->read_ahead_buffers_.Give(std::move(ahead_));  // leaves ahead_ empty
+  ahead_ticket_.Release();
 }
 
 absl::Status IrodsStream::DropReadAhead() {

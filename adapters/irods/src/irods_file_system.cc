@@ -16,6 +16,7 @@
 #include "ferry/base/strings.h"
 #include "ferry/io/internal/positional_io.h"
 #include "ferry/io/internal/temp_file.h"
+#include "ferry/runtime/runtime.h"
 
 namespace ferry::irods {
 namespace {
@@ -627,7 +628,7 @@ class IrodsProvider final : public fs::FileSystemProvider {
  public:
   explicit IrodsProvider(const IrodsFileSystemOptions& options) : options_(options) {}
 
-  absl::StatusOr<fs::Location> Resolve(Runtime&, std::string_view url) override {
+  absl::StatusOr<fs::Location> Resolve(Runtime& runtime, std::string_view url) override {
     FERRY_ASSIGN_OR_RETURN(IrodsUrl parsed, ParseIrodsUrl(url));
     IrodsAccount& account = parsed.account;
     if (!options_.client_user.empty()) account.client_user = options_.client_user;
@@ -643,7 +644,11 @@ class IrodsProvider final : public fs::FileSystemProvider {
       MutexLock connecting(&connect_mu_);
       fs = Find(key);
       if (fs == nullptr) {
-        FERRY_ASSIGN_OR_RETURN(fs, IrodsFileSystem::Connect(std::move(account), options_));
+        IrodsFileSystemOptions o = options_;
+        // Read-ahead under the Runtime's bound, with NFS's (the
+        // filesystem is the first resolving Runtime's, as NFS's mounts).
+        if (o.client.read_ahead_budget == nullptr) o.client.read_ahead_budget = &runtime.read_ahead_budget();
+        FERRY_ASSIGN_OR_RETURN(fs, IrodsFileSystem::Connect(std::move(account), o));
         MutexLock lock(&mu_);
         made_.emplace(key, fs);
       }

@@ -293,6 +293,123 @@ TEST_F(IrodsTest, AReaderThatStopsAmidReadAheadLeavesItsSessionReadyForTheNextCa
   EXPECT_TRUE(*got == b);
 }
 
+// Read-ahead buffers are held under a bound
+// (IrodsClientOptions::read_ahead_budget), taken only when it has room.
+class IrodsReadAheadBoundTest : public IrodsTest {
+ protected:
+  // A filesystem whose streams read ahead under `bound`.
+  std::shared_ptr<IrodsFileSystem> Bounded(MemoryBudget& bound) {
+    IrodsFileSystemOptions o;
+    o.client.read_ahead_budget = &bound;
+    auto fs = IrodsFileSystem::Connect(Account(), o);
+    EXPECT_TRUE(fs.ok()) << fs.status();
+    return fs.ok() ? *fs : nullptr;
+  }
+  // A new object of `size` random bytes named `name`; its bytes.
+  std::string Put(const std::string& name, size_t size) {
+    const std::string data = RandomBytes(size);
+    EXPECT_TRUE(CopyFile(runtime_, local_, WriteLocal(name, data), *fs_, Path(name)).ok());
+    return data;
+  }
+  std::string Path(const std::string& name) { return absl::StrCat(coll_, "/", name); }
+  // Reads `pieces` pieces of `piece` bytes of `file` in order from
+  // `*offset` on (moving it) and checks them against `data`.
+  static void ReadOn(fs::File& file, const std::string& data, int64_t* offset, size_t pieces,
+                     size_t piece = size_t{64} << 10) {
+    std::string buf(piece, '\0');
+    for (size_t i = 0; i < pieces; ++i) {
+      absl::StatusOr<size_t> n = file.ReadAt(*offset, absl::MakeSpan(buf));
+      ASSERT_TRUE(n.ok()) << n.status();
+      ASSERT_EQ(*n, piece) << "at " << *offset;
+      ASSERT_TRUE(buf == data.substr(*offset, piece)) << "at " << *offset;
+      *offset += static_cast<int64_t>(piece);
+    }
+  }
+};
+
+TEST_F(IrodsReadAheadBoundTest, AStreamHoldsItsWindowOfTheBoundUntilItsFileIsClosed) {
+  MemoryBudget bound(64 << 20);
+  std::shared_ptr<IrodsFileSystem> fs = Bounded(bound);
+  ASSERT_NE(fs, nullptr);
+  const std::string data = Put("held", 12 << 20);
+  auto f = fs->OpenRead(Path("held"));
+  ASSERT_TRUE(f.ok()) << f.status();
+  int64_t at = 0;
+  ReadOn(**f, data, &at, 3);
+  EXPECT_EQ(bound.in_use(), 8 << 20);
+  EXPECT_TRUE((*f)->Close().ok());
+  EXPECT_EQ(bound.in_use(), 0);
+}
+
+TEST_F(IrodsReadAheadBoundTest, TwoFilesReadAtOnceShareTheBoundAndEachGetsEveryByte) {
+  MemoryBudget bound(8 << 20);  // one window
+  std::shared_ptr<IrodsFileSystem> fs = Bounded(bound);
+  ASSERT_NE(fs, nullptr);
+  // Names of their own: the peer's log is every test's.
+  const std::string a_name = Unique("a"), b_name = Unique("b");
+  const std::string a = Put(a_name, 6 << 20), b = Put(b_name, 6 << 20);
+  auto fa = fs->OpenRead(Path(a_name));
+  auto fb = fs->OpenRead(Path(b_name));
+  ASSERT_TRUE(fa.ok()) << fa.status();
+  ASSERT_TRUE(fb.ok()) << fb.status();
+  int64_t at_a = 0, at_b = 0;
+  ReadOn(**fa, a, &at_a, 4);  // a's window takes the whole bound
+  ReadOn(**fb, b, &at_b, 96);
+  EXPECT_EQ(Count(PeerLog(), absl::StrCat("(", b_name, ") read ")), 96u) << "b finds no room and reads as asked";
+  ReadOn(**fa, a, &at_a, 92);
+  EXPECT_EQ(bound.peak(), 8 << 20);
+}
+
+TEST_F(IrodsReadAheadBoundTest, WithNoRoomSmallPiecesReadInOrderGetEveryByte) {
+  MemoryBudget bound(0);
+  std::shared_ptr<IrodsFileSystem> fs = Bounded(bound);
+  ASSERT_NE(fs, nullptr);
+  const std::string name = Unique("plain");
+  const std::string data = Put(name, 3 << 20);
+  auto f = fs->OpenRead(Path(name));
+  ASSERT_TRUE(f.ok()) << f.status();
+  int64_t at = 0;
+  ReadOn(**f, data, &at, 48);
+  EXPECT_EQ(Count(PeerLog(), absl::StrCat("(", name, ") read ")), 48u);
+  EXPECT_EQ(bound.peak(), 0);
+}
+
+TEST_F(IrodsReadAheadBoundTest, AReaderOfLargePiecesThatTurnsToSmallOnesWithNoRoomGetsEveryByte) {
+  // Large pieces are asked ahead at their own size (no buffer: each reply
+  // lands in the reader's); when the reader then asks for less, the rest
+  // of the reply asked ahead has no room, is dropped and asked for again.
+  MemoryBudget bound(0);
+  std::shared_ptr<IrodsFileSystem> fs = Bounded(bound);
+  ASSERT_NE(fs, nullptr);
+  const std::string data = Put("turns", 16 << 20);
+  auto f = fs->OpenRead(Path("turns"));
+  ASSERT_TRUE(f.ok()) << f.status();
+  int64_t at = 0;
+  ReadOn(**f, data, &at, 3, 2 << 20);
+  ReadOn(**f, data, &at, 40);
+  ReadOn(**f, data, &at, 2, 2 << 20);
+  ReadOn(**f, data, &at, 8);
+  EXPECT_EQ(bound.peak(), 0);
+}
+
+TEST_F(IrodsReadAheadBoundTest, AFileSystemFromTheProviderReadsAheadUnderItsRuntimesBound) {
+  const std::string data = Put("provided", 12 << 20);
+  Runtime runtime;
+  IrodsFileSystemOptions o;
+  o.password = "rods";
+  std::unique_ptr<fs::FileSystemProvider> provider = NewIrodsProvider(o);
+  absl::StatusOr<fs::Location> at_url =
+      provider->Resolve(runtime, absl::StrCat("irods://rods@127.0.0.1:1247/", Path("provided")));
+  ASSERT_TRUE(at_url.ok()) << at_url.status();
+  auto f = at_url->fs->OpenRead(at_url->path);
+  ASSERT_TRUE(f.ok()) << f.status();
+  int64_t at = 0;
+  ReadOn(**f, data, &at, 3);
+  EXPECT_EQ(runtime.read_ahead_budget().in_use(), 8 << 20);
+  EXPECT_TRUE((*f)->Close().ok());
+  EXPECT_EQ(runtime.read_ahead_budget().in_use(), 0);
+}
+
 TEST_F(IrodsTest, TwoThreadsReadingOneFileInOrderEachGetTheirBytes) {
   const std::string data = RandomBytes(32 << 20);
   const std::string path = absl::StrCat(coll_, "/halves");

@@ -571,6 +571,8 @@ func dataObjRead(s *session, _ *message, body *node) (reply, error) {
 	if n < 0 || n > maxBsBytes {
 		return reply{}, fail(SYS_INVALID_INPUT_PARAM, "read length %d outside 0..%d", n, maxBsBytes)
 	}
+	// One line a read, so tests can count the reads a client asks for.
+	s.logf("(%s) read %d at %d", baseName(of.rep.objPath), n, of.offset)
 	if n >= sendfileMinBytes {
 		if rep, ok := s.readBySendfile(of, n); ok {
 			return rep, nil

@@ -48,9 +48,10 @@ struct RuntimeOptions {
   // may hold at once, over all open files. Taken only when free and never
   // waited for, so it cannot stall a transfer: a file that finds none
   // reads from the server as asked. An idle open file keeps its windows
-  // until its next read or its close. S3 downloads are under the budget
-  // instead, and iRODS streams keep their own buffer. -1: a quarter of
-  // memory_budget_bytes; 0: no read-ahead.
+  // until its next read or its close. iRODS streams of filesystems made
+  // through the registry keep their read-ahead buffer (8 MiB) under this
+  // bound too; S3 downloads are under the budget instead. -1: a quarter
+  // of memory_budget_bytes; 0: no read-ahead.
   int64_t read_ahead_bytes = -1;
 };
 

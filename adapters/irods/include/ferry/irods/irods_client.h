@@ -38,6 +38,7 @@
 #include "absl/time/time.h"
 #include "ferry/base/large_buffer.h"
 #include "ferry/rpc/session_pool.h"
+#include "ferry/runtime/memory_budget.h"
 #include "ferry/runtime/buffer_pool.h"
 #include "ferry/runtime/retry_policy.h"
 
@@ -80,7 +81,17 @@ struct IrodsClientOptions {
   // collection creation with parents, ACL changes. Writes, removals,
   // renames and metadata changes are never sent twice.
   CallTimeouts timeouts;
+  // The bound on read-ahead buffers (a stream reading small pieces keeps
+  // one of 8 MiB), taken only when it has room and never waited for: a
+  // stream that finds none reads as asked. Not owned; must outlive the
+  // client. nullptr: a bound of the client's own, of
+  // kDefaultReadAheadBytes. The filesystem registry's iRODS provider
+  // passes its Runtime's read_ahead_budget().
+  MemoryBudget* read_ahead_budget = nullptr;
 };
+
+// The read-ahead bound of a client given none: eight streams' windows.
+inline constexpr int64_t kDefaultReadAheadBytes = int64_t{64} << 20;
 
 enum class IrodsObjectType { kNone = 0, kDataObject = 1, kCollection = 2 };
 
@@ -126,7 +137,11 @@ struct Reply {
 // these. Reads of 1 MiB or more are asked ahead in pieces of their own
 // size, each reply landing in the caller's buffer; smaller ones in whole
 // windows, whose bytes wait in the stream's buffer, so a reader of small
-// pieces pays a round trip per window, not per piece. A seek outside the
+// pieces pays a round trip per window, not per piece. That buffer is held
+// under the client's read-ahead bound (IrodsClientOptions::
+// read_ahead_budget): with no room there, small pieces are read as asked,
+// and the rest of a reply asked ahead is dropped (the next read seeks).
+// A seek outside the
 // bytes buffered, or any other call, first takes the replies in flight and
 // drops what is left.
 class IrodsStream {
@@ -181,7 +196,12 @@ class IrodsStream {
   // one before it: asks for the bytes after everything asked for, up to a
   // window beyond that read, where allowed.
   absl::Status ReadAhead(size_t n);
-  // Gives the read-ahead buffer back to the client's pool.
+  // Makes the read-ahead buffer hold at least `rest` bytes, its bytes
+  // under a ticket of the client's read-ahead bound; false when the bound
+  // has no room for them (no buffer is held then).
+  absl::StatusOr<bool> HoldAheadBuffer(size_t rest);
+  // Gives the read-ahead buffer back to the client's pool, and its bytes
+  // to the bound.
   void GiveBackBuffer();
   // Takes the reply in flight and drops every byte read ahead; the server's
   // position is then its own, not necessarily position_.
@@ -212,6 +232,7 @@ class IrodsStream {
   // `continues_`: reads since the last Settle (the next one is sequential).
   int64_t read_ahead_end_ = 0;
   LargeBuffer ahead_;  // from the client's read_ahead_buffers_, given back at close
+  MemoryBudget::Ticket ahead_ticket_;  // ahead_'s bytes of the client's read-ahead bound
   size_t ahead_begin_ = 0;
   size_t ahead_end_ = 0;
   std::deque<size_t> in_flight_;
@@ -345,6 +366,10 @@ class IrodsClient {
   // Streams' read-ahead buffers, kept between opens (a reader of many
   // files touches the same pages): two windows idle at most.
   BufferPool read_ahead_buffers_;
+  // The bound their bytes are under while a stream holds them: the
+  // options' read_ahead_budget, or own_read_ahead_.
+  std::unique_ptr<MemoryBudget> own_read_ahead_;
+  MemoryBudget* read_ahead_budget_;
 };
 
 }  // namespace ferry::irods

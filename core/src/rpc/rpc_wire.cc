@@ -36,10 +36,11 @@ constexpr size_t kSendInPlaceFrom = size_t{64} << 10;
 // headers (~130 bytes) and little else.
 constexpr size_t kPlacedHeaderRead = 512;
 // Placed bytes for a file are spliced only while at least this many are
-// left: a splice takes two system calls and, on a connection's first use,
-// five more for its pipe, while reading fewer bytes costs one copy of a
-// few microseconds. A small file's whole reply then comes in one read,
-// and a large reply's tail in the read that takes the next header.
+// left (in the record's current fragment): a splice takes two system
+// calls and, on a connection's first use, five more for its pipe, while
+// reading fewer bytes costs one copy of a few microseconds. A small
+// file's whole reply then comes in one read, and a large reply's tail in
+// the read that takes the next header.
 constexpr size_t kSpliceFrom = size_t{64} << 10;
 // A placer still asking for more after this much of the record has
 // arrived is answered for it: the record is read whole.
@@ -437,7 +438,9 @@ void PoolCore::OnWritten(const std::shared_ptr<Session>& s, const std::error_cod
 // Reading.
 
 void PoolCore::StartRead(const std::shared_ptr<Session>& s) {
-  if (!s->splice_off && !s->placement_splice_off && s->reader->DirectFile().size >= kSpliceFrom) {
+  const FileRange file = s->reader->DirectFile();
+  const bool may_splice = !s->splice_off && !s->placement_splice_off && file.fd >= 0;
+  if (may_splice && file.size >= kSpliceFrom) {
     // Placed bytes for a file: spliced from the socket once it has some.
     s->socket.async_wait(asio::socket_base::wait_read,
                          asio::bind_executor(s->conn->strand, [this, s](const std::error_code& ec) {
@@ -455,11 +458,17 @@ void PoolCore::StartRead(const std::shared_ptr<Session>& s) {
         }));
     return;
   }
-  // After a placed reply the next is likely placed too: a short read at a
-  // record boundary takes its header without buffering its bulk first.
-  const size_t want = s->expect_placed && s->reader->buffered_bytes() == 0
-                          ? std::min(kPlacedHeaderRead, options_.read_buffer_bytes)
-                          : options_.read_buffer_bytes;
+  size_t want = options_.read_buffer_bytes;
+  if (s->expect_placed && s->reader->buffered_bytes() == 0) {
+    // After a placed reply the next is likely placed too: a short read at a
+    // record boundary takes its header without buffering its bulk first.
+    want = kPlacedHeaderRead;
+  } else if (may_splice) {
+    // The tail of a placement that splices: read with no more than the
+    // next reply's header, whose bulk may then be spliced in turn.
+    want = file.size + kPlacedHeaderRead;
+  }
+  want = std::min(want, options_.read_buffer_bytes);
   s->socket.async_read_some(
       asio::buffer(s->read_buf.get(), want),
       asio::bind_executor(s->conn->strand,

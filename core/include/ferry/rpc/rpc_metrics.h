@@ -85,9 +85,11 @@ struct RpcPoolMetrics {
   // begins (one voided by a lost connection and made again counts twice).
   uint64_t replies_placed = 0;
   uint64_t bytes_placed = 0;
-  // Of the bytes placed in a file, those the kernel moved from the socket
-  // (splice) rather than this process reading them: none for a reply
-  // whose placed bytes came with its header, or left fewer than 64 KiB.
+  // Of the bytes placed in a file, those taken from the socket by splice
+  // rather than read (none for a reply whose placed bytes came with its
+  // header, nor for a range's last 64 KiB or less); they count even if
+  // the file's write then failed, or went through memory for a file that
+  // takes no splice.
   uint64_t bytes_spliced = 0;
   // Calls written by the calling thread itself, their connection being
   // idle (no hand-off to the I/O thread; see RpcPool's class comment).

@@ -868,6 +868,7 @@ absl::StatusOr<size_t> IrodsStream::Read(char* buf, size_t n) {
     std::memcpy(buf, ahead_.data() + ahead_begin_, take);
     ahead_begin_ += take;
     position_ += static_cast<int64_t>(take);
+    ReleaseIdleBuffer();
     return take;
   }
   if (in_flight_.empty()) {
@@ -883,7 +884,14 @@ absl::StatusOr<size_t> IrodsStream::Read(char* buf, size_t n) {
   FERRY_ASSIGN_OR_RETURN(size_t got, ReceiveRead(asked, buf, n));
   position_ += static_cast<int64_t>(got);
   continues_ = true;
+  ReleaseIdleBuffer();
   return got;
+}
+
+void IrodsStream::ReleaseIdleBuffer() {
+  // Nothing kept and nothing coming: an open stream that is not being read
+  // (at the end of its file, or with read-ahead off) holds none of the bound.
+  if (buffered() == 0 && in_flight_.empty()) GiveBackBuffer();
 }
 
 absl::Status IrodsStream::SendRead(size_t n) {
@@ -903,8 +911,8 @@ absl::StatusOr<size_t> IrodsStream::ReceiveRead(size_t asked, char* buf, size_t 
   // The `rest` of the reply beyond `n` is kept as read ahead where the
   // bound has room for it, else dropped (`dropped`).
   bool dropped = false;
-  auto keep = [&](size_t rest) -> absl::StatusOr<bool> {
-    FERRY_ASSIGN_OR_RETURN(const bool held, HoldAheadBuffer(rest));
+  auto keep = [&](size_t rest) {
+    const bool held = HoldAheadBuffer(rest);
     dropped = !held;
     ahead_begin_ = 0;
     ahead_end_ = held ? rest : 0;
@@ -925,13 +933,12 @@ absl::StatusOr<size_t> IrodsStream::ReceiveRead(size_t asked, char* buf, size_t 
         if (discard) return skip(bs);
         direct = std::min(bs, n);
         FERRY_RETURN_IF_ERROR(lease_->ReceiveRaw(buf, direct));
-        FERRY_ASSIGN_OR_RETURN(const bool held, keep(bs - direct));
-        return held ? lease_->ReceiveRaw(ahead_.data(), bs - direct) : skip(bs - direct);
+        return keep(bs - direct) ? lease_->ReceiveRaw(ahead_.data(), bs - direct) : skip(bs - direct);
       },
       [&](std::string_view bytes) -> absl::Status {
         if (discard) return absl::OkStatus();
         direct = std::min(bytes.size(), n);
-        FERRY_ASSIGN_OR_RETURN(const bool held, keep(bytes.size() - direct));
+        const bool held = keep(bytes.size() - direct);
         if (direct > 0) std::memcpy(buf, bytes.data(), direct);
         if (held && bytes.size() > direct) {
           std::memcpy(ahead_.data(), bytes.data() + direct, bytes.size() - direct);
@@ -954,9 +961,9 @@ absl::StatusOr<size_t> IrodsStream::ReceiveRead(size_t asked, char* buf, size_t 
   if (dropped) {
     // No room to keep the rest: the replies after it would not follow on
     // from position_, so they go too, and the next read asks the server
-    // again from there (a seek). A failure here broke the session, which
-    // the next call reports; these bytes are good.
-    continues_ = false;
+    // again from there (a seek), its window starting small. A failure
+    // here broke the session, which the next call reports; these bytes
+    // are good.
     window_ = 0;
     (void)DropReadAhead();
   }
@@ -973,12 +980,9 @@ absl::Status IrodsStream::ReadAhead(size_t n) {
   // lands in its buffer), else whole windows, read into the stream's: only
   // while the bound lets it hold a buffer for them.
   const size_t piece = n >= kDirectReadBytes ? n : window_;
-  if (n < kDirectReadBytes) {
-    FERRY_ASSIGN_OR_RETURN(const bool held, HoldAheadBuffer(kMaxReadAhead));
-    if (!held) {
-      window_ = 0;
-      return absl::OkStatus();
-    }
+  if (n < kDirectReadBytes && !HoldAheadBuffer(kMaxReadAhead)) {
+    window_ = 0;
+    return absl::OkStatus();
   }
   while (in_flight_bytes_ - in_flight_.front() < window_ && next < read_ahead_end_) {
     const size_t ask = static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(piece), read_ahead_end_ - next));
@@ -988,14 +992,17 @@ absl::Status IrodsStream::ReadAhead(size_t n) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<bool> IrodsStream::HoldAheadBuffer(size_t rest) {
+bool IrodsStream::HoldAheadBuffer(size_t rest) {
   if (ahead_.size() >= rest) return true;
   GiveBackBuffer();
   const size_t size = std::max(rest, kMaxReadAhead);
   std::optional<MemoryBudget::Ticket> ticket =
       client_->read_ahead_budget_->TryAcquire(static_cast<int64_t>(BufferPool::TakenBytes(size)));
   if (!ticket) return false;
-  FERRY_ASSIGN_OR_RETURN(ahead_, client_->read_ahead_buffers_.Take(size));
+  // No memory to map is no room either: the stream reads as asked.
+  absl::StatusOr<LargeBuffer> buffer = client_->read_ahead_buffers_.Take(size);
+  if (!buffer.ok()) return false;
+  ahead_ = *std::move(buffer);
   ahead_ticket_ = *std::move(ticket);
   return true;
 }

@@ -327,7 +327,7 @@ class IrodsReadAheadBoundTest : public IrodsTest {
   }
 };
 
-TEST_F(IrodsReadAheadBoundTest, AStreamHoldsItsWindowOfTheBoundUntilItsFileIsClosed) {
+TEST_F(IrodsReadAheadBoundTest, AStreamHoldsAWindowOfTheBoundWhileItReadsAheadAndNoneAtTheEnd) {
   MemoryBudget bound(64 << 20);
   std::shared_ptr<IrodsFileSystem> fs = Bounded(bound);
   ASSERT_NE(fs, nullptr);
@@ -337,11 +337,12 @@ TEST_F(IrodsReadAheadBoundTest, AStreamHoldsItsWindowOfTheBoundUntilItsFileIsClo
   int64_t at = 0;
   ReadOn(**f, data, &at, 3);
   EXPECT_EQ(bound.in_use(), 8 << 20);
-  EXPECT_TRUE((*f)->Close().ok());
+  ReadOn(**f, data, &at, 192 - 3);  // to the end, the file still open
   EXPECT_EQ(bound.in_use(), 0);
+  EXPECT_TRUE((*f)->Close().ok());
 }
 
-TEST_F(IrodsReadAheadBoundTest, TwoFilesReadAtOnceShareTheBoundAndEachGetsEveryByte) {
+TEST_F(IrodsReadAheadBoundTest, TwoOpenFilesShareTheBoundAndEachGetsEveryByte) {
   MemoryBudget bound(8 << 20);  // one window
   std::shared_ptr<IrodsFileSystem> fs = Bounded(bound);
   ASSERT_NE(fs, nullptr);
@@ -381,8 +382,9 @@ TEST_F(IrodsReadAheadBoundTest, AReaderOfLargePiecesThatTurnsToSmallOnesWithNoRo
   MemoryBudget bound(0);
   std::shared_ptr<IrodsFileSystem> fs = Bounded(bound);
   ASSERT_NE(fs, nullptr);
-  const std::string data = Put("turns", 16 << 20);
-  auto f = fs->OpenRead(Path("turns"));
+  const std::string name = Unique("turns");
+  const std::string data = Put(name, 16 << 20);
+  auto f = fs->OpenRead(Path(name));
   ASSERT_TRUE(f.ok()) << f.status();
   int64_t at = 0;
   ReadOn(**f, data, &at, 3, 2 << 20);
@@ -390,6 +392,12 @@ TEST_F(IrodsReadAheadBoundTest, AReaderOfLargePiecesThatTurnsToSmallOnesWithNoRo
   ReadOn(**f, data, &at, 2, 2 << 20);
   ReadOn(**f, data, &at, 8);
   EXPECT_EQ(bound.peak(), 0);
+  // The 2 MiB at 6 MiB and 8 MiB were asked ahead; the first 64 KiB piece
+  // took its first bytes, the rest and the read after it were dropped, and
+  // the second piece asked again.
+  const std::string log = PeerLog();
+  EXPECT_EQ(Count(log, absl::StrCat("(", name, ") read 2097152 at ", 8 << 20, "\n")), 1u);
+  EXPECT_EQ(Count(log, absl::StrCat("(", name, ") read 65536 at ", (6 << 20) + (64 << 10), "\n")), 1u);
 }
 
 TEST_F(IrodsReadAheadBoundTest, AFileSystemFromTheProviderReadsAheadUnderItsRuntimesBound) {

@@ -49,9 +49,11 @@ struct RuntimeOptions {
   // waited for, so it cannot stall a transfer: a file that finds none
   // reads from the server as asked. An idle open file keeps its windows
   // until its next read or its close. iRODS streams of filesystems made
-  // through the registry keep their read-ahead buffer (8 MiB) under this
-  // bound too; S3 downloads are under the budget instead. -1: a quarter
-  // of memory_budget_bytes; 0: no read-ahead.
+  // through the registry keep their read-ahead buffer (8 MiB, more for a
+  // larger reply asked ahead) under this bound too, while they have bytes
+  // read ahead; S3 downloads are under the budget instead. -1: a quarter
+  // of memory_budget_bytes; 0: no read-ahead into buffers (iRODS still
+  // asks for large pieces ahead, each landing in its reader's memory).
   int64_t read_ahead_bytes = -1;
 };
 

@@ -139,11 +139,11 @@ struct Reply {
 // windows, whose bytes wait in the stream's buffer, so a reader of small
 // pieces pays a round trip per window, not per piece. That buffer is held
 // under the client's read-ahead bound (IrodsClientOptions::
-// read_ahead_budget): with no room there, small pieces are read as asked,
-// and the rest of a reply asked ahead is dropped (the next read seeks).
-// A seek outside the
-// bytes buffered, or any other call, first takes the replies in flight and
-// drops what is left.
+// read_ahead_budget) while anything is read ahead: with no room there,
+// small pieces are read as asked, and the rest of a reply asked ahead is
+// dropped (the next read seeks). A seek outside the bytes buffered, or
+// any other call, first takes the replies in flight and drops what is
+// left.
 class IrodsStream {
  public:
   ~IrodsStream();  // closes (finalizing if primary) if still open
@@ -199,7 +199,10 @@ class IrodsStream {
   // Makes the read-ahead buffer hold at least `rest` bytes, its bytes
   // under a ticket of the client's read-ahead bound; false when the bound
   // has no room for them (no buffer is held then).
-  absl::StatusOr<bool> HoldAheadBuffer(size_t rest);
+  bool HoldAheadBuffer(size_t rest);
+  // Gives the buffer back while nothing is read ahead (buffered or in
+  // flight).
+  void ReleaseIdleBuffer();
   // Gives the read-ahead buffer back to the client's pool, and its bytes
   // to the bound.
   void GiveBackBuffer();

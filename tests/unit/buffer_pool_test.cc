@@ -1,6 +1,7 @@
 #include "ferry/runtime/buffer_pool.h"
 
 #include <cstring>
+#include <optional>
 #include <utility>
 
 #include "gtest/gtest.h"
@@ -44,6 +45,26 @@ TEST(BufferPoolTest, TakenBytesAreTheSizeOfTheBufferATakeGives) {
     ASSERT_TRUE(b.ok()) << b.status();
     EXPECT_EQ(BufferPool::TakenBytes(size), b->size()) << size;
   }
+}
+
+TEST(BufferPoolTest, ABufferTakenWithinABoundHoldsItsWholeSizeClassUntilGivenBack) {
+  BufferPool pool(64 * kMiB);
+  MemoryBudget bound(16 * kMiB);
+  std::optional<BoundedBuffer> b = pool.TryTakeWithin(bound, 5 * kMiB + 1);
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->buffer.size(), 6 * kMiB);
+  EXPECT_EQ(bound.in_use(), static_cast<int64_t>(6 * kMiB));
+  pool.Give(*std::move(b));
+  EXPECT_EQ(bound.in_use(), 0);
+  EXPECT_EQ(pool.stats().idle_bytes, static_cast<int64_t>(6 * kMiB));
+}
+
+TEST(BufferPoolTest, ABoundWithoutRoomGivesNoBufferAndTakesNothing) {
+  BufferPool pool(64 * kMiB);
+  MemoryBudget bound(4 * kMiB);
+  EXPECT_FALSE(pool.TryTakeWithin(bound, 6 * kMiB).has_value());
+  EXPECT_EQ(bound.in_use(), 0);
+  EXPECT_EQ(pool.stats().allocations, 0);
 }
 
 TEST(BufferPoolTest, IdleBuffersStayWithinTheCap) {

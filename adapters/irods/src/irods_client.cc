@@ -313,8 +313,11 @@ IrodsClient::IrodsClient(IrodsAccount account, IrodsClientOptions options)
       options_(options),
       read_ahead_buffers_(2 * kMaxReadAhead),
       own_read_ahead_(options.read_ahead_budget != nullptr ? nullptr
-                                                            : std::make_unique<MemoryBudget>(kDefaultReadAheadBytes)),
-      read_ahead_budget_(options.read_ahead_budget != nullptr ? options.read_ahead_budget : own_read_ahead_.get()) {}
+                                                            : std::make_unique<MemoryBudget>(kDefaultReadAheadBytes)) {}
+
+MemoryBudget& IrodsClient::read_ahead_budget() {
+  return options_.read_ahead_budget != nullptr ? *options_.read_ahead_budget : *own_read_ahead_;
+}
 
 IrodsClient::~IrodsClient() = default;
 
@@ -865,7 +868,7 @@ absl::StatusOr<size_t> IrodsStream::Read(char* buf, size_t n) {
   if (n == 0) return size_t{0};
   if (const size_t have = buffered(); have > 0) {
     const size_t take = std::min(have, n);
-    std::memcpy(buf, ahead_.data() + ahead_begin_, take);
+    std::memcpy(buf, ahead_.buffer.data() + ahead_begin_, take);
     ahead_begin_ += take;
     position_ += static_cast<int64_t>(take);
     ReleaseIdleBuffer();
@@ -933,7 +936,7 @@ absl::StatusOr<size_t> IrodsStream::ReceiveRead(size_t asked, char* buf, size_t 
         if (discard) return skip(bs);
         direct = std::min(bs, n);
         FERRY_RETURN_IF_ERROR(lease_->ReceiveRaw(buf, direct));
-        return keep(bs - direct) ? lease_->ReceiveRaw(ahead_.data(), bs - direct) : skip(bs - direct);
+        return keep(bs - direct) ? lease_->ReceiveRaw(ahead_.buffer.data(), bs - direct) : skip(bs - direct);
       },
       [&](std::string_view bytes) -> absl::Status {
         if (discard) return absl::OkStatus();
@@ -941,7 +944,7 @@ absl::StatusOr<size_t> IrodsStream::ReceiveRead(size_t asked, char* buf, size_t 
         const bool held = keep(bytes.size() - direct);
         if (direct > 0) std::memcpy(buf, bytes.data(), direct);
         if (held && bytes.size() > direct) {
-          std::memcpy(ahead_.data(), bytes.data() + direct, bytes.size() - direct);
+          std::memcpy(ahead_.buffer.data(), bytes.data() + direct, bytes.size() - direct);
         }
         return absl::OkStatus();
       });
@@ -993,24 +996,19 @@ absl::Status IrodsStream::ReadAhead(size_t n) {
 }
 
 bool IrodsStream::HoldAheadBuffer(size_t rest) {
-  if (ahead_.size() >= rest) return true;
+  if (ahead_.buffer.size() >= rest) return true;
   GiveBackBuffer();
-  const size_t size = std::max(rest, kMaxReadAhead);
-  std::optional<MemoryBudget::Ticket> ticket =
-      client_->read_ahead_budget_->TryAcquire(static_cast<int64_t>(BufferPool::TakenBytes(size)));
-  if (!ticket) return false;
   // No memory to map is no room either: the stream reads as asked.
-  absl::StatusOr<LargeBuffer> buffer = client_->read_ahead_buffers_.Take(size);
-  if (!buffer.ok()) return false;
-  ahead_ = *std::move(buffer);
-  ahead_ticket_ = *std::move(ticket);
+  std::optional<BoundedBuffer> taken =
+      client_->read_ahead_buffers_.TryTakeWithin(client_->read_ahead_budget(), std::max(rest, kMaxReadAhead));
+  if (!taken) return false;
+  ahead_ = *std::move(taken);
   return true;
 }
 
 void IrodsStream::GiveBackBuffer() {
   ahead_begin_ = ahead_end_ = 0;
-  if (!ahead_.empty()) client_->read_ahead_buffers_.Give(std::move(ahead_));  // leaves ahead_ empty
-  ahead_ticket_.Release();
+  if (!ahead_.buffer.empty()) client_->read_ahead_buffers_.Give(std::move(ahead_));  // leaves ahead_ empty
 }
 
 absl::Status IrodsStream::DropReadAhead() {

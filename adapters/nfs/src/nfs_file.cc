@@ -235,23 +235,16 @@ absl::StatusOr<size_t> NfsFile::ReadThroughWindows(int64_t offset, absl::Span<ch
 bool NfsFile::SendWindow(int64_t start, size_t size) {
   Runtime& runtime = client_.runtime();
   BufferPool& pool = runtime.buffer_pool();
-  // The whole buffer counts: its size class.
-  const size_t bytes = BufferPool::TakenBytes(std::max(size, LargeBuffer::kHugePageBytes));
   // Under the Runtime's read-ahead bound, taken only if free: many files
-  // read at once share it, and one that finds none reads as asked.
-  std::optional<MemoryBudget::Ticket> ticket =
-      runtime.read_ahead_budget().TryAcquire(static_cast<int64_t>(bytes));
-  if (!ticket) return false;
-  absl::StatusOr<LargeBuffer> taken = pool.Take(bytes);
-  if (!taken.ok()) return false;  // no memory to read ahead into: reads go to the server
+  // read at once share it, and one that finds none (or no memory to read
+  // ahead into) reads from the server as asked.
+  std::optional<BoundedBuffer> taken =
+      pool.TryTakeWithin(runtime.read_ahead_budget(), std::max(size, LargeBuffer::kHugePageBytes));
+  if (!taken) return false;
   // The ticket goes with the buffer, which READs still in flight may hold.
-  struct Held {
-    LargeBuffer buffer;
-    MemoryBudget::Ticket ticket;
-  };
-  auto* held = new Held{*std::move(taken), *std::move(ticket)};
+  auto* held = new BoundedBuffer(*std::move(taken));
   std::shared_ptr<LargeBuffer> buffer(&held->buffer, [&pool, held](LargeBuffer*) {
-    pool.Give(std::move(held->buffer));
+    pool.Give(std::move(*held));
     delete held;
   });
   Window& w = windows_.emplace_back();

@@ -41,6 +41,19 @@ absl::StatusOr<LargeBuffer> BufferPool::Take(size_t size) {
   return LargeBuffer::Allocate(cls);
 }
 
+std::optional<BoundedBuffer> BufferPool::TryTakeWithin(MemoryBudget& bound, size_t size) {
+  std::optional<MemoryBudget::Ticket> ticket = bound.TryAcquire(static_cast<int64_t>(TakenBytes(size)));
+  if (!ticket) return std::nullopt;
+  absl::StatusOr<LargeBuffer> buffer = Take(size);
+  if (!buffer.ok()) return std::nullopt;  // the ticket goes back with it
+  return BoundedBuffer{*std::move(buffer), *std::move(ticket)};
+}
+
+void BufferPool::Give(BoundedBuffer b) {
+  Give(std::move(b.buffer));
+  b.ticket.Release();
+}
+
 void BufferPool::Give(LargeBuffer buffer) {
   const size_t cls = buffer.size();
   if (cls < kClassBytes || cls != SizeClass(cls)) return;  // not one of ours: freed

@@ -32,13 +32,21 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "ferry/base/large_buffer.h"
 #include "ferry/base/mutex.h"
+#include "ferry/runtime/memory_budget.h"
 
 namespace ferry {
+
+// A pooled buffer and the ticket that counts its bytes against a bound.
+struct BoundedBuffer {
+  LargeBuffer buffer;
+  MemoryBudget::Ticket ticket;
+};
 
 class BufferPool {
  public:
@@ -59,10 +67,17 @@ class BufferPool {
   // The bytes a Take(size) buffer has: its size class, or `size` itself
   // below 2 MiB. What a caller counting the buffer against a bound counts.
   static size_t TakenBytes(size_t size);
+  // A Take(size) buffer with its whole size class counted against `bound`,
+  // for memory that only speeds things up (read-ahead): only if the bound
+  // has room now (TryAcquire, never waited for) and the buffer can be had;
+  // nullopt, holding nothing, otherwise.
+  std::optional<BoundedBuffer> TryTakeWithin(MemoryBudget& bound, size_t size);
 
   // Returns `buffer` for a later Take, or frees it when it is too small to
   // pool or the idle buffers would exceed max_idle_bytes.
   void Give(LargeBuffer buffer);
+  // Gives `b`'s buffer back (as Give) and its bytes to its bound.
+  void Give(BoundedBuffer b);
 
   int64_t max_idle_bytes() const { return max_idle_bytes_; }
   Stats stats() const;

@@ -234,8 +234,9 @@ class IrodsStream {
   // reads are sequential; each read that reaches the server doubles it);
   // `continues_`: reads since the last Settle (the next one is sequential).
   int64_t read_ahead_end_ = 0;
-  LargeBuffer ahead_;  // from the client's read_ahead_buffers_, given back at close
-  MemoryBudget::Ticket ahead_ticket_;  // ahead_'s bytes of the client's read-ahead bound
+  // From the client's read_ahead_buffers_, its bytes under the client's
+  // read-ahead bound; given back once nothing is read ahead.
+  BoundedBuffer ahead_;
   size_t ahead_begin_ = 0;
   size_t ahead_end_ = 0;
   std::deque<size_t> in_flight_;
@@ -370,9 +371,9 @@ class IrodsClient {
   // files touches the same pages): two windows idle at most.
   BufferPool read_ahead_buffers_;
   // The bound their bytes are under while a stream holds them: the
-  // options' read_ahead_budget, or own_read_ahead_.
+  // options' read_ahead_budget, or (given none) own_read_ahead_.
+  MemoryBudget& read_ahead_budget();
   std::unique_ptr<MemoryBudget> own_read_ahead_;
-  MemoryBudget* read_ahead_budget_;
 };
 
 }  // namespace ferry::irods
